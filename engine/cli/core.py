@@ -1,0 +1,70 @@
+"""`memvault core show|set|history NAME`: the core files AGENTS.md, SOUL.md, USER.md."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..migrations import CORE_FILES
+from . import json_option, main, open_memory, print_json
+
+NAME = click.Choice(CORE_FILES)
+
+
+@main.group()
+def core() -> None:
+    """Read and write the core files AGENTS.md, SOUL.md and USER.md."""
+
+
+@core.command("show")
+@click.argument("name", type=NAME)
+@json_option
+@click.pass_context
+def show(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Print the current version of a core file."""
+    with open_memory(ctx, readonly=True) as mem:
+        current = mem.read_core_file(name)
+    if as_json:
+        print_json(current)
+    elif current is None:
+        click.echo(f"{name} has never been written")
+    else:
+        click.echo(current["content"], nl=False)
+
+
+@core.command("set")
+@click.argument("name", type=NAME)
+@click.argument("source", type=click.Path(allow_dash=True, dir_okay=False, exists=True))
+@click.pass_context
+def set_(ctx: click.Context, name: str, source: str) -> None:
+    """Save a new version of a core file from a file (or - for stdin)."""
+    raw = sys.stdin.buffer.read() if source == "-" else open(source, "rb").read()  # noqa: SIM115
+    try:
+        content = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(
+            f"{source}: not valid UTF-8 (byte {exc.start}); {name} left unchanged"
+        ) from None
+    with open_memory(ctx) as mem:
+        version = mem.write_core_file(name, content, origin="api")
+    click.echo(f"{name}: unchanged" if version is None else f"{name}: version {version}")
+
+
+@core.command("history")
+@click.argument("name", type=NAME)
+@json_option
+@click.pass_context
+def history(ctx: click.Context, name: str, as_json: bool) -> None:
+    """List the versions of a core file."""
+    from ..corefiles import core_file_history
+
+    with open_memory(ctx, readonly=True) as mem:
+        rows = core_file_history(mem.conn, name)
+    if as_json:
+        print_json(rows)
+        return
+    for row in rows:
+        click.echo(
+            f"v{row['version']}  {row['created_at']}  {row['origin']:8} {row['chars']} chars"
+        )

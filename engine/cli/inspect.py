@@ -1,0 +1,222 @@
+"""Read-only inspection, no model calls: status, list, object, events, event, timeline, expand.
+
+Each opens the database read-only. object/event answers carry next_offset and time lists a
+cursor; pass it as the last argument to go on.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..migrations import OBJECT_TYPES
+from . import json_option, main, open_memory, print_json
+
+# User text is printed through escape() and emoji codes are off, so "[/x]" or ":smile:" in an
+# event is shown as written (not parsed as rich markup, which can also raise MarkupError).
+console = Console(highlight=False, soft_wrap=True, emoji=False)
+
+
+def _table(title: str, *columns: str) -> Table:
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for column in columns:
+        table.add_column(column)
+    return table
+
+
+@main.command()
+@json_option
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Counts per state, the 20 oldest unfinished records and PRAGMA quick_check."""
+    with open_memory(ctx, readonly=True) as mem:
+        report = mem.status()
+    if as_json:
+        print_json(report)
+        return
+    render_status(report)
+
+
+def render_status(report: dict[str, Any]) -> None:
+    """Print a status report as tables for people."""
+    console.print(f"[bold]memvault[/bold] at {escape(report['home'])}  "
+                  f"quick_check: {report['quick_check']}  "
+                  f"graph revision: {report['graph_revision']}")
+    ev = _table("events", "state", "count")
+    for state, count in report["events"].items():
+        ev.add_row(state, str(count))
+    console.print(ev)
+    tl = report["timeline"]
+    console.print(f"hot timeline: {tl['nodes']} nodes, ~{tl['est_tokens']:,} estimated tokens")
+    if report["objects"]:
+        ob = _table("objects", "type", "by status")
+        for type_, counts in sorted(report["objects"].items()):
+            ob.add_row(type_, ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        console.print(ob)
+    console.print(f"relations: {report['relations']}  evidence links: {report['evidence']}")
+    if report["jobs"]:
+        console.print("jobs: " + ", ".join(f"{k} {v}" for k, v in sorted(report["jobs"].items())))
+    core = ", ".join(f"{k} {v if v is not None else '-'}" for k, v in
+                     report["core_files_chars"].items())
+    console.print(f"core files (chars): {core}")
+    for key in sorted(set(report) - _SHOWN):
+        console.print(escape(f"{key}: {report[key]}"))
+    if report["oldest_unfinished"]:
+        un = _table("oldest unfinished", "event", "state", "enqueued", "read", "preview")
+        for row in report["oldest_unfinished"]:
+            un.add_row(str(row["event_id"]), row["state"], row["enqueued_at"],
+                       f"{row['page_cursor']}/{row['chars']}",
+                       escape(row["preview"].replace("\n", " ")))
+        console.print(un)
+
+
+_SHOWN = {"home", "quick_check", "graph_revision", "events", "timeline", "objects", "relations",
+          "evidence", "jobs", "core_files_chars", "oldest_unfinished"}
+
+
+@main.command("list")
+@click.argument("type_", metavar="TYPE", type=click.Choice(OBJECT_TYPES))
+@json_option
+@click.pass_context
+def list_(ctx: click.Context, type_: str, as_json: bool) -> None:
+    """List the objects of one type."""
+    with open_memory(ctx, readonly=True) as mem:
+        rows = mem.list_objects(type_)
+    if as_json:
+        print_json(rows)
+        return
+    table = _table(f"{type_} ({len(rows)})", "id", "name", "status", "summary")
+    for row in rows:
+        table.add_row(escape(row["id"]), escape(row["name"]), row["status"],
+                      escape(row["summary"][:80]))
+    console.print(table)
+
+
+@main.command("object")
+@click.argument("object_id", metavar="ID")
+@click.argument("offset", type=click.IntRange(min=0), default=0)
+@json_option
+@click.pass_context
+def object_(ctx: click.Context, object_id: str, offset: int, as_json: bool) -> None:
+    """Show an object's profile, relations and evidence (paged: pass next_offset as OFFSET)."""
+    with open_memory(ctx, readonly=True) as mem:
+        data = mem.read_object(object_id, offset)
+    if as_json:
+        print_json(data)
+        return
+    obj = data["object"]
+    if data["redirected_from"]:
+        console.print(f"[yellow]{escape(data['redirected_from'])} was merged into "
+                      f"{escape(obj['id'])}[/yellow]")
+    console.print(f"[bold]{escape(obj['name'])}[/bold]  {escape(obj['id'])}  "
+                  f"({obj['status']}, v{obj['version']})")
+    if obj["aliases"]:
+        console.print(escape("aliases: " + ", ".join(obj["aliases"])))
+    console.print(escape(f"summary: {obj['summary']}"))
+    if obj["body"]:
+        console.print(escape(obj["body"]))
+    if obj["cues"]:
+        console.print(escape("cues: " + "; ".join(obj["cues"])))
+    for link in data["links"]:
+        if link["kind"] == "relation":
+            arrow = "->" if link["direction"] == "out" else "<-"
+            console.print(escape(
+                f"  {arrow} {link['label']} {link['other']} ({link['name'] or '?'})"
+            ))
+        else:
+            console.print(f"  evidence event {link['event_id']} [{link['start_char']}:"
+                          f"{link['end_char']}] {link['occurred_at']}")
+    console.print(f"next_offset: {data['next_offset']}")
+
+
+@main.command()
+@click.argument("start", metavar="FROM")
+@click.argument("end", metavar="TO")
+@click.argument("cursor", required=False)
+@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True,
+              help="Events per page.")
+@json_option
+@click.pass_context
+def events(
+    ctx: click.Context, start: str, end: str, cursor: str | None, limit: int, as_json: bool
+) -> None:
+    """List events with FROM <= occurred_at < TO (ISO times, e.g. 2026-10-13T12:30:00+08:00)."""
+    with open_memory(ctx, readonly=True) as mem:
+        data = mem.list_events(start, end, cursor, limit)
+    if as_json:
+        print_json(data)
+        return
+    table = _table(escape(f"events {start} – {end}"), "id", "occurred_at", "source", "chars",
+                   "preview")
+    for row in data["events"]:
+        table.add_row(str(row["id"]), row["occurred_at"], escape(row["source"]), str(row["chars"]),
+                      escape(row["preview"].replace("\n", " ")[:70]))
+    console.print(table)
+    console.print(f"cursor: {data['cursor']}")
+
+
+@main.command()
+@click.argument("event_id", metavar="ID")
+@click.argument("offset", type=click.IntRange(min=0), default=0)
+@json_option
+@click.pass_context
+def event(ctx: click.Context, event_id: str, offset: int, as_json: bool) -> None:
+    """Show one event's raw text (paged: pass next_offset as OFFSET)."""
+    with open_memory(ctx, readonly=True) as mem:
+        data = mem.read_event(event_id, offset)
+    if as_json:
+        print_json(data)
+        return
+    console.print(f"[bold]event {data['id']}[/bold]  {data['occurred_at']}  "
+                  f"{escape(data['source'])}/{escape(data['kind'])}  {data['chars']} chars  "
+                  f"state: {data['state']}")
+    if data["meta"]:
+        console.print(escape("meta: " + json.dumps(data["meta"], ensure_ascii=False)))
+    click.echo(data["text"])
+    console.print(f"next_offset: {data['next_offset']}")
+
+
+@main.command()
+@click.option("--max-bytes", type=click.IntRange(min=1), default=None,
+              help="Bytes the view may carry (default timeline.view_max_bytes).")
+@json_option
+@click.pass_context
+def timeline(ctx: click.Context, max_bytes: int | None, as_json: bool) -> None:
+    """Show the hot timeline as the agent sees it, with an explicit account of any cut."""
+    with open_memory(ctx, readonly=True) as mem:
+        view = mem.timeline_view(max_bytes)
+    if as_json:
+        print_json(view)
+        return
+    table = _table("hot timeline", "node", "kind", "event", "at", "tokens", "text")
+    for node in view["nodes"]:
+        label = node["kind"] if node["kind"] == "head" else f"raw {node['fragment']}"
+        table.add_row(str(node["id"]), label, str(node["event_id"] or ""), node["first_at"],
+                      str(node["est_tokens"]), escape(node["text"].replace("\n", " ")[:60]))
+    console.print(table)
+    console.print(f"{view['shown_nodes']} of {view['total_nodes']} nodes shown, "
+                  f"~{view['est_tokens']:,} of {view['total_est_tokens']:,} estimated tokens")
+    if view["notice"]:
+        console.print(f"[yellow]{escape(view['notice'])}[/yellow]")
+
+
+@main.command()
+@click.argument("node_id", type=int)
+@json_option
+@click.pass_context
+def expand(ctx: click.Context, node_id: int, as_json: bool) -> None:
+    """Show the children a summary head replaced."""
+    with open_memory(ctx, readonly=True) as mem:
+        children = mem.expand(node_id)
+    if as_json:
+        print_json(children)
+        return
+    if not children:
+        click.echo(f"node {node_id} has no children (a raw fragment)")
+    for node in children:
+        click.echo(f"[{node['id']} {node['kind']} L{node['level']}] {node['text']}")

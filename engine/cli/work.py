@@ -1,0 +1,190 @@
+"""Commands that run model batches: compact, organize, worker, usage, project approve."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from ..errors import InputError
+from ..jobs import get_job
+from ..memory import Memory
+from ..worker import TickResult, Worker
+from . import json_option, main, open_memory, print_json
+from .inspect import console
+
+FINISHED = ("done", "partial", "failed")
+
+
+def model_option(f: Any) -> Any:
+    return click.option(
+        "--model", "model", default=None, metavar="NAME",
+        help="Provider: builtin (default), openai, openai:MODEL or scripted; "
+             "else model.provider in memvault.toml.",
+    )(f)
+
+
+def make_worker(mem: Memory, model: str | None, **kwargs: Any) -> Worker:
+    provider, _, name = (model or "").partition(":")
+    return mem.worker(provider or None, name or None, **kwargs)
+
+
+def parse_range(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    lo, sep, hi = text.partition(":")
+    if not sep or not lo.strip().isdigit() or not hi.strip().isdigit():
+        raise InputError(f"--range must be FROM:TO node numbers, e.g. 1:200; got {text!r}")
+    return int(lo), int(hi)
+
+
+def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str) -> str:
+    """Tick until the job finishes, with a progress bar of committed batches."""
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[note]}"), console=console, transient=False) as bar:
+        task = bar.add_task(label, total=max(total, 1), note="")
+        while True:
+            result: TickResult = worker.tick()
+            if result.action == "committed" and result.job_id == job_id:
+                bar.advance(task)
+            elif result.action in ("failed", "terminal"):
+                bar.update(task, note=f"[yellow]{result.action}: {result.error}[/yellow]")
+            state = get_job(mem.conn, job_id).state
+            if state in FINISHED:
+                bar.update(task, completed=max(total, 1))
+                return state
+            if result.action in ("idle", "busy", "waiting"):
+                time.sleep(mem.config["worker.poll_s"])
+
+
+@main.command()
+@click.option("--range", "node_range", default=None, metavar="FROM:TO",
+              help="Node numbers to cover (see `memvault timeline`); default: all hot nodes.")
+@click.option("--wait/--no-wait", default=True, show_default=True,
+              help="Run the job to its end here, with a progress bar.")
+@model_option
+@json_option
+@click.pass_context
+def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str | None,
+            as_json: bool) -> None:
+    """Compact the hot timeline: fold runs of nodes into shorter summary heads."""
+    with open_memory(ctx) as mem:
+        before = mem.timeline_view()
+        receipt = mem.compact(parse_range(node_range))
+        if not wait:
+            return print_json(receipt) if as_json else console.print(receipt)
+        worker = make_worker(mem, model, scheduler=False)
+        state = run_to_end(mem, worker, receipt["job_id"],
+                           -(-before["total_nodes"] // mem.config["compact.nodes_per_batch"]),
+                           "compact")
+        after = mem.timeline_view()
+    report = {"job_id": receipt["job_id"], "state": state,
+              "before": {"nodes": before["total_nodes"], "est_tokens": before["total_est_tokens"]},
+              "after": {"nodes": after["total_nodes"], "est_tokens": after["total_est_tokens"]}}
+    if as_json:
+        print_json(report)
+    else:
+        console.print(f"compact job {receipt['job_id']}: {state}; hot timeline "
+                      f"{report['before']['nodes']} nodes / ~{report['before']['est_tokens']:,} "
+                      f"tokens -> {report['after']['nodes']} nodes / "
+                      f"~{report['after']['est_tokens']:,} tokens")
+
+
+@main.command()
+@click.option("--mode", type=click.Choice(["organize", "deep"]), default="organize",
+              show_default=True)
+@click.option("--scope", default=None, help="A goal and retrieval hint for the model.")
+@click.option("--retry-blocked", is_flag=True, help="Unblock blocked events once.")
+@click.option("--wait", is_flag=True, help="Run the job to its end here, with a progress bar.")
+@model_option
+@json_option
+@click.pass_context
+def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bool, wait: bool,
+             model: str | None, as_json: bool) -> None:
+    """Queue an organize (or deep) job; prints the enqueue receipt."""
+    with open_memory(ctx) as mem:
+        receipt = mem.organize(mode, scope, retry_blocked)
+        if wait:
+            status = mem.status()
+            total = (status["events"]["pending"] + status["events"]["continue"]
+                     if mode == "organize" else
+                     sum(sum(v.values()) for v in status["objects"].values())
+                     // mem.config["deep.objects_per_batch"] + 1)
+            receipt["final_state"] = run_to_end(mem, make_worker(mem, model, scheduler=False),
+                                                receipt["job_id"], total, mode)
+    if as_json:
+        print_json(receipt)
+    else:
+        console.print(receipt)
+
+
+@main.command()
+@click.option("--burst", is_flag=True, help="Stop when nothing is due instead of polling.")
+@model_option
+@click.pass_context
+def worker(ctx: click.Context, burst: bool, model: str | None) -> None:
+    """Run the worker in the foreground: scheduler, lease, batch after batch (Ctrl-C stops)."""
+    stop = threading.Event()
+
+    def show(result: TickResult) -> None:
+        if result.action not in ("idle", "busy", "waiting"):
+            console.print(f"{result.action} job {result.job_id} batch {result.batch_id}"
+                          + (f": {result.error}" if result.error else ""))
+
+    with open_memory(ctx) as mem:
+        w = make_worker(mem, model, on_tick=show)
+        console.print(f"worker {w.holder} on {mem.config.home} with {w.provider.name}")
+        try:
+            ran = w.run(burst=burst, stop=stop)
+        except KeyboardInterrupt:
+            stop.set()
+            ran = -1
+    if ran >= 0:
+        console.print(f"ran {ran} batch(es)")
+
+
+@main.command()
+@click.option("--days", type=click.IntRange(1, 3650), default=30, show_default=True)
+@json_option
+@click.pass_context
+def usage(ctx: click.Context, days: int, as_json: bool) -> None:
+    """Model calls and tokens per day and mode, from the usage ledger."""
+    with open_memory(ctx, readonly=True) as mem:
+        data = mem.usage(days)
+    if as_json:
+        return print_json(data)
+    from rich.table import Table
+
+    table = Table(title="model usage", title_justify="left")
+    for column in ("day", "mode", "calls", "input", "output", "estimated", "failed", "seconds"):
+        table.add_column(column)
+    for row in data["per_day"]:
+        table.add_row(row["day"], str(row["mode"]), str(row["calls"]), f"{row['input_tokens']:,}",
+                      f"{row['output_tokens']:,}", str(row["estimated"]), str(row["failed"]),
+                      f"{row['latency_ms'] / 1000:.1f}")
+    console.print(table)
+    total = data["total"]
+    console.print(f"total: {total['calls']} calls, {total['input_tokens']:,} in, "
+                  f"{total['output_tokens']:,} out ({total['estimated_calls']} estimated)")
+
+
+@main.group()
+def project() -> None:
+    """Projects: approve a candidate project."""
+
+
+@project.command("approve")
+@click.argument("project_id", metavar="ID")
+@json_option
+@click.pass_context
+def approve(ctx: click.Context, project_id: str, as_json: bool) -> None:
+    """Activate a candidate project (the only way one becomes active)."""
+    with open_memory(ctx) as mem:
+        result = mem.approve_project(project_id)
+    if as_json:
+        print_json(result)
+    else:
+        console.print(f"{result['id']}: active" + ("" if result["changed"] else " (already)"))

@@ -1,0 +1,230 @@
+"""The memory home and memvault.toml: every default of SPEC.md section 5, overridable.
+
+A home is a folder holding `memory.db`, `vault/` and `memvault.toml`. The toml file is written
+with every key and its allowed range the first time a home is created; a bad value is a
+ConfigError naming the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+DEFAULT_HOME = "~/.memvault"
+CONFIG_NAME = "memvault.toml"
+DB_NAME = "memory.db"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One key of memvault.toml: its default, its allowed range or choices, and what it does."""
+
+    section: str
+    key: str
+    default: Any
+    doc: str
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.section}.{self.key}"
+
+    def allowed(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.lo is not None and self.hi is not None:
+            return f"{self.lo:g}–{self.hi:g}"
+        return f"a {type(self.default).__name__}"
+
+    def check(self, value: Any) -> Any:
+        kind = type(self.default)
+        ok_type = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok_type = float(value), True
+        if not ok_type:
+            raise ConfigError(
+                f"{self.name} = {value!r}: expected {kind.__name__}, allowed {self.allowed()}"
+            )
+        if self.choices and value not in self.choices:
+            raise ConfigError(f"{self.name} = {value!r}: allowed {self.allowed()}")
+        if self.lo is not None and self.hi is not None and not (self.lo <= value <= self.hi):
+            raise ConfigError(f"{self.name} = {value!r}: allowed range {self.allowed()}")
+        return value
+
+
+def _s(section: str, key: str, default: Any, doc: str, lo=None, hi=None, choices=()) -> Setting:
+    return Setting(section, key, default, doc, lo, hi, tuple(choices))
+
+
+SETTINGS: tuple[Setting, ...] = (
+    _s("time", "timezone", "",
+       "IANA zone for 'local' times (nightly run, naive inputs); '' = system"),
+    _s("timeline", "view_max_bytes", 350_000, "bytes of hot timeline one view may carry", 1_000,
+       50_000_000),
+    _s("compact", "nodes_per_batch", 8, "hot nodes a compact batch covers at most", 2, 8),
+    _s("compact", "threshold_tokens", 250_000, "estimated tokens of hot timeline that start a "
+       "compact job", 1_000, 10_000_000),
+    _s("compact", "target_ratio", 0.6, "a threshold job stops under this share of the threshold",
+       0.1, 0.95),
+    _s("organize", "page_chars", 8_000, "chars of one event an organize batch reads", 256, 8_000),
+    _s("organize", "page_min_chars", 256, "smallest page after shrinking", 256, 8_000),
+    _s("organize", "claim_budget_bytes", 96_000, "bytes one claim may transfer to the model",
+       24_000, 200_000),
+    _s("organize", "progress_max_chars", 2_000, "chars of saved progress on continue", 1, 2_000),
+    _s("organize", "reason_max_chars", 1_000, "chars of an archive_only reason", 1, 1_000),
+    _s("deep", "objects_per_batch", 4, "objects a deep batch reviews at most", 1, 4),
+    _s("deep", "nightly_at", "02:50", "local time of the nightly deep review (HH:MM)"),
+    _s("deep", "quiet_minutes", 5, "minutes without conversation before the nightly run", 0, 240),
+    _s("objects", "body_max_chars", 16_000, "chars of an object body", 1, 16_000),
+    _s("objects", "summary_max_chars", 400, "chars of an object summary", 1, 400),
+    _s("graph", "max_objects", 32, "objects one proposal may write", 1, 32),
+    _s("graph", "max_relations", 64, "relations one proposal may write", 1, 64),
+    _s("graph", "max_core_files", 3, "core files one proposal may write", 0, 3),
+    _s("graph", "max_proposal_bytes", 900_000, "a proposal must stay under this size", 1_000,
+       900_000),
+    _s("model", "provider", "builtin", "model provider", choices=("builtin", "openai",
+                                                                   "scripted")),
+    _s("model", "name", "", "model name for the openai provider"),
+    _s("model", "base_url", "", "OpenAI-compatible base URL ('' = $OPENAI_BASE_URL)"),
+    _s("model", "api_key_env", "OPENAI_API_KEY", "environment variable holding the API key"),
+    _s("model", "tool_mode", "native", "how tools are offered", choices=("native",
+                                                                        "json_schema")),
+    _s("model", "max_output_tokens", 32_768, "output tokens asked for first", 256, 131_072),
+    _s("model", "max_output_tokens_cap", 131_072, "output tokens a truncation retry grows to",
+       256, 131_072),
+    _s("model", "context_tokens", 1_000_000, "the model's context window", 2_048, 10_000_000),
+    _s("batch", "timeout_s", 300, "seconds one batch may take", 5, 3_600),
+    _s("batch", "max_rounds", 16, "tool rounds one batch may take", 1, 16),
+    _s("batch", "max_corrections", 3, "field-level corrections before a batch fails", 0, 3),
+    _s("worker", "lease_extra_s", 60, "lease = batch.timeout_s + this", 10, 3_600),
+    _s("worker", "poll_s", 2.0, "seconds between worker polls", 0.05, 60.0),
+    _s("worker", "max_failed_claims", 5, "consecutive failed claims before a batch is terminal",
+       1, 5),
+    _s("worker", "backoff_s", 10.0, "first retry delay, doubled each failure", 0.0, 3_600.0),
+    _s("worker", "cooldown_s", 3_600, "pause of automatic jobs after an automatic failure", 0,
+       86_400),
+    _s("worker", "hourly_s", 3_600, "seconds between hourly organize checks", 60, 86_400),
+    _s("context", "directory_max_entries", 200, "objects listed in the resident directory", 0,
+       10_000),
+    _s("context", "directory_max_bytes", 24_000, "bytes of the resident directory", 0,
+       1_000_000),
+    _s("vault", "objects_per_run", 10, "objects rendered per projection run", 1, 10_000),
+    _s("vault", "max_links_per_file", 50, "relations/sources per file before continuation pages",
+       5, 50),
+    _s("vault", "core_file_max_bytes", 262_144, "largest core file imported from the vault", 1_024,
+       10_000_000),
+)
+
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+@dataclass
+class Config:
+    """Settings of one memory home, looked up as `config.get('compact.nodes_per_batch')`."""
+
+    home: Path
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, name: str) -> Any:
+        if name not in _BY_NAME:
+            raise KeyError(name)
+        return self.values.get(name, _BY_NAME[name].default)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.get(name)
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / DB_NAME
+
+    @property
+    def vault_path(self) -> Path:
+        return self.home / "vault"
+
+    @property
+    def config_path(self) -> Path:
+        return self.home / CONFIG_NAME
+
+
+def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
+    """--home, else $MEMVAULT_HOME, else ~/.memvault."""
+    raw = home if home is not None else os.environ.get("MEMVAULT_HOME") or DEFAULT_HOME
+    return Path(raw).expanduser().resolve()
+
+
+def parse_config(data: dict[str, Any]) -> dict[str, Any]:
+    """Validate a parsed toml document; return {'section.key': value} of what it sets."""
+    values: dict[str, Any] = {}
+    for section, table in data.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"{section} = {table!r}: expected a [{section}] table")
+        for key, value in table.items():
+            name = f"{section}.{key}"
+            setting = _BY_NAME.get(name)
+            if setting is None:
+                raise ConfigError(f"{name}: unknown setting (see the commented defaults)")
+            values[name] = setting.check(value)
+    _check_cross(values)
+    return values
+
+
+def _check_cross(values: dict[str, Any]) -> None:
+    def val(name: str) -> Any:
+        return values.get(name, _BY_NAME[name].default)
+
+    if val("organize.page_min_chars") > val("organize.page_chars"):
+        raise ConfigError("organize.page_min_chars must not exceed organize.page_chars")
+    if val("model.max_output_tokens") > val("model.max_output_tokens_cap"):
+        raise ConfigError("model.max_output_tokens must not exceed model.max_output_tokens_cap")
+    hh, _, mm = str(val("deep.nightly_at")).partition(":")
+    if not (hh.isdigit() and mm.isdigit() and int(hh) < 24 and int(mm) < 60 and len(mm) == 2):
+        raise ConfigError(
+            f"deep.nightly_at = {val('deep.nightly_at')!r}: allowed HH:MM, 00:00–23:59"
+        )
+    tz = val("time.timezone")
+    if tz:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(f"time.timezone = {tz!r}: not a known IANA zone") from None
+
+
+def default_toml() -> str:
+    """The memvault.toml written into a new home: every key, commented, with its range."""
+    lines = ["# memvault settings. Every key is shown with its default; uncomment to change.", ""]
+    section = None
+    for s in SETTINGS:
+        if s.section != section:
+            section = s.section
+            lines += ["", f"[{section}]"]
+        value = f'"{s.default}"' if isinstance(s.default, str) else repr(s.default)
+        lines.append(f"# {s.doc}; allowed {s.allowed()}")
+        lines.append(f"# {s.key} = {value}")
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def load_config(home: str | os.PathLike[str] | None = None, create: bool = False) -> Config:
+    """Read the home's memvault.toml (writing the commented defaults when `create`)."""
+    root = resolve_home(home)
+    path = root / CONFIG_NAME
+    if create:
+        root.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            path.write_text(default_toml(), encoding="utf-8")
+    values: dict[str, Any] = {}
+    if path.exists():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        values = parse_config(data)
+    return Config(home=root, values=values)

@@ -1,0 +1,218 @@
+"""Events: immutable raw text, appended with their hot-timeline fragments in one transaction.
+
+Invariants: an event row is never updated or deleted (the schema's triggers refuse it); its text
+is stored once and fragments are slices of it; an event over 32,000 chars is refused whole.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from typing import Any
+
+from .clock import iso, parse_time, to_micros
+from .errors import InputError, NotFound
+from .fragments import EVENT_MAX_CHARS, find_lone_surrogate, split_fragments
+from .tokens import estimate_tokens
+
+PAGE_CHARS = 8_000  # what one `event ID OFFSET` answer returns
+
+
+@dataclass
+class NewEvent:
+    """An event as a caller hands it in, before validation."""
+
+    text: Any
+    occurred_at: str | datetime | None = None
+    source: str = "user"
+    kind: str = "message"
+    meta: dict[str, Any] | None = None
+
+
+@dataclass
+class StoredEvent:
+    """An event row as the engine returns it."""
+
+    id: int
+    occurred_at: str
+    source: str
+    kind: str
+    meta: dict[str, Any] | None
+    chars: int
+    est_tokens: int
+    ingested_at: str
+    text: str = field(repr=False, default="")
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row, with_text: bool = True) -> StoredEvent:
+        return cls(
+            id=row["id"], occurred_at=row["occurred_at"], source=row["source"],
+            kind=row["kind"], meta=json.loads(row["meta"]) if row["meta"] else None,
+            chars=row["chars"], est_tokens=row["est_tokens"], ingested_at=row["ingested_at"],
+            text=row["text"] if with_text else "",
+        )
+
+
+def validate_event(event: NewEvent, now: datetime, tz: tzinfo | None) -> tuple:
+    """Check one event; return the row values to insert. Raises InputError naming the field."""
+    text = event.text
+    if not isinstance(text, str):
+        raise InputError(f"text must be a string, got {type(text).__name__}")
+    if not text.strip():
+        raise InputError("text is empty")
+    if len(text) > EVENT_MAX_CHARS:
+        raise InputError(
+            f"text is {len(text):,} chars; an event holds at most {EVENT_MAX_CHARS:,} "
+            "(split it into several events). Nothing was stored."
+        )
+    bad = find_lone_surrogate(text)
+    if bad is not None:
+        raise InputError(f"text has a lone surrogate at char {bad}: not valid Unicode text")
+    if "\x00" in text:
+        # SQLite's length() and substr() stop at a NUL, so such text could not be sliced back.
+        raise InputError(f"text has a NUL character at char {text.index(chr(0))}")
+    for name in ("source", "kind"):
+        value = getattr(event, name)
+        if not isinstance(value, str) or not value.strip() or len(value) > 64:
+            raise InputError(f"{name} must be a non-empty string of at most 64 chars")
+        if find_lone_surrogate(value) is not None or "\x00" in value:
+            raise InputError(f"{name} is not valid Unicode text")
+    if event.meta is not None and not isinstance(event.meta, dict):
+        raise InputError(f"meta must be a JSON object, got {type(event.meta).__name__}")
+    try:
+        meta = json.dumps(event.meta, ensure_ascii=False) if event.meta is not None else None
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"meta is not JSON-serialisable: {exc}") from None
+    if meta is not None and find_lone_surrogate(meta) is not None:
+        raise InputError("meta holds a lone surrogate: not valid Unicode text")
+    when = event.occurred_at
+    if when is None:
+        when = now
+    elif isinstance(when, str):
+        try:
+            when = parse_time(when, tz)
+        except ValueError as exc:
+            raise InputError(f"occurred_at: {exc}") from None
+    elif not isinstance(when, datetime):
+        raise InputError("occurred_at must be an ISO 8601 string")
+    try:
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=tz) if tz else when.astimezone()
+        micros = to_micros(when)
+    except (OverflowError, OSError, ValueError):
+        raise InputError(f"occurred_at {when.isoformat()} is out of range") from None
+    return (iso(when), micros, iso(now), event.source, event.kind, meta, text)
+
+
+def insert_events(
+    conn: sqlite3.Connection, rows: Iterable[tuple], now: datetime
+) -> list[int]:
+    """Insert validated rows and their raw hot nodes; the caller holds the transaction."""
+    ids: list[int] = []
+    created = iso(now)
+    next_node = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM hot_nodes").fetchone()[0]
+    nodes: list[tuple] = []
+    for occurred_at, occurred_us, ingested_at, source, kind, meta, text in rows:
+        tokens = estimate_tokens(text)
+        cur = conn.execute(
+            "INSERT INTO events (occurred_at, occurred_us, ingested_at, source, kind, meta, text,"
+            " chars, est_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (occurred_at, occurred_us, ingested_at, source, kind, meta, text, len(text), tokens),
+        )
+        event_id = int(cur.lastrowid or 0)
+        ids.append(event_id)
+        slices = split_fragments(text)
+        for index, (start, end) in enumerate(slices):
+            piece_tokens = tokens if len(slices) == 1 else estimate_tokens(text[start:end])
+            nodes.append((
+                next_node, next_node, event_id, index, len(slices), start, end, end - start,
+                piece_tokens, occurred_at, occurred_at, created,
+            ))
+            next_node += 1
+    conn.executemany(
+        "INSERT INTO hot_nodes (id, kind, level, seq, event_id, fragment_index, fragment_count,"
+        " start_char, end_char, chars, est_tokens, first_at, last_at, created_at)"
+        " VALUES (?, 'raw', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        nodes,
+    )
+    return ids
+
+
+def get_event(conn: sqlite3.Connection, event_id: int) -> StoredEvent:
+    row = conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no event {event_id}")
+    return StoredEvent.from_row(row)
+
+
+def parse_event_id(value: str | int) -> int:
+    """Accept 42, '42' or 'event:42'; refuse anything else with a clear message."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = str(value).strip()
+    if text.startswith("event:"):
+        text = text[len("event:"):]
+    if not text.isdigit() or not text.isascii():
+        raise InputError(f"not an event id: {value!r} (expected e.g. 42 or event:42)")
+    return int(text)
+
+
+def read_event_page(
+    conn: sqlite3.Connection, event_id: int, offset: int = 0, page_chars: int = PAGE_CHARS
+) -> dict[str, Any]:
+    """One page of an event's text from `offset`, with `next_offset` (None at the end)."""
+    event = get_event(conn, event_id)
+    if offset < 0 or offset > event.chars:
+        raise InputError(f"offset {offset} is outside event {event_id} (0–{event.chars})")
+    end = min(event.chars, offset + page_chars)
+    return {
+        "id": event.id, "occurred_at": event.occurred_at, "source": event.source,
+        "kind": event.kind, "meta": event.meta, "chars": event.chars,
+        "est_tokens": event.est_tokens, "ingested_at": event.ingested_at,
+        "state": event_state(conn, event_id), "offset": offset,
+        "text": event.text[offset:end], "next_offset": end if end < event.chars else None,
+    }
+
+
+def event_state(conn: sqlite3.Connection, event_id: int) -> str:
+    """'hot' while a fragment is still on the timeline, else its archive-queue state."""
+    row = conn.execute("SELECT state FROM archive_queue WHERE event_id = ?", (event_id,)).fetchone()
+    return row[0] if row else "hot"
+
+
+def list_events(
+    conn: sqlite3.Connection, start: datetime, end: datetime, cursor: str | None = None,
+    limit: int = 50,
+) -> dict[str, Any]:
+    """Events with start <= occurred_at < end, oldest first; `cursor` continues a listing."""
+    if limit < 1:
+        raise InputError(f"limit must be at least 1, got {limit}")
+    lo_us, lo_id = to_micros(start), 0
+    if cursor:
+        try:
+            us, _, ident = cursor.partition(":")
+            lo_us, lo_id = int(us), int(ident) + 1
+        except ValueError:
+            raise InputError(f"not a cursor from a previous listing: {cursor!r}") from None
+    rows = conn.execute(
+        "SELECT id, occurred_at, occurred_us, source, kind, meta, chars, est_tokens, ingested_at,"
+        " substr(text, 1, 120) AS text FROM events"
+        " WHERE (occurred_us > ? OR (occurred_us = ? AND id >= ?)) AND occurred_us < ?"
+        " ORDER BY occurred_us, id LIMIT ?",
+        (lo_us, lo_us, lo_id, to_micros(end), limit + 1),
+    ).fetchall()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    items = [
+        {
+            "id": r["id"], "occurred_at": r["occurred_at"], "source": r["source"],
+            "kind": r["kind"], "meta": json.loads(r["meta"]) if r["meta"] else None,
+            "chars": r["chars"], "preview": r["text"],
+        }
+        for r in rows
+    ]
+    next_cursor = f"{rows[-1]['occurred_us']}:{rows[-1]['id']}" if more and rows else None
+    return {"events": items, "cursor": next_cursor}

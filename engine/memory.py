@@ -1,0 +1,202 @@
+"""`Memory`: the engine as a library, one object per memory home.
+
+    from engine import Memory
+    with Memory.open("~/.memvault") as mem:
+        mem.append_event("记住：浩宇对花生过敏", source="user")
+        print(mem.timeline_view()["notice"])
+
+Every method is synchronous; writes are one transaction each.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from . import corefiles, events, objects, timeline
+from .clock import Clock, SystemClock, iso, parse_time
+from .config import Config, load_config
+from .errors import InputError
+from .ingest import ingest_lines
+from .ledger import usage_summary
+from .requests import request_job
+from .scheduler import ACTIVITY_KEY
+from .status import memory_status
+from .store import open_db, set_state, write
+
+
+class Memory:
+    """One memory home: its config, its database connection and its clock."""
+
+    def __init__(self, config: Config, conn: sqlite3.Connection, clock: Clock) -> None:
+        self.config = config
+        self.conn = conn
+        self.clock = clock
+
+    @classmethod
+    def open(
+        cls, home: str | Path | None = None, clock: Clock | None = None, readonly: bool = False,
+    ) -> Memory:
+        """Open a home (creating it, its config and database unless `readonly`)."""
+        config = load_config(home, create=not readonly)
+        tz = cls._zone(config)
+        conn = open_db(config.db_path, readonly=readonly)
+        return cls(config, conn, clock or SystemClock(tz))
+
+    @staticmethod
+    def _zone(config: Config) -> tzinfo | None:
+        name = config["time.timezone"]
+        return ZoneInfo(name) if name else None
+
+    @property
+    def tz(self) -> tzinfo | None:
+        return self._zone(self.config)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- events -------------------------------------------------------------------------------
+    def append_event(
+        self, text: str, occurred_at: str | datetime | None = None, source: str = "user",
+        kind: str = "message", meta: dict[str, Any] | None = None,
+    ) -> int:
+        """Store one event and its hot fragments; return its id."""
+        return self.append_events([events.NewEvent(text, occurred_at, source, kind, meta)])[0]
+
+    def append_events(self, batch: Iterable[events.NewEvent]) -> list[int]:
+        """Store many events in one transaction (all or none); return their ids in order."""
+        now = self.clock.now()
+        rows = [events.validate_event(e, now, self.tz) for e in batch]
+        with write(self.conn):
+            ids = events.insert_events(self.conn, rows, now)
+            # The nightly review waits for quiet: remember when the conversation last moved.
+            set_state(self.conn, ACTIVITY_KEY, iso(now))
+            return ids
+
+    def ingest_jsonl(self, lines: Iterable[bytes | str]) -> list[int]:
+        """Ingest JSONL lines; see engine.ingest for what happens on a bad line."""
+        return ingest_lines(lines, self.append_events)
+
+    def read_event(self, event_id: str | int, offset: int = 0) -> dict[str, Any]:
+        return events.read_event_page(self.conn, events.parse_event_id(event_id), offset)
+
+    def list_events(
+        self, start: str | datetime, end: str | datetime, cursor: str | None = None,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        lo, hi = (self._time(t, name) for t, name in ((start, "FROM"), (end, "TO")))
+        if hi <= lo:
+            raise InputError("TO must be later than FROM")
+        return events.list_events(self.conn, lo, hi, cursor, limit)
+
+    def _time(self, value: str | datetime, name: str) -> datetime:
+        if isinstance(value, datetime):
+            return value if value.tzinfo else value.replace(tzinfo=self.tz)
+        try:
+            return parse_time(value, self.tz)
+        except ValueError as exc:
+            raise InputError(f"{name}: {exc}") from None
+
+    # -- hot timeline -------------------------------------------------------------------------
+    def timeline_view(self, max_bytes: int | None = None) -> dict[str, Any]:
+        limit = max_bytes if max_bytes is not None else self.config["timeline.view_max_bytes"]
+        return timeline.timeline_view(self.conn, limit)
+
+    def expand(self, node_id: int) -> list[dict[str, Any]]:
+        return [n.to_dict() for n in timeline.expand(self.conn, node_id)]
+
+    # -- core files and context ---------------------------------------------------------------
+    def read_core_file(self, name: str) -> dict[str, Any] | None:
+        return corefiles.read_core_file(self.conn, name)
+
+    def write_core_file(self, name: str, content: str, origin: str = "api") -> int | None:
+        """Save a new version of a core file; None when the content is unchanged."""
+        with write(self.conn):
+            return corefiles.write_core_file(self.conn, name, content, origin, self.clock.now())
+
+    def resident_context(self) -> dict[str, Any]:
+        """What the agent always carries: core files, a bounded directory, the timeline view."""
+        core = {}
+        for name in corefiles.CORE_FILES:
+            current = corefiles.read_core_file(self.conn, name)
+            core[name] = current["content"] if current else ""
+        return {
+            "core_files": core,
+            "directory": objects.object_directory(
+                self.conn, self.config["context.directory_max_entries"],
+                self.config["context.directory_max_bytes"],
+            ),
+            "timeline": self.timeline_view(),
+        }
+
+    # -- objects ------------------------------------------------------------------------------
+    def list_objects(self, type_: str | None = None) -> list[dict[str, Any]]:
+        return [o.to_dict() for o in objects.list_objects(self.conn, type_)]
+
+    def read_object(self, object_id: str, offset: int = 0) -> dict[str, Any]:
+        return objects.read_object(self.conn, object_id, offset)
+
+    # -- status -------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        report = memory_status(self.conn)
+        report["home"] = str(self.config.home)
+        return report
+
+    # -- jobs ---------------------------------------------------------------------------------
+    def compact(self, node_range: tuple[int, int] | None = None,
+                request_token: str | None = None) -> dict[str, Any]:
+        """Queue an explicit compaction of every active node in `node_range` (inclusive node
+        seq numbers; default: the whole timeline as it is now). Returns the enqueue receipt."""
+        lo, hi = node_range or (0, None)
+        if hi is None:
+            hi = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM hot_nodes").fetchone()[0]
+        if lo < 0 or hi < lo:
+            raise InputError(f"bad node range {lo}:{hi}")
+        return request_job(self.conn, "compact", self.clock.now(), scope=f"nodes {lo}:{hi}",
+                           request_token=request_token, params={"min_seq": lo, "max_seq": hi})
+
+    def organize(self, mode: str = "organize", scope: str | None = None,
+                 retry_blocked: bool = False, request_token: str | None = None) -> dict[str, Any]:
+        """memory_organize: queue an organize or deep job; returns the enqueue receipt only."""
+        if mode not in ("organize", "deep"):
+            raise InputError(f"mode must be organize or deep, got {mode!r}")
+        if scope is not None and (not isinstance(scope, str) or len(scope) > 2_000):
+            raise InputError("scope must be text of at most 2,000 chars")
+        return request_job(self.conn, mode, self.clock.now(), scope, retry_blocked,
+                           request_token)
+
+    def set_busy(self, busy: bool) -> None:
+        """memory_busy: while busy, the worker claims no new batch."""
+        from .worker import set_busy
+
+        set_busy(self, busy)
+
+    def usage(self, days: int = 30) -> dict[str, Any]:
+        """Model usage per day and mode, from the ledger."""
+        return usage_summary(self.conn, days)
+
+    def worker(self, provider: Any = None, model: str | None = None, **kwargs: Any) -> Any:
+        """A Worker on this home with `provider` (a Provider, a name, or memvault.toml's)."""
+        from .providers import make_provider
+        from .worker import Worker
+
+        if provider is None or isinstance(provider, str):
+            provider = make_provider(self.config, provider, model)
+        return Worker(self, provider, **kwargs)
+
+    def approve_project(self, project_id: str) -> dict[str, Any]:
+        """memory_project_approve: activate a candidate project (nothing else does)."""
+        from .projects import approve_project
+
+        return approve_project(self.conn, project_id, self.clock.now())
+

@@ -1,0 +1,339 @@
+"""Numbered schema migrations, append-only, each applied in one transaction with its record.
+
+Invariants the schema itself keeps (so no code path can break them):
+- an event row is never updated or deleted (triggers refuse it);
+- relation labels are the short ones, except rows marked legacy;
+- summary/body/progress/reason lengths stay within SPEC.md's hard limits.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+OBJECT_TYPES = ("person", "task", "todo", "schedule", "knowledge", "project", "credential")
+RELATION_LABELS = (
+    "member_of", "related_to", "assigned_to", "depends_on", "about", "supersedes", "knows",
+)
+CORE_FILES = ("AGENTS.md", "SOUL.md", "USER.md")
+EVENT_STATES = ("pending", "continue", "linked", "archive_only", "blocked")
+
+
+def _in(values: tuple[str, ...]) -> str:
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
+
+
+def m001_initial(conn: sqlite3.Connection) -> None:
+    """Events, hot timeline, archive queue, objects, relations, evidence, core files, jobs."""
+    run_script(
+        conn,
+        f"""
+        CREATE TABLE events (
+            id          INTEGER PRIMARY KEY,
+            occurred_at TEXT    NOT NULL,           -- ISO 8601 with offset, as given
+            occurred_us INTEGER NOT NULL,           -- UTC microseconds, for ordering
+            ingested_at TEXT    NOT NULL,
+            source      TEXT    NOT NULL,
+            kind        TEXT    NOT NULL,
+            meta        TEXT,                       -- caller's JSON object, verbatim
+            text        TEXT    NOT NULL CHECK (length(text) BETWEEN 1 AND 32000),
+            chars       INTEGER NOT NULL,
+            est_tokens  INTEGER NOT NULL
+        );
+        CREATE INDEX events_time ON events (occurred_us, id);
+        CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+        BEGIN SELECT RAISE(ABORT, 'events are immutable: raw text is never rewritten'); END;
+        CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+        BEGIN SELECT RAISE(ABORT, 'events are immutable: raw text is never deleted'); END;
+
+        CREATE TABLE jobs (
+            id            INTEGER PRIMARY KEY,
+            mode          TEXT NOT NULL CHECK (mode IN ('compact', 'organize', 'deep')),
+            origin        TEXT NOT NULL CHECK (origin IN ('threshold', 'explicit', 'hourly',
+                                                          'nightly')),
+            scope         TEXT,
+            params        TEXT NOT NULL DEFAULT '{{}}',
+            state         TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'partial',
+                                                         'failed', 'cancelled')),
+            request_token TEXT UNIQUE,
+            local_date    TEXT,                      -- nightly: one per local date
+            created_at    TEXT NOT NULL,
+            started_at    TEXT,
+            last_claim_at TEXT,
+            finished_at   TEXT,
+            error         TEXT
+        );
+        CREATE INDEX jobs_state ON jobs (state, last_claim_at);
+
+        CREATE TABLE batches (
+            id             INTEGER PRIMARY KEY,
+            job_id         INTEGER NOT NULL REFERENCES jobs (id),
+            state          TEXT NOT NULL CHECK (state IN ('claimed', 'committed', 'failed',
+                                                          'terminal')),
+            claim          TEXT NOT NULL,            -- JSON: node ids / event page / object ids
+            base_revision  INTEGER NOT NULL,
+            failures       INTEGER NOT NULL DEFAULT 0,
+            claimed_at     TEXT NOT NULL,
+            next_attempt_at TEXT,
+            committed_at   TEXT,
+            error          TEXT
+        );
+        CREATE INDEX batches_job ON batches (job_id, state);
+
+        CREATE TABLE hot_nodes (
+            id             INTEGER PRIMARY KEY,
+            kind           TEXT    NOT NULL CHECK (kind IN ('raw', 'head')),
+            level          INTEGER NOT NULL,         -- 0 raw; a head is 1 + its highest child
+            seq            INTEGER NOT NULL,         -- timeline order; a head takes its first
+            event_id       INTEGER REFERENCES events (id),
+            fragment_index INTEGER,
+            fragment_count INTEGER,
+            start_char     INTEGER,                  -- raw: a slice of the event, not a copy
+            end_char       INTEGER,
+            summary        TEXT,
+            parent_id      INTEGER REFERENCES hot_nodes (id),
+            active         INTEGER NOT NULL DEFAULT 1,
+            chars          INTEGER NOT NULL,
+            est_tokens     INTEGER NOT NULL,
+            first_at       TEXT NOT NULL,
+            last_at        TEXT NOT NULL,
+            created_at     TEXT NOT NULL,
+            batch_id       INTEGER REFERENCES batches (id),
+            CHECK ((kind = 'raw' AND event_id IS NOT NULL AND summary IS NULL)
+                OR (kind = 'head' AND event_id IS NULL AND summary IS NOT NULL))
+        );
+        CREATE INDEX hot_nodes_active ON hot_nodes (seq) WHERE active = 1;
+        CREATE INDEX hot_nodes_parent ON hot_nodes (parent_id);
+        CREATE INDEX hot_nodes_event ON hot_nodes (event_id);
+
+        CREATE TABLE archive_queue (
+            event_id      INTEGER PRIMARY KEY REFERENCES events (id),
+            state         TEXT NOT NULL CHECK (state IN {_in(EVENT_STATES)}),
+            page_cursor   INTEGER NOT NULL DEFAULT 0,   -- chars of the event read so far
+            progress      TEXT CHECK (progress IS NULL OR length(progress) <= 2000),
+            reason        TEXT CHECK (reason IS NULL OR length(reason) <= 1000),
+            enqueued_at   TEXT NOT NULL,
+            updated_at    TEXT NOT NULL,
+            enqueued_by   INTEGER REFERENCES batches (id),
+            blocked_batch INTEGER REFERENCES batches (id),
+            unblocked_by  TEXT                          -- request token that unblocked it
+        );
+        CREATE INDEX archive_queue_state ON archive_queue (state, enqueued_at);
+
+        CREATE TABLE objects (
+            id          TEXT PRIMARY KEY,
+            type        TEXT NOT NULL CHECK (type IN {_in(OBJECT_TYPES)}),
+            name        TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+            aliases     TEXT NOT NULL DEFAULT '[]',     -- JSON list of strings
+            summary     TEXT NOT NULL DEFAULT '' CHECK (length(summary) <= 400),
+            body        TEXT NOT NULL DEFAULT '' CHECK (length(body) <= 16000),
+            cues        TEXT NOT NULL DEFAULT '[]',     -- JSON list of strings
+            status      TEXT NOT NULL DEFAULT 'active'
+                        CHECK (status IN ('candidate', 'active', 'archived')),
+            version     INTEGER NOT NULL DEFAULT 1,
+            redirect_to TEXT REFERENCES objects (id),   -- set when merged into a survivor
+            created_at  TEXT NOT NULL,
+            updated_at  TEXT NOT NULL,
+            CHECK (substr(id, 1, length(type) + 1) = type || ':' AND length(id) > length(type) + 1)
+        );
+        CREATE INDEX objects_type_name ON objects (type, name);
+        CREATE INDEX objects_updated ON objects (updated_at);
+
+        CREATE TABLE object_versions (
+            object_id   TEXT NOT NULL REFERENCES objects (id),
+            version     INTEGER NOT NULL,
+            name        TEXT NOT NULL,
+            aliases     TEXT NOT NULL,
+            summary     TEXT NOT NULL,
+            body        TEXT NOT NULL,
+            cues        TEXT NOT NULL,
+            status      TEXT NOT NULL,
+            redirect_to TEXT,
+            changed_at  TEXT NOT NULL,
+            batch_id    INTEGER REFERENCES batches (id),
+            PRIMARY KEY (object_id, version)
+        );
+
+        CREATE TABLE relations (
+            id         INTEGER PRIMARY KEY,
+            src_id     TEXT NOT NULL REFERENCES objects (id),
+            label      TEXT NOT NULL,
+            dst_id     TEXT NOT NULL REFERENCES objects (id),
+            legacy     INTEGER NOT NULL DEFAULT 0,     -- old long-sentence labels stay readable
+            archived   INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            batch_id   INTEGER REFERENCES batches (id),
+            UNIQUE (src_id, label, dst_id),
+            CHECK (legacy = 1 OR label IN {_in(RELATION_LABELS)})
+        );
+        CREATE INDEX relations_dst ON relations (dst_id);
+
+        CREATE TABLE evidence (
+            id         INTEGER PRIMARY KEY,
+            object_id  TEXT    NOT NULL REFERENCES objects (id),
+            event_id   INTEGER NOT NULL REFERENCES events (id),
+            start_char INTEGER NOT NULL,
+            end_char   INTEGER NOT NULL,
+            created_at TEXT    NOT NULL,
+            batch_id   INTEGER REFERENCES batches (id),
+            UNIQUE (object_id, event_id, start_char, end_char),
+            CHECK (0 <= start_char AND start_char < end_char)
+        );
+        CREATE INDEX evidence_event ON evidence (event_id);
+
+        CREATE TABLE core_files (
+            name       TEXT    NOT NULL CHECK (name IN {_in(CORE_FILES)}),
+            version    INTEGER NOT NULL,
+            content    TEXT    NOT NULL,
+            sha256     TEXT    NOT NULL,
+            origin     TEXT    NOT NULL,               -- api | hand | organize | import
+            created_at TEXT    NOT NULL,
+            batch_id   INTEGER REFERENCES batches (id),
+            PRIMARY KEY (name, version)
+        );
+
+        CREATE TABLE deep_snapshot (
+            job_id      INTEGER NOT NULL REFERENCES jobs (id),
+            position    INTEGER NOT NULL,
+            object_id   TEXT    NOT NULL,
+            reviewed_at TEXT,
+            batch_id    INTEGER REFERENCES batches (id),
+            PRIMARY KEY (job_id, position)
+        );
+
+        CREATE TABLE leases (
+            name        TEXT PRIMARY KEY,              -- 'worker': one valid lease at a time
+            holder      TEXT NOT NULL,
+            batch_id    INTEGER REFERENCES batches (id),
+            acquired_at TEXT NOT NULL,
+            expires_us  INTEGER NOT NULL
+        );
+
+        CREATE TABLE receipts (
+            token      TEXT PRIMARY KEY,
+            batch_id   INTEGER NOT NULL REFERENCES batches (id),
+            job_id     INTEGER NOT NULL REFERENCES jobs (id),
+            revision   INTEGER NOT NULL,
+            receipt    TEXT NOT NULL,                  -- JSON returned again on replay
+            created_at TEXT NOT NULL
+        );
+
+        CREATE TABLE model_calls (
+            id            INTEGER PRIMARY KEY,
+            job_id        INTEGER REFERENCES jobs (id),
+            batch_id      INTEGER REFERENCES batches (id),
+            mode          TEXT,
+            provider      TEXT NOT NULL,
+            model         TEXT NOT NULL,
+            input_tokens  INTEGER NOT NULL,
+            output_tokens INTEGER NOT NULL,
+            estimated     INTEGER NOT NULL DEFAULT 0,  -- 1 when the provider reported none
+            latency_ms    INTEGER NOT NULL,
+            outcome       TEXT NOT NULL,
+            created_at    TEXT NOT NULL
+        );
+        CREATE INDEX model_calls_time ON model_calls (created_at);
+
+        CREATE TABLE projection (
+            object_id   TEXT PRIMARY KEY,              -- or a core file name
+            path        TEXT NOT NULL,
+            sha256      TEXT NOT NULL,                 -- what the projector last wrote
+            version     INTEGER NOT NULL,
+            written_at  TEXT NOT NULL
+        );
+        CREATE TABLE projection_errors (
+            id         INTEGER PRIMARY KEY,
+            object_id  TEXT,
+            path       TEXT,
+            error      TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+
+        CREATE TABLE state (
+            key   TEXT PRIMARY KEY,                    -- graph_revision, scheduler checks, busy
+            value TEXT NOT NULL
+        );
+        INSERT INTO state (key, value) VALUES ('graph_revision', '0');
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial]
+
+
+def apply_migrations(conn: sqlite3.Connection) -> list[str]:
+    """Apply every migration not yet recorded, each in its own transaction; return their names."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    names = [m.__name__ for m in MIGRATIONS]
+    if len(set(names)) != len(names):
+        raise RuntimeError("duplicate migration names")
+    unknown = done - set(names)
+    if unknown:
+        from .errors import StoreError
+
+        raise StoreError(
+            f"database has migrations this memvault does not know ({', '.join(sorted(unknown))}): "
+            "it was written by a newer version"
+        )
+    applied = []
+    for migration in MIGRATIONS:
+        if migration.__name__ in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another connection may have applied it while this one waited for the write lock.
+            if conn.execute(
+                "SELECT 1 FROM _migrations WHERE name = ?", (migration.__name__,)
+            ).fetchone():
+                conn.execute("COMMIT")
+                continue
+            migration(conn)
+            conn.execute(
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, datetime('now'))",
+                (migration.__name__,),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(migration.__name__)
+    return applied
+
+
+def pending_migrations(conn: sqlite3.Connection) -> list[str]:
+    """Names of migrations a read-only connection would still need."""
+    try:
+        done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    except sqlite3.OperationalError:
+        done = set()
+    return [m.__name__ for m in MIGRATIONS if m.__name__ not in done]
+
+
+def run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Run a multi-statement script inside the caller's transaction.
+
+    sqlite3's executescript() would COMMIT first, breaking a migration's single transaction.
+    """
+    for statement in _statements(script):
+        conn.execute(statement)
+
+
+def _statements(script: str) -> list[str]:
+    """Split a script into complete statements (trigger bodies kept whole)."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out
+
+from .vault_schema import m003_vault  # noqa: E402  (the vault's tables; engine/vault_schema.py)
+
+MIGRATIONS.append(m003_vault)

@@ -1,0 +1,56 @@
+"""`scripted`: replays a given list of answers, for tests. Records every request it saw."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from .base import Message, ModelReply, ProviderError, ToolCall, ToolSpec, Usage
+
+Step = ModelReply | Exception | Callable[[list[Message], list[ToolSpec], int], ModelReply]
+
+
+def call(name: str, arguments: dict[str, Any] | str, call_id: str | None = None) -> ModelReply:
+    """A reply that calls one tool (arguments as a dict, or raw text to simulate garbage)."""
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return ModelReply(
+        tool_calls=[ToolCall(call_id or f"call_{name}", name, raw)], finish_reason="tool_calls",
+        usage=Usage(100, 20),
+    )
+
+
+class ScriptedProvider:
+    """Answers with the queued steps in order; a step may be a reply, an exception to raise,
+    or a function of (messages, tools, max_output_tokens). Raises when the script runs out."""
+
+    name = "scripted"
+
+    def __init__(
+        self, steps: list[Step] | None = None, model: str = "scripted-1",
+        max_output_tokens: int = 131_072, context_tokens: int = 1_000_000,
+    ) -> None:
+        self.steps: list[Step] = list(steps or [])
+        self.model = model
+        self.max_output_tokens = max_output_tokens
+        self.context_tokens = context_tokens
+        self.history: list[dict[str, Any]] = []
+
+    def enqueue(self, *steps: Step) -> None:
+        self.steps.extend(steps)
+
+    def complete(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int
+    ) -> ModelReply:
+        self.history.append({
+            "messages": [dict(m) for m in messages], "tools": [t.name for t in tools],
+            "max_output_tokens": max_output_tokens,
+        })
+        if not self.steps:
+            raise ProviderError("scripted provider has no answer left")
+        step = self.steps.pop(0)
+        if isinstance(step, Exception):
+            raise step
+        if callable(step) and not isinstance(step, ModelReply):
+            return step(messages, tools, max_output_tokens)
+        return step
