@@ -10,6 +10,7 @@ Provider errors, malformed tool calls and non-JSON arguments fail the batch outr
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -68,7 +69,7 @@ class Tool:
     terminal: bool = False  # the commit tool: its success ends the batch
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, self.args.model_json_schema())
+        return ToolSpec(self.name, self.description, _schema(self.args))
 
     def run(self, arguments: dict[str, Any]) -> Any:
         try:
@@ -78,6 +79,12 @@ class Tool:
             where = ".".join(str(p) for p in first["loc"]) or "arguments"
             raise FieldError(where, first["msg"]) from None
         return self.handler(parsed)
+
+
+@functools.cache
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A tool's JSON schema, built once per model class (pydantic's generation is not free)."""
+    return model.model_json_schema()
 
 
 @dataclass
@@ -168,6 +175,10 @@ def run_batch(
                 messages.append(_tool_message(tool_call.id, {"error": str(exc),
                                                              "field": exc.field}))
                 continue
+            except BatchFailed:
+                raise
+            except Exception as exc:  # a bug or a database error: fail this batch, keep the worker
+                raise BatchFailed(f"tool {tool_call.name} failed: {exc!r}") from exc
             if tool.terminal:
                 return BatchOutcome(result, rounds, corrections, calls)
             message = _tool_message(tool_call.id, result)

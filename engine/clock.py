@@ -46,18 +46,23 @@ class ManualClock:
         self._now = when
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
 def to_micros(when: datetime) -> int:
-    """UTC microseconds since the epoch: the sortable form stored beside ISO text."""
+    """UTC microseconds since the epoch: the sortable form stored beside ISO text.
+
+    Raises OverflowError for a time whose UTC form falls outside years 1–9999.
+    """
     if when.tzinfo is None:
         raise ValueError("naive datetime")
-    delta = when.astimezone(UTC) - datetime(1970, 1, 1, tzinfo=UTC)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return (when.astimezone(UTC) - _EPOCH) // _MICROSECOND
 
 
 def iso(when: datetime) -> str:
     """ISO 8601 with offset, seconds precision unless microseconds are set."""
-    spec = "microseconds" if when.microsecond else "seconds"
-    return when.isoformat(timespec=spec)
+    return when.isoformat()  # timespec 'auto': exactly that rule
 
 
 def parse_time(text: str, default_tz: tzinfo | None = None) -> datetime:

@@ -56,17 +56,24 @@ class CompactMode:
             target = config["compact.threshold_tokens"] * config["compact.target_ratio"]
             if timeline_totals(conn)["est_tokens"] < target:
                 return None
+        # Nodes of this job's terminal batches stay hot and are not claimed again by it (else a
+        # compaction that cannot succeed would be retried forever and the job never end).
+        failed = {node for (claim,) in conn.execute(
+            "SELECT claim FROM batches WHERE job_id = ? AND state = 'terminal'", (job.id,))
+            for node in json.loads(claim)["node_ids"]}
+        # Iterated lazily: the loop stops at the first run, never reading a long timeline whole.
         rows = conn.execute(
             "SELECT n.id, b.job_id AS made_by FROM hot_nodes n"
             " LEFT JOIN batches b ON b.id = n.batch_id"
             " WHERE n.active = 1 AND n.seq BETWEEN ? AND ? ORDER BY n.seq",
             (lo, hi),
-        ).fetchall()
+        )
         size = config["compact.nodes_per_batch"]
         run: list[int] = []
         for row in rows:
             # An explicit job covers each node of its range once; its own heads are left alone.
-            eligible = job.origin == "threshold" or row["made_by"] != job.id
+            eligible = (job.origin == "threshold" or row["made_by"] != job.id) and (
+                row["id"] not in failed)
             if eligible:
                 run.append(row["id"])
                 if len(run) == size:

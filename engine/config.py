@@ -115,6 +115,16 @@ SETTINGS: tuple[Setting, ...] = (
        10_000),
     _s("context", "directory_max_bytes", 24_000, "bytes of the resident directory", 0,
        1_000_000),
+    _s("service", "socket", "memvault.sock",
+       "Unix socket `memvault serve` listens on (relative: inside the home)"),
+    _s("service", "token_env", "MEMVAULT_TOKEN",
+       "environment variable holding the bearer token HTTP clients must send; unset = none"),
+    _s("service", "api_connections", 4, "SQLite connections the API lends to concurrent calls",
+       1, 64),
+    _s("service", "projector_interval_s", 10.0, "seconds between vault projection heartbeats "
+       "in `memvault serve`", 1.0, 3_600.0),
+    _s("service", "shutdown_grace_s", 30.0, "seconds a stop waits for the batch in flight "
+       "before leaving it to its lease", 0.0, 3_600.0),
     _s("vault", "objects_per_run", 10, "objects rendered per projection run", 1, 10_000),
     _s("vault", "max_links_per_file", 50, "relations/sources per file before continuation pages",
        5, 50),

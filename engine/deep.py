@@ -9,6 +9,7 @@ deep never touches the hot timeline (it has no tool for it) and never writes SOU
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
@@ -136,13 +137,18 @@ def duplicate_candidates(conn: sqlite3.Connection, object_ids: list[str]) -> lis
         wanted.setdefault(obj.type, set()).update(keys)
     found: list[ObjectRecord] = []
     for type_, keys in wanted.items():
-        for row in conn.execute(
-            "SELECT * FROM objects WHERE type = ? AND redirect_to IS NULL", (type_,)
-        ):
-            obj = ObjectRecord.from_row(row)
-            if obj.id in object_ids:
-                continue
-            names = {normal_name(n) for n in [obj.name, *obj.aliases] if n.strip()}
-            if names & keys:
-                found.append(obj)
+        # Only names are read for the scan (it runs every batch over every object of the type);
+        # a full record is built for the matches alone.
+        for object_id, name, aliases in conn.execute(
+            "SELECT id, name, aliases FROM objects WHERE type = ? AND redirect_to IS NULL",
+            (type_,),
+        ).fetchall():
+            if object_id not in object_ids and not keys.isdisjoint(_name_keys(name, aliases)):
+                found.append(get_object(conn, object_id))
     return found
+
+
+@functools.lru_cache(maxsize=65_536)
+def _name_keys(name: str, aliases: str) -> frozenset[str]:
+    """Normalised name and aliases (a JSON list) of an object."""
+    return frozenset(normal_name(n) for n in [name, *json.loads(aliases)] if n.strip())

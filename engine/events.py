@@ -20,6 +20,9 @@ from .tokens import estimate_tokens
 
 PAGE_CHARS = 8_000  # what one `event ID OFFSET` answer returns
 
+# json.dumps(..., ensure_ascii=False) builds a new encoder on every call; ingest calls it per event.
+_META_JSON = json.JSONEncoder(ensure_ascii=False)
+
 
 @dataclass
 class NewEvent:
@@ -61,7 +64,7 @@ def validate_event(event: NewEvent, now: datetime, tz: tzinfo | None) -> tuple:
     text = event.text
     if not isinstance(text, str):
         raise InputError(f"text must be a string, got {type(text).__name__}")
-    if not text.strip():
+    if not text or text.isspace():  # same as `not text.strip()`, without a copy
         raise InputError("text is empty")
     if len(text) > EVENT_MAX_CHARS:
         raise InputError(
@@ -83,7 +86,7 @@ def validate_event(event: NewEvent, now: datetime, tz: tzinfo | None) -> tuple:
     if event.meta is not None and not isinstance(event.meta, dict):
         raise InputError(f"meta must be a JSON object, got {type(event.meta).__name__}")
     try:
-        meta = json.dumps(event.meta, ensure_ascii=False) if event.meta is not None else None
+        meta = _META_JSON.encode(event.meta) if event.meta is not None else None
     except (TypeError, ValueError) as exc:
         raise InputError(f"meta is not JSON-serialisable: {exc}") from None
     if meta is not None and find_lone_surrogate(meta) is not None:
@@ -104,25 +107,46 @@ def validate_event(event: NewEvent, now: datetime, tz: tzinfo | None) -> tuple:
         micros = to_micros(when)
     except (OverflowError, OSError, ValueError):
         raise InputError(f"occurred_at {when.isoformat()} is out of range") from None
-    return (iso(when), micros, iso(now), event.source, event.kind, meta, text)
+    return (iso(when), micros, _iso_cached(now), event.source, event.kind, meta, text)
+
+
+_last_now: tuple[datetime | None, str] = (None, "")
+
+
+def _iso_cached(now: datetime) -> str:
+    """iso(now), remembered for the same object: a batch validates every event against one `now`.
+
+    Keyed on identity, not equality: equal instants in different zones render differently.
+    """
+    global _last_now
+    cached = _last_now
+    if cached[0] is now:
+        return cached[1]
+    text = iso(now)
+    _last_now = (now, text)
+    return text
 
 
 def insert_events(
     conn: sqlite3.Connection, rows: Iterable[tuple], now: datetime
 ) -> list[int]:
-    """Insert validated rows and their raw hot nodes; the caller holds the transaction."""
+    """Insert validated rows and their raw hot nodes; the caller holds the transaction.
+
+    Ids are assigned here as MAX(id) + 1, ..., exactly what SQLite would choose, so both tables
+    go in with one executemany each; the caller's write transaction keeps them unique.
+    """
     ids: list[int] = []
     created = iso(now)
+    next_event = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM events").fetchone()[0]
     next_node = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM hot_nodes").fetchone()[0]
+    event_rows: list[tuple] = []
     nodes: list[tuple] = []
     for occurred_at, occurred_us, ingested_at, source, kind, meta, text in rows:
         tokens = estimate_tokens(text)
-        cur = conn.execute(
-            "INSERT INTO events (occurred_at, occurred_us, ingested_at, source, kind, meta, text,"
-            " chars, est_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (occurred_at, occurred_us, ingested_at, source, kind, meta, text, len(text), tokens),
-        )
-        event_id = int(cur.lastrowid or 0)
+        event_id = next_event
+        next_event += 1
+        event_rows.append((event_id, occurred_at, occurred_us, ingested_at, source, kind, meta,
+                           text, len(text), tokens))
         ids.append(event_id)
         slices = split_fragments(text)
         for index, (start, end) in enumerate(slices):
@@ -132,6 +156,11 @@ def insert_events(
                 piece_tokens, occurred_at, occurred_at, created,
             ))
             next_node += 1
+    conn.executemany(
+        "INSERT INTO events (id, occurred_at, occurred_us, ingested_at, source, kind, meta, text,"
+        " chars, est_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        event_rows,
+    )
     conn.executemany(
         "INSERT INTO hot_nodes (id, kind, level, seq, event_id, fragment_index, fragment_count,"
         " start_char, end_char, chars, est_tokens, first_at, last_at, created_at)"
@@ -194,9 +223,11 @@ def list_events(
     if cursor:
         try:
             us, _, ident = cursor.partition(":")
-            lo_us, lo_id = int(us), int(ident) + 1
+            cursor_us, cursor_id = int(us), int(ident) + 1
         except ValueError:
             raise InputError(f"not a cursor from a previous listing: {cursor!r}") from None
+        if cursor_us >= lo_us:  # a cursor never reaches back before FROM
+            lo_us, lo_id = cursor_us, cursor_id
     rows = conn.execute(
         "SELECT id, occurred_at, occurred_us, source, kind, meta, chars, est_tokens, ingested_at,"
         " substr(text, 1, 120) AS text FROM events"

@@ -151,6 +151,16 @@ def _check_merges(conn: sqlite3.Connection, merges: list[Merge], rules: WriteRul
                 raise FieldError(f"merges.{m}.{end}", f"{target} was not read by this batch")
         if merge.loser == merge.survivor:
             raise FieldError(f"merges.{m}", "an object cannot be merged into itself")
+        # Within one write a loser is merged once and never survives another merge, and a
+        # survivor never loses one: otherwise the redirects could form a cycle (a -> b -> a)
+        # that leaves no live object at all.
+        earlier = merges[:m]
+        if merge.loser in {x.loser for x in earlier} | {x.survivor for x in earlier}:
+            raise FieldError(f"merges.{m}.loser", f"{merge.loser} is already in an earlier "
+                                                  "merge of this write")
+        if merge.survivor in {x.loser for x in earlier}:
+            raise FieldError(f"merges.{m}.survivor", f"{merge.survivor} is merged away earlier "
+                                                     "in this write")
 
 
 def apply_write(conn: sqlite3.Connection, write: GraphWrite, rules: WriteRules,

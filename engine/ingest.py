@@ -24,6 +24,8 @@ def parse_line(raw: bytes | str, number: int) -> NewEvent | None:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InputError(f"line {number}: not valid UTF-8 (byte {exc.start})") from None
+    if number == 1 and raw.startswith("\ufeff"):
+        raw = raw[1:]  # a UTF-8 byte order mark, as some editors write: not part of the JSON
     if not raw.strip():
         return None
     try:

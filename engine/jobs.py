@@ -128,7 +128,9 @@ def rotation(conn: sqlite3.Connection, now: datetime) -> list[Job]:
         "SELECT j.* FROM jobs j WHERE j.state IN ('queued', 'running') AND NOT EXISTS ("
         "  SELECT 1 FROM batches b WHERE b.job_id = j.id AND b.state = 'claimed'"
         "  AND b.next_attempt_at IS NOT NULL AND b.next_attempt_at > ?)"
-        " ORDER BY j.last_claim_at IS NOT NULL, j.origin != 'explicit', j.last_claim_at, j.id",
+        " ORDER BY j.last_claim_at IS NOT NULL,"
+        "  CASE WHEN j.last_claim_at IS NULL THEN j.origin != 'explicit' ELSE 0 END,"
+        "  j.last_claim_at, j.id",
         (iso(now),),
     ).fetchall()
     return [Job.from_row(r) for r in rows]

@@ -45,7 +45,24 @@ class Memory:
         config = load_config(home, create=not readonly)
         tz = cls._zone(config)
         conn = open_db(config.db_path, readonly=readonly)
-        return cls(config, conn, clock or SystemClock(tz))
+        memory = cls(config, conn, clock or SystemClock(tz))
+        if not readonly:
+            memory._ensure_builtin_objects()
+        return memory
+
+    def _ensure_builtin_objects(self) -> None:
+        """`project:daily` is built in (SPEC.md section 1): everyday life's project."""
+        if self.conn.execute("SELECT 1 FROM objects WHERE id = 'project:daily'").fetchone():
+            return
+        daily = objects.ObjectRecord(
+            id="project:daily", type="project", name="日常 Daily", aliases=["daily", "日常"],
+            summary="Built-in project for everyday life; anything without a clearer project.",
+            body="范围 Scope: everyday life, errands, family, health.\n目标 Goal: unknown.\n"
+                 "现状 State: always open.",
+            cues=["daily life", "日常琐事"], status="active")
+        with write(self.conn):
+            if not self.conn.execute("SELECT 1 FROM objects WHERE id = 'project:daily'").fetchone():
+                objects.save_object(self.conn, daily, self.clock.now())
 
     @staticmethod
     def _zone(config: Config) -> tzinfo | None:
@@ -145,6 +162,26 @@ class Memory:
 
     def read_object(self, object_id: str, offset: int = 0) -> dict[str, Any]:
         return objects.read_object(self.conn, object_id, offset)
+
+    # -- recall -------------------------------------------------------------------------------
+    def find(self, query: str, types: list[str] | None = None, project: str | None = None,
+             limit: int = 20) -> dict[str, Any]:
+        """memory_find: ranked lexical hits over objects and raw events (Chinese and English)."""
+        from .recall import memory_find
+
+        return memory_find(self.conn, query, types=types, project=project, limit=limit)
+
+    def read(self, object_id: str, offset: int = 0) -> dict[str, Any]:
+        """memory_read: an object's profile, relations and evidence list, paged."""
+        from .recall import memory_read
+
+        return memory_read(self.conn, object_id, offset)
+
+    def evidence(self, id_or_event: str, offset: int = 0) -> dict[str, Any]:
+        """memory_evidence: the raw text behind an object's evidence (or an event), paged."""
+        from .recall import memory_evidence
+
+        return memory_evidence(self.conn, id_or_event, offset)
 
     # -- status -------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

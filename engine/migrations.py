@@ -103,7 +103,8 @@ def m001_initial(conn: sqlite3.Connection) -> None:
                 OR (kind = 'head' AND event_id IS NULL AND summary IS NOT NULL))
         );
         CREATE INDEX hot_nodes_active ON hot_nodes (seq) WHERE active = 1;
-        CREATE INDEX hot_nodes_parent ON hot_nodes (parent_id);
+        -- Partial: a fragment is born without a parent, so ingest pays nothing for this index.
+        CREATE INDEX hot_nodes_parent ON hot_nodes (parent_id) WHERE parent_id IS NOT NULL;
         CREATE INDEX hot_nodes_event ON hot_nodes (event_id);
 
         CREATE TABLE archive_queue (
@@ -334,6 +335,10 @@ def _statements(script: str) -> list[str]:
         out.append(buf.strip())
     return out
 
-from .vault_schema import m003_vault  # noqa: E402  (the vault's tables; engine/vault_schema.py)
 
-MIGRATIONS.append(m003_vault)
+# Later migrations live beside the concept they serve; they are imported here, at the bottom,
+# because they use run_script above. Order is application order and never changes.
+from .recall_schema import m002_recall_index  # noqa: E402
+from .vault_schema import m003_vault  # noqa: E402
+
+MIGRATIONS.extend([m002_recall_index, m003_vault])

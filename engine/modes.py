@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from .batchloop import BatchFailed, Tool
+from .clock import Clock
 from .config import Config
 from .jobs import Batch, Job, find_receipt, save_receipt
 from .leases import lease_valid
@@ -37,6 +38,7 @@ class BatchContext:
     holder: str
     now: datetime
     read_ids: set[str] = field(default_factory=set)  # objects this batch may overwrite
+    clock: Clock | None = None  # when given, the commit checks the lease at commit time
 
 
 class Mode(Protocol):
@@ -66,6 +68,9 @@ class Mode(Protocol):
 def commit_proposal(ctx: BatchContext, mode: Mode, proposal: BaseModel) -> dict[str, Any]:
     """Commit a validated proposal for the batch, idempotently by the batch's token."""
     with write(ctx.conn):
+        if ctx.clock is not None:
+            # The lease must be valid when the commit happens, not when the batch started.
+            ctx.now = ctx.clock.now()
         earlier = find_receipt(ctx.conn, ctx.batch.token)
         if earlier is not None:
             return {**earlier, "replayed": True}

@@ -46,7 +46,7 @@ PAYLOAD_RESERVE = 4_000  # bytes kept for the payload's frame and the system pro
 def object_payload(obj: ObjectRecord) -> dict[str, Any]:
     return {"id": obj.id, "type": obj.type, "name": obj.name, "aliases": obj.aliases,
             "summary": obj.summary, "body": obj.body, "cues": obj.cues, "status": obj.status,
-            "version": obj.version, "updated_at": obj.updated_at}
+            "version": obj.version, "created_at": obj.created_at, "updated_at": obj.updated_at}
 
 
 def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: int,
@@ -170,6 +170,10 @@ class OrganizeMode:
         had_targets = ctx.conn.execute(
             "SELECT COUNT(*) FROM evidence WHERE event_id = ?", (event_id,)).fetchone()[0]
         disposition = proposal.events[0]
+        for key in ("progress", "reason"):
+            limit = ctx.config[f"organize.{key}_max_chars"]
+            if len(getattr(disposition, key) or "") > limit:
+                raise FieldError(f"events.0.{key}", f"at most {limit} chars")
         last = claim["page_end"] >= row["chars"]
         _check_disposition(disposition, last, had_targets, proposal, claim, event_id)
         changes = apply_write(ctx.conn, write, rules, ctx.now)

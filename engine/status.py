@@ -9,6 +9,7 @@ from typing import Any
 from .migrations import CORE_FILES, EVENT_STATES
 from .store import graph_revision
 from .timeline import timeline_totals
+from .vault_schema import vault_status
 
 UNFINISHED = ("pending", "continue", "blocked")
 
@@ -54,5 +55,6 @@ def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> dict[str, Any]:
         "oldest_unfinished": unfinished,
         "core_files_chars": core,
         "graph_revision": graph_revision(conn),
+        "vault": vault_status(conn),
         "quick_check": conn.execute("PRAGMA quick_check").fetchone()[0],
     }

@@ -161,7 +161,7 @@ class Worker:
     def _run(self, job: Job, batch: Batch) -> TickResult:
         mode = self.modes[job.mode]
         ctx = BatchContext(self.mem.conn, self.mem.config, batch, job, self.holder,
-                           self.mem.clock.now())
+                           self.mem.clock.now(), clock=self.mem.clock)
 
         def ledger(call: CallLog) -> None:
             reply = call.reply
@@ -176,15 +176,16 @@ class Worker:
         try:
             outcome = run_batch(self.provider, mode.messages(ctx), mode.tools(ctx), self.limits,
                                 self.mem.clock, ledger)
-        except BatchFailed as exc:
+        except Exception as exc:  # BatchFailed, or a crash while building the prompt
+            error = str(exc) if isinstance(exc, BatchFailed) else f"batch crashed: {exc!r}"
             now = self.mem.clock.now()
             with write(self.mem.conn):
                 fresh = get_batch(self.mem.conn, batch.id)
                 if fresh.state != "claimed":  # committed meanwhile (a replay): nothing to undo
                     return TickResult("committed", job.id, batch.id)
-                terminal = self._fail(fresh, get_job(self.mem.conn, job.id), mode, str(exc), now)
+                terminal = self._fail(fresh, get_job(self.mem.conn, job.id), mode, error, now)
             return TickResult("terminal" if terminal else "failed", job.id, batch.id,
-                              error=str(exc))
+                              error=error)
         return TickResult("committed", job.id, batch.id, receipt=outcome.result)
 
     def _report(self, result: TickResult) -> TickResult:

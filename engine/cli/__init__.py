@@ -48,7 +48,14 @@ def json_option(f: Any) -> Any:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(f)
 
 
-from . import core, demo, ingest, inspect, work  # noqa: E402,F401  (registers commands)
+# The command line is the composition root: the vault's own commands join it here (the engine's
+# other modules never import the vault).
+from vault.cli import project_vault, watch  # noqa: E402
+
+from . import core, demo, ingest, inspect, recall, serve, work  # noqa: E402,F401  (registers commands)
+
+main.add_command(project_vault)
+main.add_command(watch)
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -64,6 +64,8 @@ def render_status(report: dict[str, Any]) -> None:
     core = ", ".join(f"{k} {v if v is not None else '-'}" for k, v in
                      report["core_files_chars"].items())
     console.print(f"core files (chars): {core}")
+    if "vault" in report:
+        render_vault_status(report["vault"])
     for key in sorted(set(report) - _SHOWN):
         console.print(escape(f"{key}: {report[key]}"))
     if report["oldest_unfinished"]:
@@ -75,8 +77,32 @@ def render_status(report: dict[str, Any]) -> None:
         console.print(un)
 
 
-_SHOWN = {"home", "quick_check", "graph_revision", "events", "timeline", "objects", "relations",
-          "evidence", "jobs", "core_files_chars", "oldest_unfinished"}
+def render_vault_status(vault: dict[str, Any]) -> None:
+    """The vault's lines of status: backlog, heartbeat, failures, hand edits, conflict copies."""
+    age = vault.get("watcher_heartbeat_age_s")
+    beat = f"watcher heartbeat {age} s ago" if age is not None else "no watcher seen"
+    console.print(f"vault: {vault['files']} files, {vault['pending_objects']} objects waiting "
+                  f"to be rendered, {beat}")
+    if vault["errors"]:
+        table = _table(f"vault errors ({vault['error_total']})", "object", "path", "error",
+                       "at")
+        for row in vault["errors"]:
+            table.add_row(*(escape(str(row[k] or "")) for k in ("object_id", "path", "error",
+                                                                  "created_at")))
+        console.print(table)
+    if vault["hand_edits"]:
+        table = _table("vault files edited by hand (not imported)", "file", "object", "kind",
+                       "detail")
+        for row in vault["hand_edits"]:
+            table.add_row(*(escape(str(row[k] or "")) for k in ("path", "object_id", "kind",
+                                                                  "detail")))
+        console.print(table)
+    for row in vault["conflicts"]:
+        console.print(f"kept hand edit: {escape(row['path'])} -> {escape(row['conflict_path'])}")
+
+
+_SHOWN = {"vault", "home", "quick_check", "graph_revision", "events", "timeline", "objects",
+          "relations", "evidence", "jobs", "core_files_chars", "oldest_unfinished"}
 
 
 @main.command("list")

@@ -9,6 +9,7 @@ from typing import Any
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+from ..clock import ManualClock
 from ..errors import InputError
 from ..jobs import get_job
 from ..memory import Memory
@@ -41,6 +42,14 @@ def parse_range(text: str | None) -> tuple[int, int] | None:
     return int(lo), int(hi)
 
 
+def wait_a_poll(mem: Memory) -> None:
+    """Sleep one poll, or move a manual clock (the demo's) forward by as much instead."""
+    if isinstance(mem.clock, ManualClock):
+        mem.clock.advance(seconds=mem.config["worker.poll_s"])
+    else:
+        time.sleep(mem.config["worker.poll_s"])
+
+
 def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str) -> str:
     """Tick until the job finishes, with a progress bar of committed batches."""
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
@@ -57,7 +66,7 @@ def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str)
                 bar.update(task, completed=max(total, 1))
                 return state
             if result.action in ("idle", "busy", "waiting"):
-                time.sleep(mem.config["worker.poll_s"])
+                wait_a_poll(mem)
 
 
 @main.command()
@@ -95,7 +104,7 @@ def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str |
 
 @main.command()
 @click.option("--mode", type=click.Choice(["organize", "deep"]), default="organize",
-              show_default=True)
+              show_default=True, help="organize queued events, or review every object (deep).")
 @click.option("--scope", default=None, help="A goal and retrieval hint for the model.")
 @click.option("--retry-blocked", is_flag=True, help="Unblock blocked events once.")
 @click.option("--wait", is_flag=True, help="Run the job to its end here, with a progress bar.")
@@ -147,7 +156,8 @@ def worker(ctx: click.Context, burst: bool, model: str | None) -> None:
 
 
 @main.command()
-@click.option("--days", type=click.IntRange(1, 3650), default=30, show_default=True)
+@click.option("--days", type=click.IntRange(1, 3650), default=30, show_default=True,
+              help="How many days back to show.")
 @json_option
 @click.pass_context
 def usage(ctx: click.Context, days: int, as_json: bool) -> None:

@@ -1,0 +1,104 @@
+"""The engine's own time per compact batch on a large timeline, beside the bare SQL.
+
+Builds a home with N one-fragment events (100,000 hot nodes by default), then runs compact
+batches through the real worker with a scripted model that answers instantly (so the model
+costs nothing), and times, per batch: the whole tick (scheduler check, lease, claim, prompt,
+loop, validation, one-transaction commit, ledger) against the bare SQL statements of the same
+commit transaction (insert head, deactivate 8 nodes, enqueue 8 events, receipt) run on a copy.
+
+    python bench/batch_overhead.py [--nodes 100000] [--batches 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sqlite3
+import statistics
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from engine import ManualClock, Memory, NewEvent
+from engine.providers.scripted import ScriptedProvider, call
+
+
+def build_home(home: Path, nodes: int) -> None:
+    clock = ManualClock(datetime(2026, 10, 1, tzinfo=timezone.utc))
+    with Memory.open(home, clock=clock) as mem:
+        for start in range(0, nodes, 5_000):
+            mem.append_events(NewEvent(f"turn {i}: we talked about the Aurora sync API and "
+                                       f"the Lighthouse runners, item {i}.")
+                              for i in range(start, min(nodes, start + 5_000)))
+
+
+def engine_batches(home: Path, batches: int) -> list[float]:
+    def answer(messages, tools, max_out):
+        ids = [n["id"] for n in json.loads(messages[1]["content"])["nodes"]]
+        return call("commit_compaction", {"node_ids": ids, "summary": f"s{ids[0]}"})
+
+    clock = ManualClock(datetime(2026, 10, 2, tzinfo=timezone.utc))
+    with Memory.open(home, clock=clock) as mem:
+        mem.compact((1, batches * 8))
+        worker = mem.worker(ScriptedProvider([answer] * (batches + 1)), scheduler=False)
+        times = []
+        for _ in range(batches):
+            began = time.perf_counter()
+            result = worker.tick()
+            times.append(time.perf_counter() - began)
+            assert result.action == "committed", result
+        return times
+
+
+def bare_batches(db: Path, batches: int) -> list[float]:
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    times = []
+    for b in range(batches):
+        ids = list(range(b * 8 + 1, b * 8 + 9))
+        marks = ",".join("?" * 8)
+        began = time.perf_counter()
+        conn.execute("BEGIN IMMEDIATE")
+        head = conn.execute(
+            "INSERT INTO hot_nodes (kind, level, seq, summary, chars, est_tokens, first_at,"
+            " last_at, created_at) VALUES ('head', 1, ?, 's', 1, 1, 'a', 'b', 'c')",
+            (ids[0],)).lastrowid
+        conn.execute(f"UPDATE hot_nodes SET active = 0, parent_id = ? WHERE id IN ({marks})",
+                     (head, *ids))
+        conn.executemany("INSERT OR IGNORE INTO archive_queue (event_id, state, enqueued_at,"
+                         " updated_at) VALUES (?, 'pending', 'a', 'a')", [(i,) for i in ids])
+        conn.execute("COMMIT")
+        times.append(time.perf_counter() - began)
+    conn.close()
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=100_000)
+    parser.add_argument("--batches", type=int, default=200)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "home"
+        began = time.perf_counter()
+        build_home(home, args.nodes)
+        print(f"built {args.nodes:,} hot nodes in {time.perf_counter() - began:.1f} s")
+        bare_db = Path(tmp) / "bare.db"
+        shutil.copy(home / "memory.db", bare_db)
+        engine = engine_batches(home, args.batches)
+        bare = bare_batches(bare_db, args.batches)
+    rows = [("engine (tick: claim+loop+commit)", engine), ("bare SQL of the commit", bare)]
+    print(f"\n{'':34} {'batches':>8} {'median ms':>10} {'p95 ms':>8}")
+    for name, times in rows:
+        p95 = sorted(times)[int(len(times) * 0.95) - 1]
+        print(f"{name:34} {len(times):>8} {statistics.median(times) * 1e3:>10.2f} "
+              f"{p95 * 1e3:>8.2f}")
+    ratio = statistics.median(engine) / statistics.median(bare)
+    print(f"\nratio engine/bare (median): {ratio:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""Ingest throughput: the engine's `Memory.append_events` against a bare sqlite3 `executemany`.
+
+    python bench/ingest.py [--n 100000] [--chunk 1000] [--seed 7] [--profile]
+
+Both sides get the same generated events (Chinese, English and mixed texts of 20–600 chars, about
+one in fifty up to 3,000 chars, each with a meta object), in chunks of `--chunk`, one transaction
+a chunk, into a fresh database in a temporary directory, WAL with synchronous=NORMAL.
+
+- engine: `Memory.append_events` on a fresh home: validation, token estimates, fragment split,
+  the events row and its hot-timeline nodes, all in the engine's own transaction.
+- bare: one table with the events columns (occurred_at, occurred_us, ingested_at, source, kind,
+  meta, text, chars, est_tokens), no triggers and no index beyond the primary key; its rows are
+  prepared before the clock starts, so it measures SQLite inserts alone.
+
+Target: engine >= 40% of bare. `--profile` prints where the engine's time goes (cProfile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import random
+import sqlite3
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engine import ManualClock, Memory, NewEvent  # noqa: E402
+from engine.clock import iso, to_micros  # noqa: E402
+from engine.tokens import estimate_tokens  # noqa: E402
+
+CST = timezone(timedelta(hours=8))
+START = datetime(2026, 10, 5, 9, 0, tzinfo=CST)
+
+ZH = [
+    "今天下午三点和浩宇在三楼会议室讨论第四季度的项目进度。",
+    "记住：浩宇对花生过敏，点外卖的时候帮我留意一下。",
+    "明天上午十点提醒我给客户回邮件，附上最新的报价单。",
+    "这个周末要去杭州出差，帮我查一下高铁票和酒店。",
+    "刚才的会议纪要已经整理好了，主要结论有三条，",
+    "他说下周一之前必须把设计稿交上去，否则赶不上发布。",
+    "我更喜欢喝茶，尤其是下午，别再给我推荐咖啡店了。",
+    "数据库迁移脚本跑完了，日志里没有报错，",
+]
+EN = [
+    "Remember that Haoyu prefers tea over coffee in the afternoon. ",
+    "The quarterly report is due on Friday; the draft still lacks the sales figures. ",
+    "Tool output: 3 files changed, 120 insertions(+), 14 deletions(-). ",
+    "Can you remind me to call the dentist tomorrow morning at nine? ",
+    "We agreed to ship the beta next week if the migration tests pass. ",
+    "Note: the staging server restarts every night at 02:50 local time. ",
+]
+SOURCES = ["user", "agent", "tool", "system"]
+KINDS = ["message", "message", "message", "note", "tool_result"]
+
+
+def make_text(rng: random.Random) -> str:
+    """Chinese, English or mixed text of 20–600 chars; about one in fifty up to 3,000."""
+    length = rng.randint(601, 3_000) if rng.random() < 0.02 else rng.randint(20, 600)
+    style = rng.random()
+    parts: list[str] = []
+    size = 0
+    while size < length:
+        if style < 0.45:
+            piece = rng.choice(ZH)
+        elif style < 0.75:
+            piece = rng.choice(EN)
+        else:
+            piece = rng.choice(ZH if rng.random() < 0.5 else EN)
+        if rng.random() < 0.05:
+            piece += "\n\n" if rng.random() < 0.5 else " 😀 "
+        parts.append(piece)
+        size += len(piece)
+    return "".join(parts)[:length]
+
+
+def make_events(n: int, seed: int) -> list[NewEvent]:
+    rng = random.Random(seed)
+    events = []
+    for i in range(n):
+        when = START + timedelta(seconds=i * 7 + rng.randint(0, 6))
+        meta = {"msg_id": f"m-{i:06d}", "channel": rng.choice(["desktop", "mobile", "cli"]),
+                "session": f"s-{i // 40:05d}"}
+        if rng.random() < 0.2:
+            meta["tool"] = rng.choice(["search", "calendar", "shell"])
+        events.append(NewEvent(text=make_text(rng), occurred_at=iso(when),
+                               source=rng.choice(SOURCES), kind=rng.choice(KINDS), meta=meta))
+    return events
+
+
+def bare_rows(events: list[NewEvent], ingested_at: str) -> list[tuple]:
+    rows = []
+    for e in events:
+        when = datetime.fromisoformat(e.occurred_at)  # type: ignore[arg-type]
+        rows.append((e.occurred_at, to_micros(when), ingested_at, e.source, e.kind,
+                     json.dumps(e.meta, ensure_ascii=False), e.text, len(e.text),
+                     estimate_tokens(e.text)))
+    return rows
+
+
+def chunks(items: list, size: int):
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def run_engine(events: list[NewEvent], chunk: int, root: Path) -> float:
+    mem = Memory.open(root / "engine-home", clock=ManualClock(START + timedelta(days=30)))
+    try:
+        began = time.perf_counter()
+        for part in chunks(events, chunk):
+            mem.append_events(part)
+        elapsed = time.perf_counter() - began
+        stored = mem.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+        assert stored == len(events), (stored, len(events))
+    finally:
+        mem.close()
+    return elapsed
+
+
+def run_bare(rows: list[tuple], chunk: int, root: Path) -> float:
+    conn = sqlite3.connect(root / "bare.db", isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute(
+            "CREATE TABLE events (id INTEGER PRIMARY KEY, occurred_at TEXT NOT NULL,"
+            " occurred_us INTEGER NOT NULL, ingested_at TEXT NOT NULL, source TEXT NOT NULL,"
+            " kind TEXT NOT NULL, meta TEXT, text TEXT NOT NULL, chars INTEGER NOT NULL,"
+            " est_tokens INTEGER NOT NULL)"
+        )
+        began = time.perf_counter()
+        for part in chunks(rows, chunk):
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany(
+                "INSERT INTO events (occurred_at, occurred_us, ingested_at, source, kind, meta,"
+                " text, chars, est_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", part,
+            )
+            conn.execute("COMMIT")
+        elapsed = time.perf_counter() - began
+        assert conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == len(rows)
+    finally:
+        conn.close()
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=100_000, help="events to ingest")
+    parser.add_argument("--chunk", type=int, default=1_000, help="events per transaction")
+    parser.add_argument("--seed", type=int, default=7, help="seed of the generated texts")
+    parser.add_argument("--profile", action="store_true", help="cProfile the engine run")
+    args = parser.parse_args(argv)
+
+    events = make_events(args.n, args.seed)
+    chars = sum(len(e.text) for e in events)
+    rows = bare_rows(events, iso(START + timedelta(days=30)))
+    print(f"{args.n:,} events, {chars:,} chars (mean {chars / max(args.n, 1):.0f}, "
+          f"max {max(len(e.text) for e in events):,}), chunks of {args.chunk:,}")
+
+    with tempfile.TemporaryDirectory(prefix="memvault-bench-") as tmp:
+        root = Path(tmp)
+        bare_s = run_bare(rows, args.chunk, root)
+        if args.profile:
+            profiler = cProfile.Profile()
+            profiler.enable()
+        engine_s = run_engine(events, args.chunk, root)
+        if args.profile:
+            profiler.disable()
+
+    results = [("engine (Memory.append_events)", engine_s), ("bare sqlite3 executemany", bare_s)]
+    print(f"\n{'':32}{'rows':>10}{'seconds':>10}{'events/s':>12}")
+    for name, seconds in results:
+        print(f"{name:32}{args.n:>10,}{seconds:>10.2f}{args.n / seconds:>12,.0f}")
+    ratio = bare_s / engine_s
+    verdict = "meets" if ratio >= 0.40 else "BELOW"
+    print(f"\nengine/bare = {ratio:.1%} ({verdict} the 40% target)")
+    if args.profile:
+        print()
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,527 @@
+"""Recall benchmark: what memory_find finds, what its index costs, how fast it answers at scale.
+
+    python bench/recall.py                       # everything, default sizes (several minutes)
+    python bench/recall.py --skip scale,ingest   # only the recall tables (about a minute)
+    python bench/recall.py --events 200000 --objects 2000
+
+Sections (data by path, never copied into the project):
+1. locomo: each LoCoMo conversation's turns become events ("speaker: text") in a fresh memory;
+   for every question with evidence, recall@5/10/20 of the evidence turns through memory_find
+   over raw events, per category, beside rank-bm25 (BM25Okapi, lowercase [a-z0-9]+ tokens) over
+   the same turns in the same run.
+2. memorybank: the Chinese MemoryBank histories (each query and response an event, one memory
+   per user, and all users pooled in one memory with the English histories as distractors);
+   per hand-labelled probing question (bench/recall_labels_memorybank.json), whether a labelled
+   turn is in memory_find's top 10, beside BM25Okapi over CJK character bigrams.
+3. ingest: the cost of the index on ingesting events, against a bare executemany, and the
+   rejected design (a per-row FTS5 trigger) for comparison.
+4. scale: p50/p95 latency of memory_find with N events (synthetic: real LoCoMo/MemoryBank turns
+   with a Zipf-distributed share of their words replaced) and M objects, per query kind.
+Timings are wall-clock on this machine; nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from rank_bm25 import BM25Okapi  # noqa: E402
+
+from engine.events import insert_events  # noqa: E402
+from engine.objects import ObjectRecord, add_relation, save_object  # noqa: E402
+from engine.recall import memory_find  # noqa: E402
+from engine.recall_index import CJK_RUN, sync_index  # noqa: E402
+from engine.store import open_db, write  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data"
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+KS = (5, 10, 20)
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def event_row(text: str, when: datetime, source: str = "user", meta: dict | None = None) -> tuple:
+    """A row as events.validate_event returns it (the bench builds its own valid rows)."""
+    micros = int(when.timestamp() * 1_000_000)
+    return (when.isoformat(), micros, NOW.isoformat(), source, "message",
+            json.dumps(meta, ensure_ascii=False) if meta else None, text)
+
+
+def fresh_db(folder: str, name: str) -> sqlite3.Connection:
+    return open_db(Path(folder) / name / "memory.db")
+
+
+def ingest(conn: sqlite3.Connection, rows: list[tuple], batch: int = 10_000) -> list[int]:
+    ids: list[int] = []
+    for start in range(0, len(rows), batch):
+        with write(conn):
+            ids += insert_events(conn, rows[start : start + batch], NOW)
+    with write(conn):
+        sync_index(conn)
+    return ids
+
+
+def table(title: str, header: list[str], rows: Iterable[list[Any]]) -> None:
+    rows = [[str(c) for c in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(header)]
+    print(f"\n{title}")
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+
+
+# -- 1. LoCoMo --------------------------------------------------------------------------------
+
+def locomo_turns(conv: dict) -> list[tuple[str, str, datetime]]:
+    c = conv["conversation"]
+    out = []
+    for key, turns in c.items():
+        if not (key.startswith("session_") and isinstance(turns, list)):
+            continue
+        when = _locomo_date(c.get(f"{key}_date_time", ""))
+        for i, t in enumerate(turns):
+            out.append((t["dia_id"], f"{t['speaker']}: {t['text']}", when + timedelta(seconds=i)))
+    return out
+
+
+def _locomo_date(text: str) -> datetime:
+    try:
+        return datetime.strptime(text, "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+    except ValueError:
+        return NOW
+
+
+def bench_locomo(path: Path, folder: str) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    recall: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    took: list[float] = []
+    for n, conv in enumerate(data):
+        turns = locomo_turns(conv)
+        conn = fresh_db(folder, f"locomo{n}")
+        ids = ingest(conn, [event_row(t, w, meta={"dia_id": d}) for d, t, w in turns])
+        dia_of = {i: d for i, (d, _, _) in zip(ids, turns, strict=True)}
+        dias = [d for d, _, _ in turns]
+        bm25 = BM25Okapi([_WORDS.findall(t.lower()) for _, t, _ in turns])
+        for qa in conv["qa"]:
+            evidence = {e for e in qa.get("evidence", []) if e in dia_of.values()}
+            if not evidence:
+                continue
+            scores = bm25.get_scores(_WORDS.findall(qa["question"].lower()))
+            base = [dias[i] for i in sorted(range(len(dias)), key=lambda i: -scores[i])[:20]]
+            start = time.perf_counter()
+            hits = memory_find(conn, qa["question"], types=["event"], limit=20)["hits"]
+            took.append(time.perf_counter() - start)
+            mine = [dia_of[h["id"]] for h in hits]
+            for k in KS:
+                for name, ranked in (("bm25", base), ("find", mine)):
+                    found = len(evidence & set(ranked[:k])) / len(evidence)
+                    recall[(name, k)][qa["category"]].append(found)
+        conn.close()
+    rows = []
+    for k in KS:
+        for name in ("bm25", "find"):
+            per = recall[(name, k)]
+            cells = [f"{statistics.mean(per[c]):.3f}" for c in CATEGORIES]
+            every = [x for c in CATEGORIES for x in per[c]]
+            rows.append([f"{name} @{k}", *cells, f"{statistics.mean(every):.3f}"])
+        ratio = [statistics.mean(recall[("find", k)][c]) / max(1e-9, statistics.mean(
+            recall[("bm25", k)][c])) for c in CATEGORIES]
+        rows.append([f"ratio @{k}", *(f"{r:.2f}x" for r in ratio), ""])
+    counts = [str(len(recall[("find", 5)][c])) for c in CATEGORIES]
+    table(f"LoCoMo evidence recall ({path.name}, {sum(map(int, counts))} questions; "
+          f"memory_find p50 {_ms(took, 50)} ms, p95 {_ms(took, 95)} ms at ~600 events)",
+          ["", *(f"{CATEGORIES[c]} ({n})" for c, n in zip(CATEGORIES, counts, strict=True)),
+           "all"], rows)
+
+
+def _ms(values: list[float], pct: int) -> str:
+    ordered = sorted(values)
+    return f"{ordered[min(len(ordered) - 1, int(len(ordered) * pct / 100))] * 1000:.1f}"
+
+
+# -- 2. MemoryBank ----------------------------------------------------------------------------
+
+def memorybank_rows(history: dict, user: str) -> tuple[list[tuple], list[str]]:
+    rows, turn_of = [], []
+    for date, turns in history.items():
+        day = datetime.fromisoformat(date).replace(hour=20, tzinfo=timezone(timedelta(hours=8)))
+        for i, t in enumerate(turns):
+            for j, (role, source) in enumerate((("query", "user"), ("response", "agent"))):
+                when = day + timedelta(minutes=2 * i + j)
+                rows.append(event_row(t[role], when, source, {"user": user, "turn": f"{date}#{i}"}))
+                turn_of.append(f"{user}/{date}#{i}")
+    return rows, turn_of
+
+
+def cjk_bigram_tokens(text: str) -> list[str]:
+    text = text.lower()
+    out = _WORDS.findall(text)
+    for run in CJK_RUN.findall(text):
+        out += [run[i : i + 2] for i in range(len(run) - 1)] or [run]
+    return out
+
+
+def bench_memorybank(folder_data: Path, labels_path: Path, folder: str) -> None:
+    cn = json.loads((folder_data / "memory_bank_cn-dev.json").read_text(encoding="utf-8"))
+    en = json.loads((folder_data / "memory_bank_en-dev.json").read_text(encoding="utf-8"))
+    labels = json.loads(labels_path.read_text(encoding="utf-8"))["users"]
+    pooled_rows, pooled_turns = [], []
+    per_user = {}
+    for user, record in cn.items():
+        rows, turns = memorybank_rows(record["history"], user)
+        per_user[user] = (rows, turns)
+        pooled_rows += rows
+        pooled_turns += turns
+    for user, record in en.items():
+        rows, turns = memorybank_rows(record["history"], "en:" + user.strip())
+        pooled_rows += rows
+        pooled_turns += turns
+    pooled = fresh_db(folder, "memorybank-pooled")
+    pooled_ids = ingest(pooled, pooled_rows)
+    pooled_turn = dict(zip(pooled_ids, pooled_turns, strict=True))
+    pooled_bm25 = BM25Okapi([cjk_bigram_tokens(r[-1]) for r in pooled_rows])
+    out, totals = [], defaultdict(int)
+    for user, questions in labels.items():
+        rows, turns = per_user[user]
+        conn = fresh_db(folder, f"memorybank-{len(out)}")
+        ids = ingest(conn, rows)
+        turn_of = dict(zip(ids, turns, strict=True))
+        bm25 = BM25Okapi([cjk_bigram_tokens(r[-1]) for r in rows])
+        for q in questions:
+            want = {f"{user}/{t}" for t in q["turns"]}
+            mine = _rank_turns(memory_find(conn, q["question"], types=["event"], limit=10),
+                               turn_of)
+            base = _bm25_turns(bm25, q["question"], turns)
+            pool = _rank_turns(memory_find(pooled, q["question"], types=["event"], limit=10),
+                               pooled_turn)
+            pool_base = _bm25_turns(pooled_bm25, q["question"], pooled_turns)
+            marks = [_rank_of(want, r) for r in (mine, base, pool, pool_base)]
+            for name, rank in zip(("find", "bm25", "find pooled", "bm25 pooled"), marks,
+                                  strict=True):
+                totals[name] += rank is not None
+                if not q.get("time_only"):
+                    totals[name + " (lexical)"] += rank is not None
+            out.append([user, q["q"], q["question"][:34] + ("*" if q.get("time_only") else ""),
+                        *(r if r is not None else "-" for r in marks)])
+        conn.close()
+    table("MemoryBank (Chinese) probing questions: rank of the labelled turn in the top 10 "
+          "('-' = not in the top 10; * = names only a date or 'the first talk')",
+          ["user", "q", "question", "find", "bm25", "find pooled", "bm25 pooled"], out)
+    n, lexical = len(out), sum(1 for r in out if not r[2].endswith("*"))
+    summary = [[name, f"{totals[name]}/{n}", f"{totals[name + ' (lexical)']}/{lexical}"]
+               for name in ("find", "bm25", "find pooled", "bm25 pooled")]
+    table(f"MemoryBank top-10 hits (per user memory ~90 events; pooled ~{len(pooled_rows)} "
+          "events, Chinese and English users together)",
+          ["", "all questions", "without time-only ones"], summary)
+    pooled.close()
+
+
+def _rank_turns(answer: dict, turn_of: dict[int, str]) -> list[str]:
+    seen: list[str] = []
+    for hit in answer["hits"]:
+        turn = turn_of[hit["id"]]
+        if turn not in seen:
+            seen.append(turn)
+    return seen
+
+
+def _bm25_turns(bm25: BM25Okapi, question: str, turns: list[str]) -> list[str]:
+    scores = bm25.get_scores(cjk_bigram_tokens(question))
+    seen: list[str] = []
+    for i in sorted(range(len(turns)), key=lambda i: -scores[i])[:10]:
+        if turns[i] not in seen:
+            seen.append(turns[i])
+    return seen
+
+
+def _rank_of(want: set[str], ranked: list[str]) -> int | None:
+    for rank, turn in enumerate(ranked[:10], 1):
+        if turn in want:
+            return rank
+    return None
+
+
+# -- synthetic corpus (ingest and scale) ------------------------------------------------------
+
+def source_texts(locomo: Path, memorybank: Path) -> tuple[list[str], list[str]]:
+    en: list[str] = []
+    for conv in json.loads(locomo.read_text(encoding="utf-8")):
+        en += [t for _, t, _ in locomo_turns(conv)]
+    cn: list[str] = []
+    for name, bucket in (("memory_bank_cn-dev.json", cn), ("memory_bank_en-dev.json", en)):
+        for record in json.loads((memorybank / name).read_text(encoding="utf-8")).values():
+            for turns in record["history"].values():
+                for t in turns:
+                    bucket += [t["query"], t["response"]]
+    return en, cn
+
+
+class Synth:
+    """Events like the real turns, with ~30% of English words (4+ letters) and ~15% of Chinese
+    characters replaced by Zipf-distributed ones, so the vocabulary grows like years of use."""
+
+    def __init__(self, en: list[str], cn: list[str], cjk_share: float, seed: int = 7) -> None:
+        self.rnd = random.Random(seed)
+        self.en, self.cn, self.cjk_share = en, cn, cjk_share
+        syl = ["ka", "lo", "mi", "ren", "tas", "vo", "zu", "pel", "dri", "an", "shi", "qua",
+               "bel", "nor", "tix", "gam", "sor", "lin", "wu", "yel"]
+        self.vocab = ["".join(self.rnd.choice(syl) for _ in range(self.rnd.randint(2, 4)))
+                      for _ in range(300_000)]
+        self.chars = sorted({ch for t in cn for ch in t if CJK_RUN.match(ch)})
+        self.word = re.compile(r"[A-Za-z]{4,}")
+
+    def _zipf(self, items: list[str]) -> str:
+        return items[int(len(items) ** self.rnd.random()) - 1]
+
+    def text(self) -> str:
+        rnd = self.rnd
+        if rnd.random() < self.cjk_share:
+            t = rnd.choice(self.cn)
+            return "".join(self._zipf(self.chars) if CJK_RUN.match(ch) and rnd.random() < 0.15
+                           else ch for ch in t)
+        t = rnd.choice(self.en)
+        return self.word.sub(
+            lambda m: self._zipf(self.vocab) if rnd.random() < 0.3 else m.group(0), t)
+
+    def rows(self, n: int) -> list[tuple]:
+        start = NOW - timedelta(days=3 * 365)
+        step = timedelta(days=3 * 365) / max(n, 1)
+        return [event_row(self.text(), start + step * i) for i in range(n)]
+
+
+# -- 3. ingest cost ---------------------------------------------------------------------------
+
+def bench_ingest(synth: Synth, n: int, folder: str, batch: int = 1_000) -> None:
+    rows = synth.rows(n)
+    cols = ("occurred_at, occurred_us, ingested_at, source, kind, meta, text, chars, est_tokens")
+    bare_rows = [(*r, len(r[-1]), len(r[-1]) // 4) for r in rows]
+    sql = f"INSERT INTO events ({cols}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+    def run(name: str, setup: Callable[[sqlite3.Connection], None],
+            after_batch: Callable[[sqlite3.Connection], None] | None = None,
+            at_end: Callable[[sqlite3.Connection], None] | None = None) -> tuple[float, float]:
+        conn = fresh_db(folder, f"ingest-{name}")
+        setup(conn)
+        start = time.perf_counter()
+        for i in range(0, n, batch):
+            with write(conn):
+                conn.executemany(sql, bare_rows[i : i + batch])
+                if after_batch:
+                    after_batch(conn)
+        mid = time.perf_counter()
+        if at_end:
+            with write(conn):
+                at_end(conn)
+        end = time.perf_counter()
+        conn.close()
+        return mid - start, end - start
+
+    def trigger(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE VIRTUAL TABLE t_fts USING fts5 (text, content='')")
+        conn.execute("CREATE TRIGGER t_fts_ai AFTER INSERT ON events BEGIN INSERT INTO t_fts"
+                     " (rowid, text) VALUES (new.id, new.text); END")
+
+    def nothing(conn: sqlite3.Connection) -> None:
+        return None
+
+    def sync(conn: sqlite3.Connection) -> None:
+        sync_index(conn)
+
+    results = [("bare executemany (m002 present: no trigger on events)",
+                run("bare", nothing)[1])]
+    results.append(("  + sync_index after every batch (index always current)",
+                    run("sync-batch", nothing, after_batch=sync)[1]))
+    ingest_only, total = run("sync-end", nothing, at_end=sync)
+    results.append(("  + one sync_index at the end (bulk catch-up), total", total))
+    results.append(("rejected: per-row FTS5 trigger on events (unicode61, no CJK analysis)",
+                    run("trigger", trigger)[1]))
+    base = results[0][1]
+    table(f"Ingest cost of the index: {n:,} synthetic events, {batch:,} per transaction",
+          ["variant", "seconds", "events/s", "vs bare"],
+          [[name, f"{sec:.2f}", f"{n / sec:,.0f}", f"{base / sec:.0%}"]
+           for name, sec in results])
+    print(f"bulk catch-up alone: {total - ingest_only:.2f} s = "
+          f"{n / max(total - ingest_only, 1e-9):,.0f} events/s indexed")
+
+
+# -- 4. scale ---------------------------------------------------------------------------------
+
+def build_scale(path: Path, synth: Synth, n_events: int, n_objects: int) -> dict[str, float]:
+    conn = open_db(path)
+    have = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    for i in range(have, n_events, 20_000):
+        with write(conn):
+            insert_events(conn, synth.rows(min(20_000, n_events - i)), NOW)
+    timings["ingest events"] = time.perf_counter() - start
+    if conn.execute("SELECT count(*) FROM objects").fetchone()[0] < n_objects:
+        start = time.perf_counter()
+        make_objects(conn, synth, n_objects)
+        timings["write objects"] = time.perf_counter() - start
+    start = time.perf_counter()
+    with write(conn):
+        done = sync_index(conn)
+    timings[f"sync_index ({done['events']:,} events, {done['objects']:,} objects)"] = (
+        time.perf_counter() - start)
+    conn.close()
+    return timings
+
+
+SURNAMES = (
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏"
+    "吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严"
+)
+
+
+def make_objects(conn: sqlite3.Connection, synth: Synth, n: int) -> None:
+    rnd = random.Random(11)
+    given = synth.chars[:600]
+    kinds = ["person"] * 30 + ["knowledge"] * 30 + ["todo"] * 15 + ["task"] * 10 + [
+        "schedule"] * 5 + ["project"] * 2
+    projects: list[str] = []
+    with write(conn):
+        for i in range(n):
+            kind = rnd.choice(kinds)
+            if kind == "person":
+                name = rnd.choice(SURNAMES) + "".join(rnd.choice(given)
+                                                      for _ in range(rnd.randint(1, 2)))
+                aliases = [rnd.choice(synth.vocab[:5000]).capitalize()]
+            else:
+                name = synth.text()[:60].strip() or f"item {i}"
+                aliases = []
+            body = " ".join(synth.text() for _ in range(rnd.randint(2, 12)))[:16_000]
+            obj = ObjectRecord(
+                id=f"{kind}:o{i}", type=kind, name=name, aliases=aliases,
+                summary=synth.text()[:400], body=body,
+                cues=[synth.text()[:40] for _ in range(rnd.randint(0, 3))])
+            save_object(conn, obj, NOW)
+            if kind == "project":
+                projects.append(obj.id)
+            elif projects and rnd.random() < 0.7:
+                add_relation(conn, obj.id, "member_of", rnd.choice(projects), NOW)
+
+
+def scale_queries(locomo: Path, memorybank: Path, synth: Synth, per_kind: int) -> dict:
+    rnd = random.Random(5)
+    questions = [qa["question"] for conv in json.loads(locomo.read_text(encoding="utf-8"))
+                 for qa in conv["qa"]]
+    probing: dict[str, list[str]] = {"cn": [], "en": []}
+    for lang in probing:
+        for line in (memorybank / f"probing_questions_{lang}-dev.jsonl").read_text(
+                encoding="utf-8").splitlines():
+            for qs in json.loads(line).values():
+                probing[lang] += qs
+    runs = [r for t in synth.cn for r in CJK_RUN.findall(t)]
+    pick = [r for r in runs if len(r) >= 4]
+
+    def cut(n: int) -> list[str]:
+        out = []
+        while len(out) < per_kind:
+            r = rnd.choice(pick)
+            start = rnd.randrange(len(r) - n + 1)
+            out.append(r[start : start + n])
+        return out
+
+    names = [t.split(":")[0] for t in synth.en[:3000]]
+    return {
+        "LoCoMo question (en)": rnd.sample(questions, per_kind),
+        "MemoryBank question (zh)": probing["cn"][:per_kind],
+        "MemoryBank question (en)": probing["en"][:per_kind],
+        "CJK 2 chars": cut(2), "CJK 3 chars": cut(3), "CJK 4 chars": cut(4),
+        "English name": [rnd.choice(names) for _ in range(per_kind)],
+        "English prefix (4)": [rnd.choice(names)[:4] for _ in range(per_kind)],
+        "mixed zh+en": [f"{rnd.choice(names)} {c}" for c in cut(2)],
+    }
+
+
+def bench_scale(args: argparse.Namespace, synth: Synth, folder: str) -> None:
+    path = Path(args.db) if args.db else Path(folder) / "scale" / "memory.db"
+    start = time.perf_counter()
+    timings = build_scale(path, synth, args.events, args.objects)
+    build = time.perf_counter() - start
+    conn = open_db(path, readonly=True)
+    sizes = {r[0]: r[1] for r in conn.execute(
+        "SELECT CASE WHEN name LIKE 'recall_events_fts%' THEN 'events index'"
+        " WHEN name LIKE 'recall_objects_fts%' OR name LIKE 'recall_%' THEN 'objects index'"
+        " ELSE 'rest' END, sum(pgsize) FROM dbstat GROUP BY 1")}
+    counts = conn.execute("SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM objects)"
+                          ).fetchone()
+    print(f"\nscale memory: {counts[0]:,} events, {counts[1]:,} objects, built in {build:.0f} s ("
+          + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()) + "); size: "
+          + ", ".join(f"{k} {v / 1e6:.0f} MB" for k, v in sorted(sizes.items())))
+    kinds = scale_queries(Path(args.locomo), Path(args.memorybank), synth, args.queries)
+    for query in [q for qs in kinds.values() for q in qs][:50]:  # warm the page cache
+        memory_find(conn, query)
+    rows, every, every_cpu = [], [], []
+    for kind, queries in kinds.items():
+        took, cpu, hits = [], [], 0
+        for query in queries:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            answer = memory_find(conn, query)
+            took.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
+            hits += bool(answer["hits"])
+        every += took
+        every_cpu += cpu
+        rows.append([kind, len(queries), f"{hits}/{len(queries)}", _ms(took, 50), _ms(took, 95),
+                     f"{max(took) * 1000:.1f}", _ms(cpu, 50), _ms(cpu, 95)])
+    rows.append(["all", len(every), "", _ms(every, 50), _ms(every, 95),
+                 f"{max(every) * 1000:.1f}", _ms(every_cpu, 50), _ms(every_cpu, 95)])
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    table(f"memory_find latency (ms) at {counts[0]:,} events and {counts[1]:,} objects, "
+          f"limit 20, objects and events ({os.cpu_count()} CPUs, load average {load:.1f})",
+          ["query kind", "n", "answered", "wall p50", "wall p95", "wall max", "cpu p50",
+           "cpu p95"], rows)
+    conn.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--locomo", default=str(DATA / "locomo" / "locomo-dev.json"))
+    parser.add_argument("--memorybank", default=str(DATA / "memorybank"))
+    parser.add_argument("--labels", default=str(ROOT / "bench" / "recall_labels_memorybank.json"))
+    parser.add_argument("--events", type=int, default=1_000_000, help="scale: events")
+    parser.add_argument("--objects", type=int, default=10_000, help="scale: objects")
+    parser.add_argument("--queries", type=int, default=40, help="scale: queries per kind")
+    parser.add_argument("--cjk-share", type=float, default=0.2,
+                        help="scale/ingest: share of Chinese events")
+    parser.add_argument("--ingest", type=int, default=100_000, help="ingest: events")
+    parser.add_argument("--db", default=None, help="scale: build/reuse this database file")
+    parser.add_argument("--skip", default="", help="comma list of: locomo,memorybank,ingest,scale")
+    args = parser.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    with tempfile.TemporaryDirectory(prefix="memvault-recall-") as folder:
+        if "locomo" not in skip:
+            bench_locomo(Path(args.locomo), folder)
+        if "memorybank" not in skip:
+            bench_memorybank(Path(args.memorybank), Path(args.labels), folder)
+        if skip >= {"ingest", "scale"}:
+            return
+        en, cn = source_texts(Path(args.locomo), Path(args.memorybank))
+        if "ingest" not in skip:
+            bench_ingest(Synth(en, cn, args.cjk_share), args.ingest, folder)
+        if "scale" not in skip:
+            bench_scale(args, Synth(en, cn, args.cjk_share, seed=3), folder)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""Recall from the command line: `find QUERY`, `read ID`, `evidence ID` (read-only, `--json`).
+
+Each opens the database read-only and never writes: events not yet indexed are scanned (the
+answer says how many). read/evidence answers carry next_offset; pass it as OFFSET to go on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..migrations import OBJECT_TYPES
+from . import json_option, main, open_memory, print_json
+
+console = Console(highlight=False, soft_wrap=True)
+
+
+def _text(value: object, terms: list[str] | None = None) -> Text:
+    """User content as plain text (never rich markup), query terms in bold."""
+    text = Text(str(value) if value is not None else "")
+    if terms:
+        text.highlight_words(terms, style="bold", case_sensitive=False)
+    return text
+
+
+@main.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("--type", "types", multiple=True, type=click.Choice([*OBJECT_TYPES, "event"]),
+              help="Only these kinds (repeat the option); 'event' means raw events.")
+@click.option("--project", default=None, help="Only this project, its members and their events.")
+@click.option("--limit", type=click.IntRange(1, 200), default=20, show_default=True)
+@json_option
+@click.pass_context
+def find(
+    ctx: click.Context, query: tuple[str, ...], types: tuple[str, ...], project: str | None,
+    limit: int, as_json: bool,
+) -> None:
+    """Find objects and raw events by names, aliases, cues and words (Chinese or English)."""
+    text = " ".join(query)
+    with open_memory(ctx, readonly=True) as mem:
+        data = mem.find(text, types=list(types) or None, project=project, limit=limit)
+    if as_json:
+        print_json(data)
+        return
+    table = Table(title=f"find {text!r}: {len(data['hits'])} hits", title_justify="left")
+    for column in ("#", "kind", "id", "score", "name / when", "snippet", "why"):
+        table.add_column(column)
+    for rank, hit in enumerate(data["hits"], 1):
+        label = hit["name"] if hit["kind"] == "object" else hit["occurred_at"]
+        table.add_row(str(rank), hit["kind"] if hit["kind"] == "event" else hit["type"],
+                      _text(hit["id"]), f"{hit['score']:.3f}", _text(label),
+                      _text(hit["snippet"], data["terms"]), _text("; ".join(hit["why"])))
+    console.print(table)
+    if data.get("unindexed_events"):
+        console.print(f"[yellow]{data['unindexed_events']} events are not indexed yet and were "
+                      "scanned directly (any write to the memory indexes them)[/yellow]")
+    if data.get("notice"):
+        console.print(_text(data["notice"]), style="yellow")
+
+
+@main.command()
+@click.argument("record_id", metavar="ID")
+@click.argument("offset", type=click.IntRange(min=0), default=0)
+@json_option
+@click.pass_context
+def read(ctx: click.Context, record_id: str, offset: int, as_json: bool) -> None:
+    """Show an object's profile, relations and evidence list, or an event (paged: OFFSET)."""
+    with open_memory(ctx, readonly=True) as mem:
+        data = mem.read(record_id, offset)
+    if as_json:
+        print_json(data)
+        return
+    if data["kind"] == "event":
+        _print_event(data)
+        return
+    obj = data["object"]
+    if data["redirected_from"]:
+        console.print(_text(f"{data['redirected_from']} was merged into {obj['id']}"),
+                      style="yellow")
+    console.print(_text(f"{obj['name']}  {obj['id']}  ({obj['status']}, v{obj['version']})"),
+                  style="bold")
+    for label, value in (("aliases", ", ".join(obj["aliases"])), ("summary", obj["summary"]),
+                         ("cues", "; ".join(obj["cues"])),
+                         ("merged here", ", ".join(data["merged"]))):
+        if value:
+            console.print(_text(f"{label}: {value}"))
+    if obj["body"]:
+        console.print(_text(obj["body"]))
+    for link in data["links"]:
+        console.print(_text(_link_line(link)))
+    console.print(f"{data['total_links']} links; next_offset: {data['next_offset']}")
+
+
+def _link_line(link: dict[str, Any]) -> str:
+    if link["kind"] == "relation":
+        arrow = "->" if link["direction"] == "out" else "<-"
+        return f"  {arrow} {link['label']} {link['other']} ({link['name'] or '?'})"
+    return (f"  evidence event {link['event_id']} [{link['start_char']}:{link['end_char']}] "
+            f"{link['occurred_at']}")
+
+
+def _print_event(data: dict[str, Any]) -> None:
+    console.print(_text(f"event {data['id']}  {data['occurred_at']}  {data['source']}/"
+                        f"{data['event_kind']}  "
+                        f"{data['chars']} chars  state: {data['state']}"), style="bold")
+    if data["meta"]:
+        console.print(_text(f"meta: {data['meta']}"))
+    click.echo(data["text"])
+    for cite in data.get("cited_by", []):
+        console.print(_text(f"  cited by {cite['object_id']} [{cite['start_char']}:"
+                            f"{cite['end_char']}]"))
+    console.print(f"next_offset: {data['next_offset']}")
+
+
+@main.command()
+@click.argument("record_id", metavar="ID")
+@click.argument("offset", type=click.IntRange(min=0), default=0)
+@json_option
+@click.pass_context
+def evidence(ctx: click.Context, record_id: str, offset: int, as_json: bool) -> None:
+    """Show the raw text behind an object's evidence, or an event and who cites it (paged)."""
+    with open_memory(ctx, readonly=True) as mem:
+        data = mem.evidence(record_id, offset)
+    if as_json:
+        print_json(data)
+        return
+    if data["kind"] == "event":
+        _print_event(data)
+        return
+    if data["redirected_from"]:
+        console.print(_text(f"{data['redirected_from']} was merged into {data['id']}"),
+                      style="yellow")
+    console.print(_text(f"evidence of {data['id']}: {data['total_chars']} chars"), style="bold")
+    for item in data["items"]:
+        part = " (part)" if item["partial"] else ""
+        console.print(_text(f"-- event {item['event_id']} [{item['start_char']}:"
+                            f"{item['end_char']}]{part} {item['occurred_at']} {item['source']}"
+                            + (f" via {item['object_id']}" if item["object_id"] != data["id"]
+                               else "")), style="dim")
+        click.echo(item["text"])
+    console.print(f"next_offset: {data['next_offset']}")

@@ -1,0 +1,227 @@
+"""`memvault serve` and `memvault mcp`: the agent's API, with the worker and the vault beside it.
+
+This module is the composition root of the service: it builds the worker from `--model`, and
+the vault projector heartbeat and core-file watcher from the `vault` package (imported lazily,
+here only; the engine never imports it), and hands them to `engine.service.Service`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..config import Config, load_config
+from ..memory import Memory
+from . import main
+from .work import make_worker, model_option
+
+if TYPE_CHECKING:  # the service (and the mcp SDK, ~1 s to import) loads only when serving
+    from ..service import BackgroundTask, WorkerFactory
+    from ..worker import TickResult, Worker
+
+log = logging.getLogger("memvault.serve")
+
+LOG_LEVELS = click.Choice(["debug", "info", "warning", "error"])
+
+
+def log_level_option(f: Any) -> Any:
+    return click.option("--log-level", type=LOG_LEVELS, default="info", show_default=True,
+                        help="Least severe log line written (JSON lines on stderr).")(f)
+
+
+def _config(ctx: click.Context) -> Config:
+    return load_config(ctx.find_root().obj["home"], create=True)
+
+
+def _worker_factory(model: str | None) -> WorkerFactory:
+    """Build the worker in its own thread, on that thread's Memory (`--model` as for
+    `memvault worker`)."""
+
+    def build(mem: Memory, on_tick: Callable[[TickResult], None]) -> Worker:
+        return make_worker(mem, model, on_tick=on_tick)
+
+    return build
+
+
+def _token(config: Config) -> str | None:
+    """The bearer token from the environment variable named by service.token_env, if set."""
+
+    name = config["service.token_env"]
+    return (os.environ.get(name) or None) if name else None
+
+
+# -- the vault's background tasks ---------------------------------------------------------------
+def vault_tasks(config: Config) -> list[BackgroundTask]:
+    """The projector heartbeat and the core-file watcher, from whatever the vault package
+    offers now; a missing piece is a logged warning, never a failed start."""
+    from ..service import BackgroundTask, log_event
+
+    try:
+        import vault
+    except ImportError as exc:
+        log_event(log, "vault_unavailable", logging.WARNING, error=str(exc),
+                  note="serving without the vault projector and watcher")
+        return []
+    tasks = []
+    render = getattr(vault, "render_vault", None)
+    if render is None:
+        log_event(log, "vault_projector_unavailable", logging.WARNING,
+                  note="vault.render_vault not found; no projection heartbeat")
+    else:
+        tasks.append(BackgroundTask("projector", projector_loop(vault, render, config)))
+    watcher = getattr(vault, "VaultWatcher", None)
+    watch_fn = getattr(vault, "watch_core_files", None)
+    if watcher is not None:
+        tasks.append(BackgroundTask("watcher", watcher_loop(watcher, config)))
+    elif watch_fn is not None:
+        tasks.append(BackgroundTask("watcher", lambda stop: watch_fn(config, stop)))
+    else:
+        log_event(log, "vault_watcher_unavailable", logging.WARNING,
+                  note="no vault.VaultWatcher or vault.watch_core_files; hand edits of core "
+                       "files are imported by `memvault watch` only")
+    return tasks
+
+
+def render_once(render: Callable[..., Any], conn: Any, config: Config) -> Any:
+    """One heartbeat batch (vault.objects_per_run objects), whichever signature render has:
+    render_vault(conn, vault_path, all=False, config=...) or render_vault(conn, config, ...)."""
+    params = inspect.signature(render).parameters
+    if "all_objects" in params:
+        return render(conn, config, all_objects=False)
+    return render(conn, config.vault_path, False, config=config)
+
+
+def projector_loop(vault: Any, render: Callable[..., Any],
+                   config: Config) -> Callable[[threading.Event], None]:
+    """Render one bounded batch every service.projector_interval_s until stopped."""
+    from ..service import log_event
+
+    busy = getattr(vault, "ProjectionBusy", None)
+    busy_errors: tuple[type[BaseException], ...] = (busy,) if isinstance(busy, type) else ()
+    interval = float(config["service.projector_interval_s"])
+
+    def run(stop: threading.Event) -> None:
+        mem = Memory.open(config.home)
+        try:
+            while not stop.is_set():
+                try:
+                    result = render_once(render, mem.conn, config)
+                except busy_errors as exc:
+                    log_event(log, "projection_busy", logging.DEBUG, error=str(exc))
+                else:
+                    _log_projection(result)
+                stop.wait(interval)
+        finally:
+            mem.close()
+
+    return run
+
+
+def _log_projection(result: Any) -> None:
+    from ..service import log_event
+
+    summary = result.summary() if hasattr(result, "summary") else {"written": result}
+    if getattr(result, "written", None) or getattr(result, "errors", None) or (
+            isinstance(result, int) and result):
+        log_event(log, "projection", **summary)
+
+
+def watcher_loop(watcher_cls: Any, config: Config) -> Callable[[threading.Event], None]:
+    """Run the vault watcher (core-file imports, hand-edit reports) until stopped."""
+    from ..service import log_event
+
+    def on_batch(outcomes: list[Any]) -> None:
+        for o in outcomes:
+            if o.action in ("own_write", "unchanged"):
+                continue
+            level = logging.WARNING if o.action in ("refused", "error") else logging.INFO
+            log_event(log, "vault_" + o.action, level, path=o.path, object_id=o.object_id,
+                      message=o.message)
+
+    def run(stop: threading.Event) -> None:
+        watcher = watcher_cls.for_config(config, on_batch=on_batch)
+        watcher.run(stop)
+
+    return run
+
+
+# -- commands -----------------------------------------------------------------------------------
+@main.command()
+@click.option("--socket", "socket_path", type=click.Path(dir_okay=False), default=None,
+              help="Unix socket to serve on (default: service.socket in the home).")
+@click.option("--host", default=None, help="Serve on this loopback address instead "
+                                           "(127.0.0.1 or ::1); needs --port.")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="TCP port on --host (0: any free port, logged at start).")
+@model_option
+@click.option("--worker/--no-worker", "with_worker", default=True, show_default=True,
+              help="Run the worker here (--no-worker when a separate `memvault worker` runs).")
+@click.option("--vault/--no-vault", "with_vault", default=True, show_default=True,
+              help="Run the vault projector heartbeat and the core-file watcher here.")
+@log_level_option
+@click.pass_context
+def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: int | None,
+          model: str | None, with_worker: bool, with_vault: bool, log_level: str) -> None:
+    """Run the memory service: the agent's MCP API (streamable HTTP on a Unix socket or
+    127.0.0.1), the worker, the vault projector and watcher. SIGINT/SIGTERM stop it cleanly.
+
+    The bearer token, when the variable named by service.token_env is set, is required of
+    every HTTP request (`Authorization: Bearer <token>`).
+    """
+    if socket_path and (host or port is not None):
+        raise click.UsageError("give --socket or --host/--port, not both")
+    if host and port is None:
+        raise click.UsageError("--host needs --port")
+    from ..service import Listen, Service, configure_logging
+
+    config = _config(ctx)
+    configure_logging(log_level)
+    if port is not None:
+        listen = Listen(host=host or "127.0.0.1", port=port)
+    else:
+        default = Path(config["service.socket"]).expanduser()
+        path = Path(socket_path).expanduser() if socket_path else config.home / default
+        listen = Listen(socket=path.absolute())
+    service = Service(
+        config.home, listen,
+        worker=_worker_factory(model) if with_worker else None,
+        tasks=vault_tasks(config) if with_vault else [],
+        bearer_token=_token(config),
+        pool_size=int(config["service.api_connections"]),
+        shutdown_grace_s=float(config["service.shutdown_grace_s"]),
+    )
+    ctx.exit(service.run())
+
+
+@main.command("mcp")
+@click.option("--background", is_flag=True,
+              help="Also run the worker, the vault projector and the watcher in this process "
+                   "(as `serve` does); leave it off when `memvault serve` already runs.")
+@model_option
+@log_level_option
+@click.pass_context
+def mcp_stdio(ctx: click.Context, background: bool, model: str | None, log_level: str) -> None:
+    """Serve the agent's MCP API on stdin/stdout, for agent hosts that start it.
+
+    Logs go to stderr as JSON lines; stdout carries only the protocol.
+    """
+    from ..service import Listen, Service, configure_logging
+
+    config = _config(ctx)
+    configure_logging(log_level)
+    service = Service(
+        config.home, Listen(stdio=True),
+        worker=_worker_factory(model) if background else None,
+        tasks=vault_tasks(config) if background else [],
+        pool_size=int(config["service.api_connections"]),
+        shutdown_grace_s=float(config["service.shutdown_grace_s"]),
+    )
+    ctx.exit(service.run())
+

@@ -1,0 +1,239 @@
+"""organize for the builtin model: one page of one event in, one OrganizeProposal out.
+
+Invariants of what it proposes:
+- every object written has at least one evidence span, the sentence it came from, as ABSOLUTE
+  char offsets inside [page.start, page.end);
+- an object found in `related` is updated (aliases merged, unknown facts filled in, a todo's
+  state changed) and never duplicated; when nothing would change only evidence is attached;
+  an existing object that is not in `related` is never rewritten knowingly;
+- a new project is `candidate`; a credential holds purpose and location, never a value, and any
+  object whose text looks like a secret is dropped;
+- exactly one disposition: continue (not the last page), else linked when this or earlier pages
+  produced targets, else archive_only with a reason.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from . import profiles as pf
+from .drafts import (
+    Directory,
+    Draft,
+    apply_done,
+    draft_for,
+    looks_secret,
+    names_of,
+    object_id_for,
+    state_done,
+    write_profile,
+)
+from .rules import Finding, Scan, scan
+from .textspan import lines, mention_pattern
+
+MODEL = "builtin-rules-1"
+PRIORITY = {"project": 0, "person": 1, "credential": 2, "todo": 3, "schedule": 4,
+            "knowledge": 5, "task": 6}
+MAX_OBJECTS, MAX_RELATIONS, MAX_EVIDENCE, SPANS_PER_OBJECT = 32, 64, 256, 4
+
+
+def _relations(drafts: dict[str, Draft], directory: Directory, text: str) -> list[dict[str, str]]:
+    """member_of the projects and about the people each draft names (see the module doc)."""
+    projects: dict[str, list[str]] = {}
+    for obj in directory.of_type("project"):
+        if obj["id"] != "project:daily":
+            projects[str(obj["id"])] = names_of(obj)
+    for d in drafts.values():
+        if d.type == "project":
+            projects[d.id] = [d.name, *d.aliases]
+    people: dict[str, list[str]] = {str(o["id"]): names_of(o) for o in directory.of_type("person")}
+    for d in drafts.values():
+        if d.type == "person":
+            people[d.id] = pf.merge_unique(people.get(d.id, []), [d.name, *d.aliases])
+    firsts = [n.split()[0] for names in people.values() for n in names[:1] if " " in n]
+    for names in people.values():
+        first = names[0].split()[0] if " " in names[0] else ""
+        if len(first) >= 3 and firsts.count(first) == 1:
+            names.append(first)
+    page_lines = lines(text)
+    out: list[dict[str, str]] = []
+    for d in drafts.values():
+        if d.type == "project":
+            continue
+        if d.type == "person":  # a person belongs to the projects named where they are named
+            said = " ".join(ln.text for ln in page_lines
+                            if any(ln.start <= s.start < ln.end for s in d.spans))
+        else:  # anything else to the projects and people its own words name
+            said = " ".join([d.name, *d.fields.values(), str((d.existing or {}).get("body", ""))])
+        for pid, names in projects.items():
+            named = {pf.norm(p) for p in d.projects} & {pf.norm(n) for n in names}
+            if named or _mentions(said, names):
+                out.append({"src": d.id, "label": "member_of", "dst": pid})
+        if d.type in ("todo", "schedule", "knowledge", "credential"):
+            for pid, names in people.items():
+                if pid != d.id and _mentions(said, names):
+                    out.append({"src": d.id, "label": "about", "dst": pid})
+    return out
+
+
+def _mentions(text: str, names: list[str]) -> bool:
+    return any((p := mention_pattern(n)) is not None and p.search(text) for n in names)
+
+
+def _ensure_projects(drafts: dict[str, Draft], directory: Directory) -> None:
+    """A project named by a role ("designer on Aurora") becomes a candidate if unknown."""
+    for d in list(drafts.values()):
+        for name in d.projects:
+            if directory.find("project", object_id_for("project", name) or "", [name]) or any(
+                    p.type == "project" and pf.norm(name) in {pf.norm(n) for n in
+                                                              [p.name, *p.aliases]}
+                    for p in drafts.values()):
+                continue
+            finding = Finding("project", name, {"scope": "", "goal": "", "state": ""},
+                              d.spans[0], d.lang)
+            draft_for(drafts, directory, finding)
+
+
+def _drop_false_people(drafts: dict[str, Draft], directory: Directory) -> None:
+    project_names = {pf.norm(n) for d in drafts.values() if d.type == "project"
+                     for n in [d.name, *d.aliases]}
+    project_names |= {pf.norm(n) for o in directory.of_type("project") for n in names_of(o)}
+    for key in [k for k, d in drafts.items() if d.type == "person" and d.existing is None
+                and pf.norm(d.name) in project_names]:
+        del drafts[key]
+
+
+def _cite_titled_project(drafts: dict[str, Draft], directory: Directory, event: dict[str, Any],
+                         page: dict[str, Any], text: str) -> None:
+    """A note or long document whose title line names a known project is cited for it."""
+    first = lines(text)[:1]
+    if int(page["start"]) != 0 or not first or not (
+            event.get("kind") == "note" or int(event.get("chars") or len(text)) >= 1000):
+        return
+    for obj in directory.of_type("project"):
+        object_id = str(obj["id"])
+        if object_id != "project:daily" and _mentions(first[0].text, names_of(obj)):
+            if object_id not in drafts:
+                drafts[object_id] = Draft(object_id, "project", str(obj["name"]),
+                                          pf.lang_of(text), existing=obj)
+            if first[0] not in drafts[object_id].spans:
+                drafts[object_id].spans.append(first[0])
+
+
+def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The proposal for one organize payload, and notes for the disposition."""
+    event, page = payload["event"], payload["page"]
+    text, base, end = str(page.get("text") or ""), int(page["start"]), int(page["end"])
+    directory = Directory(list(payload.get("related") or []))
+    notes: list[str] = []
+    if event.get("kind") == "tool_result" or event.get("source") == "tool":
+        found = Scan([], [])
+        notes.append("tool output; the builtin rules do not take facts from tool results")
+    else:
+        found = scan(text)
+    drafts: dict[str, Draft] = {}
+    for finding in found.findings:
+        draft_for(drafts, directory, finding)
+    _drop_false_people(drafts, directory)
+    _ensure_projects(drafts, directory)
+    apply_done(found, drafts, directory)
+    if found.findings or found.done or event.get("kind") == "note":
+        _cite_titled_project(drafts, directory, event, page, text)
+    if found.done and not any(d.type == "todo" and state_done(d.fields.get("state", ""))
+                              for d in drafts.values()):
+        notes.append("a done marker named no open todo among the related objects")
+
+    writes: list[dict[str, Any]] = []
+    cited: list[Draft] = []
+    for draft in sorted(drafts.values(), key=lambda d: (PRIORITY.get(d.type, 9), d.id)):
+        obj = write_profile(draft)
+        if obj is not None and looks_secret(obj):
+            notes.append(f"dropped {draft.id}: its text looks like a secret value")
+            continue
+        if obj is not None and len(writes) >= MAX_OBJECTS:
+            continue
+        if obj is not None:
+            writes.append(obj)
+        cited.append(draft)
+    evidence: list[dict[str, Any]] = []
+    for draft in cited:
+        for span in draft.spans[:SPANS_PER_OBJECT]:
+            start, stop = max(base, base + span.start), min(end, base + span.end)
+            if stop > start and len(evidence) < MAX_EVIDENCE:
+                evidence.append({"object_id": draft.id, "event_id": event["id"], "start": start,
+                                 "end": stop})
+    known = {d.id for d in cited} | set(directory.by_id) | set(payload.get("targets") or [])
+    relations: list[dict[str, str]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for rel in _relations({d.id: d for d in cited}, directory, text):
+        key = (rel["src"], rel["label"], rel["dst"])
+        if rel["src"] != rel["dst"] and rel["src"] in known and rel["dst"] in known and (
+                key not in seen and len(relations) < MAX_RELATIONS):
+            seen.add(key)
+            relations.append(rel)
+    proposal = {"objects": writes, "relations": relations, "evidence": evidence,
+                "core_files": [], "events": []}
+    proposal["events"] = [disposition(payload, proposal, notes)]
+    return proposal, notes
+
+
+def disposition(payload: dict[str, Any], proposal: dict[str, Any],
+                notes: list[str]) -> dict[str, Any]:
+    """continue / linked / archive_only for the claimed event, from what the proposal holds."""
+    event, page = payload["event"], payload["page"]
+    cited = sorted({e["object_id"] for e in proposal["evidence"]})
+    if not page.get("last", True):
+        earlier = str(payload.get("progress") or "")
+        done_part = f"; earlier: {pf.clip(earlier, 600)}" if earlier else ""
+        text = (f"{MODEL} read chars {page['start']}-{page['end']} of event {event['id']}; "
+                f"cited {', '.join(cited) or 'nothing'}{done_part}; next: the page from "
+                f"char {page['end']}")
+        return {"event_id": event["id"], "outcome": "continue", "progress": pf.clip(text, 2000)}
+    if cited or payload.get("targets"):
+        return {"event_id": event["id"], "outcome": "linked"}
+    reason = ("no durable fact the builtin rules recognise: no self-introduction or role "
+              "statement, TODO/待办/提醒我/remind me, dated or recurring appointment, "
+              "remember that/记住, named project or credential location; small talk or "
+              "details only a real model could judge")
+    if notes:
+        reason = "; ".join(notes) + "; " + reason
+    return {"event_id": event["id"], "outcome": "archive_only", "reason": pf.clip(reason, 1000)}
+
+
+def correct(payload: dict[str, Any], previous: dict[str, Any], field_path: str,
+            error: str) -> dict[str, Any]:
+    """Resubmit `previous` without what the correction names; always smaller, never looping."""
+    fixed = {k: list(previous.get(k) or []) for k in
+             ("objects", "relations", "evidence", "core_files")}
+    parts = field_path.split(".")
+    head = parts[0] if parts else ""
+    index = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+    unread = bool(re.search(r"\bread\b|overwrit", error, re.IGNORECASE))
+    if head in ("objects", "relations", "evidence", "core_files") and index is not None:
+        if index < len(fixed[head]):
+            gone = fixed[head].pop(index)
+            if head == "objects" and not unread:
+                _forget(fixed, str(gone.get("id")))
+    elif head in ("objects", "relations", "evidence", "core_files"):
+        for obj in fixed[head] if head == "objects" and not unread else []:
+            _forget(fixed, str(obj.get("id")))
+        fixed[head] = []
+    elif head == "events":
+        if any(d.get("outcome") == "linked" for d in previous.get("events") or []):
+            fixed = {k: [] for k in fixed}
+    elif fixed["relations"]:
+        fixed["relations"] = []
+    elif fixed["objects"]:
+        _forget(fixed, str(fixed["objects"].pop().get("id")))
+    else:
+        fixed["evidence"] = []
+    proposal: dict[str, Any] = {**fixed, "events": []}
+    proposal["events"] = [disposition(payload, proposal, [f"after a correction ({error[:200]})"])]
+    return proposal
+
+
+def _forget(proposal: dict[str, list[Any]], object_id: str) -> None:
+    proposal["evidence"] = [e for e in proposal["evidence"] if e.get("object_id") != object_id]
+    proposal["relations"] = [r for r in proposal["relations"]
+                             if object_id not in (r.get("src"), r.get("dst"))]

@@ -1,0 +1,198 @@
+"""Recognising people: self-introductions, "X 是我的 Y" / "X is our Y" statements, stated aliases.
+
+Only explicit statements count. A Chinese name is 2–4 Han characters starting with a common
+surname (lexicon.SURNAMES) and not an everyday word (lexicon.NOT_NAMES); a "X 是我的 Y" or
+"X is our Y" statement names a person only when Y ends in a role or relationship word. An alias
+is taken only when a cue says so ("大家叫他老张", "英文名 Haoyu", "小名叫小雨", "aka").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .lexicon import COMPOUND_SURNAMES, NOT_FIRST_NAMES, NOT_NAMES, ROLES_EN, ROLES_ZH, SURNAMES
+from .textspan import Span
+
+HAN_RUN = r"[\u4e00-\u9fff]"
+EN_NAME = r"[A-Z][a-z]+(?:[ -][A-Z][a-z]+){0,2}"
+_BOUNDARY = r"(?=[\s，,。.！!？?（(：:、；;）)]|$)"
+_CLAUSE = r"[^，,。.；;！!？?\n—]"
+
+_ALIAS_CUE = (
+    r"(?:(?:大家|同事们?|朋友们?|我们|家里人?|别人)?(?:都|常|常常|一般|通常|也)?"
+    r"(?:叫|喊|称)(?:我|他|她)(?:为)?|英文名(?:叫|是)?|小名(?:叫|是)?|又名|昵称(?:叫|是)?|"
+    r"\baka\b|a\.k\.a\.|also known as|goes by)"
+)
+_ALIAS = re.compile(
+    _ALIAS_CUE + r"\s*[:：]?\s*(?:“|\")?(?P<alias>" + HAN_RUN + r"{1,4}" + _BOUNDARY
+    + r"|[A-Za-z][A-Za-z0-9._-]{0,20}(?: [A-Z][a-z]+)?)"
+)
+
+_SELF_ZH = re.compile(r"我(?:是|叫)(?P<name>" + HAN_RUN + r"{2,4})" + _BOUNDARY)
+_SELF_EN = re.compile(
+    r"\b(?:I'm|I’m|I am|[Mm]y name is)\s+(?P<name>" + EN_NAME + r")\b"
+    r"(?:\s*,\s*(?:the|a|an|your|our)\s+(?P<role>[^.,;!?\n—]{2,60}))?"
+)
+_IS_ROLE_ZH = re.compile(
+    r"(?P<pre>" + HAN_RUN + r"{2,8}|" + EN_NAME + r")\s*是\s*"
+    r"(?:我们公司|我们|你们|他们|咱们|我家|家里|公司|我|你|他|她)(?:的)?\s*"
+    r"(?P<role>[^，,。.；;！!？?\n（(]{1,16})"
+)
+_IS_ROLE_EN = re.compile(
+    r"\b(?P<name>" + EN_NAME + r")\s+(?:is|was)\s+(?:my|our|the|his|her|their|your)\s+"
+    r"(?P<role>[^.,;!?\n—]{2,60})"
+)
+_DASH_ROLE = re.compile(
+    r"(?P<name>" + HAN_RUN + r"{2,4})(?:[（(](?P<alias>[^）)]{1,10})[）)])?\s*(?:——|—|--)\s*"
+    r"(?P<role>[^；;，,。\n]{1,16})"
+)
+_PAREN = re.compile(r"(?P<name>" + HAN_RUN + r"{2,4})\s*[（(](?P<inner>[^）)]{1,80})[）)]")
+_ROLE_HEAD = re.compile(r"\s+(?:on|for|at|of|in|and|who|since|because|with)\s+")
+_ROLE_PROJECT = re.compile(r"\b(?:on|for)\s+(?:the\s+)?(?P<proj>[A-Z][\w-]{1,30})\b")
+_DUTY_ZH = re.compile(r"负责\s*(?P<duty>[^，,。；;！!？?\n]{1,20})")
+_DUTY_PROJECT = re.compile(r"负责\s*(?P<proj>[A-Z][\w-]{1,30})")
+_FUNCTION_CHARS = set("向于和跟与同给对把被让叫请")
+
+
+@dataclass
+class PersonHit:
+    """A person statement: name, what is known, where it was said."""
+
+    name: str
+    sentence: Span
+    role: str = ""
+    identity: str = ""
+    aliases: list[str] = field(default_factory=list)
+    projects: list[str] = field(default_factory=list)
+
+
+def valid_zh_name(name: str) -> bool:
+    """2–4 Han chars, a common surname first, not an everyday word."""
+    if not 2 <= len(name) <= 4 or name in NOT_NAMES or name[:2] in NOT_NAMES:
+        return False
+    return name[0] in SURNAMES or name[:2] in COMPOUND_SURNAMES
+
+
+def valid_en_name(name: str) -> bool:
+    words = name.split()
+    return bool(words) and words[0] not in NOT_FIRST_NAMES and all(
+        w not in NOT_FIRST_NAMES for w in words
+    )
+
+
+def zh_name_before(run: str) -> str | None:
+    """The name at the end of a run of Han chars ("介绍一下李娜" -> "李娜"), if any."""
+    if 2 <= len(run) <= 4 and valid_zh_name(run):
+        return run
+    for size in (3, 2):
+        if len(run) > size:
+            cand = run[-size:]
+            if cand[0] not in _FUNCTION_CHARS and valid_zh_name(cand):
+                return cand
+    return None
+
+
+def role_zh(role: str) -> str | None:
+    """The role if it ends with a role word ("羽毛球搭子"), else None ("生日")."""
+    role = role.strip()
+    if any(role.endswith(word) for word in ROLES_ZH):
+        return role
+    return None
+
+
+def role_en(role: str) -> str | None:
+    """The role phrase if its head ends with a role word ("DevOps lead on Aurora")."""
+    role = role.strip()
+    head = _ROLE_HEAD.split(role, maxsplit=1)[0].strip()
+    words = head.lower().split()
+    last = words[-1] if words else ""
+    if last in ROLES_EN or (last.endswith("s") and last[:-1] in ROLES_EN):
+        return re.split(r"\s+(?:and|who|since|because)\s+", role)[0].strip()
+    return None
+
+
+def parse_aliases(text: str) -> list[str]:
+    """Aliases stated with a cue inside `text` ("大家叫他老张，英文名 Haoyu")."""
+    out = []
+    for match in _ALIAS.finditer(text):
+        alias = match.group("alias").strip(" “”\"")
+        if alias and alias not in out:
+            out.append(alias)
+    return out
+
+
+def _projects_in(role: str, sentence: str) -> list[str]:
+    found = [m.group("proj") for m in _ROLE_PROJECT.finditer(role)]
+    found += [m.group("proj") for m in _DUTY_PROJECT.finditer(sentence)]
+    return [p for p in dict.fromkeys(found) if p not in NOT_FIRST_NAMES]
+
+
+def find_people(sentences: list[Span]) -> list[PersonHit]:
+    """Every person statement in the page's sentences."""
+    hits: list[PersonHit] = []
+    for sent in sentences:
+        s = sent.text
+        local: list[tuple[int, PersonHit]] = []
+
+        for m in _SELF_ZH.finditer(s):
+            if valid_zh_name(m.group("name")):
+                hit = PersonHit(m.group("name"), sent, identity=f"自我介绍为{m.group('name')}")
+                rest = s[m.end():]
+                duty = _DUTY_ZH.search(rest)
+                if duty:
+                    hit.role = "负责" + duty.group("duty").strip()
+                hit.projects = _projects_in("", rest)
+                local.append((m.start("name"), hit))
+        for m in _SELF_EN.finditer(s):
+            name, role = m.group("name"), (m.group("role") or "").strip()
+            if not valid_en_name(name) or (" " not in name and not role_en(role)):
+                continue
+            hit = PersonHit(name, sent, role=role_en(role) or "",
+                            identity=f"introduced themself as {name}")
+            hit.projects = _projects_in(role, "")
+            local.append((m.start("name"), hit))
+        for m in _IS_ROLE_ZH.finditer(s):
+            pre, role = m.group("pre"), role_zh(m.group("role"))
+            name = pre if pre.isascii() and valid_en_name(pre) else zh_name_before(pre)
+            if name and role:
+                who = s[m.start("pre") + len(pre) - len(name) : m.end("role")].strip()
+                hit = PersonHit(name, sent, role=role, identity=who)
+                hit.projects = _projects_in("", s[m.end():])
+                local.append((m.end("pre") - len(name), hit))
+        for m in _IS_ROLE_EN.finditer(s):
+            name, role = m.group("name"), role_en(m.group("role"))
+            if role and valid_en_name(name):
+                hit = PersonHit(name, sent, role=role, identity=m.group(0).strip())
+                hit.projects = _projects_in(m.group("role"), "")
+                local.append((m.start("name"), hit))
+        for m in _DASH_ROLE.finditer(s):
+            name, role = zh_name_before(m.group("name")), role_zh(m.group("role"))
+            if name and role:
+                hit = PersonHit(name, sent, role=role, identity=f"{name} —— {role}")
+                alias = (m.group("alias") or "").strip()
+                if 2 <= len(alias) <= 4 and alias != name:
+                    hit.aliases.append(alias)
+                local.append((m.start("name") + len(m.group("name")) - len(name), hit))
+        for m in _PAREN.finditer(s):
+            name = zh_name_before(m.group("name"))
+            aliases = parse_aliases(m.group("inner"))
+            if name and aliases:
+                local.append((m.end("name") - len(name), PersonHit(name, sent, aliases=aliases)))
+
+        local.sort(key=lambda item: item[0])
+        _attach_sentence_aliases(s, local)
+        hits.extend(hit for _, hit in local)
+    return hits
+
+
+def _attach_sentence_aliases(s: str, local: list[tuple[int, PersonHit]]) -> None:
+    """Cues like 小名叫小雨 / 大家都叫他 Mark: an alias of the nearest person named before."""
+    for m in _ALIAS.finditer(s):
+        before = [hit for pos, hit in local if pos < m.start()]
+        if not before:
+            continue
+        target = before[-1]
+        alias = m.group("alias").strip(" “”\"")
+        if alias and alias != target.name and alias not in target.aliases:
+            target.aliases.append(alias)

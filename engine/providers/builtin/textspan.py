@@ -1,0 +1,90 @@
+"""Splitting page text into sentences and lines with their offsets, and finding name mentions.
+
+Offsets are always page-local `[start, end)` indices into the text given; the organize module
+adds the page's absolute start. A sentence never crosses a line break.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# A sentence ends at Chinese/full-width enders, at ! ? ; and at '.' followed by space or end of
+# text (so "24.04", "v0.3" and URLs stay whole).
+_END = re.compile(r"[。！？!?；]+|\.(?=\s|$)|…{1,2}(?=\s|$)")
+HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A trimmed slice of the page text."""
+
+    start: int
+    end: int
+    text: str
+
+
+def _trimmed(text: str, start: int, end: int) -> Span | None:
+    piece = text[start:end]
+    left = len(piece) - len(piece.lstrip())
+    right = len(piece.rstrip())
+    if right <= left:
+        return None
+    return Span(start + left, start + right, piece[left:right])
+
+
+def lines(text: str) -> list[Span]:
+    """Non-blank lines of `text` with their offsets."""
+    out = []
+    pos = 0
+    for raw in text.split("\n"):
+        span = _trimmed(text, pos, pos + len(raw))
+        if span:
+            out.append(span)
+        pos += len(raw) + 1
+    return out
+
+
+def sentences(text: str) -> list[Span]:
+    """Sentences of `text` with their offsets (ender included), never crossing a line."""
+    out = []
+    for line in lines(text):
+        cursor = line.start
+        for match in _END.finditer(text, line.start, line.end):
+            span = _trimmed(text, cursor, match.end())
+            if span:
+                out.append(span)
+            cursor = match.end()
+        span = _trimmed(text, cursor, line.end)
+        if span:
+            out.append(span)
+    return out
+
+
+def containing(spans: list[Span], pos: int) -> Span | None:
+    """The span that holds offset `pos`."""
+    for span in spans:
+        if span.start <= pos < span.end:
+            return span
+    return None
+
+
+def mention_pattern(name: str) -> re.Pattern[str] | None:
+    """A pattern that finds `name` as a word (ASCII) or as a substring (Han, ≥2 chars)."""
+    name = name.strip()
+    if len(name) < 2:
+        return None
+    if HAN.search(name):
+        return re.compile(re.escape(name))
+    if len(name) < 3:
+        return None
+    return re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])")
+
+
+def mentions(text: str, names: list[str]) -> bool:
+    """Does `text` mention any of `names`?"""
+    for name in names:
+        pattern = mention_pattern(name)
+        if pattern and pattern.search(text):
+            return True
+    return False

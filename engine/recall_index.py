@@ -1,0 +1,315 @@
+"""The recall index: how text becomes FTS5 tokens, how queries become terms, and catching up.
+
+The index is derived data; SQLite's tables stay authoritative. Invariants:
+- Analysis is one deterministic function, `analyze()`: NFKC, then every run of CJK characters
+  (Han, kana, Hangul) becomes its overlapping bigrams plus its last character, so a 2-character
+  name is one token and a longer phrase is a phrase of adjacent bigrams. Everything else is left
+  to FTS5's unicode61 tokenizer (case folding, diacritics removed, no stemming).
+- Events: every event with id <= `events_indexed_to` (table recall_state) is in recall_events_fts
+  exactly once, under its own id, and its distinct words (not CJK) are counted in recall_vocab;
+  higher ids are not indexed yet and readers scan them directly.
+  Event ids only grow (events are never deleted, new ids are max+1), so the watermark is enough.
+  Event ingestion therefore pays nothing for the index: `sync_index()` catches up in bulk, one
+  statement per chunk (SQLite 3.40's FTS5 flushes its buffer at every statement savepoint, which
+  makes a per-row trigger about 10x slower than the bare insert).
+- Objects: triggers put the id of every inserted/updated/deleted object into recall_dirty. An
+  object listed there may have a stale or missing index row; readers score it from the objects
+  table and ignore its index row. Every other object's index row is analyze() of its fields.
+- `sync_index()` writes only inside the caller's write transaction; readers never write.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+
+from .errors import InputError
+from .fragments import find_lone_surrogate
+
+MAX_QUERY_CHARS = 1_000
+MAX_TERMS = 48
+SYNC_CHUNK = 5_000
+PREFIX_CREDIT = 0.5
+
+_CJK_CHARS = (
+    "\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+    "\uf900-\ufaff\U00020000-\U0003134f"
+)
+CJK_RUN = re.compile(f"[{_CJK_CHARS}]+")
+_QUERY_TOKEN = re.compile(f"([{_CJK_CHARS}]+)|((?:(?![{_CJK_CHARS}])[^\\W_])+)")
+_WORD = re.compile(r"[^\W_]+")
+_MARKS = re.compile(r"[\u0300-\u036f]")
+
+# Function words dropped from a query that has other terms ("the Who" keeps both).
+STOPWORDS = frozenset("""
+a an the and or but if of at by for with about against between into through during before after
+above below to from up down in out on off over under again further then once here there when where
+why how all any both each few more most other some such no nor not only own same so than too very
+s t can will just don should now i me my myself we our ours ourselves you your yours yourself
+yourselves he him his himself she her hers herself it its itself they them their theirs themselves
+what which who whom this that these those am is are was were be been being have has had having do
+does did doing would could ever
+""".split())
+# Chinese function characters: a query bigram made only of these ("我们", "什么", "它的") is
+# dropped when the query has other terms, like an English stopword.
+CJK_FUNCTION_CHARS = frozenset(
+    "的了是我你他她它们在和与吗呢吧啊呀也都就还又很这那个不有过着把被给对从于而之其么什怎哪谁哦嗯啦些该会能可要"
+)
+
+
+_SPLIT = re.compile(f"([{_CJK_CHARS}]+)")
+
+
+def _pieces(text: str) -> list[str]:
+    """NFKC text split into alternating non-CJK (even) and CJK-run (odd) pieces."""
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    return _SPLIT.split(text)
+
+
+def _run_tokens(run: str) -> list[str]:
+    """A CJK run's tokens: its overlapping bigrams, then its last character."""
+    return [run[i : i + 2] for i in range(len(run) - 1)] + [run[-1]]
+
+
+def analyze(text: str) -> str:
+    """The text FTS5 indexes for `text` (unicode61 then folds case and diacritics)."""
+    if text.isascii():
+        return text
+    pieces = _pieces(text)
+    for i in range(1, len(pieces), 2):
+        pieces[i] = " " + " ".join(_run_tokens(pieces[i])) + " "
+    return "".join(pieces)
+
+
+def fold(text: str) -> str:
+    """Lower-cased NFKC text without combining diacritics, as unicode61 folds tokens.
+
+    (lower(), not casefold(): unicode61 keeps ß, so a folded query term still matches the index.)
+    """
+    if text.isascii():
+        return text.lower()
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    text = text.lower()
+    if text.isascii() or unicodedata.is_normalized("NFD", text):  # no marks to strip
+        return text
+    return unicodedata.normalize("NFC", _MARKS.sub("", unicodedata.normalize("NFD", text)))
+
+
+def word_tokens(text: str) -> set[str]:
+    """The distinct non-CJK word tokens of `text`, folded as unicode61 folds them."""
+    if text.isascii():
+        return set(_ASCII_WORD.findall(text.lower()))
+    words: set[str] = set()
+    for piece in _pieces(text)[::2]:
+        if piece:
+            words.update(_WORD.findall(fold(piece)))
+    return words
+
+
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+
+
+def units(text: str) -> int:
+    """Estimated tokens of a text, at C speed: words (spaces + 1) plus CJK characters (each
+    3 bytes in UTF-8). Document lengths for BM25 are all measured this way."""
+    return text.count(" ") + 1 + (len(text.encode("utf-8")) - len(text)) // 2
+
+
+@dataclass(frozen=True)
+class Term:
+    """One query term. `fts` is its FTS5 MATCH expression, quoted so user text stays text."""
+
+    text: str  # folded term as shown in `why`
+    kind: str  # word | prefix | cjk (one token) | cjk1 (one CJK char: a prefix of tokens)
+    fts: str
+    credit: float = 0.0  # what a longer token starting with `text` counts for (0: nothing)
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query: the terms to look up and the CJK phrases that earn a bonus when whole."""
+
+    text: str
+    terms: tuple[Term, ...]
+    phrases: tuple[str, ...]
+    notice: str | None = None
+    prefixes: tuple[str, ...] = ()  # terms that also match longer tokens they start
+
+
+def _quote(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+def parse_query(query: object) -> Query:
+    """Split user text into terms. Any input is text: FTS5 syntax in it is quoted, never run.
+
+    Raises InputError for a non-string, an empty query, one over MAX_QUERY_CHARS chars or one
+    that is not valid Unicode; a query of only punctuation parses to no terms (an empty answer).
+    """
+    if not isinstance(query, str):
+        raise InputError(f"query must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise InputError("query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InputError(
+            f"query is {len(query):,} chars; recall takes at most {MAX_QUERY_CHARS:,} "
+            "(search for the distinctive words instead)"
+        )
+    bad = find_lone_surrogate(query)
+    if bad is not None:
+        raise InputError(f"query has a lone surrogate at char {bad}: not valid Unicode text")
+    folded = fold(query)
+    words: list[str] = []
+    runs: list[str] = []
+    for match in _QUERY_TOKEN.finditer(folded):
+        if match.group(1):
+            runs.append(match.group(1))
+        else:
+            words.append(match.group(2))
+    content = [w for w in words if w not in STOPWORDS]
+    if content or runs:
+        words = content
+    terms: dict[str, Term] = {}
+    short = len(words) + len(runs) <= 3  # a name or a few words: match word prefixes too
+    for word in words:
+        if short and len(word) >= 2:
+            terms.setdefault(word, Term(word, "prefix", _quote(word) + "*", 1.0))
+        else:  # a longer word found inside a longer one ("paint": "painting") counts half
+            credit = PREFIX_CREDIT if len(word) >= 4 else 0.0
+            terms.setdefault(word, Term(word, "word", _quote(word), credit))
+    phrases: list[str] = []
+    pairs: list[str] = []
+    singles = [r for r in runs if len(r) == 1]
+    for run in singles:
+        if run not in CJK_FUNCTION_CHARS or len(singles) == len(runs) and not words:
+            terms.setdefault(run, Term(run, "cjk1", _quote(run) + "*", 1.0))
+    for run in runs:
+        if len(run) == 1:
+            continue
+        if len(run) > 2:
+            phrases.append(run)
+        pairs += [run[i : i + 2] for i in range(len(run) - 1)]
+    content_pairs = [p for p in pairs if not set(p) <= CJK_FUNCTION_CHARS]
+    for pair in content_pairs if content_pairs or words else pairs:
+        terms.setdefault(pair, Term(pair, "cjk", _quote(pair)))
+    ordered = list(terms.values())
+    notice = None
+    if len(ordered) > MAX_TERMS:
+        notice = f"query has {len(ordered)} terms; searched the first {MAX_TERMS}"
+        ordered = ordered[:MAX_TERMS]
+    prefixes = tuple(t.text for t in ordered if t.credit)
+    return Query(query, tuple(ordered), tuple(dict.fromkeys(phrases)), notice, prefixes)
+
+
+# -- keeping the index in step ----------------------------------------------------------------
+
+def get_stat(conn: sqlite3.Connection, key: str) -> int:
+    """An integer from recall_state (0 when absent)."""
+    row = conn.execute("SELECT value FROM recall_state WHERE key = ?", (key,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _set_stats(conn: sqlite3.Connection, **values: int) -> None:
+    conn.executemany(
+        "INSERT INTO recall_state (key, value) VALUES (?, ?)"
+        " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        list(values.items()),
+    )
+
+
+def sync_index(conn: sqlite3.Connection, max_events: int | None = None) -> dict[str, int]:
+    """Index events past the watermark and re-index dirty objects; inside the caller's write
+    transaction (use `store.write(conn)`). Returns how many of each it indexed.
+
+    `max_events` bounds the work of one call; call again to go on.
+    """
+    done_events = 0
+    watermark = get_stat(conn, "events_indexed_to")
+    docs, total_units = get_stat(conn, "events_docs"), get_stat(conn, "events_units")
+    while max_events is None or done_events < max_events:
+        step = SYNC_CHUNK if max_events is None else min(SYNC_CHUNK, max_events - done_events)
+        rows = conn.execute(
+            "SELECT id, text FROM events WHERE id > ? ORDER BY id LIMIT ?", (watermark, step)
+        ).fetchall()
+        if not rows:
+            break
+        payload = {}
+        vocab: Counter[str] = Counter()
+        for event_id, text in rows:
+            payload[str(event_id)] = analyze(text)
+            total_units += units(text)
+            vocab.update(word_tokens(text))
+        conn.execute(
+            "INSERT INTO recall_events_fts (rowid, text)"
+            " SELECT CAST(key AS INTEGER), value FROM json_each(?)",
+            (json.dumps(payload, ensure_ascii=False),),
+        )
+        conn.execute(
+            "INSERT INTO recall_vocab (term, docs) SELECT key, value FROM json_each(?) WHERE true"
+            " ON CONFLICT (term) DO UPDATE SET docs = docs + excluded.docs",
+            (json.dumps(vocab, ensure_ascii=False),),
+        )
+        watermark = rows[-1][0]
+        docs += len(rows)
+        done_events += len(rows)
+    _set_stats(conn, events_indexed_to=watermark, events_docs=docs, events_units=total_units)
+    return {"events": done_events, "objects": _sync_objects(conn)}
+
+
+OBJECT_FIELDS = ("name", "aliases", "cues", "summary", "body")
+
+
+def object_field_texts(row: sqlite3.Row | tuple) -> tuple[str, str, str, str, str]:
+    """name, aliases, cues, summary, body of an objects row (id, name, aliases, cues, summary,
+    body) as plain text; aliases and cues are JSON lists, joined one per line."""
+    return (row[1], _json_list_text(row[2]), _json_list_text(row[3]), row[4], row[5])
+
+
+def _json_list_text(raw: str) -> str:
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return raw or ""
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return str(value)
+
+
+def _sync_objects(conn: sqlite3.Connection) -> int:
+    dirty = [r[0] for r in conn.execute("SELECT object_id FROM recall_dirty").fetchall()]
+    docs, body_units = get_stat(conn, "objects_docs"), get_stat(conn, "objects_body_units")
+    for object_id in dirty:
+        key = conn.execute(
+            "SELECT rid, body_units FROM recall_object_keys WHERE object_id = ?", (object_id,)
+        ).fetchone()
+        if key is not None:
+            conn.execute("DELETE FROM recall_objects_fts WHERE rowid = ?", (key[0],))
+            conn.execute("DELETE FROM recall_object_keys WHERE rid = ?", (key[0],))
+            docs, body_units = docs - 1, body_units - key[1]
+        row = conn.execute(
+            "SELECT id, name, aliases, cues, summary, body, type FROM objects WHERE id = ?",
+            (object_id,),
+        ).fetchone()
+        if row is None:
+            continue
+        texts = object_field_texts(row)
+        body = units(texts[-1])
+        rid = conn.execute(
+            "INSERT INTO recall_object_keys (rid, object_id, type, body_units) VALUES (?, ?, ?, ?)",
+            (key[0] if key else None, object_id, row[6], body),
+        ).lastrowid
+        conn.execute(
+            "INSERT INTO recall_objects_fts (rowid, name, aliases, cues, summary, body)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (rid, *(analyze(t) for t in texts)),
+        )
+        docs, body_units = docs + 1, body_units + body
+    conn.execute("DELETE FROM recall_dirty")
+    _set_stats(conn, objects_docs=docs, objects_body_units=body_units)
+    return len(dirty)

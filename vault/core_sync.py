@@ -1,0 +1,122 @@
+"""The three core files, the only vault files whose hand edits flow back into SQLite.
+
+Both the projector (on every run) and the watcher (on every change) go through here, so a hand
+edit of AGENTS.md, SOUL.md or USER.md is imported whichever of them sees it first.
+
+Invariants:
+- the vault copy is the stored content, byte for byte: no front matter, no newline changes.
+- bytes on disk that differ from what the projector last wrote there are a hand edit: they are
+  imported as a new version (origin 'hand') before anything is written, so nothing typed is
+  overwritten. Both versions stay in SQLite's history.
+- a file that is not valid UTF-8, or is larger than `vault.core_file_max_bytes`, is refused with
+  a message naming the limit: the file is left as it is, memory keeps its last good version,
+  and an open `core_refused` report says so until a valid file is imported.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from engine.corefiles import read_core_file, write_core_file
+from engine.errors import MemvaultError
+from engine.store import write
+
+from .files import atomic_write, read_bytes, sha256
+from .paths import to_disk
+from .records import open_report, record_owner, resolve_reports
+
+
+class CoreFileRefused(MemvaultError):
+    """A core file in the vault that cannot be imported (not UTF-8, or too large)."""
+
+
+@dataclass
+class CoreOutcome:
+    """What happened to one core file."""
+
+    name: str
+    action: str  # unchanged | written | imported | refused | missing
+    message: str = ""
+    version: int | None = None
+
+
+def decode_core_file(name: str, data: bytes, max_bytes: int) -> str:
+    """The text of a core file read from the vault, or CoreFileRefused saying why not."""
+    if len(data) > max_bytes:
+        raise CoreFileRefused(
+            f"{name} is {len(data):,} bytes, over the limit vault.core_file_max_bytes = "
+            f"{max_bytes:,} (memvault.toml): not imported"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CoreFileRefused(
+            f"{name} is not valid UTF-8 (bad byte at offset {exc.start}): not imported"
+        ) from None
+    if "\x00" in text:
+        raise CoreFileRefused(f"{name} holds a NUL character: not imported")
+    return text
+
+
+def import_core_bytes(
+    conn: sqlite3.Connection, name: str, data: bytes, max_bytes: int, now: datetime,
+) -> CoreOutcome:
+    """Import bytes found at the vault's `name` as a new version, or refuse them (reported)."""
+    current = read_core_file(conn, name)
+    kept = f"memory keeps version {current['version']}" if current else "memory keeps no version"
+    digest = sha256(data)
+    try:
+        text = decode_core_file(name, data, max_bytes)
+    except CoreFileRefused as exc:
+        message = f"{exc}; the file is left as it is and {kept}"
+        with write(conn):
+            open_report(conn, name, name, "core_refused", message, digest, now)
+        return CoreOutcome(name, "refused", message)
+    try:
+        with write(conn):
+            version = write_core_file(conn, name, text, "hand", now)
+            stored = read_core_file(conn, name)
+            assert stored is not None
+            record_owner(conn, name, name, digest, stored["version"], now)
+            resolve_reports(conn, name, now)
+    except MemvaultError as exc:
+        message = f"{name}: {exc}; the file is left as it is and {kept}"
+        with write(conn):
+            open_report(conn, name, name, "core_refused", message, digest, now)
+        return CoreOutcome(name, "refused", message)
+    if version is None:
+        return CoreOutcome(name, "unchanged", "already in memory", stored["version"])
+    return CoreOutcome(name, "imported", f"{name}: imported hand edit as version {version}",
+                       version)
+
+
+def sync_core_file(
+    conn: sqlite3.Connection, vault: Path, name: str, max_bytes: int, now: datetime,
+) -> CoreOutcome:
+    """Bring the vault's copy of a core file and SQLite together (the projector's side)."""
+    path = to_disk(vault, name)
+    disk = read_bytes(path)
+    current = read_core_file(conn, name)
+    content = (current["content"] if current else "").encode("utf-8")
+    version = current["version"] if current else 0
+    row = conn.execute(
+        "SELECT sha256, version FROM projection WHERE object_id = ?", (name,)
+    ).fetchone()
+    if disk is not None:
+        digest = sha256(disk)
+        if disk == content:
+            if row is None or row["sha256"] != digest or row["version"] != version:
+                with write(conn):
+                    record_owner(conn, name, name, digest, version, now)
+                    resolve_reports(conn, name, now)
+            return CoreOutcome(name, "unchanged", version=version)
+        if row is None or digest != row["sha256"]:
+            return import_core_bytes(conn, name, disk, max_bytes, now)
+    atomic_write(path, content, durable=True)
+    with write(conn):
+        record_owner(conn, name, name, sha256(content), version, now)
+        resolve_reports(conn, name, now)
+    return CoreOutcome(name, "written", f"{name}: wrote version {version}", version)

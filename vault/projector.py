@@ -1,0 +1,398 @@
+"""The projector: renders SQLite into the vault, a bounded batch at a time.
+
+    from vault import render_vault
+    result = render_vault(conn, Path("~/.memvault/vault").expanduser(), all=False)
+
+A run, under a lock so runs never overlap: (1) the core files are synced (a hand edit is
+imported first, see `core_sync`); (2) the oldest dirty objects (by `objects.updated_at`; owners
+that failed last time go last) are rendered, at most `limit` of them; (3) the directory
+`objects/README.md` is rendered if anything changed or its file is not what was written.
+
+Invariants:
+- SQLite is authoritative and is only written for bookkeeping (projection rows, marks, errors,
+  reports) and for core-file imports; object files never flow back.
+- a file whose bytes already equal the rendering is not rewritten (its mtime stays).
+- a file whose bytes differ from what the projector last wrote there (a hand edit, or a file it
+  never wrote) is kept as a `.conflict` copy before being replaced; nothing typed is lost.
+- every write is atomic (temp file + rename); a failure of one owner is recorded in
+  `projection_errors` (shown by status) and leaves its dirty mark, so the next run retries it;
+  other owners go on.
+- rendered files depend on stored data only, never on the wall clock; `now` only stamps the
+  bookkeeping rows.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from engine.clock import iso
+from engine.config import Config
+from engine.errors import MemvaultError
+from engine.migrations import CORE_FILES
+from engine.store import set_state, write
+from engine.vault_schema import DIRECTORY_KEY, PENDING_SQL
+
+from .core_sync import sync_core_file
+from .files import atomic_write, keep_conflict, read_bytes, sha256
+from .paths import relative, to_disk
+from .records import (
+    clear_dirty,
+    clear_errors,
+    dirty_mark,
+    record_error,
+    record_owner,
+    record_pages,
+    recorded_files,
+    resolve_reports,
+)
+from .render import Rendered, Renderer
+
+CHUNK = 100  # owners rendered per read snapshot / recorded per write transaction
+Progress = Callable[[int, int], None]
+
+
+class ProjectionBusy(MemvaultError):
+    """Another projection of this vault is running."""
+
+
+@dataclass
+class ProjectionResult:
+    """What one run did. `written` and `conflicts` are vault-relative paths."""
+
+    objects: int = 0
+    written: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    core: list[dict[str, Any]] = field(default_factory=list)
+    remaining: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> dict[str, Any]:
+        """The short form kept in `state` as vault.last_run."""
+        return {
+            "objects": self.objects, "written": len(self.written), "unchanged": self.unchanged,
+            "removed": len(self.removed), "conflicts": len(self.conflicts),
+            "errors": len(self.errors), "remaining": self.remaining,
+        }
+
+
+@dataclass
+class _Job:
+    """One owner in flight: what was rendered and what the store said when it was."""
+
+    owner: str
+    mark: int | None
+    recorded: dict[str, str]
+    rendered: Rendered | None = None
+    error: str | None = None
+    error_path: str | None = None
+    written: list[str] = field(default_factory=list)
+    conflicts: dict[str, str] = field(default_factory=dict)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+
+@contextmanager
+def vault_lock(vault: Path) -> Iterator[None]:
+    """Hold `<vault>.lock` (beside the vault, not in it) for a run; ProjectionBusy if held."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no advisory locks here; runs must not overlap
+        yield
+        return
+    lock_path = vault.with_name(vault.name + ".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a+b") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ProjectionBusy(
+                f"another projection of {vault} is running (it holds {lock_path}); skipped"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+@contextmanager
+def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """A read transaction: everything read inside sees one state of the store."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
+
+
+def pending_owners(conn: sqlite3.Connection, limit: int | None = None) -> list[str]:
+    """Owners to render next: oldest-dirty first (by updated_at), owners that failed last."""
+    sql = (
+        "SELECT x.id FROM (" + PENDING_SQL + ") x LEFT JOIN objects o ON o.id = x.id"
+        " ORDER BY EXISTS (SELECT 1 FROM projection_errors e WHERE e.object_id = x.id),"
+        " COALESCE(o.updated_at, ''), x.id"
+    )
+    return [r[0] for r in conn.execute(sql + " LIMIT ?", (-1 if limit is None else limit,))]
+
+
+def count_pending(conn: sqlite3.Connection) -> int:
+    return conn.execute(f"SELECT COUNT(*) FROM ({PENDING_SQL})").fetchone()[0]
+
+
+def all_owners(conn: sqlite3.Connection) -> list[str]:
+    """Every object and every deleted object that has a file, for a rebuild."""
+    rows = conn.execute(
+        "SELECT id FROM objects ORDER BY updated_at, id"
+    ).fetchall()
+    gone = conn.execute(
+        "SELECT p.object_id FROM projection p WHERE instr(p.object_id, ':') > 0"
+        " AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.id = p.object_id) ORDER BY 1"
+    ).fetchall()
+    return [r[0] for r in gone] + [r[0] for r in rows]
+
+
+def project_vault(
+    conn: sqlite3.Connection,
+    vault: Path,
+    *,
+    limit: int | None = 10,
+    max_links: int = 50,
+    core_max_bytes: int = 262_144,
+    rebuild: bool = False,
+    durable: bool = False,
+    now: datetime | None = None,
+    progress: Progress | None = None,
+) -> ProjectionResult:
+    """One projection run. `limit=None` renders every owner pending at the start.
+
+    `rebuild` renders every object, pending or not (files already right are still not
+    rewritten): it restores deleted or hand-edited files the watcher did not report.
+    """
+    now = now or datetime.now(UTC)
+    vault = Path(vault)
+    result = ProjectionResult()
+    vault.mkdir(parents=True, exist_ok=True)
+    with vault_lock(vault):
+        _forget_vanished(conn)
+        for name in CORE_FILES:
+            _sync_core(conn, vault, name, core_max_bytes, now, result)
+        owners = all_owners(conn) if rebuild else pending_owners(conn, limit)
+        if rebuild and limit is not None:
+            owners = owners[:limit]
+        renderer = Renderer(conn, max_links)
+        done = 0
+        for start in range(0, len(owners), CHUNK):
+            jobs = _render_chunk(conn, renderer, owners[start:start + CHUNK])
+            for job in jobs:
+                if job.error is None:
+                    _write_job(vault, job, durable)
+            _record_chunk(conn, jobs, now)
+            for job in jobs:
+                _tally(result, job)
+            done += len(jobs)
+            if progress:
+                progress(done, len(owners))
+        _project_directory(conn, renderer, vault, result, durable, now,
+                           force=bool(owners) or rebuild)
+        result.remaining = count_pending(conn)
+        with write(conn):
+            set_state(conn, "vault.last_run", json.dumps(
+                {"at": iso(now), **result.summary()}, ensure_ascii=False))
+    return result
+
+
+def render_vault(
+    conn: sqlite3.Connection,
+    vault_path: Path,
+    all: bool = True,  # the name the CLI's --all mirrors
+    *,
+    config: Config | None = None,
+    **options: Any,
+) -> ProjectionResult:
+    """Render the vault: every pending object (`all`), or one batch of `vault.objects_per_run`.
+
+    Limits come from `config` (a memory home's memvault.toml) when given, else the defaults;
+    `options` are passed on to `project_vault` (rebuild, durable, now, progress, ...).
+    """
+    get = config.get if config is not None else _default
+    options.setdefault("max_links", get("vault.max_links_per_file"))
+    options.setdefault("core_max_bytes", get("vault.core_file_max_bytes"))
+    limit = None if all else get("vault.objects_per_run")
+    return project_vault(conn, Path(vault_path), limit=limit, **options)
+
+
+def _default(name: str) -> Any:
+    from engine.config import SETTINGS
+
+    return next(s.default for s in SETTINGS if s.name == name)
+
+
+def _sync_core(
+    conn: sqlite3.Connection, vault: Path, name: str, max_bytes: int, now: datetime,
+    result: ProjectionResult,
+) -> None:
+    try:
+        outcome = sync_core_file(conn, vault, name, max_bytes, now)
+    except OSError as exc:
+        error = f"write failed: {exc}"
+        with write(conn):
+            record_error(conn, name, name, error, now)
+        result.errors.append({"object_id": name, "path": name, "error": error})
+        return
+    if conn.execute("SELECT 1 FROM projection_errors WHERE object_id = ?", (name,)).fetchone():
+        with write(conn):
+            clear_errors(conn, name)
+    result.core.append(asdict(outcome))
+    if outcome.action == "written":
+        result.written.append(name)
+
+
+def _forget_vanished(conn: sqlite3.Connection) -> None:
+    """Drop marks of objects that are gone and never had a file (nothing to say about them)."""
+    with write(conn):
+        conn.execute(
+            "DELETE FROM vault_dirty WHERE NOT EXISTS (SELECT 1 FROM objects o"
+            " WHERE o.id = vault_dirty.object_id) AND NOT EXISTS (SELECT 1 FROM projection p"
+            " WHERE p.object_id = vault_dirty.object_id)"
+        )
+
+
+def _render_chunk(conn: sqlite3.Connection, renderer: Renderer, owners: list[str]) -> list[_Job]:
+    jobs = []
+    with _snapshot(conn):
+        for owner in owners:
+            job = _Job(owner, dirty_mark(conn, owner), recorded_files(conn, owner))
+            try:
+                job.rendered = renderer.render_owner(owner)
+            except Exception as exc:  # recorded, shown by status, retried
+                job.error = f"render failed: {type(exc).__name__}: {exc}"
+            jobs.append(job)
+    return jobs
+
+
+def put_file(
+    vault: Path, rel_path: str, data: bytes, last_written: str | None, durable: bool = True,
+) -> tuple[bool, str | None]:
+    """Write one vault file safely; return (written, conflict copy path or None).
+
+    Not rewritten when its bytes are already `data`. Bytes that are not what the projector
+    last wrote (`last_written`, a sha256) are kept as a conflict copy first.
+    """
+    path = to_disk(vault, rel_path)
+    disk = read_bytes(path)
+    if disk == data:
+        return False, None
+    conflict = None
+    if disk is not None and sha256(disk) != last_written:
+        conflict = relative(vault, keep_conflict(path, disk))
+    atomic_write(path, data, durable=durable)
+    return True, conflict
+
+
+def _write_job(vault: Path, job: _Job, durable: bool) -> None:
+    assert job.rendered is not None
+    try:
+        for rel_path, data in job.rendered.files.items():
+            job.error_path = rel_path
+            written, conflict = put_file(vault, rel_path, data, job.recorded.get(rel_path),
+                                         durable)
+            if written:
+                job.written.append(rel_path)
+            else:
+                job.unchanged += 1
+            if conflict:
+                job.conflicts[rel_path] = conflict
+        for rel_path, last in job.recorded.items():
+            if rel_path in job.rendered.files:
+                continue
+            job.error_path = rel_path
+            path = to_disk(vault, rel_path)
+            disk = read_bytes(path)
+            if disk is None:
+                continue
+            if sha256(disk) == last:
+                path.unlink()
+            else:  # a hand-edited page that is no longer needed: keep the edit, not the page
+                target = keep_conflict(path, disk)
+                path.unlink()
+                job.conflicts[rel_path] = relative(vault, target) or str(target)
+            job.removed.append(rel_path)
+        job.error_path = None
+    except OSError as exc:
+        job.error = f"write failed: {exc}"
+
+
+def _record_chunk(conn: sqlite3.Connection, jobs: list[_Job], now: datetime) -> None:
+    with write(conn):
+        for job in jobs:
+            for rel_path, conflict in job.conflicts.items():
+                resolve_reports(conn, rel_path, now, conflict, job.owner)
+            if job.error is not None:
+                record_error(conn, job.owner, job.error_path, job.error, now)
+                continue
+            clear_errors(conn, job.owner)
+            rendered = job.rendered
+            if rendered is None:  # gone, and never had a file: nothing to show
+                clear_dirty(conn, job.owner, job.mark)
+                continue
+            main = rendered.main_path
+            record_owner(conn, job.owner, main, sha256(rendered.files[main]), rendered.version,
+                         now)
+            pages = {
+                path: (number, sha256(rendered.files[path]))
+                for path, number in rendered.pages.items()
+            }
+            record_pages(conn, job.owner, pages, now)
+            for rel_path in rendered.files:
+                if rel_path not in job.conflicts:
+                    resolve_reports(conn, rel_path, now)
+            for rel_path in job.removed:
+                if rel_path not in job.conflicts:
+                    resolve_reports(conn, rel_path, now)
+            clear_dirty(conn, job.owner, job.mark)
+
+
+def _tally(result: ProjectionResult, job: _Job, is_object: bool = True) -> None:
+    result.objects += is_object
+    result.written.extend(job.written)
+    result.unchanged += job.unchanged
+    result.removed.extend(job.removed)
+    result.conflicts.extend(job.conflicts.values())
+    if job.error is not None:
+        result.errors.append({"object_id": job.owner, "path": job.error_path,
+                              "error": job.error})
+
+
+def _project_directory(
+    conn: sqlite3.Connection, renderer: Renderer, vault: Path, result: ProjectionResult,
+    durable: bool, now: datetime, force: bool,
+) -> None:
+    """Render objects/README.md when something changed or its file is not what was written."""
+    row = conn.execute(
+        "SELECT path, sha256 FROM projection WHERE object_id = ?", (DIRECTORY_KEY,)
+    ).fetchone()
+    if not force and row is not None:
+        disk = read_bytes(to_disk(vault, row["path"]))
+        if disk is not None and sha256(disk) == row["sha256"]:
+            return
+    job = _Job(DIRECTORY_KEY, None, {row["path"]: row["sha256"]} if row else {})
+    try:
+        with _snapshot(conn):
+            job.rendered = renderer.render_directory()
+    except Exception as exc:  # recorded, shown by status, retried
+        job.error = f"render failed: {type(exc).__name__}: {exc}"
+    if job.error is None:
+        _write_job(vault, job, durable)
+    _record_chunk(conn, [job], now)
+    _tally(result, job, is_object=False)

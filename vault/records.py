@@ -1,0 +1,156 @@
+"""The vault's bookkeeping rows: what was written where, dirty marks, errors and reports.
+
+Every function runs inside the caller's write transaction (`engine.store.write`).
+
+Invariants:
+- `projection` holds, per owner (object id, core file name or the directory), the main file's
+  path, the sha256 of the bytes last written there and the version they showed;
+  `projection_pages` the same for continuation pages. A file is only ever overwritten when its
+  bytes on disk are these (or a conflict copy was kept first).
+- a dirty mark is cleared only if it is still the mark the rendering saw.
+- one open report per (path, kind); resolving keeps the row, with the time and the conflict copy.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+from engine.clock import iso
+
+
+def record_owner(
+    conn: sqlite3.Connection, owner: str, path: str, digest: str, version: int, now: datetime,
+) -> None:
+    """Record what the projector wrote (or found already right) as an owner's main file."""
+    conn.execute(
+        "INSERT INTO projection (object_id, path, sha256, version, written_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (object_id) DO UPDATE SET path = excluded.path,"
+        " sha256 = excluded.sha256, version = excluded.version, written_at = excluded.written_at",
+        (owner, path, digest, version, iso(now)),
+    )
+
+
+def record_pages(
+    conn: sqlite3.Connection, owner: str, pages: dict[str, tuple[int, str]], now: datetime,
+) -> None:
+    """Make `projection_pages` of an owner exactly `pages` ({path: (page number, sha256)})."""
+    known = {r[0] for r in conn.execute(
+        "SELECT path FROM projection_pages WHERE object_id = ?", (owner,)
+    )}
+    for path in known - set(pages):
+        conn.execute("DELETE FROM projection_pages WHERE path = ?", (path,))
+    for path, (number, digest) in pages.items():
+        conn.execute(
+            "INSERT INTO projection_pages (path, object_id, page, sha256, written_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET object_id ="
+            " excluded.object_id, page = excluded.page, sha256 = excluded.sha256,"
+            " written_at = excluded.written_at",
+            (path, owner, number, digest, iso(now)),
+        )
+
+
+def recorded_files(conn: sqlite3.Connection, owner: str) -> dict[str, str]:
+    """{path: sha256} of every file last written for an owner (main file and pages)."""
+    files = {r[0]: r[1] for r in conn.execute(
+        "SELECT path, sha256 FROM projection WHERE object_id = ?", (owner,)
+    )}
+    files.update({r[0]: r[1] for r in conn.execute(
+        "SELECT path, sha256 FROM projection_pages WHERE object_id = ?", (owner,)
+    )})
+    return files
+
+
+def owner_of(conn: sqlite3.Connection, path: str) -> tuple[str, str] | None:
+    """(owner, sha256 last written) of a projected vault path, or None if it is not one."""
+    row = conn.execute(
+        "SELECT object_id, sha256 FROM projection WHERE path = ?", (path,)
+    ).fetchone()
+    if row is None:
+        row = conn.execute(
+            "SELECT object_id, sha256 FROM projection_pages WHERE path = ?", (path,)
+        ).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def dirty_mark(conn: sqlite3.Connection, object_id: str) -> int | None:
+    row = conn.execute("SELECT mark FROM vault_dirty WHERE object_id = ?", (object_id,)).fetchone()
+    return row[0] if row else None
+
+
+def mark_dirty(conn: sqlite3.Connection, object_id: str, reason: str) -> None:
+    """Ask the next projection to render an object again."""
+    conn.execute(
+        "INSERT INTO vault_dirty (object_id, mark, reason) VALUES (?, 1, ?)"
+        " ON CONFLICT (object_id) DO UPDATE SET mark = mark + 1, reason = excluded.reason",
+        (object_id, reason),
+    )
+
+
+def clear_dirty(conn: sqlite3.Connection, object_id: str, seen_mark: int | None) -> None:
+    """Clear an object's mark if nothing marked it again since it was rendered."""
+    if seen_mark is not None:
+        conn.execute(
+            "DELETE FROM vault_dirty WHERE object_id = ? AND mark = ?", (object_id, seen_mark)
+        )
+
+
+def record_error(
+    conn: sqlite3.Connection, owner: str, path: str | None, error: str, now: datetime,
+) -> None:
+    """Keep the latest failure of an owner (shown by status until a run succeeds)."""
+    conn.execute("DELETE FROM projection_errors WHERE object_id = ?", (owner,))
+    conn.execute(
+        "INSERT INTO projection_errors (object_id, path, error, created_at) VALUES (?, ?, ?, ?)",
+        (owner, path, error, iso(now)),
+    )
+
+
+def clear_errors(conn: sqlite3.Connection, owner: str) -> None:
+    conn.execute("DELETE FROM projection_errors WHERE object_id = ?", (owner,))
+
+
+def open_report(
+    conn: sqlite3.Connection, path: str, owner: str | None, kind: str, detail: str,
+    digest: str | None, now: datetime,
+) -> None:
+    """Open (or refresh) the report of `kind` about `path`."""
+    row = conn.execute(
+        "SELECT id FROM vault_reports WHERE path = ? AND kind = ? AND resolved_at IS NULL",
+        (path, kind),
+    ).fetchone()
+    if row:
+        conn.execute(
+            "UPDATE vault_reports SET object_id = ?, detail = ?, sha256 = ?, detected_at = ?"
+            " WHERE id = ?",
+            (owner, detail, digest, iso(now), row[0]),
+        )
+    else:
+        conn.execute(
+            "INSERT INTO vault_reports (path, object_id, kind, detail, sha256, detected_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (path, owner, kind, detail, digest, iso(now)),
+        )
+
+
+def resolve_reports(
+    conn: sqlite3.Connection, path: str, now: datetime, conflict: str | None = None,
+    owner: str | None = None,
+) -> None:
+    """Close the open reports about `path`; note where a hand edit was kept, if anywhere.
+
+    A conflict copy with no open report (the projector found the edit itself) gets a new,
+    already resolved report, so status can still list it.
+    """
+    cur = conn.execute(
+        "UPDATE vault_reports SET resolved_at = ?, conflict_path = COALESCE(?, conflict_path)"
+        " WHERE path = ? AND resolved_at IS NULL",
+        (iso(now), conflict, path),
+    )
+    if conflict and cur.rowcount == 0:
+        conn.execute(
+            "INSERT INTO vault_reports (path, object_id, kind, detail, detected_at, resolved_at,"
+            " conflict_path) VALUES (?, ?, 'hand_edit', ?, ?, ?, ?)",
+            (path, owner, "found by the projector before rewriting the file", iso(now),
+             iso(now), conflict),
+        )

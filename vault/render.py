@@ -1,0 +1,355 @@
+"""Rendering: SQLite rows in, Markdown bytes out, through the jinja2 templates in `templates/`.
+
+Invariants:
+- rendering only reads the store, writes nothing, and depends on stored data alone: no wall
+  clock, no locale, no dict or set order. The same database renders the same bytes anywhere.
+- every object file has exactly one front-matter block, built here with a safe YAML dumper
+  (lowercase keys, `aliases`/`tags` as lists, ISO datetimes) and never taken from text an
+  object holds. Core files are projected verbatim, without front matter.
+- a file shows at most `max_links` relations and sources (relations first, as
+  `engine.objects.object_links` orders them); the rest go to continuation pages linked from it.
+- every wikilink targets a hash (`[[<hash>|Name]]`), so renames never break links.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from engine.corefiles import read_core_file
+from engine.migrations import CORE_FILES, OBJECT_TYPES
+from engine.objects import ObjectRecord, object_links, resolve_redirect
+from engine.vault_schema import DIRECTORY_KEY
+
+from .paths import (
+    DIRECTORY_PATH,
+    link_text,
+    object_link,
+    object_path,
+    object_type,
+    page_path,
+    page_stem,
+    wikilink,
+)
+
+README_SUMMARY_CHARS = 120
+
+
+def template_dir() -> Path:
+    """The templates: `vault/templates` in a wheel, `<repo>/templates` in a checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "templates", here.parent / "templates"):
+        if (candidate / "object.md.j2").is_file():
+            return candidate
+    raise FileNotFoundError(
+        f"memvault's vault templates are missing (looked in {here / 'templates'} and "
+        f"{here.parent / 'templates'}); reinstall memvault"
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def make_environment(directory: Path | None = None) -> jinja2.Environment:
+    """The jinja2 environment every vault file is rendered with (Markdown, no autoescape).
+
+    Cached: compiling the templates costs more than a whole run that has nothing to do.
+    """
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(directory or template_dir())),
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+_PLAIN = re.compile(r"[^\W\d_][\w./:-]*")
+_RESERVED = {"y", "n", "yes", "no", "true", "false", "on", "off", "null"}
+# Characters YAML may not hold raw (non-printable, or line breaks of YAML 1.1) and surrogates.
+_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+
+
+def yaml_scalar(value: str | int | datetime) -> str:
+    """One YAML scalar: ints and datetimes plain, strings plain only when that is unambiguous.
+
+    Other strings are JSON-quoted, which is a valid YAML double-quoted scalar once the few
+    characters YAML forbids raw are escaped too.
+    """
+    if isinstance(value, bool):
+        raise TypeError("no booleans in front matter")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if _PLAIN.fullmatch(value) and not value.endswith(":") and value.lower() not in _RESERVED:
+        return value
+    quoted = json.dumps(value, ensure_ascii=False)
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+
+
+def front_matter(fields: dict[str, Any]) -> str:
+    """The YAML between the `---` lines (ends with a newline): flat keys, lists as blocks.
+
+    Written here rather than by a YAML library: PyYAML's pure-Python emitter cost more than the
+    rest of a render, and its C emitter is not everywhere, so output could differ by machine.
+    Tests check that PyYAML reads back exactly `fields`.
+    """
+    lines = []
+    for key, value in fields.items():
+        if not re.fullmatch(r"[a-z_]+", key):
+            raise ValueError(f"front matter key {key!r}: lowercase letters and _ only")
+        if isinstance(value, list):
+            if not value:
+                lines.append(f"{key}: []")
+                continue
+            lines.append(f"{key}:")
+            lines.extend(f"- {yaml_scalar(item)}" for item in value)
+        else:
+            lines.append(f"{key}: {yaml_scalar(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def obsidian_datetime(stamp: str) -> datetime | str:
+    """A stored ISO time as Obsidian's datetime property wants it: local wall time, seconds."""
+    try:
+        when = datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp
+    return when.replace(tzinfo=None, microsecond=0)
+
+
+def one_line(text: str) -> str:
+    """Whitespace runs (newlines included) collapsed to single spaces."""
+    return " ".join(text.split())
+
+
+def _finish(text: str) -> bytes:
+    """Normalise the end of a rendered file to one newline; encode UTF-8."""
+    return (text.rstrip("\n") + "\n").encode("utf-8")
+
+
+@dataclass
+class Rendered:
+    """The files of one owner (an object, a core file or the directory), main file first."""
+
+    owner: str
+    version: int
+    files: dict[str, bytes] = field(default_factory=dict)
+    pages: dict[str, int] = field(default_factory=dict)  # continuation page path -> number
+
+    @property
+    def main_path(self) -> str:
+        return next(iter(self.files))
+
+
+class Renderer:
+    """Renders vault files from one connection. Cheap to create; holds the templates."""
+
+    def __init__(self, conn: sqlite3.Connection, max_links: int = 50,
+                 env: jinja2.Environment | None = None) -> None:
+        if max_links < 1:
+            raise ValueError("max_links must be >= 1")
+        self.conn = conn
+        self.max_links = max_links
+        self.env = env or make_environment()
+        self._object = self.env.get_template("object.md.j2")
+        self._page = self.env.get_template("continuation.md.j2")
+        self._tombstone = self.env.get_template("tombstone.md.j2")
+        self._directory = self.env.get_template("directory.md.j2")
+
+    # -- owners -------------------------------------------------------------------------------
+    def render_owner(self, owner: str) -> Rendered | None:
+        """What the projector would write now for `owner`; None if it would write nothing."""
+        if owner == DIRECTORY_KEY:
+            return self.render_directory()
+        if owner in CORE_FILES:
+            return self.render_core(owner)
+        row = self.conn.execute("SELECT * FROM objects WHERE id = ?", (owner,)).fetchone()
+        if row is not None:
+            return self.render_object(ObjectRecord.from_row(row))
+        if self.conn.execute("SELECT 1 FROM projection WHERE object_id = ?", (owner,)).fetchone():
+            return self.render_tombstone(owner)
+        return None
+
+    def render_core(self, name: str) -> Rendered:
+        """A core file exactly as stored (empty if it was never written), no front matter."""
+        current = read_core_file(self.conn, name)
+        content = current["content"] if current else ""
+        return Rendered(name, current["version"] if current else 0,
+                        {name: content.encode("utf-8")})
+
+    # -- objects ------------------------------------------------------------------------------
+    def render_object(self, obj: ObjectRecord) -> Rendered:
+        """An object's main file and its continuation pages."""
+        links = object_links(self.conn, obj.id)
+        n_relations = sum(1 for link in links if link["kind"] == "relation")
+        n_sources = len(links) - n_relations
+        chunks = [links[i:i + self.max_links] for i in range(0, len(links), self.max_links)]
+        chunks = chunks or [[]]
+        pages = [
+            {
+                "number": n,
+                "first": (n - 1) * self.max_links + 1,
+                "last": (n - 1) * self.max_links + len(chunk),
+                "link": wikilink(page_stem(obj.id, n), f"page {n}"),
+            }
+            for n, chunk in enumerate(chunks, start=1)
+        ]
+        merged_into = None
+        status = obj.status
+        if obj.redirect_to:
+            survivor = resolve_redirect(self.conn, obj.id)
+            row = self.conn.execute("SELECT name FROM objects WHERE id = ?", (survivor,)).fetchone()
+            merged_into = object_link(survivor, row[0] if row else None)
+            status = "merged"
+        aliases = list(dict.fromkeys([obj.name, *obj.aliases]))
+        fields: dict[str, Any] = {
+            "id": obj.id,
+            "type": obj.type,
+            "status": status,
+            "aliases": aliases,
+            "tags": [f"memvault/{obj.type}"],
+            "updated": obsidian_datetime(obj.updated_at),
+            "version": obj.version,
+            "relations": n_relations,
+            "sources": n_sources,
+        }
+        if merged_into:
+            fields["merged_into"] = merged_into
+        common = {
+            "id": obj.id,
+            "type": obj.type,
+            "title": link_text(obj.name),
+            "n_relations": n_relations,
+            "n_sources": n_sources,
+            "pages": pages,
+            "total_links": len(links),
+        }
+        files: dict[str, bytes] = {}
+        files[object_path(obj.id)] = _finish(self._object.render(
+            **common,
+            **self._page_links(chunks[0]),
+            front_matter=front_matter(fields),
+            merged_into=merged_into,
+            status=status,
+            version=obj.version,
+            updated_at=obj.updated_at,
+            summary=obj.summary.strip(),
+            body=obj.body.strip("\n"),
+            cues=[one_line(c) for c in obj.cues if c.strip()],
+            shown=len(chunks[0]),
+            page_number=1,
+        ))
+        owner_link = object_link(obj.id, obj.name)
+        numbers: dict[str, int] = {}
+        for page, chunk in zip(pages[1:], chunks[1:], strict=True):
+            page_fields = {
+                "id": obj.id,
+                "type": obj.type,
+                "page": page["number"],
+                "pages": len(pages),
+                "tags": [f"memvault/{obj.type}", "memvault/continuation"],
+            }
+            numbers[page_path(obj.id, page["number"])] = page["number"]
+            files[page_path(obj.id, page["number"])] = _finish(self._page.render(
+                **common,
+                **self._page_links(chunk),
+                front_matter=front_matter(page_fields),
+                owner_link=owner_link,
+                page_number=page["number"],
+                first=page["first"],
+                last=page["last"],
+            ))
+        return Rendered(obj.id, obj.version, files, numbers)
+
+    @staticmethod
+    def _page_links(chunk: list[dict[str, Any]]) -> dict[str, Any]:
+        relations, sources = [], []
+        for link in chunk:
+            if link["kind"] == "relation":
+                notes = [n for n, on in (("legacy", link["legacy"]),
+                                         ("archived", link["archived"])) if on]
+                relations.append({
+                    "direction": link["direction"],
+                    "label": one_line(link["label"]),
+                    "link": object_link(link["other"], link["name"]),
+                    "note": f" ({', '.join(notes)})" if notes else "",
+                })
+            else:
+                sources.append({
+                    "occurred_at": link["occurred_at"],
+                    "event_id": link["event_id"],
+                    "start": link["start_char"],
+                    "end": link["end_char"],
+                })
+        return {"relations": relations, "sources": sources}
+
+    def render_tombstone(self, object_id: str) -> Rendered:
+        """The file of an object that is gone from the store: it says so."""
+        fields = {
+            "id": object_id,
+            "type": object_type(object_id),
+            "status": "deleted",
+            "tags": [f"memvault/{object_type(object_id)}"],
+        }
+        text = self._tombstone.render(
+            front_matter=front_matter(fields), id=object_id, title=link_text(object_id),
+        )
+        return Rendered(object_id, -1, {object_path(object_id): _finish(text)})
+
+    # -- the directory ------------------------------------------------------------------------
+    def render_directory(self) -> Rendered:
+        """objects/README.md: every object by type, then name; only files that exist are linked."""
+        rows = self.conn.execute(
+            "SELECT o.id, o.type, o.name, o.status, o.summary, o.redirect_to,"
+            " p.object_id IS NOT NULL AS projected"
+            " FROM objects o LEFT JOIN projection p ON p.object_id = o.id"
+        ).fetchall()
+        names = {row["id"]: row["name"] for row in rows}
+        groups = []
+        pending = 0
+        for type_ in OBJECT_TYPES:
+            of_type = [r for r in rows if r["type"] == type_]
+            if not of_type:
+                continue
+            of_type.sort(key=lambda r: (r["name"].casefold(), r["name"], r["id"]))
+            counts: dict[str, int] = {}
+            entries, merged = [], []
+            for row in of_type:
+                state = "merged" if row["redirect_to"] else row["status"]
+                counts[state] = counts.get(state, 0) + 1
+                if not row["projected"]:
+                    pending += 1
+                    continue
+                link = object_link(row["id"], row["name"])
+                if row["redirect_to"]:
+                    survivor = resolve_redirect(self.conn, row["id"])
+                    merged.append({"link": link,
+                                   "survivor": object_link(survivor, names.get(survivor))})
+                    continue
+                summary = one_line(row["summary"])
+                if len(summary) > README_SUMMARY_CHARS:
+                    summary = summary[:README_SUMMARY_CHARS - 1].rstrip() + "…"
+                entries.append({
+                    "link": link,
+                    "id": row["id"],
+                    "status": "" if row["status"] == "active" else f" ({row['status']})",
+                    "summary": summary,
+                })
+            groups.append({
+                "type": type_,
+                "total": len(of_type),
+                "statuses": ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
+                "entries": entries,
+                "merged": merged,
+            })
+        text = self._directory.render(groups=groups, total=len(rows), pending=pending)
+        return Rendered(DIRECTORY_KEY, 0, {DIRECTORY_PATH: _finish(text)})
