@@ -96,6 +96,9 @@ SETTINGS: tuple[Setting, ...] = (
     _s("model", "api_key_env", "OPENAI_API_KEY", "environment variable holding the API key"),
     _s("model", "tool_mode", "native", "how tools are offered", choices=("native",
                                                                         "json_schema")),
+    _s("model", "schema_format", "json_schema", "how tool_mode json_schema sends the schema: "
+       "OpenAI's json_schema, or json_object with a schema (llama-cpp-python's server)",
+       choices=("json_schema", "json_object")),
     _s("model", "max_output_tokens", 32_768, "output tokens asked for first", 256, 131_072),
     _s("model", "max_output_tokens_cap", 131_072, "output tokens a truncation retry grows to",
        256, 131_072),

@@ -4,8 +4,9 @@ Invariants:
 - Nothing here writes; each call reads one snapshot (one read transaction).
 - User text is only ever text: parse_query quotes every term for FTS5; a query over 1,000 chars
   or an empty one is an InputError; one with no searchable terms is an empty answer.
-- A hit never depends on whether `sync_index` ran: events past the index watermark and objects
-  in recall_dirty are read and scored from their own tables.
+- A hit never depends on whether `sync_index` ran: events past the index watermark (up to the
+  newest TAIL_SCAN_MAX, with a notice beyond) and objects in recall_dirty are read and scored
+  from their own tables.
 - Merged objects are reported as their survivor (redirect_to followed), naming the merged ids.
 - Ranking (engine/recall_rank.py): FTS5 postings give candidates, the rows give exact scores;
   a score is the share of the query's best possible score, so objects and events interleave.
@@ -36,12 +37,14 @@ from .recall_rank import (
     tail_df,
 )
 
-CANDIDATES = 40  # events re-scored exactly (at least; 2 x limit when larger); objects half
+CANDIDATES = 40  # events re-scored exactly (at least; 2 x limit when larger)
+OBJECT_CANDIDATES = 10  # objects re-scored exactly (at least; limit / 2 when larger)
 EXACT_NAME_BONUS = 0.5  # the whole query is the object's name or one of its aliases
 PROJECT_MEMBER_SHARE = 0.5  # a member of a matching project scores half the project's score
 PROJECT_MEMBERS_MAX = 50
 MAX_LIMIT = 200
 EVIDENCE_PAGE_CHARS = 8_000
+TAIL_SCAN_MAX = 20_000  # unindexed events scanned per find; more are cut, with a notice
 
 
 @contextmanager
@@ -114,19 +117,21 @@ def _merged_into(conn: sqlite3.Connection, survivor: str) -> list[str]:
 
 def memory_find(
     conn: sqlite3.Connection, query: str, types: Sequence[str] | None = None,
-    project: str | None = None, limit: int = 20,
+    project: str | None = None, limit: int = 20, include_events: bool = True,
 ) -> dict[str, Any]:
     """Ranked hits over objects (name, aliases, cues, summary, body, direct project membership)
     and raw events, for Chinese and English text; each hit with a snippet and why it matched.
 
-    `types` narrows to object types and/or "event"; `project` to that project, its direct
-    members and the events they cite as evidence. Read-only. Raises InputError for an empty
-    query, one over 1,000 chars, a bad `types`, `project` or `limit`; never for query content.
+    `types` narrows to object types and/or "event" (raw events); `include_events=False` leaves
+    events out whatever `types` says; `project` narrows to that project, its direct members and
+    the events they cite as evidence. Read-only. Raises InputError for an empty query, one over
+    1,000 chars, a bad `types`, `project` or `limit`; never for query content.
     """
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"limit must be an integer from 1 to {MAX_LIMIT}")
     parsed = parse_query(query)
     object_types, with_events = _check_types(types)
+    with_events = with_events and include_events
     answer: dict[str, Any] = {"query": query, "terms": [t.text for t in parsed.terms],
                               "hits": [], "notice": parsed.notice}
     if not parsed.terms:
@@ -135,8 +140,8 @@ def memory_find(
     want = max(CANDIDATES, 2 * limit)
     with _snapshot(conn):
         scope = _project_scope(conn, project) if project is not None else None
-        hits = (_find_objects(conn, parsed, object_types, scope, max(limit, want // 2))
-                if object_types else [])
+        hits = (_find_objects(conn, parsed, object_types, scope,
+                              max(OBJECT_CANDIDATES, limit // 2)) if object_types else [])
         if with_events:
             hits += _find_events(conn, parsed, scope.events if scope else None, answer, want)
     hits.sort(key=lambda h: (-h["score"], h["kind"] != "object",  # ties: objects, then newest
@@ -157,9 +162,16 @@ def _find_events(
 ) -> list[dict[str, Any]]:
     cols = "id, occurred_at, source, kind, meta, text"
     watermark = get_stat(conn, "events_indexed_to")
-    tail = conn.execute(f"SELECT {cols} FROM events WHERE id > ?", (watermark,)).fetchall()
-    if tail:
-        answer["unindexed_events"] = len(tail)  # scanned, and counted into the statistics
+    tail = conn.execute(f"SELECT {cols} FROM events WHERE id > ? ORDER BY id DESC LIMIT ?",
+                        (watermark, TAIL_SCAN_MAX + 1)).fetchall()
+    if tail:  # scanned, and counted into the statistics
+        answer["unindexed_events"] = len(tail)
+    if len(tail) > TAIL_SCAN_MAX:
+        tail = tail[:TAIL_SCAN_MAX]
+        answer["unindexed_events"] = conn.execute(
+            "SELECT count(*) FROM events WHERE id > ?", (watermark,)).fetchone()[0]
+        answer["notice"] = (f"{answer['unindexed_events']:,} events are not indexed yet; "
+                            f"searched the newest {TAIL_SCAN_MAX:,} of them")
     if allowed is not None:
         tail = [row for row in tail if row[0] in allowed]
     docs = get_stat(conn, "events_docs") + len(tail)
@@ -211,8 +223,8 @@ def _find_objects(
     rids = candidates(conn, "recall_objects_fts", query, stats, top, allowed, exclude, want)
     rows = conn.execute(
         f"SELECT {_OBJECT_COLS} FROM objects WHERE id IN (SELECT object_id FROM"
-        " recall_object_keys WHERE rid IN (SELECT value FROM json_each(?)))"
-        " OR id IN (SELECT value FROM json_each(?))",
+        " recall_object_keys WHERE rid IN (SELECT value FROM json_each(?))"
+        " UNION SELECT value FROM json_each(?))",
         (json.dumps(rids), json.dumps(dirty)),
     ).fetchall()
     exact = fold(query.text).strip()

@@ -3,11 +3,12 @@
 The index is derived data; SQLite's tables stay authoritative. Invariants:
 - Analysis is one deterministic function, `analyze()`: NFKC, then every run of CJK characters
   (Han, kana, Hangul) becomes its overlapping bigrams plus its last character, so a 2-character
-  name is one token and a longer phrase is a phrase of adjacent bigrams. Everything else is left
-  to FTS5's unicode61 tokenizer (case folding, diacritics removed, no stemming).
+  name is one token, a longer name or phrase is a run of bigrams, and every character starts a
+  token. Everything else is left to FTS5's unicode61 tokenizer (case folding, diacritics
+  removed, no stemming).
 - Events: every event with id <= `events_indexed_to` (table recall_state) is in recall_events_fts
-  exactly once, under its own id, and its distinct words (not CJK) are counted in recall_vocab;
-  higher ids are not indexed yet and readers scan them directly.
+  exactly once, under its own id, and its distinct tokens are counted in recall_vocab; higher
+  ids are not indexed yet and readers scan them directly.
   Event ids only grow (events are never deleted, new ids are max+1), so the watermark is enough.
   Event ingestion therefore pays nothing for the index: `sync_index()` catches up in bulk, one
   statement per chunk (SQLite 3.40's FTS5 flushes its buffer at every statement savepoint, which
@@ -42,6 +43,7 @@ _CJK_CHARS = (
 CJK_RUN = re.compile(f"[{_CJK_CHARS}]+")
 _QUERY_TOKEN = re.compile(f"([{_CJK_CHARS}]+)|((?:(?![{_CJK_CHARS}])[^\\W_])+)")
 _WORD = re.compile(r"[^\W_]+")
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
 _MARKS = re.compile(r"[\u0300-\u036f]")
 
 # Function words dropped from a query that has other terms ("the Who" keeps both).
@@ -78,12 +80,24 @@ def _run_tokens(run: str) -> list[str]:
 
 def analyze(text: str) -> str:
     """The text FTS5 indexes for `text` (unicode61 then folds case and diacritics)."""
+    return analyze_tokens(text)[0]
+
+
+def analyze_tokens(text: str) -> tuple[str, set[str]]:
+    """analyze(text), and the distinct tokens unicode61 will make of it (folded words, CJK
+    bigrams and run ends): what recall_vocab counts."""
     if text.isascii():
-        return text
+        return text, set(_ASCII_WORD.findall(text.lower()))
     pieces = _pieces(text)
-    for i in range(1, len(pieces), 2):
-        pieces[i] = " " + " ".join(_run_tokens(pieces[i])) + " "
-    return "".join(pieces)
+    tokens: set[str] = set()
+    for i, piece in enumerate(pieces):
+        if i % 2:
+            run = _run_tokens(piece)
+            tokens.update(run)
+            pieces[i] = " " + " ".join(run) + " "
+        elif piece:
+            tokens.update(_WORD.findall(fold(piece)))
+    return "".join(pieces), tokens
 
 
 def fold(text: str) -> str:
@@ -99,20 +113,6 @@ def fold(text: str) -> str:
     if text.isascii() or unicodedata.is_normalized("NFD", text):  # no marks to strip
         return text
     return unicodedata.normalize("NFC", _MARKS.sub("", unicodedata.normalize("NFD", text)))
-
-
-def word_tokens(text: str) -> set[str]:
-    """The distinct non-CJK word tokens of `text`, folded as unicode61 folds them."""
-    if text.isascii():
-        return set(_ASCII_WORD.findall(text.lower()))
-    words: set[str] = set()
-    for piece in _pieces(text)[::2]:
-        if piece:
-            words.update(_WORD.findall(fold(piece)))
-    return words
-
-
-_ASCII_WORD = re.compile(r"[a-z0-9]+")
 
 
 def units(text: str) -> int:
@@ -187,7 +187,7 @@ def parse_query(query: object) -> Query:
     pairs: list[str] = []
     singles = [r for r in runs if len(r) == 1]
     for run in singles:
-        if run not in CJK_FUNCTION_CHARS or len(singles) == len(runs) and not words:
+        if run not in CJK_FUNCTION_CHARS or (len(singles) == len(runs) and not words):
             terms.setdefault(run, Term(run, "cjk1", _quote(run) + "*", 1.0))
     for run in runs:
         if len(run) == 1:
@@ -242,9 +242,9 @@ def sync_index(conn: sqlite3.Connection, max_events: int | None = None) -> dict[
         payload = {}
         vocab: Counter[str] = Counter()
         for event_id, text in rows:
-            payload[str(event_id)] = analyze(text)
+            payload[str(event_id)], tokens = analyze_tokens(text)
             total_units += units(text)
-            vocab.update(word_tokens(text))
+            vocab.update(tokens)
         conn.execute(
             "INSERT INTO recall_events_fts (rowid, text)"
             " SELECT CAST(key AS INTEGER), value FROM json_each(?)",

@@ -1,11 +1,13 @@
 """Ranking for recall: candidates from the FTS5 index, then exact scores from the rows.
 
 Invariants:
-- Stage 1 reads at most CAP postings per term (newest first) and never more than
-  POSTINGS_BUDGET in all, so its cost is bounded whatever the index size.
+- Stage 1 reads at most CAP + 1 postings per term (newest first) into Python and sums at most
+  POSTINGS_BUDGET, so its cost does not grow with the events index: there, document counts and
+  prefix expansions come from recall_vocab. (On the objects index, small by nature, a word
+  prefix is an FTS5 prefix query, whose internal cost grows with that index.)
 - Stage 2 never tokenizes a candidate: term frequencies are substring counts on the folded text
   (str.find/count, in C), with word boundaries checked for words; CJK bigrams are substrings by
-  construction. So a 16,000-char body costs about as much as a 100-char one.
+  construction. A 16,000-char body costs a few C scans, not a Python tokenization.
 - A score is BM25 (k1 1.2, b 0.75) divided by the query's best possible score, so objects and
   events rank on one scale; objects use field weights (BM25F) over name, aliases, cues, summary
   and body.
@@ -65,8 +67,9 @@ class Stats:
 # -- stage 1 ----------------------------------------------------------------------------------
 
 def _looked_up(term: Term, terms: Sequence[Term]) -> bool:
-    """A prefix reads the merged postings of every token it starts: only when bounded enough
-    (a word prefix of 3+ letters; a lone CJK character only when nothing better is there)."""
+    """Whether a term generates candidates: a lone CJK character only when nothing better is
+    there (it is mostly noise beside other terms); a word prefix when it has 3+ letters or is
+    the whole query (in FTS5 it reads every posting of every word it starts)."""
     if term.kind == "prefix":
         return len(term.text) >= 3 or len(terms) == 1
     if term.kind == "cjk1":
@@ -88,25 +91,24 @@ def _lookup(
 ) -> tuple[list[int] | None, float, list[str]]:
     """(rowids holding `term`, or None when more than CAP do; its document frequency; the
     FTS5 expressions whose newest postings stand for it when every term is common)."""
-    match = f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC"
     try:
-        over = conn.execute(f"{match} LIMIT 1 OFFSET ?", (term.fts, CAP)).fetchone()
-        if over is None:
-            postings = _rowids(conn, table, term.fts)
-            return postings, float(len(postings)), []
+        postings = _rowids(conn, table, term.fts, CAP + 1)
     except sqlite3.OperationalError:  # a term the tokenizer reduces to nothing
         return [], 0.0, []
-    # CAP + 1 postings in (over, top]: scale that density to the whole index
-    df = min(float(stats.n), max(CAP + 1.0, (CAP + 1) * top_id / max(1, top_id - over[0])))
-    return None, df, [term.fts]
+    if len(postings) <= CAP:
+        return postings, float(len(postings)), []
+    # CAP + 1 postings in (last, top]: scale that density to the whole index
+    span = max(1, top_id - postings[-1])
+    return None, min(float(stats.n), max(CAP + 1.0, (CAP + 1) * top_id / span)), [term.fts]
 
 
 def _lookup_vocab(
     conn: sqlite3.Connection, table: str, term: Term, stats: Stats
 ) -> tuple[list[int] | None, float, list[str]]:
-    """_lookup for a word through recall_vocab: exact document counts, and a prefix expanded
-    to the words it starts (never an FTS5 prefix query, whose cost has no bound)."""
-    if term.kind == "prefix":
+    """_lookup through recall_vocab: exact document counts without reading postings, and a
+    prefix expanded to the tokens it starts (never an FTS5 prefix query: its cost is unbounded).
+    """
+    if term.credit and term.kind != "word":  # prefix, cjk1
         words = conn.execute(
             "SELECT term, docs FROM recall_vocab WHERE term >= ? AND term < ? LIMIT ?",
             (term.text, term.text + "\U0010ffff", MAX_EXPANSIONS),
@@ -119,10 +121,10 @@ def _lookup_vocab(
     df = min(float(stats.n), float(sum(w[1] for w in words)))
     if df > CAP:
         return None, df, [_quote(w[0]) for w in words[:3]]
-    found: set[int] = set()
-    for word, _ in words:
-        found.update(_rowids(conn, table, _quote(word)))
-    return sorted(found, reverse=True), df, []
+    if not words:
+        return [], 0.0, []
+    # at most CAP postings in all: now even a prefix query reads few (one statement for all)
+    return _rowids(conn, table, term.fts), df, []
 
 
 def _quote(token: str) -> str:
@@ -135,14 +137,14 @@ def candidates(
 ) -> list[int]:
     """Up to `want` rowids of `table` (only `allowed` ones when given, never `exclude`d ones),
     best first by the summed idf of the rare terms they hold. Sets every term's document
-    frequency in `stats`. With `vocab`, words are looked up in recall_vocab."""
+    frequency in `stats`. With `vocab`, terms are looked up in recall_vocab first."""
     lists: dict[str, list[int]] = {}
     fallback: dict[str, list[str]] = {}
     for term in query.terms:
         if not _looked_up(term, query.terms):
             stats.set_df(term.text, stats.n / 10)  # unknown: a middling idf for stage 2
             continue
-        if vocab and term.kind in ("word", "prefix"):
+        if vocab:
             postings, df, newest = _lookup_vocab(conn, table, term, stats)
         else:
             postings, df, newest = _lookup(conn, table, term, stats, top_id)
@@ -230,9 +232,12 @@ def score_object(query: Query, stats: Stats, fields: Sequence[str]) -> tuple[flo
     """BM25F over name, aliases, cues, summary and body (the body length-normalized), as a
     share of the best possible; `why` names field and term, e.g. "alias: qhy"."""
     folded = [fold(f) for f in fields]
+    joined = "\n".join(folded)
     body_norm = 1 - B + B * units(fields[4]) / stats.avg_len
     score, why = 0.0, []
     for term in query.terms:
+        if term.text not in joined:
+            continue
         weighted, where = 0.0, []
         for index, text in enumerate(folded):
             tf, matched = occurrences(term, text) if text else (0.0, [])
@@ -242,7 +247,6 @@ def score_object(query: Query, stats: Stats, fields: Sequence[str]) -> tuple[flo
         if weighted:
             score += stats.idf[term.text] * weighted * (K1 + 1) / (weighted + K1)
             why += where[:2]
-    joined = "\n".join(folded)
     for phrase in query.phrases if score else ():
         if phrase in joined:
             score += PHRASE_BONUS * stats.phrase_idf(phrase)
@@ -262,11 +266,8 @@ def tail_df(query: Query, stats: Stats, texts: Sequence[str]) -> None:
 
 def snippet(text: str, query: Query, idf: dict[str, float]) -> str:
     """About SNIPPET_CHARS of `text` (whitespace collapsed) around its weightiest match."""
-    flat = " ".join(text.split())
-    if len(flat) <= SNIPPET_CHARS:
-        return flat
-    folded = fold(flat)
-    low = folded if len(folded) == len(flat) else flat.lower()  # positions must match `flat`
+    folded = fold(text)
+    low = folded if len(folded) == len(text) else text.lower()  # positions must match `text`
     best, best_weight = -1, -1.0
     needles = [(p, 100.0) for p in query.phrases]
     needles += [(t.text, idf.get(t.text, 0.0)) for t in query.terms]
@@ -276,9 +277,12 @@ def snippet(text: str, query: Query, idf: dict[str, float]) -> str:
             pos = low.find(needle, pos + 1)
         if pos >= 0 and weight > best_weight:
             best, best_weight = pos, weight
-    start = max(0, min(best - SNIPPET_CHARS // 3, len(flat) - SNIPPET_CHARS)) if best > 0 else 0
-    piece = flat[start : start + SNIPPET_CHARS]
-    return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(flat) else "")
+    start = max(0, best - SNIPPET_CHARS // 3)
+    while start and not text[start - 1].isspace() and best - start < SNIPPET_CHARS // 2:
+        start -= 1  # begin at a word
+    flat = " ".join(text[start : start + 2 * SNIPPET_CHARS].split())
+    more = len(flat) > SNIPPET_CHARS or start + 2 * SNIPPET_CHARS < len(text.rstrip())
+    return ("…" if start else "") + flat[:SNIPPET_CHARS] + ("…" if more else "")
 
 
 def object_snippet(fields: Sequence[str], why: list[str], query: Query,

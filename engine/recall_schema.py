@@ -5,7 +5,7 @@ Invariants (see engine/recall_index.py for the reasoning):
   holds analyze(text) tokens under the event's id, up to the watermark in recall_state.
 - Both indexes are detail='none' (rowids only, no positions): every query term is one token
   or a token prefix, so positions would only cost space and time (half the index size).
-- recall_vocab counts, per word, the indexed events that hold it: document frequencies and
+- recall_vocab counts, per token, the indexed events that hold it: document frequencies and
   prefix expansions without reading postings (an FTS5 prefix query reads every posting of
   every expansion before any LIMIT).
 - recall_objects_fts keeps its own analyzed copy of name, aliases, cues, summary and body, keyed
@@ -45,7 +45,7 @@ def m002_recall_index(conn: sqlite3.Connection) -> None:
             object_id TEXT PRIMARY KEY                  -- changed since it was last indexed
         );
         CREATE TABLE recall_vocab (
-            term TEXT PRIMARY KEY,                      -- a word as unicode61 folds it (no CJK)
+            term TEXT PRIMARY KEY,                      -- a token of recall_events_fts
             docs INTEGER NOT NULL                       -- indexed events holding it
         ) WITHOUT ROWID;
         CREATE TABLE recall_state (

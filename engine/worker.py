@@ -55,6 +55,8 @@ class TickResult:
     batch_id: int | None = None
     receipt: dict[str, Any] | None = None
     error: str | None = None
+    rounds: int = 0  # model answers the batch took (committed batches)
+    corrections: int = 0  # field-level corrections the model needed (committed batches)
 
 
 def default_modes() -> dict[str, Mode]:
@@ -186,7 +188,8 @@ class Worker:
                 terminal = self._fail(fresh, get_job(self.mem.conn, job.id), mode, error, now)
             return TickResult("terminal" if terminal else "failed", job.id, batch.id,
                               error=error)
-        return TickResult("committed", job.id, batch.id, receipt=outcome.result)
+        return TickResult("committed", job.id, batch.id, receipt=outcome.result,
+                          rounds=outcome.rounds, corrections=outcome.corrections)
 
     def _report(self, result: TickResult) -> TickResult:
         if self.on_tick:

@@ -1,7 +1,8 @@
-"""Recall from the command line: `find QUERY`, `read ID`, `evidence ID` (read-only, `--json`).
+"""Recall from the command line: `find QUERY`, `read ID`, `evidence ID` (read-only, `--json`),
+and `reindex`, the one writer, which brings the recall index up to date.
 
-Each opens the database read-only and never writes: events not yet indexed are scanned (the
-answer says how many). read/evidence answers carry next_offset; pass it as OFFSET to go on.
+find/read/evidence open the database read-only and never write: events not yet indexed are
+scanned (the answer says how many). read/evidence answers carry next_offset; pass it as OFFSET.
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ from rich.table import Table
 from rich.text import Text
 
 from ..migrations import OBJECT_TYPES
+from ..recall_index import sync_index
+from ..store import write
 from . import json_option, main, open_memory, print_json
+
+REINDEX_CHUNK = 20_000  # events per write transaction: other writers wait at most one chunk
 
 console = Console(highlight=False, soft_wrap=True)
 
@@ -32,7 +37,8 @@ def _text(value: object, terms: list[str] | None = None) -> Text:
 @click.option("--type", "types", multiple=True, type=click.Choice([*OBJECT_TYPES, "event"]),
               help="Only these kinds (repeat the option); 'event' means raw events.")
 @click.option("--project", default=None, help="Only this project, its members and their events.")
-@click.option("--limit", type=click.IntRange(1, 200), default=20, show_default=True)
+@click.option("--limit", type=click.IntRange(1, 200), default=20, show_default=True,
+              help="Most hits to show.")
 @json_option
 @click.pass_context
 def find(
@@ -57,7 +63,7 @@ def find(
     console.print(table)
     if data.get("unindexed_events"):
         console.print(f"[yellow]{data['unindexed_events']} events are not indexed yet and were "
-                      "scanned directly (any write to the memory indexes them)[/yellow]")
+                      "scanned directly (`memvault reindex` catches up)[/yellow]")
     if data.get("notice"):
         console.print(_text(data["notice"]), style="yellow")
 
@@ -143,3 +149,22 @@ def evidence(ctx: click.Context, record_id: str, offset: int, as_json: bool) -> 
                                else "")), style="dim")
         click.echo(item["text"])
     console.print(f"next_offset: {data['next_offset']}")
+
+
+@main.command()
+@json_option
+@click.pass_context
+def reindex(ctx: click.Context, as_json: bool) -> None:
+    """Bring the recall index up to date: new events and changed objects."""
+    done = {"events": 0, "objects": 0}
+    with open_memory(ctx) as mem:
+        while True:
+            with write(mem.conn):
+                step = sync_index(mem.conn, max_events=REINDEX_CHUNK)
+            done = {key: done[key] + step[key] for key in done}
+            if step["events"] < REINDEX_CHUNK:
+                break
+    if as_json:
+        print_json(done)
+    else:
+        click.echo(f"indexed {done['events']:,} events and {done['objects']:,} objects")

@@ -22,6 +22,7 @@ def make_provider(config: Config, name: str | None = None, model: str | None = N
         return OpenAICompatProvider(
             model=model or config["model.name"], base_url=config["model.base_url"] or None,
             api_key_env=config["model.api_key_env"], tool_mode=config["model.tool_mode"],
+            schema_format=config["model.schema_format"],
             max_output_tokens=config["model.max_output_tokens_cap"],
             context_tokens=config["model.context_tokens"], timeout_s=config["batch.timeout_s"],
         )

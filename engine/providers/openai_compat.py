@@ -27,6 +27,7 @@ class OpenAICompatProvider:
     def __init__(
         self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
         tool_mode: str = "native", max_output_tokens: int = 131_072,
+        schema_format: str = "json_schema",
         context_tokens: int = 1_000_000, timeout_s: float = 300.0,
     ) -> None:
         if not model:
@@ -35,6 +36,7 @@ class OpenAICompatProvider:
 
         self.model = model
         self.tool_mode = tool_mode
+        self.schema_format = schema_format
         self.max_output_tokens = max_output_tokens
         self.context_tokens = context_tokens
         url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
@@ -52,11 +54,11 @@ class OpenAICompatProvider:
         request: dict[str, Any] = {"model": self.model, "max_tokens": max_output_tokens}
         if self.tool_mode == "json_schema":
             request["messages"] = _flatten_tool_history(messages)
-            request["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "tool_call", "strict": True,
-                                "schema": tool_choice_schema(tools)},
-            }
+            schema = tool_choice_schema(tools)
+            request["response_format"] = (
+                {"type": "json_object", "schema": schema} if self.schema_format == "json_object"
+                else {"type": "json_schema",
+                      "json_schema": {"name": "tool_call", "strict": True, "schema": schema}})
         else:
             request["messages"] = messages
             request["tools"] = [t.openai() for t in tools]

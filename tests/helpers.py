@@ -1,0 +1,22 @@
+"""Small helpers shared by the tests (imported as `helpers`; pytest puts tests/ on sys.path)."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+CST = timezone(timedelta(hours=8))
+T0 = datetime(2026, 10, 13, 12, 0, 0, tzinfo=CST)
+
+
+def count(conn: sqlite3.Connection, table: str, where: str = "1=1") -> int:
+    return conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}").fetchone()[0]
+
+
+def write_config(home: Path, text: str) -> Path:
+    """Write memvault.toml into `home` (creating it) and return its path."""
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "memvault.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
