@@ -18,7 +18,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from engine import ManualClock, Memory, NewEvent
@@ -26,7 +26,7 @@ from engine.providers.scripted import ScriptedProvider, call
 
 
 def build_home(home: Path, nodes: int) -> None:
-    clock = ManualClock(datetime(2026, 10, 1, tzinfo=timezone.utc))
+    clock = ManualClock(datetime(2026, 10, 1, tzinfo=UTC))
     with Memory.open(home, clock=clock) as mem:
         for start in range(0, nodes, 5_000):
             mem.append_events(NewEvent(f"turn {i}: we talked about the Aurora sync API and "
@@ -39,7 +39,7 @@ def engine_batches(home: Path, batches: int) -> list[float]:
         ids = [n["id"] for n in json.loads(messages[1]["content"])["nodes"]]
         return call("commit_compaction", {"node_ids": ids, "summary": f"s{ids[0]}"})
 
-    clock = ManualClock(datetime(2026, 10, 2, tzinfo=timezone.utc))
+    clock = ManualClock(datetime(2026, 10, 2, tzinfo=UTC))
     with Memory.open(home, clock=clock) as mem:
         mem.compact((1, batches * 8))
         worker = mem.worker(ScriptedProvider([answer] * (batches + 1)), scheduler=False)

@@ -19,7 +19,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import engine.modes as modes
@@ -28,7 +28,7 @@ from engine.objects import ObjectRecord, save_object
 from engine.providers.scripted import ScriptedProvider, call
 from engine.store import write
 
-T0 = datetime(2026, 10, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 10, 1, tzinfo=UTC)
 
 
 def build_home(home: Path, objects: int, events: int) -> None:
@@ -36,9 +36,9 @@ def build_home(home: Path, objects: int, events: int) -> None:
         with write(mem.conn):
             for i in range(objects):
                 save_object(mem.conn, ObjectRecord(
-                    id=f"knowledge:fact-{i}", type="knowledge", name=f"fact {i}",
+                    id=f"knowledge:fact-{i}", type="knowledge", name=f"topic{i} notes",
                     summary=f"fact number {i}", body=f"结论：第 {i} 条知识。"), T0)
-        ids = mem.append_events(NewEvent(f"Remember that fact {i} matters; 张伟 said so {i}.")
+        ids = mem.append_events(NewEvent(f"Remember that topic{i} notes matter; 张伟 said so.")
                                 for i in range(events))
         with write(mem.conn):
             mem.conn.executemany(
@@ -52,7 +52,8 @@ def proposal(payload: dict) -> dict:
     end = payload["page"]["end"]
     related = payload["related"][0] if payload["related"] else None
     objects = [
-        {"id": f"person:p{event}", "name": f"P{event}", "summary": "a person", "body": "身份：unknown"},
+        {"id": f"person:p{event}", "name": f"P{event}", "summary": "a person",
+         "body": "身份：unknown"},
         {"id": f"todo:t{event}", "name": f"todo {event}", "body": "状态：open"},
     ]
     if related:
@@ -157,8 +158,9 @@ def main() -> None:
         p95 = sorted(times)[max(0, int(len(times) * 0.95) - 1)]
         print(f"{name:40} {len(times):>8} {statistics.median(times) * 1e3:>10.2f} "
               f"{p95 * 1e3:>8.2f}")
-    print(f"\nratio commit/bare (median): {statistics.median(commits) / statistics.median(bare):.1f}x"
-          f"   tick/bare: {statistics.median(ticks) / statistics.median(bare):.1f}x")
+    bare_median = statistics.median(bare)
+    print(f"\nratio commit/bare (median): {statistics.median(commits) / bare_median:.1f}x"
+          f"   tick/bare: {statistics.median(ticks) / bare_median:.1f}x")
 
 
 if __name__ == "__main__":

@@ -62,6 +62,8 @@ INSTRUCTIONS = (
     "A new project stays a candidate until you ask your user and call memory_project_approve."
 )
 ObjectType = Literal["person", "task", "todo", "schedule", "knowledge", "project", "credential"]
+HitType = Literal["person", "task", "todo", "schedule", "knowledge", "project", "credential",
+                  "event"]
 DEFAULT_POOL_SIZE = 4
 T = TypeVar("T")
 
@@ -289,13 +291,15 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool) -> None:
 
     @server.tool(annotations=READ_ONLY)
     def memory_find(
-        query: Annotated[str, Field(min_length=1, max_length=500,
+        query: Annotated[str, Field(min_length=1, max_length=1_000,
                                     description="names, aliases, terms or cues; Chinese or "
                                                 "English (a 2-character name is a query)")],
-        types: Annotated[list[ObjectType] | None, Field(
-            max_length=7, description="only these object types")] = None,
+        types: Annotated[list[HitType] | None, Field(
+            max_length=8, description="only these object types, and/or 'event' for raw "
+                                      "events")] = None,
         project: Annotated[str | None, Field(
-            max_length=140, description="only objects related to this project id")] = None,
+            max_length=140, description="only this project, its direct members and the events "
+                                        "they cite")] = None,
         limit: Annotated[int, Field(ge=1, le=100, description="most hits returned")] = 20,
     ) -> CallToolResult:
         """Lexical recall: ranked hits over objects and raw events."""

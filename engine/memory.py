@@ -183,6 +183,17 @@ class Memory:
 
         return memory_evidence(self.conn, id_or_event, offset)
 
+    def sync_recall_index(self, max_events: int | None = 5_000) -> dict[str, int]:
+        """Index new events and changed objects for recall (one bounded write transaction).
+
+        Ingest stays off this path (an FTS write per event would cost it ~10x); recall scans
+        events not yet indexed, so results never depend on when this ran.
+        """
+        from .recall_index import sync_index
+
+        with write(self.conn):
+            return sync_index(self.conn, max_events)
+
     # -- status -------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         report = memory_status(self.conn)

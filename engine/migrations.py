@@ -336,9 +336,48 @@ def _statements(script: str) -> list[str]:
     return out
 
 
+_NAME_KEY = (
+    "CASE WHEN unicode({x}) >= 11904 THEN substr({x}, 1, 2)"
+    " ELSE lower(substr({x}, 1, instr({x} || ' ', ' ') - 1)) END"
+)
+
+
+def m004_object_names(conn: sqlite3.Connection) -> None:
+    """A name index: the first word (or first two CJK chars) of every object's name and alias,
+    kept by triggers, so a claim finds the objects a page may name with indexed lookups and
+    checks only those, instead of scanning every object."""
+    name, alias = _NAME_KEY.format(x="NEW.name"), _NAME_KEY.format(x="value")
+    run_script(
+        conn,
+        f"""
+        CREATE TABLE object_names (
+            term      TEXT NOT NULL,
+            object_id TEXT NOT NULL,
+            PRIMARY KEY (term, object_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX object_names_object ON object_names (object_id);
+        CREATE TRIGGER object_names_insert AFTER INSERT ON objects BEGIN
+            INSERT OR IGNORE INTO object_names SELECT {name}, NEW.id WHERE length(NEW.name) >= 2;
+            INSERT OR IGNORE INTO object_names SELECT {alias}, NEW.id
+                FROM json_each(NEW.aliases) WHERE length(value) >= 2;
+        END;
+        CREATE TRIGGER object_names_update AFTER UPDATE OF name, aliases ON objects BEGIN
+            DELETE FROM object_names WHERE object_id = OLD.id;
+            INSERT OR IGNORE INTO object_names SELECT {name}, NEW.id WHERE length(NEW.name) >= 2;
+            INSERT OR IGNORE INTO object_names SELECT {alias}, NEW.id
+                FROM json_each(NEW.aliases) WHERE length(value) >= 2;
+        END;
+        INSERT OR IGNORE INTO object_names SELECT {_NAME_KEY.format(x="name")}, id FROM objects
+            WHERE length(name) >= 2;
+        INSERT OR IGNORE INTO object_names SELECT {_NAME_KEY.format(x="a.value")}, o.id
+            FROM objects o, json_each(o.aliases) a WHERE length(a.value) >= 2;
+        """,
+    )
+
+
 # Later migrations live beside the concept they serve; they are imported here, at the bottom,
 # because they use run_script above. Order is application order and never changes.
 from .recall_schema import m002_recall_index  # noqa: E402
 from .vault_schema import m003_vault  # noqa: E402
 
-MIGRATIONS.extend([m002_recall_index, m003_vault])
+MIGRATIONS.extend([m002_recall_index, m003_vault, m004_object_names])

@@ -11,6 +11,7 @@ progress and outcome commit in ONE transaction; a later failure never undoes an 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from datetime import datetime
 from typing import Any
@@ -40,6 +41,7 @@ SYSTEM = (
     "progress), linked (whole event read, cited by at least one object) or archive_only (whole "
     "event read, nothing durable, with a reason)."
 )
+RELATED_MAX = 200  # objects a claim considers before the byte budget
 PAYLOAD_RESERVE = 4_000  # bytes kept for the payload's frame and the system prompt
 
 
@@ -51,20 +53,31 @@ def object_payload(obj: ObjectRecord) -> dict[str, Any]:
 
 def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: int,
                     ) -> list[dict[str, Any]]:
-    """Objects already citing the event, then objects named in `text`, within `budget` bytes."""
-    rows = conn.execute(
-        "SELECT o.* FROM objects o WHERE o.redirect_to IS NULL AND o.id IN"
-        " (SELECT object_id FROM evidence WHERE event_id = :event)"
-        " UNION SELECT o.* FROM objects o WHERE o.redirect_to IS NULL AND ("
-        "  (length(o.name) >= 2 AND instr(lower(:text), lower(o.name)) > 0) OR EXISTS ("
-        "  SELECT 1 FROM json_each(o.aliases) a WHERE length(a.value) >= 2"
-        "  AND instr(lower(:text), lower(a.value)) > 0))"
-        " ORDER BY 1 LIMIT 200",
-        {"event": event_id, "text": text},
-    ).fetchall()
+    """Objects already citing the event, then objects whose name or alias occurs in the text
+    (case-insensitive), within `budget` bytes. The name index narrows the candidates by first
+    word; each candidate is then checked against the text itself."""
+    ids = [r[0] for r in conn.execute(
+        "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (event_id,))]
+    terms = sorted(name_keys(text))
+    lowered = text.translate(_ASCII_LOWER)
+    for start in range(0, len(terms), 500):  # stay well under SQLite's parameter limit
+        chunk = {f"t{i}": term for i, term in enumerate(terms[start:start + 500])}
+        marks = ",".join(f":{key}" for key in chunk)
+        # The check against the text runs in SQL: a common first word may bring many candidates.
+        ids += [r[0] for r in conn.execute(
+            "SELECT DISTINCT o.id FROM object_names n JOIN objects o ON o.id = n.object_id"
+            f" WHERE n.term IN ({marks}) AND o.redirect_to IS NULL AND ("
+            "  instr(:text, lower(o.name)) > 0 OR EXISTS (SELECT 1 FROM json_each(o.aliases) a"
+            "  WHERE length(a.value) >= 2 AND instr(:text, lower(a.value)) > 0))",
+            {**chunk, "text": lowered},
+        )]
     chosen: list[dict[str, Any]] = []
     used = 0
-    for row in rows:
+    for object_id in list(dict.fromkeys(ids))[:RELATED_MAX]:
+        row = conn.execute("SELECT * FROM objects WHERE id = ? AND redirect_to IS NULL",
+                           (object_id,)).fetchone()
+        if row is None:
+            continue
         item = object_payload(ObjectRecord.from_row(row))
         cost = len(json.dumps(item, ensure_ascii=False).encode())
         if used + cost > budget:
@@ -72,6 +85,25 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
         chosen.append(item)
         used += cost
     return chosen
+
+
+_HAN = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]+")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_SPLIT = re.compile(
+    r"[\s\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff,;!?()\[\]{}<>\"“”、，。；：！？（）《》]+")
+
+
+def name_keys(text: str) -> set[str]:
+    """Every key (see migrations.m004_object_names) a name occurring in `text` could have:
+    each space- or CJK-delimited chunk (as is and without trailing punctuation), lowercased
+    like SQLite's lower(), and every two-char piece of a CJK run."""
+    keys: set[str] = set()
+    for chunk in _SPLIT.split(text.translate(_ASCII_LOWER)):
+        if chunk:
+            keys.update({chunk, chunk.rstrip(".:'’-"), chunk.split("'")[0], chunk.split("’")[0]})
+    for run in _HAN.findall(text):
+        keys.update(run[i:i + 2] for i in range(len(run) - 1))
+    return {k for k in keys if k}
 
 
 def claimed_events(conn: sqlite3.Connection) -> set[int]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from .disk import disk_usage
 from .migrations import CORE_FILES, EVENT_STATES
 from .store import graph_revision
 from .timeline import timeline_totals
@@ -56,5 +57,6 @@ def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> dict[str, Any]:
         "core_files_chars": core,
         "graph_revision": graph_revision(conn),
         "vault": vault_status(conn),
+        "disk": disk_usage(conn),
         "quick_check": conn.execute("PRAGMA quick_check").fetchone()[0],
     }

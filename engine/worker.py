@@ -91,6 +91,7 @@ class Worker:
     def tick(self) -> TickResult:
         """One step of work; never raises for a batch failure (it is recorded instead)."""
         now = self.mem.clock.now()
+        self.mem.sync_recall_index()  # keep recall's index caught up, a bounded step a poll
         if self.scheduler:
             self.scheduler.check(now)
         if agent_busy(self.mem, now):

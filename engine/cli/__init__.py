@@ -52,7 +52,7 @@ def json_option(f: Any) -> Any:
 # other modules never import the vault).
 from vault.cli import project_vault, watch  # noqa: E402
 
-from . import core, demo, ingest, inspect, recall, serve, work  # noqa: E402,F401  (registers commands)
+from . import core, demo, ingest, inspect, maintenance, recall, serve, work  # noqa: E402,F401  (registers commands)
 
 main.add_command(project_vault)
 main.add_command(watch)

@@ -36,6 +36,7 @@ def ingest_sample(mem: Memory) -> int:
     ids = mem.ingest_jsonl(sample_lines())
     with write(mem.conn):
         set_state(mem.conn, "demo.sample_ingested", str(len(ids)))
+    mem.sync_recall_index(max_events=None)
     if mem.read_core_file("AGENTS.md") is None:
         starter = (resources.files("engine") / "data" / "AGENTS.starter.md").read_text("utf-8")
         mem.write_core_file("AGENTS.md", starter, origin="demo")

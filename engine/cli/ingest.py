@@ -33,6 +33,7 @@ def ingest(ctx: click.Context, source: str, as_json: bool) -> None:
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
+        mem.sync_recall_index(max_events=None)
     if as_json:
         print_json({"stored": ids})
     else:

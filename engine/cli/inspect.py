@@ -66,6 +66,10 @@ def render_status(report: dict[str, Any]) -> None:
     console.print(f"core files (chars): {core}")
     if "vault" in report:
         render_vault_status(report["vault"])
+    if "disk" in report:
+        from .maintenance import render_disk
+
+        render_disk(report["disk"])
     for key in sorted(set(report) - _SHOWN):
         console.print(escape(f"{key}: {report[key]}"))
     if report["oldest_unfinished"]:
@@ -101,7 +105,7 @@ def render_vault_status(vault: dict[str, Any]) -> None:
         console.print(f"kept hand edit: {escape(row['path'])} -> {escape(row['conflict_path'])}")
 
 
-_SHOWN = {"vault", "home", "quick_check", "graph_revision", "events", "timeline", "objects",
+_SHOWN = {"disk", "vault", "home", "quick_check", "graph_revision", "events", "timeline", "objects",
           "relations", "evidence", "jobs", "core_files_chars", "oldest_unfinished"}
 
 
