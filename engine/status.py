@@ -7,6 +7,7 @@ import sqlite3
 from typing import Any
 
 from .disk import disk_usage
+from .ledger import usage_summary
 from .migrations import CORE_FILES, EVENT_STATES
 from .store import graph_revision
 from .timeline import timeline_totals
@@ -58,5 +59,6 @@ def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> dict[str, Any]:
         "graph_revision": graph_revision(conn),
         "vault": vault_status(conn),
         "disk": disk_usage(conn),
+        "usage": usage_summary(conn, days=7),
         "quick_check": conn.execute("PRAGMA quick_check").fetchone()[0],
     }

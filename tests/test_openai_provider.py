@@ -175,3 +175,13 @@ def test_json_object_schema_format_for_llama_cpp_python(server, mem):
     server.queue(answer)
     result = run_compaction(mem, provider(server, "json_schema", schema_format="json_object"))
     assert result.action == "committed"
+
+
+def test_json_schema_drops_long_string_limits_that_grammars_unroll():
+    from engine.compact import CompactionProposal
+    from engine.providers.base import ToolSpec
+
+    schema = tool_choice_schema([ToolSpec("commit_compaction", "",
+                                          CompactionProposal.model_json_schema())])
+    summary = schema["anyOf"][0]["properties"]["arguments"]["properties"]["summary"]
+    assert "maxLength" not in summary and summary["type"] == "string"

@@ -66,6 +66,15 @@ def render_status(report: dict[str, Any]) -> None:
     console.print(f"core files (chars): {core}")
     if "vault" in report:
         render_vault_status(report["vault"])
+    if "usage" in report:
+        total = report["usage"]["total"]
+        console.print(f"model usage: {total['calls']} calls, {total['input_tokens']:,} input / "
+                      f"{total['output_tokens']:,} output tokens ({total['estimated_calls']} "
+                      "estimated)")
+        for row in report["usage"]["per_day"]:
+            console.print(f"  {row['day']} {row['mode']}: {row['calls']} calls, "
+                          f"{row['input_tokens']:,} in / {row['output_tokens']:,} out, "
+                          f"{row['failed']} failed")
     if "disk" in report:
         from .maintenance import render_disk
 
@@ -105,8 +114,8 @@ def render_vault_status(vault: dict[str, Any]) -> None:
         console.print(f"kept hand edit: {escape(row['path'])} -> {escape(row['conflict_path'])}")
 
 
-_SHOWN = {"disk", "vault", "home", "quick_check", "graph_revision", "events", "timeline", "objects",
-          "relations", "evidence", "jobs", "core_files_chars", "oldest_unfinished"}
+_SHOWN = {"usage", "disk", "vault", "home", "quick_check", "graph_revision", "events",
+          "timeline", "objects", "relations", "evidence", "jobs", "core_files_chars", "oldest_unfinished"}
 
 
 @main.command("list")

@@ -17,6 +17,7 @@ from typing import Any
 from .base import Message, ModelReply, ProviderError, ToolCall, ToolSpec, Usage
 
 DEFAULT_MAX_ITEMS = 32
+MAX_GRAMMAR_LENGTH = 256
 
 
 class OpenAICompatProvider:
@@ -104,9 +105,14 @@ def tool_choice_schema(tools: list[ToolSpec]) -> dict[str, Any]:
 
 
 def _bound_arrays(node: Any) -> Any:
+    """Give every array a maxItems; drop long string maxLengths, which grammar-based servers
+    (llama.cpp) unroll into one rule per char and choke on. The engine checks lengths anyway
+    and sends a correction naming the field."""
     if isinstance(node, dict):
         if node.get("type") == "array" and "maxItems" not in node:
             node["maxItems"] = DEFAULT_MAX_ITEMS
+        if node.get("type") == "string" and node.get("maxLength", 0) > MAX_GRAMMAR_LENGTH:
+            del node["maxLength"]
         for value in node.values():
             _bound_arrays(value)
     elif isinstance(node, list):
