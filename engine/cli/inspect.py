@@ -115,7 +115,8 @@ def render_vault_status(vault: dict[str, Any]) -> None:
 
 
 _SHOWN = {"usage", "disk", "vault", "home", "quick_check", "graph_revision", "events",
-          "timeline", "objects", "relations", "evidence", "jobs", "core_files_chars", "oldest_unfinished"}
+          "timeline", "objects", "relations", "evidence", "jobs", "core_files_chars",
+          "oldest_unfinished"}
 
 
 @main.command("list")
