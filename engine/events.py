@@ -77,12 +77,8 @@ def validate_event(event: NewEvent, now: datetime, tz: tzinfo | None) -> tuple:
     if "\x00" in text:
         # SQLite's length() and substr() stop at a NUL, so such text could not be sliced back.
         raise InputError(f"text has a NUL character at char {text.index(chr(0))}")
-    for name in ("source", "kind"):
-        value = getattr(event, name)
-        if not isinstance(value, str) or not value.strip() or len(value) > 64:
-            raise InputError(f"{name} must be a non-empty string of at most 64 chars")
-        if find_lone_surrogate(value) is not None or "\x00" in value:
-            raise InputError(f"{name} is not valid Unicode text")
+    _check_label("source", event.source)
+    _check_label("kind", event.kind)
     if event.meta is not None and not isinstance(event.meta, dict):
         raise InputError(f"meta must be a JSON object, got {type(event.meta).__name__}")
     try:
@@ -108,6 +104,20 @@ def validate_event(event: NewEvent, now: datetime, tz: tzinfo | None) -> tuple:
     except (OverflowError, OSError, ValueError):
         raise InputError(f"occurred_at {when.isoformat()} is out of range") from None
     return (iso(when), micros, _iso_cached(now), event.source, event.kind, meta, text)
+
+
+_LABELS_SEEN: set[str] = set()  # source/kind values already checked: a handful, seen often
+
+
+def _check_label(name: str, value: Any) -> None:
+    if isinstance(value, str) and value in _LABELS_SEEN:
+        return
+    if not isinstance(value, str) or not value.strip() or len(value) > 64:
+        raise InputError(f"{name} must be a non-empty string of at most 64 chars")
+    if find_lone_surrogate(value) is not None or "\x00" in value:
+        raise InputError(f"{name} is not valid Unicode text")
+    if len(_LABELS_SEEN) < 1_000:
+        _LABELS_SEEN.add(value)
 
 
 _last_now: tuple[datetime | None, str] = (None, "")

@@ -92,8 +92,8 @@ class Memory:
 
     def append_events(self, batch: Iterable[events.NewEvent]) -> list[int]:
         """Store many events in one transaction (all or none); return their ids in order."""
-        now = self.clock.now()
-        rows = [events.validate_event(e, now, self.tz) for e in batch]
+        now, tz = self.clock.now(), self.tz  # tz once: it is rebuilt from config on each read
+        rows = [events.validate_event(e, now, tz) for e in batch]
         with write(self.conn):
             ids = events.insert_events(self.conn, rows, now)
             # The nightly review waits for quiet: remember when the conversation last moved.

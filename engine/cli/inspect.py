@@ -144,34 +144,16 @@ def list_(ctx: click.Context, type_: str, as_json: bool) -> None:
 @click.pass_context
 def object_(ctx: click.Context, object_id: str, offset: int, as_json: bool) -> None:
     """Show an object's profile, relations and evidence (paged: pass next_offset as OFFSET)."""
+    from ..objects import check_object_id
+    from .recall import print_profile
+
+    check_object_id(object_id)  # an object id, not an event's (`memvault event` shows those)
     with open_memory(ctx, readonly=True) as mem:
-        data = mem.read_object(object_id, offset)
+        data = mem.read(object_id, offset)
     if as_json:
         print_json(data)
         return
-    obj = data["object"]
-    if data["redirected_from"]:
-        console.print(f"[yellow]{escape(data['redirected_from'])} was merged into "
-                      f"{escape(obj['id'])}[/yellow]")
-    console.print(f"[bold]{escape(obj['name'])}[/bold]  {escape(obj['id'])}  "
-                  f"({obj['status']}, v{obj['version']})")
-    if obj["aliases"]:
-        console.print(escape("aliases: " + ", ".join(obj["aliases"])))
-    console.print(escape(f"summary: {obj['summary']}"))
-    if obj["body"]:
-        console.print(escape(obj["body"]))
-    if obj["cues"]:
-        console.print(escape("cues: " + "; ".join(obj["cues"])))
-    for link in data["links"]:
-        if link["kind"] == "relation":
-            arrow = "->" if link["direction"] == "out" else "<-"
-            console.print(escape(
-                f"  {arrow} {link['label']} {link['other']} ({link['name'] or '?'})"
-            ))
-        else:
-            console.print(f"  evidence event {link['event_id']} [{link['start_char']}:"
-                          f"{link['end_char']}] {link['occurred_at']}")
-    console.print(f"next_offset: {data['next_offset']}")
+    print_profile(data)
 
 
 @main.command()

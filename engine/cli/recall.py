@@ -83,6 +83,11 @@ def read(ctx: click.Context, record_id: str, offset: int, as_json: bool) -> None
     if data["kind"] == "event":
         _print_event(data)
         return
+    print_profile(data)
+
+
+def print_profile(data: dict[str, Any]) -> None:
+    """An object as memory_read returns it: profile, links, next_offset (for people)."""
     obj = data["object"]
     if data["redirected_from"]:
         console.print(_text(f"{data['redirected_from']} was merged into {obj['id']}"),
