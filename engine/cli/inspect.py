@@ -6,7 +6,6 @@ cursor; pass it as the last argument to go on.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
@@ -189,18 +188,15 @@ def events(
 @click.pass_context
 def event(ctx: click.Context, event_id: str, offset: int, as_json: bool) -> None:
     """Show one event's raw text (paged: pass next_offset as OFFSET)."""
+    from ..events import parse_event_id
+    from .recall import print_event
+
     with open_memory(ctx, readonly=True) as mem:
-        data = mem.read_event(event_id, offset)
+        data = mem.read(str(parse_event_id(event_id)), offset)
     if as_json:
         print_json(data)
         return
-    console.print(f"[bold]event {data['id']}[/bold]  {data['occurred_at']}  "
-                  f"{escape(data['source'])}/{escape(data['kind'])}  {data['chars']} chars  "
-                  f"state: {data['state']}")
-    if data["meta"]:
-        console.print(escape("meta: " + json.dumps(data["meta"], ensure_ascii=False)))
-    click.echo(data["text"])
-    console.print(f"next_offset: {data['next_offset']}")
+    print_event(data)
 
 
 @main.command()

@@ -7,6 +7,7 @@ scanned (the answer says how many). read/evidence answers carry next_offset; pas
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import click
@@ -81,7 +82,7 @@ def read(ctx: click.Context, record_id: str, offset: int, as_json: bool) -> None
         print_json(data)
         return
     if data["kind"] == "event":
-        _print_event(data)
+        print_event(data)
         return
     print_profile(data)
 
@@ -114,12 +115,13 @@ def _link_line(link: dict[str, Any]) -> str:
             f"{link['occurred_at']}")
 
 
-def _print_event(data: dict[str, Any]) -> None:
+def print_event(data: dict[str, Any]) -> None:
+    """An event as memory_read returns it: header, meta, raw text, who cites it."""
     console.print(_text(f"event {data['id']}  {data['occurred_at']}  {data['source']}/"
                         f"{data['event_kind']}  "
                         f"{data['chars']} chars  state: {data['state']}"), style="bold")
     if data["meta"]:
-        console.print(_text(f"meta: {data['meta']}"))
+        console.print(_text("meta: " + json.dumps(data["meta"], ensure_ascii=False)))
     click.echo(data["text"])
     for cite in data.get("cited_by", []):
         console.print(_text(f"  cited by {cite['object_id']} [{cite['start_char']}:"
@@ -140,7 +142,7 @@ def evidence(ctx: click.Context, record_id: str, offset: int, as_json: bool) -> 
         print_json(data)
         return
     if data["kind"] == "event":
-        _print_event(data)
+        print_event(data)
         return
     if data["redirected_from"]:
         console.print(_text(f"{data['redirected_from']} was merged into {data['id']}"),
