@@ -77,20 +77,20 @@ def write_config(home: Path, port: int, tool_mode: str, n_ctx: int) -> None:
         "[worker]\nbackoff_s = 0.0\nmax_failed_claims = 2\n", encoding="utf-8")
 
 
-def run(home: Path, events: int) -> dict:
+def run(home: Path, events: int, minutes: float) -> dict:
+    """compact, then organize, until both jobs end or `minutes` pass (then report so far)."""
     ticks = []
+    deadline = time.monotonic() + minutes * 60
     with Memory.open(home) as mem:
         mem.ingest_jsonl(sample_lines()[:events])
         worker = mem.worker(scheduler=False, on_tick=ticks.append)
         began = time.perf_counter()
-        compact = mem.compact()
-        while mem.conn.execute("SELECT state FROM jobs WHERE id = ?",
-                               (compact["job_id"],)).fetchone()[0] not in ("done", "partial"):
-            worker.tick()
-        organize = mem.organize()
-        while mem.conn.execute("SELECT state FROM jobs WHERE id = ?",
-                               (organize["job_id"],)).fetchone()[0] not in ("done", "partial"):
-            worker.tick()
+        for request in (mem.compact, mem.organize):
+            job = request()["job_id"]
+            while time.monotonic() < deadline and mem.conn.execute(
+                "SELECT state FROM jobs WHERE id = ?", (job,)
+            ).fetchone()[0] not in ("done", "partial"):
+                worker.tick()
         seconds = time.perf_counter() - began
         calls = [dict(r) for r in mem.conn.execute(
             "SELECT mode, outcome, input_tokens, output_tokens, estimated, latency_ms"
@@ -134,6 +134,8 @@ def main() -> None:
     parser.add_argument("--tool-mode", choices=["native", "json_schema", "both"],
                         default="both")
     parser.add_argument("--n-ctx", type=int, default=8192)
+    parser.add_argument("--minutes", type=float, default=15.0,
+                        help="stop each mode's run after this long and report what happened")
     args = parser.parse_args()
     gguf = args.gguf or find_gguf(args.server_python)
     port = free_port()
@@ -144,7 +146,7 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 home = Path(tmp) / "home"
                 write_config(home, port, mode, args.n_ctx)
-                report(run(home, args.events), mode)
+                report(run(home, args.events, args.minutes), mode)
     finally:
         server.terminate()
         server.wait(timeout=30)
