@@ -16,6 +16,7 @@ from .batchloop import FieldError, Tool
 from .errors import MemvaultError
 from .events import parse_event_id, read_event_page
 from .objects import list_objects, read_object, resolve_redirect
+from .recall import memory_find
 
 DIRECTORY_PAGE = 50
 
@@ -43,20 +44,8 @@ class DirectoryArgs(BaseModel):
 
 def search(conn: sqlite3.Connection, query: str, types: list[str] | None,
            limit: int) -> list[dict[str, Any]]:
-    """Objects matching `query`: the recall index when present, else names/aliases/summary."""
-    try:
-        from .recall import memory_find
-    except ImportError:
-        memory_find = None
-    if memory_find is not None:
-        return memory_find(conn, query, types=types, limit=limit, include_events=False)["hits"]
-    like = f"%{query}%"
-    rows = conn.execute(
-        "SELECT id, type, name, summary FROM objects WHERE redirect_to IS NULL"
-        " AND (name LIKE ? OR aliases LIKE ? OR summary LIKE ? OR cues LIKE ?) LIMIT ?",
-        (like, like, like, like, limit),
-    ).fetchall()
-    return [dict(r) for r in rows if not types or r["type"] in types]
+    """Objects matching `query`, through recall (names, aliases, cues, words; zh and en)."""
+    return memory_find(conn, query, types=types, limit=limit, include_events=False)["hits"]
 
 
 def evidence_text(conn: sqlite3.Connection, id_or_event: str, offset: int) -> dict[str, Any]:
