@@ -21,6 +21,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from timing import print_table
+
 from engine import ManualClock, Memory, NewEvent
 from engine.providers.scripted import ScriptedProvider, call
 
@@ -91,11 +93,7 @@ def main() -> None:
         engine = engine_batches(home, args.batches)
         bare = bare_batches(bare_db, args.batches)
     rows = [("engine (tick: claim+loop+commit)", engine), ("bare SQL of the commit", bare)]
-    print(f"\n{'':34} {'batches':>8} {'median ms':>10} {'p95 ms':>8}")
-    for name, times in rows:
-        p95 = sorted(times)[int(len(times) * 0.95) - 1]
-        print(f"{name:34} {len(times):>8} {statistics.median(times) * 1e3:>10.2f} "
-              f"{p95 * 1e3:>8.2f}")
+    print_table(rows)
     ratio = statistics.median(engine) / statistics.median(bare)
     print(f"\nratio engine/bare (median): {ratio:.1f}x")
 

@@ -22,6 +22,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from timing import print_table
+
 import engine.modes as modes
 from engine import ManualClock, Memory, NewEvent
 from engine.objects import ObjectRecord, save_object
@@ -153,11 +155,7 @@ def main() -> None:
         bare = bare_batches(bare_db, args.batches)
     rows = [("engine tick (claim+prompt+loop+commit)", ticks),
             ("engine commit transaction", commits), ("bare SQL of the same writes", bare)]
-    print(f"\n{'':40} {'batches':>8} {'median ms':>10} {'p95 ms':>8}")
-    for name, times in rows:
-        p95 = sorted(times)[max(0, int(len(times) * 0.95) - 1)]
-        print(f"{name:40} {len(times):>8} {statistics.median(times) * 1e3:>10.2f} "
-              f"{p95 * 1e3:>8.2f}")
+    print_table(rows)
     bare_median = statistics.median(bare)
     print(f"\nratio commit/bare (median): {statistics.median(commits) / bare_median:.1f}x"
           f"   tick/bare: {statistics.median(ticks) / bare_median:.1f}x")
