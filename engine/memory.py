@@ -50,6 +50,28 @@ class Memory:
             memory._ensure_builtin_objects()
         return memory
 
+    @classmethod
+    def migrate(
+        cls, home: str | Path | None = None, source: str | Path | None = None,
+        clock: Clock | None = None,
+    ) -> dict[str, Any]:
+        """Upgrade the home's database from the original design (engine/legacy.py); report it.
+
+        With `source`, an older database file is first copied into this empty home (the
+        source is only read). A memvault database just gets pending schema migrations.
+        """
+        from .legacy import migrate_database
+
+        config = load_config(home, create=True)
+        tz = cls._zone(config)
+        now = (clock or SystemClock(tz)).now()
+        report = migrate_database(config.db_path, now, tz,
+                                  Path(source).expanduser() if source else None)
+        if report["legacy"]:
+            with cls.open(home, clock=clock) as memory:
+                report["recall_index"] = memory.sync_recall_index(max_events=None)
+        return report
+
     def _ensure_builtin_objects(self) -> None:
         """`project:daily` is built in (SPEC.md section 1): everyday life's project."""
         if self.conn.execute("SELECT 1 FROM objects WHERE id = 'project:daily'").fetchone():

@@ -313,6 +313,22 @@ def pending_migrations(conn: sqlite3.Connection) -> list[str]:
     return [m.__name__ for m in MIGRATIONS if m.__name__ not in done]
 
 
+# Tables only a database of the original design has (engine/legacy.py reads them).
+LEGACY_TABLES = ("timeline", "hot_timeline", "memory_objects")
+LEGACY_DONE_KEY = "legacy_migration"
+
+
+def unmigrated_legacy(conn: sqlite3.Connection) -> bool:
+    """True for a database of the original design that `memvault migrate` has not converted."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not set(LEGACY_TABLES) <= tables:
+        return False
+    if "state" not in tables:
+        return True
+    return conn.execute(
+        "SELECT 1 FROM state WHERE key = ?", (LEGACY_DONE_KEY,)).fetchone() is None
+
+
 def run_script(conn: sqlite3.Connection, script: str) -> None:
     """Run a multi-statement script inside the caller's transaction.
 

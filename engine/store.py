@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import StoreError
-from .migrations import apply_migrations, pending_migrations
+from .migrations import apply_migrations, pending_migrations, unmigrated_legacy
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -21,6 +21,18 @@ BUSY_TIMEOUT_MS = 30_000
 def open_db(path: str | Path, readonly: bool = False) -> sqlite3.Connection:
     """Open (creating and migrating unless `readonly`) the memory database at `path`."""
     db_path = Path(path)
+    conn = connect(db_path, readonly)
+    try:
+        return _prepare(conn, db_path, readonly)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if type(exc) is not sqlite3.DatabaseError:  # locked, constraint, ...: not a bad file
+            raise
+        raise StoreError(f"{db_path}: not a readable SQLite database ({exc})") from None
+
+
+def connect(db_path: Path, readonly: bool = False) -> sqlite3.Connection:
+    """A configured connection (autocommit, Row, busy timeout, foreign keys); no migrations."""
     if readonly:
         if not db_path.exists():
             raise StoreError(
@@ -35,18 +47,18 @@ def open_db(path: str | Path, readonly: bool = False) -> sqlite3.Connection:
         db_path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
-    try:
-        return _prepare(conn, db_path, readonly)
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        if type(exc) is not sqlite3.DatabaseError:  # locked, constraint, ...: not a bad file
-            raise
-        raise StoreError(f"{db_path}: not a readable SQLite database ({exc})") from None
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
 
 
 def _prepare(conn: sqlite3.Connection, db_path: Path, readonly: bool) -> sqlite3.Connection:
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA foreign_keys = ON")
+    if unmigrated_legacy(conn):
+        conn.close()
+        raise StoreError(
+            f"{db_path} is a database of the original (pre-memvault) design; back it up, then "
+            "run `memvault migrate` to upgrade it (nothing is deleted)"
+        )
     if readonly:
         missing = pending_migrations(conn)
         if missing:

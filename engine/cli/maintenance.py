@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ..backup import backup_database
 from ..check import check_memory
+from ..memory import Memory
 from . import json_option, main, open_memory, print_json
 
 console = Console(highlight=False, soft_wrap=True, emoji=False)
@@ -91,3 +92,54 @@ def render_disk(disk: dict[str, Any]) -> None:
                   f"{disk['audit']['total_bytes']:,} bytes")
     console.print(f"growth: {growth['last_7d']['bytes_per_day']:,} bytes/day over 7 days, "
                   f"{growth['last_30d']['bytes_per_day']:,} bytes/day over 30 days")
+
+
+@main.command()
+@click.option("--from", "source", type=click.Path(dir_okay=False),
+              help="An older database to copy into this empty home and upgrade (only read).")
+@json_option
+@click.pass_context
+def migrate(ctx: click.Context, source: str | None, as_json: bool) -> None:
+    """Upgrade a database of the original design, or apply pending schema migrations.
+
+    Queues the events that already left the hot timeline, links objects to their sources,
+    releases running old-protocol snapshots, keeps failed ones failed and deletes nothing.
+    Refuses while an old or a memvault worker holds the lease. Back the file up first.
+    """
+    report = Memory.migrate(ctx.find_root().obj["home"], source=source)
+    if as_json:
+        print_json(report)
+        return
+    if not report["legacy"]:
+        applied = report["schema_migrations"]
+        console.print("not an older-design database: "
+                      + (f"applied {', '.join(applied)}" if applied else "schema up to date"))
+        return
+    render_migration(report)
+
+
+def render_migration(report: dict[str, Any]) -> None:
+    """Counts before and after, then what the upgrade added, released and left alone."""
+    before, after, kept = report["before"], report["after"], report["after_old_tables"]
+    table = Table(title="migration from the original design", title_justify="left")
+    for column in ("what", "old tables before", "old tables after", "memvault now"):
+        table.add_column(column, justify="right" if column != "what" else "left")
+    pairs = [("events", "events", "events"), ("hot nodes", "nodes", "hot_nodes"),
+             ("active hot nodes", "active_nodes", "active_nodes"),
+             ("objects", "objects", "objects"),
+             ("object versions", "object_versions", "object_versions"),
+             ("relations", "relations", "relations"), ("sources → evidence", "sources", "evidence"),
+             ("core files", "core_documents", "core_files")]
+    for label, old, new in pairs:
+        table.add_row(label, str(before[old]), str(kept[old]), str(after[new]))
+    console.print(table)
+    changes = report["changes"]
+    console.print(f"queued: {changes['pending_added']} pending, {changes['blocked_added']} "
+                  f"blocked (their old batch failed: never turned into done)")
+    console.print(f"old snapshots: {changes['snapshots_released']} running released for "
+                  f"re-claim, {kept['snapshots_failed']} failed kept failed; "
+                  f"{kept['receipts']} old receipts kept")
+    for key in ("trimmed", "dangling_sources", "dangling_relations", "status_changed"):
+        if changes[key]:
+            console.print(f"{key.replace('_', ' ')}: {escape(', '.join(changes[key]))}")
+    console.print("nothing was deleted: the old tables stay in the file")
