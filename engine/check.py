@@ -90,8 +90,8 @@ def check_memory(
     add("redirect_cycle", "objects are on a redirect cycle", lambda: _redirect_cycles(conn))
 
     add("queued_while_hot", "queued events still have an active hot fragment", lambda: _ids(
-        conn, "SELECT q.event_id FROM archive_queue q WHERE EXISTS (SELECT 1 FROM hot_nodes n"
-        " WHERE n.event_id = q.event_id AND n.active = 1) ORDER BY q.event_id"))
+        conn, "SELECT DISTINCT n.event_id FROM hot_nodes n JOIN archive_queue q"
+        " ON q.event_id = n.event_id WHERE n.active = 1 ORDER BY n.event_id"))
     add("lost_event", "events are neither hot, queued nor covered by an active head",
         lambda: _lost_events(conn))
     add("linked_without_target", "linked events have no evidence and no core file",

@@ -181,7 +181,10 @@ def enqueue_departed(
     queued = []
     for event_id in sorted(event_ids):
         still_hot = conn.execute(
-            "SELECT 1 FROM hot_nodes WHERE event_id = ? AND active = 1 LIMIT 1", (event_id,)
+            # Only an event of several fragments can still have one elsewhere on the timeline;
+            # this condition also lets SQLite use the partial index hot_nodes_event_multi.
+            "SELECT 1 FROM hot_nodes WHERE event_id = ? AND active = 1 AND fragment_count > 1"
+            " LIMIT 1", (event_id,)
         ).fetchone()
         if still_hot:
             continue

@@ -115,12 +115,20 @@ class Memory:
     def append_events(self, batch: Iterable[events.NewEvent]) -> list[int]:
         """Store many events in one transaction (all or none); return their ids in order."""
         now, tz = self.clock.now(), self.tz  # tz once: it is rebuilt from config on each read
-        rows = [events.validate_event(e, now, tz) for e in batch]
-        with write(self.conn):
-            ids = events.insert_events(self.conn, rows, now)
-            # The nightly review waits for quiet: remember when the conversation last moved.
-            set_state(self.conn, ACTIVITY_KEY, iso(now))
-            return ids
+        batch = list(batch)
+        rows = [events.validate_event(e, now, tz, check_encoding=False) for e in batch]
+        try:
+            with write(self.conn):
+                ids = events.insert_events(self.conn, rows, now)
+                # The nightly review waits for quiet: remember when the conversation last moved.
+                set_state(self.conn, ACTIVITY_KEY, iso(now))
+                return ids
+        except UnicodeEncodeError:
+            # SQLite could not bind a lone surrogate (the transaction rolled back, nothing is
+            # stored): validate again with the scan, which names the event and the char.
+            for event in batch:
+                events.validate_event(event, now, tz)
+            raise
 
     def ingest_jsonl(self, lines: Iterable[bytes | str]) -> list[int]:
         """Ingest JSONL lines; see engine.ingest for what happens on a bad line."""

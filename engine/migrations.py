@@ -313,6 +313,21 @@ def pending_migrations(conn: sqlite3.Connection) -> list[str]:
     return [m.__name__ for m in MIGRATIONS if m.__name__ not in done]
 
 
+def m005_fragment_index(conn: sqlite3.Connection) -> None:
+    """Index fragments by event only for events of several fragments.
+
+    The one question asked by event (does this event still have a hot fragment elsewhere?) only
+    arises for those, and most events are one fragment: ingest no longer pays for their entry.
+    """
+    run_script(
+        conn,
+        """
+        DROP INDEX hot_nodes_event;
+        CREATE INDEX hot_nodes_event_multi ON hot_nodes (event_id) WHERE fragment_count > 1;
+        """,
+    )
+
+
 # Tables only a database of the original design has (engine/legacy.py reads them).
 LEGACY_TABLES = ("timeline", "hot_timeline", "memory_objects")
 LEGACY_DONE_KEY = "legacy_migration"
@@ -396,4 +411,4 @@ def m004_object_names(conn: sqlite3.Connection) -> None:
 from .recall_schema import m002_recall_index  # noqa: E402
 from .vault_schema import m003_vault  # noqa: E402
 
-MIGRATIONS.extend([m002_recall_index, m003_vault, m004_object_names])
+MIGRATIONS.extend([m002_recall_index, m003_vault, m004_object_names, m005_fragment_index])

@@ -237,8 +237,8 @@ def test_check_reports_a_damaged_index(built: dict, mem: Memory, clock: ManualCl
                                        runner: CliRunner) -> None:
     conn = sqlite3.connect(mem.config.db_path, isolation_level=None)
     conn.execute("PRAGMA writable_schema = ON")
-    conn.execute("UPDATE sqlite_schema SET sql = 'CREATE INDEX hot_nodes_event ON hot_nodes"
-                 " (event_id DESC)' WHERE name = 'hot_nodes_event'")
+    conn.execute("UPDATE sqlite_schema SET sql = 'CREATE INDEX hot_nodes_active ON hot_nodes"
+                 " (seq DESC) WHERE active = 1' WHERE name = 'hot_nodes_active'")
     conn.close()
     damaged = open_db(mem.config.db_path, readonly=True)
     try:

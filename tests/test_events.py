@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 from helpers import T0, count, write_config
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine import ManualClock, Memory, NewEvent
 from engine.clock import parse_time, to_micros
 from engine.errors import InputError, NotFound
-from engine.events import PAGE_CHARS, parse_event_id
+from engine.events import PAGE_CHARS, _occurred, is_canonical_time, parse_event_id
 from engine.tokens import estimate_tokens
 
 META = {
@@ -156,6 +158,9 @@ BAD_EVENTS = [
     (NewEvent("x", meta=42), "meta must be a JSON object"),
     (NewEvent("x", meta={"when": datetime(2026, 1, 1)}), "meta is not JSON-serialisable"),
     (NewEvent("x", meta={"s": "\ud83d"}), "meta holds a lone surrogate"),
+    (NewEvent("x", meta={"v": float("nan")}), "NaN and Infinity are not JSON"),
+    (NewEvent("x", meta={"deep": [1, {"v": float("-inf")}]}), "NaN and Infinity are not JSON"),
+    (NewEvent("x", meta={"big": 10**30, "v": float("inf")}), "meta is not JSON-serialisable"),
     (NewEvent("x", occurred_at="yesterday"), "occurred_at: not an ISO 8601 time: 'yesterday'"),
     (NewEvent("x", occurred_at="2026-13-45T00:00:00+08:00"), "occurred_at: not an ISO 8601"),
     (NewEvent("x", occurred_at=""), "occurred_at"),
@@ -181,6 +186,45 @@ def test_bad_input_is_a_clear_error_and_nothing_is_stored(
         mem.append_events([NewEvent("a good event before it"), event])
     assert message in str(info.value)
     assert_nothing_stored(mem.conn)
+
+
+def test_meta_the_fast_encoder_refuses_still_goes_in_as_json_would_write_it(mem: Memory) -> None:
+    """Int keys, ints over 64 bits and nulls: stored as the json module stores them."""
+    meta = {1: "int key", "big": 10**30, "none": None, "tuple": (1, 2), "zh": "浩宇"}
+    event_id = mem.append_event("x", meta=meta)
+    assert mem.read_event(event_id)["meta"] == {"1": "int key", "big": 10**30, "none": None,
+                                                 "tuple": [1, 2], "zh": "浩宇"}
+
+
+@given(st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1),
+                    timezones=st.sampled_from([UTC, timezone(timedelta(hours=8)),
+                                               timezone(timedelta(hours=-5, minutes=-30)),
+                                               timezone(timedelta(hours=14))])))
+def test_a_canonical_time_string_is_stored_as_iso_renders_it(when: datetime) -> None:
+    text = when.isoformat()
+    occurred, micros = _occurred(text, when, None)
+    assert occurred == text and micros == to_micros(when)
+    assert is_canonical_time(text) == (when.microsecond == 0)
+
+
+@given(st.text(alphabet="0123456789-+:TZ. ", min_size=19, max_size=32))
+def test_only_strings_iso_renders_back_unchanged_are_called_canonical(text: str) -> None:
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return
+    if is_canonical_time(text) and when.tzinfo is not None:
+        assert when.isoformat() == text
+
+
+@pytest.mark.parametrize("given", ["2026-10-13T12:30:00-00:00", "2026-10-13 12:30:00+08:00",
+                                   "2026-10-13T12:30:00.5+08:00", "2026-10-13T12:30Z",
+                                   " 2026-10-13T12:30:00+08:00 "])
+def test_other_spellings_of_a_time_are_stored_in_one_form(mem: Memory, given: str) -> None:
+    event_id = mem.append_event("x", occurred_at=given)
+    stored = mem.read_event(event_id)["occurred_at"]
+    assert stored == datetime.fromisoformat(stored).isoformat()
+    assert parse_time(stored) == parse_time(given)
 
 
 def test_a_text_of_exactly_one_char_and_of_only_emoji_is_fine(mem: Memory) -> None:
