@@ -167,7 +167,10 @@ class Config:
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
-    """--home, else $MEMVAULT_HOME, else ~/.memvault."""
+    """--home, else $MEMVAULT_HOME, else ~/.memvault. An empty --home is refused (it would
+    silently mean the current folder); an empty $MEMVAULT_HOME counts as unset."""
+    if home is not None and not os.fspath(home).strip():
+        raise ConfigError("the memory home is an empty path: give --home DIR (or unset it)")
     raw = home if home is not None else os.environ.get("MEMVAULT_HOME") or DEFAULT_HOME
     return Path(raw).expanduser().resolve()
 
@@ -229,15 +232,35 @@ def load_config(home: str | os.PathLike[str] | None = None, create: bool = False
     """Read the home's memvault.toml (writing the commented defaults when `create`)."""
     root = resolve_home(home)
     path = root / CONFIG_NAME
+    _check_layout(root)
     if create:
-        root.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            path.write_text(default_toml(), encoding="utf-8")
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                path.write_text(default_toml(), encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot create the memory home {root}: {exc.strerror or exc}"
+            ) from None
     values: dict[str, Any] = {}
     if path.exists():
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
         values = parse_config(data)
     return Config(home=root, values=values)
+
+
+def _check_layout(root: Path) -> None:
+    """Refuse a home whose parts are the wrong kind of thing, before anything is created:
+    the home a file, memvault.toml or memory.db a folder."""
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"the memory home {root} is a file, not a folder")
+    for name, what in ((CONFIG_NAME, "the settings file"), (DB_NAME, "the database")):
+        if (root / name).is_dir():
+            raise ConfigError(
+                f"{root / name} is a folder where {what} belongs: move it away"
+            )

@@ -17,6 +17,7 @@ from .migrations import CORE_FILES
 
 
 def check_core_name(name: str) -> str:
+    """`name` if it is one of the three core files, else InputError listing them."""
     if name not in CORE_FILES:
         raise InputError(f"not a core file: {name!r} (core files: {', '.join(CORE_FILES)})")
     return name
@@ -53,6 +54,10 @@ def write_core_file(
         raise InputError(f"{name}: content must be text")
     if find_lone_surrogate(content) is not None:
         raise InputError(f"{name}: content is not valid Unicode text")
+    if "\x00" in content:
+        # SQLite's length() stops at a NUL (history would misreport the size), and the vault
+        # refuses to import such a file back: refused here too, so both sides agree.
+        raise InputError(f"{name}: content has a NUL character at char {content.index(chr(0))}")
     current = read_core_file(conn, name)
     digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
     if current and current["sha256"] == digest:

@@ -32,6 +32,10 @@ def parse_line(raw: bytes | str, number: int) -> NewEvent | None:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise InputError(f"line {number}: broken JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise InputError(f"line {number}: broken JSON: nested too deeply") from None
+    except ValueError as exc:  # e.g. a number of more digits than int() will convert
+        raise InputError(f"line {number}: broken JSON: {exc}") from None
     if not isinstance(data, dict):
         raise InputError(f"line {number}: expected a JSON object, got {type(data).__name__}")
     unknown = set(data) - FIELDS

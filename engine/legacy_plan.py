@@ -71,8 +71,13 @@ def plan_migration(conn: sqlite3.Connection, now: datetime, tz: tzinfo | None) -
                 plan.queue.append((new_id, "blocked", reason[:REASON_MAX]))
     known = _plan_objects(plan, conn, ids, texts, iso(now))
     _plan_relations(plan, _rows(conn, "memory_relations", "rowid"), known)
+    plan.notes["core_skipped"] = []
     for row in _rows(conn, "core_documents", "name"):
-        if row["name"] in CORE_FILES and row["content"]:
+        if row["name"] not in CORE_FILES or not row["content"]:
+            continue
+        if "\x00" in row["content"]:  # memvault refuses NUL in core files; the old row stays
+            plan.notes["core_skipped"].append(f"{row['name']}: holds a NUL character")
+        else:
             plan.core.append((row["name"], row["content"]))
     return plan
 

@@ -235,13 +235,20 @@ def _result(data: Any) -> CallToolResult:
 
 
 def _call(pool: MemoryPool, tool: str, fn: Callable[[Memory], T]) -> T:
-    """Run `fn` on a borrowed Memory; an engine refusal becomes the tool's error message."""
+    """Run `fn` on a borrowed Memory; an engine refusal becomes the tool's error message.
+
+    A number too large for SQLite (an id like "99999999999999999999999" that passed the
+    schema as a string) is a refusal too, not an unexpected failure."""
     try:
         with pool.borrow() as mem:
             return fn(mem)
     except MemvaultError as exc:
         log.info("tool_refused", extra={"fields": {"tool": tool, "error": str(exc)}})
         raise ToolError(str(exc)) from exc
+    except OverflowError as exc:
+        message = f"a number is out of range: {exc}"
+        log.info("tool_refused", extra={"fields": {"tool": tool, "error": message}})
+        raise ToolError(message) from exc
 
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
@@ -251,8 +258,10 @@ APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempoten
 SETTING = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                           open_world_hint=False)
 
+SQLITE_MAX_INT = 2**63 - 1
 RecordId = Annotated[
-    Annotated[str, Field(min_length=1, max_length=140)] | Annotated[int, Field(ge=1)],
+    Annotated[str, Field(min_length=1, max_length=140)]
+    | Annotated[int, Field(ge=1, le=SQLITE_MAX_INT, strict=True)],  # strict: true is not 1
     Field(description="an object id, type:slug (e.g. person:zhang-wei), or an event id "
                       "(42 or event:42)"),
 ]

@@ -273,12 +273,7 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
         raise RuntimeError("duplicate migration names")
     unknown = done - set(names)
     if unknown:
-        from .errors import StoreError
-
-        raise StoreError(
-            f"database has migrations this memvault does not know ({', '.join(sorted(unknown))}): "
-            "it was written by a newer version"
-        )
+        raise newer_version_error(sorted(unknown))
     applied = []
     for migration in MIGRATIONS:
         if migration.__name__ in done:
@@ -302,6 +297,25 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
             raise
         applied.append(migration.__name__)
     return applied
+
+
+def newer_version_error(unknown: list[str]) -> Exception:
+    """The refusal for a database that a newer memvault has migrated further than this one."""
+    from .errors import StoreError
+
+    return StoreError(
+        f"database has migrations this memvault does not know ({', '.join(unknown)}): "
+        "it was written by a newer version"
+    )
+
+
+def unknown_migrations(conn: sqlite3.Connection) -> list[str]:
+    """Migrations the database records that this code does not know, sorted."""
+    try:
+        done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    except sqlite3.OperationalError:
+        return []
+    return sorted(done - {m.__name__ for m in MIGRATIONS})
 
 
 def pending_migrations(conn: sqlite3.Connection) -> list[str]:

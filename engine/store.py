@@ -13,7 +13,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import StoreError
-from .migrations import apply_migrations, pending_migrations, unmigrated_legacy
+from .migrations import (
+    apply_migrations,
+    newer_version_error,
+    pending_migrations,
+    unknown_migrations,
+    unmigrated_legacy,
+)
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -60,6 +66,10 @@ def _prepare(conn: sqlite3.Connection, db_path: Path, readonly: bool) -> sqlite3
             "run `memvault migrate` to upgrade it (nothing is deleted)"
         )
     if readonly:
+        unknown = unknown_migrations(conn)
+        if unknown:  # reading a newer layout could misreport it: refuse as writers do
+            conn.close()
+            raise newer_version_error(unknown)
         missing = pending_migrations(conn)
         if missing:
             conn.close()

@@ -236,3 +236,16 @@ def test_in_place_copy_of_a_backup(tmp_path: Path, clock: ManualClock) -> None:
     home.mkdir()
     shutil.copy(build_legacy_db(tmp_path / "old.db"), home / "memory.db")
     assert Memory.migrate(home, clock=clock)["after"]["events"] == EXPECTED["events"]
+
+
+def test_a_core_document_memvault_cannot_hold_is_reported_and_kept(
+    old_home: Path, clock: ManualClock,
+) -> None:
+    with sqlite3.connect(old_home / "memory.db") as conn:
+        conn.execute("INSERT INTO core_documents VALUES ('USER.md', ?, ?)", ("a\x00b", NOW))
+    report = Memory.migrate(old_home, clock=clock)
+    assert report["changes"]["core_skipped"] == ["USER.md: holds a NUL character"]
+    assert report["changes"]["core_imported"] == ["AGENTS.md"]
+    with sqlite3.connect(old_home / "memory.db") as conn:
+        assert conn.execute("SELECT content FROM core_documents WHERE name = 'USER.md'"
+                            ).fetchone()[0] == "a\x00b"

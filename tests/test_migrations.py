@@ -155,6 +155,8 @@ def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(StoreError, match="newer version"):
         open_db(db_path)
+    with pytest.raises(StoreError, match="newer version"):  # read-only commands refuse too
+        open_db(db_path, readonly=True)
 
 
 @pytest.mark.parametrize("readonly", [False, True])

@@ -17,6 +17,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from engine.errors import MemvaultError
+
 from .paths import CONFLICT_SUFFIX, TEMP_SUFFIX
 
 
@@ -26,11 +28,45 @@ def sha256(data: bytes) -> str:
 
 
 def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or None if there is no such file."""
+    """The file's bytes, or None if there is no such file.
+
+    A folder where a file belongs raises NotAFile (an OSError saying so): it is never
+    replaced or removed, since it may hold someone's files."""
     try:
         return path.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except IsADirectoryError:
+        raise NotAFile(path) from None
+
+
+class NotAFile(IsADirectoryError):
+    """A folder sits where the vault keeps a file; it is left alone, the file not written."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path} is a folder where the vault keeps a file: move it away "
+            "(its contents are left alone); the next projection writes the file"
+        )
+        self.path = path
+
+
+class VaultFolderError(MemvaultError):
+    """The vault folder cannot be used: it is a file, or it cannot be created."""
+
+
+def ensure_folder(vault: Path) -> None:
+    """Create the vault folder if needed, or say in one line why it cannot be used."""
+    if vault.exists() and not vault.is_dir():
+        raise VaultFolderError(
+            f"the vault {vault} is a file, not a folder: move it away (memory.db is untouched)"
+        )
+    try:
+        vault.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise VaultFolderError(
+            f"cannot create the vault folder {vault}: {exc.strerror or exc}"
+        ) from None
 
 
 def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:

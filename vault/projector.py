@@ -40,7 +40,7 @@ from engine.store import set_state, write
 from engine.vault_schema import DIRECTORY_KEY, PENDING_SQL
 
 from .core_sync import sync_core_file
-from .files import atomic_write, keep_conflict, read_bytes, sha256
+from .files import atomic_write, ensure_folder, keep_conflict, read_bytes, sha256
 from .paths import relative, to_disk
 from .records import (
     clear_dirty,
@@ -182,7 +182,7 @@ def project_vault(
     now = now or datetime.now(UTC)
     vault = Path(vault)
     result = ProjectionResult()
-    vault.mkdir(parents=True, exist_ok=True)
+    ensure_folder(vault)
     with vault_lock(vault):
         _forget_vanished(conn)
         for name in CORE_FILES:

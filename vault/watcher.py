@@ -45,7 +45,7 @@ from engine.migrations import CORE_FILES
 from engine.store import open_db, set_state, write
 
 from .core_sync import import_core_bytes
-from .files import read_bytes, sha256
+from .files import ensure_folder, read_bytes, sha256
 from .paths import is_core_file, is_object_file, is_temp_name, relative, to_disk
 from .records import mark_dirty, open_report, owner_of, record_owner
 from .render import Renderer
@@ -119,7 +119,7 @@ class VaultWatcher:
     def run(self, stop_event: threading.Event | None = None) -> None:
         """Watch until `stop_event` is set (or Ctrl-C). Core edits made while no watcher ran are
         imported first."""
-        self.vault.mkdir(parents=True, exist_ok=True)
+        ensure_folder(self.vault)
         stop_event = stop_event or threading.Event()
         identity = self._identity()
         conn = open_db(self.db_path)

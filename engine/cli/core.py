@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from ..config import load_config
+from ..errors import InputError
 from ..migrations import CORE_FILES
 from . import json_option, main, open_memory, print_json
 
@@ -38,8 +40,22 @@ def show(ctx: click.Context, name: str, as_json: bool) -> None:
 @click.argument("source", type=click.Path(allow_dash=True, dir_okay=False, exists=True))
 @click.pass_context
 def set_(ctx: click.Context, name: str, source: str) -> None:
-    """Save a new version of a core file from a file (or - for stdin)."""
-    raw = sys.stdin.buffer.read() if source == "-" else open(source, "rb").read()  # noqa: SIM115
+    """Save a new version of a core file from a file (or - for stdin).
+
+    Refused, the stored version left as it is: bytes that are not UTF-8, a NUL character, or
+    more bytes than vault.core_file_max_bytes (the limit a hand edit in the vault has too).
+    """
+    limit = load_config(ctx.find_root().obj["home"])["vault.core_file_max_bytes"]
+    if source == "-":
+        raw = sys.stdin.buffer.read(limit + 1)
+    else:
+        with open(source, "rb") as handle:
+            raw = handle.read(limit + 1)
+    if len(raw) > limit:
+        raise click.ClickException(
+            f"{source}: over the limit vault.core_file_max_bytes = {limit:,} bytes "
+            f"(memvault.toml); {name} left unchanged"
+        )
     try:
         content = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -47,7 +63,10 @@ def set_(ctx: click.Context, name: str, source: str) -> None:
             f"{source}: not valid UTF-8 (byte {exc.start}); {name} left unchanged"
         ) from None
     with open_memory(ctx) as mem:
-        version = mem.write_core_file(name, content, origin="api")
+        try:
+            version = mem.write_core_file(name, content, origin="api")
+        except InputError as exc:
+            raise click.ClickException(f"{exc} (in {source}); {name} left unchanged") from None
     click.echo(f"{name}: unchanged" if version is None else f"{name}: version {version}")
 
 

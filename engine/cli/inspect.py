@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..migrations import OBJECT_TYPES
-from . import json_option, main, open_memory, print_json
+from . import SQLITE_MAX_INT, NumericArgsCommand, json_option, main, open_memory, print_json
 
 # User text is printed through escape() and emoji codes are off, so "[/x]" or ":smile:" in an
 # event is shown as written (not parsed as rich markup, which can also raise MarkupError).
@@ -136,7 +136,7 @@ def list_(ctx: click.Context, type_: str, as_json: bool) -> None:
     console.print(table)
 
 
-@main.command("object")
+@main.command("object", cls=NumericArgsCommand)
 @click.argument("object_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @json_option
@@ -155,7 +155,7 @@ def object_(ctx: click.Context, object_id: str, offset: int, as_json: bool) -> N
     print_profile(data)
 
 
-@main.command()
+@main.command(cls=NumericArgsCommand)
 @click.argument("start", metavar="FROM")
 @click.argument("end", metavar="TO")
 @click.argument("cursor", required=False)
@@ -181,7 +181,7 @@ def events(
     console.print(f"cursor: {data['cursor']}")
 
 
-@main.command()
+@main.command(cls=NumericArgsCommand)
 @click.argument("event_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @json_option
@@ -223,8 +223,8 @@ def timeline(ctx: click.Context, max_bytes: int | None, as_json: bool) -> None:
         console.print(f"[yellow]{escape(view['notice'])}[/yellow]")
 
 
-@main.command()
-@click.argument("node_id", type=int)
+@main.command(cls=NumericArgsCommand)
+@click.argument("node_id", metavar="NODE", type=click.IntRange(1, SQLITE_MAX_INT))
 @json_option
 @click.pass_context
 def expand(ctx: click.Context, node_id: int, as_json: bool) -> None:

@@ -139,7 +139,8 @@ def render_migration(report: dict[str, Any]) -> None:
     console.print(f"old snapshots: {changes['snapshots_released']} running released for "
                   f"re-claim, {kept['snapshots_failed']} failed kept failed; "
                   f"{kept['receipts']} old receipts kept")
-    for key in ("trimmed", "dangling_sources", "dangling_relations", "status_changed"):
+    for key in ("trimmed", "dangling_sources", "dangling_relations", "status_changed",
+                "core_skipped"):
         if changes[key]:
             console.print(f"{key.replace('_', ' ')}: {escape(', '.join(changes[key]))}")
     console.print("nothing was deleted: the old tables stay in the file")

@@ -18,7 +18,7 @@ from rich.text import Text
 from ..migrations import OBJECT_TYPES
 from ..recall_index import sync_index
 from ..store import write
-from . import json_option, main, open_memory, print_json
+from . import NumericArgsCommand, json_option, main, open_memory, print_json
 
 REINDEX_CHUNK = 20_000  # events per write transaction: other writers wait at most one chunk
 
@@ -69,7 +69,7 @@ def find(
         console.print(_text(data["notice"]), style="yellow")
 
 
-@main.command()
+@main.command(cls=NumericArgsCommand)
 @click.argument("record_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @json_option
@@ -129,7 +129,7 @@ def print_event(data: dict[str, Any]) -> None:
     console.print(f"next_offset: {data['next_offset']}")
 
 
-@main.command()
+@main.command(cls=NumericArgsCommand)
 @click.argument("record_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @json_option
