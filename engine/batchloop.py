@@ -206,6 +206,9 @@ def _parse_arguments(raw: str, name: str) -> dict[str, Any]:
         raise BatchFailed(
             f"malformed tool call {name}: arguments are not JSON ({exc.msg})"
         ) from None
+    except (ValueError, RecursionError) as exc:  # an int past 4,300 digits; nesting too deep
+        raise BatchFailed(f"malformed tool call {name}: arguments cannot be decoded "
+                          f"({type(exc).__name__})") from None
     if not isinstance(data, dict):
         raise BatchFailed(f"malformed tool call {name}: arguments must be a JSON object")
     return data

@@ -14,13 +14,14 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from .batchloop import FieldError, Tool
 from .clock import iso
 from .config import Config
 from .jobs import Batch, Job
 from .modes import BatchContext, CommitRefused, commit_proposal
+from .proposals import Strict, Text
 from .providers.base import Message
 from .timeline import timeline_totals
 from .tokens import estimate_tokens
@@ -34,14 +35,13 @@ SYSTEM = (
 )
 
 
-class CompactionProposal(BaseModel):
+class CompactionProposal(Strict):
     """Arguments of commit_compaction; anything else (objects, relations...) is refused."""
 
-    model_config = ConfigDict(extra="forbid")
     node_ids: list[int] = Field(min_length=1, max_length=64,
                                 description="exactly the ids of the nodes in this batch")
-    summary: str = Field(min_length=1, max_length=16_000,
-                         description="one summary of all the nodes, shorter than them")
+    summary: Text = Field(min_length=1, max_length=16_000,
+                          description="one summary of all the nodes, shorter than them")
 
 
 class CompactMode:
@@ -111,6 +111,8 @@ class CompactMode:
         claimed = ctx.batch.claim["node_ids"]
         if sorted(proposal.node_ids) != sorted(claimed):
             raise FieldError("node_ids", f"must be exactly this batch's nodes {claimed}")
+        if not proposal.summary.strip():
+            raise FieldError("summary", "is blank: the head would replace its nodes with nothing")
         return fold_nodes(ctx.conn, claimed, proposal.summary, ctx.batch.id, ctx.now)
 
     def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:

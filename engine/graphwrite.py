@@ -19,7 +19,14 @@ from .batchloop import FieldError
 from .config import Config
 from .corefiles import write_core_file
 from .errors import InputError
-from .objects import ObjectRecord, add_evidence, add_relation, check_object_id, save_object
+from .objects import (
+    ObjectRecord,
+    add_evidence,
+    add_relation,
+    check_object_id,
+    resolve_redirect,
+    save_object,
+)
 from .proposals import CoreWrite, EvidenceWrite, Merge, ObjectWrite, RelationWrite
 from .secrets import find_secret
 
@@ -68,8 +75,10 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
             _check_id(target, f"relations.{j}.{end}")
             if target not in known:
                 raise FieldError(f"relations.{j}.{end}", f"no object {target} (create it first)")
-        if rel.src == rel.dst:
-            raise FieldError(f"relations.{j}", "a relation needs two different objects")
+        if resolve_redirect(conn, rel.src) == resolve_redirect(conn, rel.dst):
+            # A merged id stands for its survivor: a relation to it would be a self-relation.
+            why = "" if rel.src == rel.dst else " (one end was merged into the other)"
+            raise FieldError(f"relations.{j}", "a relation needs two different objects" + why)
     for k, ev in enumerate(write.evidence):
         _check_id(ev.object_id, f"evidence.{k}.object_id")
         if ev.object_id not in known:
