@@ -168,6 +168,10 @@ class Memory:
 
     def write_core_file(self, name: str, content: str, origin: str = "api") -> int | None:
         """Save a new version of a core file; None when the content is unchanged."""
+        limit = self.config["vault.core_file_max_bytes"]
+        if isinstance(content, str) and len(content.encode("utf-8", "surrogatepass")) > limit:
+            raise InputError(f"{name}: over the limit vault.core_file_max_bytes = {limit:,} "
+                             "bytes; nothing was saved")
         with write(self.conn):
             return corefiles.write_core_file(self.conn, name, content, origin, self.clock.now())
 

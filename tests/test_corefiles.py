@@ -157,3 +157,11 @@ def test_the_directory_can_be_switched_off(home: Path, clock: ManualClock) -> No
         add_objects(mem, clock, 2)
         directory = mem.resident_context()["directory"]
         assert directory["entries"] == [] and directory["omitted"] == 3  # 2 + project:daily
+
+
+def test_the_api_refuses_a_core_file_over_the_size_limit(mem: Memory) -> None:
+    limit = mem.config["vault.core_file_max_bytes"]
+    with pytest.raises(InputError, match="vault.core_file_max_bytes"):
+        mem.write_core_file("USER.md", "好" * (limit // 3 + 1))
+    assert mem.read_core_file("USER.md") is None
+    assert mem.write_core_file("USER.md", "好" * (limit // 3)) == 1
