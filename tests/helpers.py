@@ -6,6 +6,8 @@ import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from click.testing import CliRunner, Result
+
 CST = timezone(timedelta(hours=8))
 T0 = datetime(2026, 10, 13, 12, 0, 0, tzinfo=CST)
 
@@ -20,3 +22,16 @@ def write_config(home: Path, text: str) -> Path:
     path = home / "memvault.toml"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def run_cli(runner: CliRunner, *args: str, code: int = 0,
+            input: bytes | str | None = None) -> Result:
+    """Invoke memvault; fail on a traceback or an unexpected exit status."""
+    from engine.cli import main
+
+    result = runner.invoke(main, list(args), input=input)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(f"memvault {' '.join(args)} raised") from result.exception
+    assert result.exit_code == code, (args, result.exit_code, result.output)
+    assert "Traceback" not in result.output
+    return result

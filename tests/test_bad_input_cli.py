@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from helpers import write_config
-
-from engine.cli import main
+from helpers import run_cli, write_config
 
 EVENTS = [
     {"text": "旧事 0", "occurred_at": "1960-01-01T00:00:00+00:00"},
@@ -25,14 +23,7 @@ EVENTS = [
 ]
 
 
-def run(runner: CliRunner, *args: str, code: int = 0, input: bytes | str | None = None) -> Result:
-    """Invoke memvault; fail on a traceback or an unexpected exit status."""
-    result = runner.invoke(main, list(args), input=input)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"memvault {' '.join(args)} raised") from result.exception
-    assert result.exit_code == code, (args, result.exit_code, result.output)
-    assert "Traceback" not in result.output
-    return result
+run = run_cli
 
 
 def error_line(result: Result) -> str:

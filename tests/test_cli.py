@@ -9,22 +9,15 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner, Result
-from helpers import T0, write_config
+from click.testing import CliRunner
+from helpers import T0, run_cli, write_config
 
 from engine import ManualClock, Memory
 from engine.cli import main
 from engine.objects import ObjectRecord, add_evidence, add_relation, save_object
 from engine.store import write
 
-
-def run(runner: CliRunner, *args: str, code: int = 0, input: bytes | str | None = None) -> Result:
-    result = runner.invoke(main, list(args), input=input)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"memvault {' '.join(args)} raised") from result.exception
-    assert result.exit_code == code, (args, result.exit_code, result.output)
-    assert "Traceback" not in result.output
-    return result
+run = run_cli
 
 
 def run_json(runner: CliRunner, *args: str, code: int = 0, input: bytes | None = None):
