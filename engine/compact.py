@@ -61,6 +61,14 @@ class CompactMode:
         failed = {node for (claim,) in conn.execute(
             "SELECT claim FROM batches WHERE job_id = ? AND state = 'terminal'", (job.id,))
             for node in json.loads(claim)["node_ids"]}
+        # Nodes another job's open batch holds (its worker died, or waits to retry) are that
+        # batch's to fold: claiming them too would make its commit fail for nothing.
+        held = {node for (claim,) in conn.execute(
+            "SELECT claim FROM batches WHERE job_id != ? AND state = 'claimed'", (job.id,))
+            for node in json.loads(claim).get("node_ids", [])}
+        # An explicit job covers the timeline as it was when it was asked for: heads that other
+        # jobs made since then are not its to fold again (else two jobs re-fold each other's).
+        newest = params.get("max_node_id") if job.origin != "threshold" else None
         # Iterated lazily: the loop stops at the first run, never reading a long timeline whole.
         rows = conn.execute(
             "SELECT n.id, b.job_id AS made_by FROM hot_nodes n"
@@ -72,8 +80,9 @@ class CompactMode:
         run: list[int] = []
         for row in rows:
             # An explicit job covers each node of its range once; its own heads are left alone.
-            eligible = (job.origin == "threshold" or row["made_by"] != job.id) and (
-                row["id"] not in failed)
+            eligible = ((job.origin == "threshold" or row["made_by"] != job.id)
+                        and row["id"] not in failed and row["id"] not in held
+                        and (newest is None or row["id"] <= newest))
             if eligible:
                 run.append(row["id"])
                 if len(run) == size:

@@ -194,16 +194,18 @@ def record_failure(
 ) -> bool:
     """Count a failed claim inside the caller's transaction; True when it became terminal."""
     failures = batch.failures + 1
+    # A provider's message may carry a lone surrogate, which SQLite cannot store as text.
+    error = error[:2000].encode("utf-8", "backslashreplace").decode("utf-8")
     if failures >= max_failures:
         conn.execute(
             "UPDATE batches SET state = 'terminal', failures = ?, error = ? WHERE id = ?",
-            (failures, error[:2000], batch.id),
+            (failures, error, batch.id),
         )
         return True
     retry_at = now + timedelta(seconds=backoff_s * 2 ** (failures - 1))
     conn.execute(
         "UPDATE batches SET failures = ?, error = ?, next_attempt_at = ? WHERE id = ?",
-        (failures, error[:2000], iso(retry_at), batch.id),
+        (failures, error, iso(retry_at), batch.id),
     )
     return False
 

@@ -239,13 +239,17 @@ class Memory:
                 request_token: str | None = None) -> dict[str, Any]:
         """Queue an explicit compaction of every active node in `node_range` (inclusive node
         seq numbers; default: the whole timeline as it is now). Returns the enqueue receipt."""
+        # A raw node's seq is its id and a head takes its first child's: MAX(id) bounds every
+        # seq, and nodes made after this moment (new events, other jobs' heads) are not covered.
+        newest = self.conn.execute("SELECT COALESCE(MAX(id), 0) FROM hot_nodes").fetchone()[0]
         lo, hi = node_range or (0, None)
         if hi is None:
-            hi = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM hot_nodes").fetchone()[0]
+            hi = newest
         if lo < 0 or hi < lo:
             raise InputError(f"bad node range {lo}:{hi}")
         return request_job(self.conn, "compact", self.clock.now(), scope=f"nodes {lo}:{hi}",
-                           request_token=request_token, params={"min_seq": lo, "max_seq": hi})
+                           request_token=request_token,
+                           params={"min_seq": lo, "max_seq": hi, "max_node_id": newest})
 
     def organize(self, mode: str = "organize", scope: str | None = None,
                  retry_blocked: bool = False, request_token: str | None = None) -> dict[str, Any]:

@@ -573,3 +573,18 @@ def test_cli_worker_burst_with_the_default_provider(home: Path, runner: CliRunne
     result = runner.invoke(main, ["worker", "--burst"])
     assert result.exit_code == 0, result.output
     assert "ran" in result.output
+
+
+def test_a_provider_error_with_a_lone_surrogate_is_stored_escaped(
+    mem: Memory, clock: ManualClock,
+) -> None:
+    from engine.providers.base import ProviderError
+
+    mem.append_event("message 1: the team agreed on the launch date")
+    mem.append_event("message 2: Haoyu books the room for Friday")
+    mem.compact()
+    worker, _ = make_worker(mem, [ProviderError("bad byte \udc80 from the server")])
+    result = worker.tick()
+    assert result.action == "failed"
+    error = mem.conn.execute("SELECT error FROM batches").fetchone()[0]
+    assert "bad byte \\udc80 from the server" in error
