@@ -8,6 +8,7 @@ engine (leases, revisions, receipts) hold the write lock from their first read.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -78,11 +79,25 @@ def _prepare(conn: sqlite3.Connection, db_path: Path, readonly: bool) -> sqlite3
                 "run any writing command (e.g. `memvault migrate`) first"
             )
         return conn
-    conn.execute("PRAGMA journal_mode = WAL")
+    _use_wal(conn)
     # NORMAL in WAL mode: a commit survives a process crash; only power loss may drop the last one.
     conn.execute("PRAGMA synchronous = NORMAL")
     apply_migrations(conn)
     return conn
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch the file to WAL (it stays so). Connections opening a new file at once race for
+    the exclusive lock this takes, and SQLite answers the loser 'database is locked' without
+    calling the busy handler: retry within the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
 
 
 @contextmanager

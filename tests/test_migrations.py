@@ -196,3 +196,25 @@ def test_schema_refuses_rows_that_break_invariants(tmp_path: Path) -> None:
             )
     finally:
         conn.close()
+
+
+def test_connections_opening_a_new_file_at_once_all_succeed(tmp_path: Path) -> None:
+    """The switch to WAL races on a new file; the loser used to get 'database is locked'."""
+    failures: list[BaseException] = []
+    for attempt in range(30):
+        db_path = tmp_path / f"memory-{attempt}.db"
+        barrier = threading.Barrier(3)
+
+        def open_once(path: Path = db_path, gate: threading.Barrier = barrier) -> None:
+            gate.wait()
+            try:
+                open_db(path).close()
+            except BaseException as exc:  # surfaced below
+                failures.append(exc)
+
+        threads = [threading.Thread(target=open_once) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    assert failures == []
