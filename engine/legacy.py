@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
@@ -41,8 +42,8 @@ from .clock import iso, to_micros
 from .corefiles import write_core_file
 from .errors import InputError, StoreError
 from .legacy_plan import LegacyPlan, plan_migration
-from .migrations import LEGACY_DONE_KEY, apply_migrations, unmigrated_legacy
-from .store import bump_revision, connect, get_state, set_state, write
+from .migrations import LEGACY_DONE_KEY, apply_migrations, table_names, unmigrated_legacy
+from .store import bump_revision, connect, get_state, set_state, use_wal, write
 
 LEGACY_LEASE_FOREVER_MS = 253_402_300_799_000  # 9999-12-31: the old worker never runs again
 MIGRATED_HOLDER = "memvault (migrated)"
@@ -52,19 +53,21 @@ class MigrationRefused(StoreError):
     """The database cannot be migrated now; nothing was changed."""
 
 
-def _tables(conn: sqlite3.Connection) -> set[str]:
-    return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+def _counter(conn: sqlite3.Connection) -> Callable[..., int]:
+    """count(table, where): rows of a table, 0 for a table this database does not have."""
+    tables = table_names(conn)
 
+    def count(table: str, where: str = "1 = 1") -> int:
+        if table not in tables:
+            return 0
+        return conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}").fetchone()[0]
 
-def _count(conn: sqlite3.Connection, table: str, where: str = "1 = 1") -> int:
-    if table not in _tables(conn):
-        return 0
-    return conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}").fetchone()[0]
+    return count
 
 
 def check_no_worker(conn: sqlite3.Connection, now: datetime) -> None:
     """Refuse while an old-protocol worker or a memvault worker holds a valid lease."""
-    tables = _tables(conn)
+    tables = table_names(conn)
     if "memory_lease" in tables:
         row = conn.execute(
             "SELECT holder, expires_at FROM memory_lease WHERE expires_at > ? AND holder != ?"
@@ -85,8 +88,9 @@ def check_no_worker(conn: sqlite3.Connection, now: datetime) -> None:
 
 def legacy_counts(conn: sqlite3.Connection) -> dict[str, int]:
     """What the old tables hold (read before and after: the upgrade deletes none of it)."""
+    count = _counter(conn)
     sources = 0
-    if "memory_objects" in _tables(conn):
+    if "memory_objects" in table_names(conn):
         for (raw,) in conn.execute("SELECT sources FROM memory_objects"):
             try:
                 value = json.loads(raw or "[]")
@@ -94,37 +98,38 @@ def legacy_counts(conn: sqlite3.Connection) -> dict[str, int]:
                 continue
             sources += len(value) if isinstance(value, list) else 0
     return {
-        "events": _count(conn, "timeline"),
-        "nodes": _count(conn, "hot_timeline"),
-        "active_nodes": _count(conn, "hot_timeline", "active = 1"),
-        "objects": _count(conn, "memory_objects"),
-        "object_versions": _count(conn, "memory_object_versions"),
-        "relations": _count(conn, "memory_relations"),
+        "events": count("timeline"),
+        "nodes": count("hot_timeline"),
+        "active_nodes": count("hot_timeline", "active = 1"),
+        "objects": count("memory_objects"),
+        "object_versions": count("memory_object_versions"),
+        "relations": count("memory_relations"),
         "sources": sources,
-        "core_documents": _count(conn, "core_documents", "length(content) > 0"),
-        "snapshots_running": _count(conn, "memory_snapshots", "status = 'running'"),
-        "snapshots_failed": _count(conn, "memory_snapshots", "status = 'failed'"),
-        "snapshots_done": _count(conn, "memory_snapshots", "status = 'done'"),
-        "snapshots_released": _count(conn, "memory_snapshots", "status = 'released'"),
-        "receipts": _count(conn, "memory_receipts"),
+        "core_documents": count("core_documents", "length(content) > 0"),
+        "snapshots_running": count("memory_snapshots", "status = 'running'"),
+        "snapshots_failed": count("memory_snapshots", "status = 'failed'"),
+        "snapshots_done": count("memory_snapshots", "status = 'done'"),
+        "snapshots_released": count("memory_snapshots", "status = 'released'"),
+        "receipts": count("memory_receipts"),
     }
 
 
 def memvault_counts(conn: sqlite3.Connection) -> dict[str, int]:
     """What the memvault tables hold after the upgrade."""
+    count = _counter(conn)
     return {
-        "events": _count(conn, "events"),
-        "hot_nodes": _count(conn, "hot_nodes"),
-        "active_nodes": _count(conn, "hot_nodes", "active = 1"),
-        "objects": _count(conn, "objects"),
-        "object_versions": _count(conn, "object_versions"),
-        "relations": _count(conn, "relations", "legacy = 0"),
-        "legacy_relations": _count(conn, "relations", "legacy = 1"),
-        "evidence": _count(conn, "evidence"),
-        "core_files": _count(conn, "core_files"),
-        "pending": _count(conn, "archive_queue", "state = 'pending'"),
-        "blocked": _count(conn, "archive_queue", "state = 'blocked'"),
-        "done": _count(conn, "archive_queue", "state IN ('linked', 'archive_only')"),
+        "events": count("events"),
+        "hot_nodes": count("hot_nodes"),
+        "active_nodes": count("hot_nodes", "active = 1"),
+        "objects": count("objects"),
+        "object_versions": count("object_versions"),
+        "relations": count("relations", "legacy = 0"),
+        "legacy_relations": count("relations", "legacy = 1"),
+        "evidence": count("evidence"),
+        "core_files": count("core_files"),
+        "pending": count("archive_queue", "state = 'pending'"),
+        "blocked": count("archive_queue", "state = 'blocked'"),
+        "done": count("archive_queue", "state IN ('linked', 'archive_only')"),
     }
 
 
@@ -141,17 +146,20 @@ def migrate_database(
     try:
         if not unmigrated_legacy(conn):
             applied = apply_migrations(conn)
-            previous = get_state(conn, LEGACY_DONE_KEY) if "state" in _tables(conn) else None
+            has_state = "state" in table_names(conn)
+            previous = get_state(conn, LEGACY_DONE_KEY) if has_state else None
             return {"legacy": False, "schema_migrations": applied,
                     "earlier_upgrade": json.loads(previous) if previous else None}
         check_no_worker(conn, now)
+        # Planned again on the copy, even after --from planned on the source: the source may
+        # have changed between that read and the copy.
         plan = plan_migration(conn, now, tz)
         before = legacy_counts(conn)
-        conn.execute("PRAGMA journal_mode = WAL")
+        use_wal(conn)
         applied = apply_migrations(conn)
         with write(conn):
             check_no_worker(conn, now)  # again, now under the write lock
-            if _count(conn, "events"):
+            if conn.execute("SELECT 1 FROM events LIMIT 1").fetchone():
                 raise MigrationRefused(
                     f"{db_path} already holds memvault events beside the old tables; "
                     "nothing was changed")
@@ -189,7 +197,7 @@ def _copy_source(source: Path, db_path: Path, now: datetime, tz: tzinfo | None) 
 
 def apply_plan(conn: sqlite3.Connection, plan: LegacyPlan, now: datetime) -> dict[str, Any]:
     """Write the planned rows inside the caller's transaction; return what changed."""
-    stamp = iso(now)
+    stamp, old_tables = iso(now), table_names(conn)
     conn.executemany(
         "INSERT INTO events (id, occurred_at, occurred_us, ingested_at, source, kind, meta, text,"
         " chars, est_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", plan.events)
@@ -220,8 +228,8 @@ def apply_plan(conn: sqlite3.Connection, plan: LegacyPlan, now: datetime) -> dic
     released = conn.execute(
         "UPDATE memory_snapshots SET status = 'released', error = COALESCE(error || '; ', '')"
         " || 'released by memvault migrate ' || ? WHERE status = 'running'", (stamp,)
-    ).rowcount if "memory_snapshots" in _tables(conn) else 0
-    if "memory_lease" in _tables(conn):
+    ).rowcount if "memory_snapshots" in old_tables else 0
+    if "memory_lease" in old_tables:
         taken = conn.execute("UPDATE memory_lease SET holder = ?, expires_at = ?",
                              (MIGRATED_HOLDER, LEGACY_LEASE_FOREVER_MS)).rowcount
         if not taken:

@@ -17,7 +17,7 @@ from typing import Any
 from .clock import iso, parse_time
 from .errors import InputError, StoreError
 from .events import NewEvent, validate_event
-from .migrations import CORE_FILES, RELATION_LABELS
+from .migrations import CORE_FILES, RELATION_LABELS, table_names
 from .objects import check_object_id
 from .tokens import estimate_tokens
 
@@ -46,9 +46,10 @@ class LegacyPlan:
 
 
 def _rows(conn: sqlite3.Connection, table: str, order: str) -> list[sqlite3.Row]:
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
-    return conn.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall() if exists else []
+    """Every row of an old table, or none when this old database never had it."""
+    if table not in table_names(conn):
+        return []
+    return conn.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()
 
 
 def plan_migration(conn: sqlite3.Connection, now: datetime, tz: tzinfo | None) -> LegacyPlan:

@@ -347,9 +347,14 @@ LEGACY_TABLES = ("timeline", "hot_timeline", "memory_objects")
 LEGACY_DONE_KEY = "legacy_migration"
 
 
+def table_names(conn: sqlite3.Connection) -> set[str]:
+    """The names of the database's tables."""
+    return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
 def unmigrated_legacy(conn: sqlite3.Connection) -> bool:
     """True for a database of the original design that `memvault migrate` has not converted."""
-    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = table_names(conn)
     if not set(LEGACY_TABLES) <= tables:
         return False
     if "state" not in tables:

@@ -79,14 +79,14 @@ def _prepare(conn: sqlite3.Connection, db_path: Path, readonly: bool) -> sqlite3
                 "run any writing command (e.g. `memvault migrate`) first"
             )
         return conn
-    _use_wal(conn)
+    use_wal(conn)
     # NORMAL in WAL mode: a commit survives a process crash; only power loss may drop the last one.
     conn.execute("PRAGMA synchronous = NORMAL")
     apply_migrations(conn)
     return conn
 
 
-def _use_wal(conn: sqlite3.Connection) -> None:
+def use_wal(conn: sqlite3.Connection) -> None:
     """Switch the file to WAL (it stays so). Connections opening a new file at once race for
     the exclusive lock this takes, and SQLite answers the loser 'database is locked' without
     calling the busy handler: retry within the busy timeout."""
