@@ -21,10 +21,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memvault import ManualClock, Memory, NewEvent
+from memvault.models.scripted import ScriptedProvider, call
 from timing import print_table
-
-from engine import ManualClock, Memory, NewEvent
-from engine.providers.scripted import ScriptedProvider, call
 
 
 def build_home(home: Path, nodes: int) -> None:

@@ -32,9 +32,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine import ManualClock, Memory, NewEvent  # noqa: E402
-from engine.clock import iso, to_micros  # noqa: E402
-from engine.tokens import estimate_tokens  # noqa: E402
+from memvault import ManualClock, Memory, NewEvent  # noqa: E402
+from memvault.base.clock import iso, to_micros  # noqa: E402
+from memvault.base.tokens import estimate_tokens  # noqa: E402
 
 CST = timezone(timedelta(hours=8))
 START = datetime(2026, 10, 5, 9, 0, tzinfo=CST)

@@ -28,8 +28,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from legacy_fixture import LEGACY_SCHEMA  # noqa: E402
-
-from engine import Memory  # noqa: E402
+from memvault import Memory  # noqa: E402
 
 TYPES = ("person", "task", "todo", "knowledge", "project")
 

@@ -22,13 +22,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import memvault.modes.mode as modes
+from memvault import ManualClock, Memory, NewEvent
+from memvault.models.scripted import ScriptedProvider, call
+from memvault.objects.records import ObjectRecord, save_object
+from memvault.store.connection import write
 from timing import print_table
-
-import engine.modes as modes
-from engine import ManualClock, Memory, NewEvent
-from engine.objects import ObjectRecord, save_object
-from engine.providers.scripted import ScriptedProvider, call
-from engine.store import write
 
 T0 = datetime(2026, 10, 1, tzinfo=UTC)
 
@@ -87,7 +86,7 @@ def engine_batches(home: Path, batches: int) -> tuple[list[float], list[float]]:
         return call("commit_organize", proposal(json.loads(messages[1]["content"])))
 
     modes.commit_proposal = timed_commit
-    import engine.organize as organize_module
+    import memvault.modes.organize as organize_module
     organize_module.commit_proposal = timed_commit
     with Memory.open(home, clock=ManualClock(T0)) as mem:
         mem.organize()

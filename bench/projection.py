@@ -27,13 +27,13 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from engine import ManualClock, Memory, NewEvent
-from engine.migrations import RELATION_LABELS
-from engine.objects import ObjectRecord, add_evidence, add_relation, save_object
-from engine.store import open_db, write
-from vault.paths import to_disk
-from vault.projector import render_vault
-from vault.render import Renderer
+from memvault import ManualClock, Memory, NewEvent
+from memvault.objects.records import ObjectRecord, add_evidence, add_relation, save_object
+from memvault.store.connection import open_db, write
+from memvault.store.migrations import RELATION_LABELS
+from memvault.vault.paths import to_disk
+from memvault.vault.projector import render_vault
+from memvault.vault.render import Renderer
 
 TYPES = ("person", "task", "todo", "schedule", "knowledge", "project")
 START = datetime(2026, 10, 5, 9, 0, tzinfo=timezone(timedelta(hours=8)))

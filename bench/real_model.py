@@ -28,8 +28,8 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
-from engine import Memory
-from engine.cli.demo import sample_lines
+from memvault import Memory
+from memvault.cli.demo import sample_lines
 
 
 def find_gguf(python: str) -> Path:

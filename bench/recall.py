@@ -40,13 +40,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from memvault.objects.records import ObjectRecord, add_relation, save_object  # noqa: E402
+from memvault.recall.query import memory_find  # noqa: E402
+from memvault.store.connection import open_db, write  # noqa: E402
+from memvault.store.recall_index import CJK_RUN, sync_index  # noqa: E402
+from memvault.timeline.events import insert_events  # noqa: E402
 from rank_bm25 import BM25Okapi  # noqa: E402
-
-from engine.events import insert_events  # noqa: E402
-from engine.objects import ObjectRecord, add_relation, save_object  # noqa: E402
-from engine.recall import memory_find  # noqa: E402
-from engine.recall_index import CJK_RUN, sync_index  # noqa: E402
-from engine.store import open_db, write  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"

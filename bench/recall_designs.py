@@ -2,7 +2,7 @@
 
     python bench/recall_designs.py [--events 100000] [--queries 40]
 
-1. bigram (chosen): engine.recall_index.analyze(): CJK runs become overlapping bigrams plus the
+1. bigram (chosen): store/recall_index.py analyze(): CJK runs become overlapping bigrams plus the
    run's last character, unicode61, detail=none. 2 chars = one token; longer = all its bigrams.
 2. trigram: FTS5's trigram tokenizer over the raw text (padded with two newlines so every
    character starts a trigram). 3+ chars = a phrase; 2 chars = the trigrams it starts, listed
@@ -29,9 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from memvault.store.recall_index import CJK_RUN, analyze  # noqa: E402
 from recall import DATA, Synth, source_texts, table  # noqa: E402
-
-from engine.recall_index import CJK_RUN, analyze  # noqa: E402
 
 
 def _jieba_text(text: str) -> str:

@@ -38,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-CLI = [sys.executable, "-c", "import sys; from engine.cli import main; sys.exit(main())"]
+CLI = [sys.executable, "-c", "import sys; from memvault.cli import main; sys.exit(main())"]
 NAMES = ["张伟", "李娜", "王芳", "刘洋", "陈静", "Alice Chen", "Bob Smith", "Carol Diaz",
          "Haoyu", "qhy", "Lighthouse", "garden"]
 TEMPLATES = [
@@ -92,7 +92,7 @@ def pct(values: list[float], q: float) -> float:
 
 # -- setup ----------------------------------------------------------------------------------------
 def make_home(root: Path, name: str) -> Path:
-    from engine import Memory, NewEvent
+    from memvault import Memory, NewEvent
 
     home = root / name
     home.mkdir(parents=True)
@@ -116,8 +116,7 @@ def client_process(index: int, socket_path: str, start_at: mp.Value, seconds: fl
                    ready: Any, results: Any) -> None:
     """One agent: its own MCP session; alternates append and find until the deadline."""
     import anyio
-
-    from engine.mcp_server import open_client
+    from memvault.service.mcp_server import open_client
 
     rng = random.Random(index)
     tally = Tally()
@@ -216,8 +215,7 @@ def run_service(root: Path, clients: int, seconds: float, model: str) -> tuple[T
 
 def _organize_via_mcp(sock: Path) -> None:
     import anyio
-
-    from engine.mcp_server import open_client, tool_payload
+    from memvault.service.mcp_server import open_client, tool_payload
 
     async def go() -> None:
         async with open_client(socket_path=sock) as client:
@@ -228,7 +226,7 @@ def _organize_via_mcp(sock: Path) -> None:
 
 # -- the in-process side --------------------------------------------------------------------------
 def run_inprocess(root: Path, clients: int, seconds: float, model: str) -> tuple[Tally, int]:
-    from engine import Memory, MemvaultError
+    from memvault import Memory, MemvaultError
 
     home = make_home(root, "inprocess")
     stop = threading.Event()

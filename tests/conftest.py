@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import T0
-
-from engine import ManualClock, Memory
+from memvault import ManualClock, Memory
 
 
 @pytest.fixture(autouse=True)

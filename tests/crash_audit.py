@@ -28,7 +28,7 @@ where in the engine the guarantee comes from:
   (crash_child.FAILURE_KINDS).
 - recall (engine/recall_index.py): the event watermark is at most the newest event, and the FTS
   table holds exactly the events up to it.
-- engine.check.check_memory: no problem except `stale_claim` (a killed worker's claim is stale
+- store/check.py check_memory: no problem except `stale_claim` (a killed worker's claim is stale
   until the next worker takes it over; the final check allows none).
 
 Events, acks, receipts and committed batches never change afterwards, so after a kill only the
@@ -44,10 +44,9 @@ from itertools import pairwise
 from pathlib import Path
 
 from crash_child import ACKS, event_text, text_number
-
-from engine.check import check_memory
-from engine.clock import iso
-from engine.fragments import split_fragments
+from memvault.base.clock import iso
+from memvault.store.check import check_memory
+from memvault.timeline.fragments import split_fragments
 
 EFFECTS = (  # (table, column naming a batch, extra condition): rows only a commit may write
     ("hot_nodes", "batch_id", ""),
@@ -225,7 +224,7 @@ def recall_index(conn: sqlite3.Connection) -> list[str]:
 
 
 def engine_check(conn: sqlite3.Connection, now: datetime, final: bool) -> list[str]:
-    """engine.check's problems; mid-run a stale claim (the killed worker's) is expected."""
+    """memvault.store.check's problems; mid-run a stale claim (the killed worker's) is expected."""
     report = check_memory(conn, now)
     return [f"check: {p['kind']}: {p['detail']}" for p in report["problems"]
             if final or p["kind"] != "stale_claim"]

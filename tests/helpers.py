@@ -27,7 +27,7 @@ def write_config(home: Path, text: str) -> Path:
 def run_cli(runner: CliRunner, *args: str, code: int = 0,
             input: bytes | str | None = None) -> Result:
     """Invoke memvault; fail on a traceback or an unexpected exit status."""
-    from engine.cli import main
+    from memvault.cli import main
 
     result = runner.invoke(main, list(args), input=input)
     if result.exception is not None and not isinstance(result.exception, SystemExit):

@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from helpers import count, write_config
-
-from engine import ManualClock, Memory
-from engine.compact import enqueue_departed
-from engine.objects import ObjectRecord, save_object
-from engine.providers.base import Message, ModelReply, ToolSpec
-from engine.providers.scripted import ScriptedProvider, call
-from engine.store import write
-from engine.worker import TickResult, Worker
+from memvault import ManualClock, Memory
+from memvault.jobs.worker import TickResult, Worker
+from memvault.models.base import Message, ModelReply, ToolSpec
+from memvault.models.scripted import ScriptedProvider, call
+from memvault.modes.compact import enqueue_departed
+from memvault.objects.records import ObjectRecord, save_object
+from memvault.store.connection import write
 
 Step = Callable[[list[Message], list[ToolSpec], int], ModelReply]
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import engine.providers as providers
+import memvault.models as providers
 
 
 class SlowModel:
@@ -53,7 +53,7 @@ def main() -> None:
         return SlowModel(real(config, name, model), marker, delay, slow_tool)
 
     providers.make_provider = make_provider
-    from engine.cli import main as cli
+    from memvault.cli import main as cli
 
     sys.exit(cli())
 

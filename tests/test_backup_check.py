@@ -12,17 +12,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import T0
-
-from engine import ManualClock, Memory
-from engine.backup import backup_database
-from engine.check import check_memory
-from engine.cli import main
-from engine.compact import fold_nodes
-from engine.disk import disk_usage
-from engine.errors import StoreError
-from engine.events import NewEvent
-from engine.objects import ObjectRecord, add_evidence, add_relation, save_object
-from engine.store import open_db, write
+from memvault import ManualClock, Memory
+from memvault.base.errors import StoreError
+from memvault.cli import main
+from memvault.modes.compact import fold_nodes
+from memvault.objects.records import ObjectRecord, add_evidence, add_relation, save_object
+from memvault.store.backup import backup_database
+from memvault.store.check import check_memory
+from memvault.store.connection import open_db, write
+from memvault.store.disk import disk_usage
+from memvault.timeline.events import NewEvent
 
 
 def raw_nodes(conn: sqlite3.Connection, event_id: int) -> list[int]:

@@ -16,19 +16,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import count, write_config
+from memvault import Memory
+from memvault.base.config import load_config
+from memvault.base.errors import ConfigError, IngestError, InputError
+from memvault.cli import main
+from memvault.objects.corefiles import core_file_history, read_core_file
+from memvault.objects.records import get_object
+from memvault.store.vault_tables import vault_status
+from memvault.vault.files import VaultFolderError
+from memvault.vault.paths import object_path
+from memvault.vault.projector import render_vault
+from memvault.vault.watcher import VaultWatcher
 from test_vault_support import open_memory, project, put_object
-
-from engine import Memory
-from engine.cli import main
-from engine.config import load_config
-from engine.corefiles import core_file_history, read_core_file
-from engine.errors import ConfigError, IngestError, InputError
-from engine.objects import get_object
-from engine.vault_schema import vault_status
-from vault.files import VaultFolderError
-from vault.paths import object_path
-from vault.projector import render_vault
-from vault.watcher import VaultWatcher
 
 TESTS = Path(__file__).resolve().parent
 

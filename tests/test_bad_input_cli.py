@@ -157,7 +157,7 @@ def test_an_os_or_database_failure_is_one_line(
     def refuse(*args: object, **kwargs: object) -> None:
         raise failure
 
-    monkeypatch.setattr("engine.memory.Memory.status", refuse)
+    monkeypatch.setattr("memvault.home.memory.Memory.status", refuse)
     assert message in error_line(run(runner, "status", code=1))
 
 

@@ -13,9 +13,8 @@ import anyio
 import pytest
 from mcp.client import Client
 from mcp_types import CallToolResult
-
-from engine import Memory
-from engine.mcp_server import build_server
+from memvault import Memory
+from memvault.service.mcp_server import build_server
 
 
 def call(mem: Memory, name: str, **args: Any) -> CallToolResult:

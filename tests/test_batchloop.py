@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 from helpers import count
+from memvault import ManualClock, Memory
+from memvault.jobs.worker import Worker
+from memvault.models.base import ModelReply, Usage
+from memvault.models.scripted import ScriptedProvider, call
 from modes_support import (
     add_archived,
     archive_only_step,
@@ -22,11 +26,6 @@ from modes_support import (
     queue_row,
     tool_results,
 )
-
-from engine import ManualClock, Memory
-from engine.providers.base import ModelReply, Usage
-from engine.providers.scripted import ScriptedProvider, call
-from engine.worker import Worker
 
 TRUNCATED = ModelReply(finish_reason="length")
 

@@ -1,7 +1,7 @@
 """The builtin offline model: the provider protocol and organize, on the bundled sample.
 
 Payloads are built from real sample lines (engine/data/sample_events.jsonl) the way
-engine.organize builds them; every proposal is validated against the pydantic models.
+memvault.modes.organize builds them; every proposal is validated against the pydantic models.
 """
 
 from __future__ import annotations
@@ -14,19 +14,18 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from engine.compact import CompactionProposal
-from engine.objects import check_object_id
-from engine.proposals import OrganizeProposal, ReviewProposal
-from engine.providers.base import ModelReply, ProviderError, ToolSpec
-from engine.providers.builtin import BuiltinProvider, organize
-from engine.secrets import find_secret
-from engine.tokens import estimate_tokens
+from memvault.base.tokens import estimate_tokens
+from memvault.models.base import ModelReply, ProviderError, ToolSpec
+from memvault.models.builtin import BuiltinProvider, organize
+from memvault.modes.compact import CompactionProposal
+from memvault.objects.proposals import OrganizeProposal, ReviewProposal
+from memvault.objects.records import check_object_id
+from memvault.objects.secrets import find_secret
 
 
 @cache
 def sample() -> list[dict[str, Any]]:
-    data = resources.files("engine") / "data" / "sample_events.jsonl"
+    data = resources.files("memvault") / "data" / "sample_events.jsonl"
     return [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
 
 

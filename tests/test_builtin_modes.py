@@ -15,17 +15,16 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from engine import Memory
-from engine.compact import CompactionProposal
-from engine.proposals import ReviewProposal
-from engine.providers.builtin import BuiltinProvider, compact, deep
-from engine.tokens import estimate_tokens
+from memvault import Memory
+from memvault.base.tokens import estimate_tokens
+from memvault.models.builtin import BuiltinProvider, compact, deep
+from memvault.modes.compact import CompactionProposal
+from memvault.objects.proposals import ReviewProposal
 
 
 @cache
 def sample_lines() -> list[str]:
-    data = resources.files("engine") / "data" / "sample_events.jsonl"
+    data = resources.files("memvault") / "data" / "sample_events.jsonl"
     return data.read_text(encoding="utf-8").splitlines()
 
 
@@ -162,7 +161,7 @@ def test_the_provider_answers_a_correction_from_the_conversation() -> None:
             {"error": "summary: must be shorter than what it replaces (60 chars, ~30 estimated "
                       "tokens); got 90 chars", "field": "summary"})},
     ]
-    from engine.providers.base import ToolSpec
+    from memvault.models.base import ToolSpec
 
     reply = BuiltinProvider().complete(messages, [ToolSpec("commit_compaction", "", {})], 1000)
     summary = json.loads(reply.tool_calls[0].arguments)["summary"]
@@ -268,7 +267,7 @@ def run_until_idle(worker: Any, limit: int = 2_000) -> None:
 
 
 def test_compact_organize_deep_on_the_sample_through_the_engine(mem: Memory) -> None:
-    pytest.importorskip("engine.organize")
+    pytest.importorskip("memvault.modes.organize")
     mem.ingest_jsonl(sample_lines()[:130])
     worker = mem.worker(BuiltinProvider(), scheduler=False)
     mem.compact()

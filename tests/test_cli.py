@@ -11,11 +11,10 @@ import click
 import pytest
 from click.testing import CliRunner
 from helpers import T0, run_cli, write_config
-
-from engine import ManualClock, Memory
-from engine.cli import main
-from engine.objects import ObjectRecord, add_evidence, add_relation, save_object
-from engine.store import write
+from memvault import ManualClock, Memory
+from memvault.cli import main
+from memvault.objects.records import ObjectRecord, add_evidence, add_relation, save_object
+from memvault.store.connection import write
 
 run = run_cli
 
@@ -423,7 +422,7 @@ def test_core_set_refuses_bad_input_and_keeps_the_file(runner: CliRunner, tmp_pa
 
 
 def test_demo_ingests_the_sample_once(runner: CliRunner) -> None:
-    sample = (resources.files("engine") / "data" / "sample_events.jsonl").read_bytes()
+    sample = (resources.files("memvault") / "data" / "sample_events.jsonl").read_bytes()
     expected = sum(1 for ln in sample.splitlines() if ln.strip())
     run(runner, "demo")
     assert run_json(runner, "status")["events"]["total"] == expected

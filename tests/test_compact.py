@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 from helpers import count
+from memvault import ManualClock, Memory
+from memvault.models.scripted import call
+from memvault.modes import mode as modes_module
 from modes_support import (
     batch_row,
     compact_step,
@@ -21,10 +24,6 @@ from modes_support import (
     queue_row,
     run_until_idle,
 )
-
-from engine import ManualClock, Memory
-from engine import modes as modes_module
-from engine.providers.scripted import call
 
 SMALL_BATCHES = "[compact]\nnodes_per_batch = 2\n"
 

@@ -9,17 +9,10 @@ from pathlib import Path
 
 import pytest
 from helpers import write_config
-
-from engine import ManualClock, Memory
-from engine.clock import iso, parse_time, to_micros
-from engine.config import (
-    SETTINGS,
-    default_toml,
-    load_config,
-    parse_config,
-    resolve_home,
-)
-from engine.errors import ConfigError
+from memvault import ManualClock, Memory
+from memvault.base.clock import iso, parse_time, to_micros
+from memvault.base.config import SETTINGS, default_toml, load_config, parse_config, resolve_home
+from memvault.base.errors import ConfigError
 
 
 def test_a_new_home_gets_a_commented_toml_with_every_key(home: Path) -> None:

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 from helpers import T0, count, write_config
-
-from engine import ManualClock, Memory
-from engine.corefiles import core_file_history, write_core_file
-from engine.errors import InputError
-from engine.objects import ObjectRecord, save_object
-from engine.store import write
+from memvault import ManualClock, Memory
+from memvault.base.errors import InputError
+from memvault.objects.corefiles import core_file_history, write_core_file
+from memvault.objects.records import ObjectRecord, save_object
+from memvault.store.connection import write
 
 AGENTS = "# AGENTS.md\n\n- 回答用中文。\n- Be brief.\n"
 

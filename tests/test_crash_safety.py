@@ -16,10 +16,9 @@ from pathlib import Path
 
 from crash_harness import drain, run, table
 from helpers import count
+from memvault import ManualClock, Memory
+from memvault.models.base import ProviderError
 from modes_support import compact_step, job_state, make_worker
-
-from engine import ManualClock, Memory
-from engine.providers.base import ProviderError
 
 KILLS = 200
 DEFAULT_SEED = 7

@@ -8,6 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from helpers import count
+from memvault import ManualClock, Memory
+from memvault.models.scripted import call
+from memvault.objects.records import ObjectRecord, save_object
+from memvault.store.connection import write
 from modes_support import (
     add_archived,
     batch_row,
@@ -21,11 +25,6 @@ from modes_support import (
     review_step,
     tool_results,
 )
-
-from engine import ManualClock, Memory
-from engine.objects import ObjectRecord, save_object
-from engine.providers.scripted import call
-from engine.store import write
 
 
 def deep_job(mem: Memory) -> int:

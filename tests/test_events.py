@@ -12,12 +12,11 @@ import pytest
 from helpers import T0, count, write_config
 from hypothesis import given
 from hypothesis import strategies as st
-
-from engine import ManualClock, Memory, NewEvent
-from engine.clock import parse_time, to_micros
-from engine.errors import InputError, NotFound
-from engine.events import PAGE_CHARS, _occurred, is_canonical_time, parse_event_id
-from engine.tokens import estimate_tokens
+from memvault import ManualClock, Memory, NewEvent
+from memvault.base.clock import parse_time, to_micros
+from memvault.base.errors import InputError, NotFound
+from memvault.base.tokens import estimate_tokens
+from memvault.timeline.events import PAGE_CHARS, _occurred, is_canonical_time, parse_event_id
 
 META = {
     "msg_id": "m-0002", "channel": "desktop", "nested": {"list": [1, 2.5, None, True, "二"]},

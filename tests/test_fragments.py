@@ -10,14 +10,13 @@ import unicodedata
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from engine.fragments import (
+from memvault.base.tokens import estimate_tokens
+from memvault.timeline.fragments import (
     EVENT_MAX_CHARS,
     FRAGMENT_CHARS,
     find_lone_surrogate,
     split_fragments,
 )
-from engine.tokens import estimate_tokens
 
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # man ZWJ woman ZWJ girl
 THUMBS_DARK = "\U0001f44d\U0001f3ff"  # thumbs up + skin tone modifier

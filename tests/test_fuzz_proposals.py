@@ -38,17 +38,16 @@ from fuzz_strategies import (
 from helpers import T0
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from memvault import ManualClock, Memory
+from memvault.jobs.worker import default_modes
+from memvault.models.scripted import call
+from memvault.modes.batch_loop import BatchFailed, FieldError, Tool, _parse_arguments
+from memvault.modes.compact import load_nodes
+from memvault.modes.mode import BatchContext, CommitRefused, Mode
+from memvault.store.connection import graph_revision, write
+from memvault.store.jobs import Batch, Job, get_job, new_batch, pending_batch, reclaim_batch
+from memvault.store.leases import acquire_lease
 from modes_support import add_archived, batch_row, errors_seen, make_worker, put_object
-
-from engine import ManualClock, Memory
-from engine.batchloop import BatchFailed, FieldError, Tool, _parse_arguments
-from engine.compact import load_nodes
-from engine.jobs import Batch, Job, get_job, new_batch, pending_batch, reclaim_batch
-from engine.leases import acquire_lease
-from engine.modes import BatchContext, CommitRefused, Mode
-from engine.providers.scripted import call
-from engine.store import graph_revision, write
-from engine.worker import default_modes
 
 HOLDER = "fuzz-worker"
 MODES: dict[str, Mode] = default_modes()

@@ -7,10 +7,9 @@ import json
 
 import pytest
 from helpers import count
-
-from engine import Memory
-from engine.errors import IngestError
-from engine.ingest import CHUNK, parse_line
+from memvault import Memory
+from memvault.base.errors import IngestError
+from memvault.timeline.ingest import CHUNK, parse_line
 
 
 def line(text: str = "hello", **fields: object) -> bytes:

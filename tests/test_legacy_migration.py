@@ -18,18 +18,17 @@ import pytest
 from click.testing import CliRunner
 from helpers import count
 from legacy_fixture import EXPECTED, build_legacy_db, event_id, event_text
+from memvault import ManualClock, Memory
+from memvault.base.clock import parse_time, to_micros
+from memvault.base.errors import StoreError
+from memvault.cli import main
+from memvault.jobs.worker import Worker
+from memvault.legacy.plan import LegacyDataError
+from memvault.legacy.upgrade import LEGACY_LEASE_FOREVER_MS, MigrationRefused
+from memvault.models.builtin import BuiltinProvider
+from memvault.store.check import check_memory
+from memvault.store.migrations import apply_migrations
 from modes_support import run_until_idle
-
-from engine import ManualClock, Memory
-from engine.check import check_memory
-from engine.cli import main
-from engine.clock import parse_time, to_micros
-from engine.errors import StoreError
-from engine.legacy import LEGACY_LEASE_FOREVER_MS, MigrationRefused
-from engine.legacy_plan import LegacyDataError
-from engine.migrations import apply_migrations
-from engine.providers.builtin import BuiltinProvider
-from engine.worker import Worker
 
 NOW = "2026-12-01T09:00:00+08:00"
 OLD_TABLES = ("timeline", "hot_timeline", "memory_objects", "memory_object_versions",

@@ -1,6 +1,6 @@
 """The agent's MCP API in-process: each tool, input validation errors, auth, the memory pool.
 
-Recall (engine.recall) is replaced by a stub where a test is about the MCP layer's wiring, so
+Recall (recall/query.py) is replaced by a stub where a test is about the MCP layer's wiring, so
 these tests hold whatever recall returns; one test runs the real recall when it exists.
 """
 
@@ -18,9 +18,8 @@ import anyio
 import pytest
 from mcp.client import Client
 from mcp_types import CallToolResult
-
-from engine import Memory, NotFound
-from engine.mcp_server import (
+from memvault import Memory, NotFound
+from memvault.service.mcp_server import (
     TOOL_NAMES,
     MemoryPool,
     build_server,
@@ -64,7 +63,7 @@ def server(mem: Memory) -> Any:
 
 @pytest.fixture
 def recall(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
-    """A stand-in engine.recall that records its calls (the MCP layer is under test)."""
+    """A stand-in memvault.recall.query that records its calls (the MCP layer is under test)."""
     calls: list[tuple[Any, ...]] = []
 
     def memory_find(conn: Any, query: str, types: Any = None, project: Any = None,
@@ -82,11 +81,11 @@ def recall(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
         calls.append(("evidence", id_or_event, offset))
         return {"target": id_or_event, "offset": offset, "items": []}
 
-    stub = types.ModuleType("engine.recall")
+    stub = types.ModuleType("memvault.recall.query")
     stub.memory_find = memory_find  # type: ignore[attr-defined]
     stub.memory_read = memory_read  # type: ignore[attr-defined]
     stub.memory_evidence = memory_evidence  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "engine.recall", stub)
+    monkeypatch.setitem(sys.modules, "memvault.recall.query", stub)
     return calls
 
 
@@ -246,8 +245,8 @@ def test_input_validation_names_the_field(server: Any, recall: list[Any], tool: 
 
 
 def test_real_recall_when_present(server: Any, mem: Memory) -> None:
-    if importlib.util.find_spec("engine.recall") is None:
-        pytest.skip("engine.recall has not landed yet")
+    if importlib.util.find_spec("memvault.recall.query") is None:
+        pytest.skip("memvault.recall.query has not landed yet")
     mem.append_event("记住：浩宇对花生过敏")
     assert isinstance(ok(call(server, "memory_find", query="浩宇")), dict)
     assert "memory_read" in error_text(call(server, "memory_read", id="person:nobody"))
@@ -281,8 +280,8 @@ def test_status_reports_counts(server: Any, mem: Memory) -> None:
 
 
 def test_project_approve(server: Any, mem: Memory, clock: Any) -> None:
-    from engine.objects import ObjectRecord, save_object
-    from engine.store import write
+    from memvault.objects.records import ObjectRecord, save_object
+    from memvault.store.connection import write
 
     with write(mem.conn):
         save_object(mem.conn, ObjectRecord("project:garden", "project", "Garden",
@@ -299,7 +298,7 @@ def test_project_approve(server: Any, mem: Memory, clock: Any) -> None:
 
 
 def test_busy_sets_and_clears_the_flag(server: Any, mem: Memory, clock: Any) -> None:
-    from engine.worker import agent_busy
+    from memvault.jobs.worker import agent_busy
 
     assert ok(call(server, "memory_busy", busy=True)) == {"busy": True}
     assert agent_busy(mem, clock.now())

@@ -8,12 +8,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from memvault.base.errors import StoreError
+from memvault.store import migrations
+from memvault.store.connection import get_state, graph_revision, open_db
+from memvault.store.migrations import apply_migrations, pending_migrations
 from sqlite_utils import Database
-
-from engine import migrations
-from engine.errors import StoreError
-from engine.migrations import apply_migrations, pending_migrations
-from engine.store import get_state, graph_revision, open_db
 
 EXPECTED_TABLES = {
     "_migrations", "events", "jobs", "batches", "hot_nodes", "archive_queue", "objects",

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 from helpers import T0, count
-
-from engine import ManualClock, Memory
-from engine.clock import iso
-from engine.config import load_config
-from engine.errors import InputError, NotFound
-from engine.objects import (
+from memvault import ManualClock, Memory
+from memvault.base.clock import iso
+from memvault.base.config import load_config
+from memvault.base.errors import InputError, NotFound
+from memvault.objects.records import (
     READ_PAGE,
     ObjectRecord,
     add_evidence,
@@ -24,7 +23,7 @@ from engine.objects import (
     object_links,
     save_object,
 )
-from engine.store import open_db, write
+from memvault.store.connection import open_db, write
 
 
 def person(slug: str, name: str, **fields: object) -> ObjectRecord:

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from memvault import ManualClock, Memory
+from memvault.models.openai_compat import OpenAICompatProvider, tool_choice_schema
 
-from engine import ManualClock, Memory
-from engine.providers.openai_compat import OpenAICompatProvider, tool_choice_schema
 from tests.fake_openai import FakeOpenAI, completion, tool_call
 
 SECRET_KEY = "sk-test-" + "k" * 40
@@ -94,8 +94,8 @@ def test_json_schema_mode_asks_for_schema_and_parses_answer(server, mem):
 
 
 def test_json_schema_bounds_every_array():
-    from engine.proposals import OrganizeProposal
-    from engine.providers.base import ToolSpec
+    from memvault.models.base import ToolSpec
+    from memvault.objects.proposals import OrganizeProposal
 
     schema = tool_choice_schema([ToolSpec("commit_organize", "", OrganizeProposal
                                           .model_json_schema())])
@@ -178,8 +178,8 @@ def test_json_object_schema_format_for_llama_cpp_python(server, mem):
 
 
 def test_json_schema_drops_long_string_limits_that_grammars_unroll():
-    from engine.compact import CompactionProposal
-    from engine.providers.base import ToolSpec
+    from memvault.models.base import ToolSpec
+    from memvault.modes.compact import CompactionProposal
 
     schema = tool_choice_schema([ToolSpec("commit_compaction", "",
                                           CompactionProposal.model_json_schema())])

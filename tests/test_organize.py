@@ -9,6 +9,12 @@ from typing import Any
 
 import pytest
 from helpers import count
+from memvault import ManualClock, Memory
+from memvault.jobs.scheduler import Scheduler
+from memvault.models.scripted import call
+from memvault.modes import organize as organize_module
+from memvault.modes.batch_loop import FieldError
+from memvault.store.leases import acquire_lease
 from modes_support import (
     add_archived,
     batch_row,
@@ -24,13 +30,6 @@ from modes_support import (
     put_object,
     queue_row,
 )
-
-from engine import ManualClock, Memory
-from engine import organize as organize_module
-from engine.batchloop import FieldError
-from engine.leases import acquire_lease
-from engine.providers.scripted import call
-from engine.scheduler import Scheduler
 
 TEN_K = ("Ursula keeps the release calendar and signs off every launch. " * 170)[:10_000]
 

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from engine import ManualClock, Memory
-from engine.errors import InputError, NotFound
-from engine.events import NewEvent
-from engine.migrations import MIGRATIONS, apply_migrations
-from engine.objects import ObjectRecord, add_evidence, add_relation, save_object
-from engine.recall import EVIDENCE_PAGE_CHARS, memory_evidence, memory_find, memory_read
-from engine.recall_index import MAX_QUERY_CHARS, parse_query, sync_index
-from engine.store import open_db, write
+from memvault import ManualClock, Memory
+from memvault.base.errors import InputError, NotFound
+from memvault.objects.records import ObjectRecord, add_evidence, add_relation, save_object
+from memvault.recall.query import EVIDENCE_PAGE_CHARS, memory_evidence, memory_find, memory_read
+from memvault.recall.terms import MAX_QUERY_CHARS, parse_query
+from memvault.store.connection import open_db, write
+from memvault.store.migrations import MIGRATIONS, apply_migrations
+from memvault.store.recall_index import sync_index
+from memvault.timeline.events import NewEvent
 
 EVENTS = [
     "早上好！我是秦浩宇（大家叫我浩宇，英文名 Haoyu，同事们常叫我 qhy）。",
@@ -357,7 +357,7 @@ def test_events_not_yet_indexed_are_found_and_counted(mem: Memory, filled: dict[
 def test_a_long_unindexed_tail_is_cut_with_a_notice(
     mem: Memory, filled: dict[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("engine.recall.TAIL_SCAN_MAX", 2)
+    monkeypatch.setattr("memvault.recall.query.TAIL_SCAN_MAX", 2)
     new = mem.append_events([NewEvent(f"第{i}条：张伟") for i in range(3)])
     answer = memory_find(mem.conn, "张伟", types=["event"])
     assert answer["unindexed_events"] == 3 and "newest 2" in answer["notice"]

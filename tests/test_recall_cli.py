@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-
-from engine import ManualClock, Memory
-from engine.cli import main
-from engine.events import NewEvent
-from engine.objects import ObjectRecord, add_evidence, save_object
-from engine.recall_index import sync_index
-from engine.store import write
+from memvault import ManualClock, Memory
+from memvault.cli import main
+from memvault.objects.records import ObjectRecord, add_evidence, save_object
+from memvault.store.connection import write
+from memvault.store.recall_index import sync_index
+from memvault.timeline.events import NewEvent
 
 
 def run(runner: CliRunner, *args: str, code: int = 0) -> Result:

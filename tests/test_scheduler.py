@@ -7,6 +7,11 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 from helpers import count
+from memvault import ManualClock, Memory
+from memvault.base.clock import parse_time
+from memvault.jobs.scheduler import HOURLY_KEY, NIGHTLY_KEY, Scheduler
+from memvault.store.connection import get_state
+from memvault.timeline.hot import timeline_totals
 from modes_support import (
     add_archived,
     archive_only_step,
@@ -17,12 +22,6 @@ from modes_support import (
     put_object,
     review_step,
 )
-
-from engine import ManualClock, Memory
-from engine.clock import parse_time
-from engine.scheduler import HOURLY_KEY, NIGHTLY_KEY, Scheduler
-from engine.store import get_state
-from engine.timeline import timeline_totals
 
 SHANGHAI = '[time]\ntimezone = "Asia/Shanghai"\n'
 CST = timezone(timedelta(hours=8))

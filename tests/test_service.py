@@ -1,4 +1,4 @@
-"""engine.service in-process: JSON-lines logs, socket binding, task supervision, a clean stop."""
+"""service/host.py in-process: JSON-lines logs, socket binding, task supervision, a clean stop."""
 
 from __future__ import annotations
 
@@ -17,11 +17,9 @@ from typing import Any
 
 import anyio
 import pytest
-
-from engine import service as service_mod
-from engine.errors import InputError
-from engine.mcp_server import open_client, tool_payload
-from engine.service import (
+from memvault.base.errors import InputError
+from memvault.service import host as service_mod
+from memvault.service.host import (
     BackgroundTask,
     JsonLinesFormatter,
     Listen,
@@ -31,6 +29,7 @@ from engine.service import (
     check_loopback,
     log_event,
 )
+from memvault.service.mcp_server import open_client, tool_payload
 
 
 def wait_for(predicate: Any, timeout: float = 10.0, step: float = 0.02) -> Any:
@@ -225,8 +224,8 @@ def run_in_thread(service: Service) -> tuple[threading.Thread, list[int]]:
 
 def test_the_service_runs_the_worker(home: Path, short_dir: Path,
                                      captured: io.StringIO) -> None:
-    from engine import Memory
-    from engine.cli.work import make_worker
+    from memvault import Memory
+    from memvault.cli.work import make_worker
 
     with Memory.open(home) as mem:
         for i in range(12):

@@ -31,12 +31,11 @@ from typing import Any
 
 import anyio
 import pytest
-
-from engine.mcp_server import open_client, tool_payload
+from memvault.service.mcp_server import open_client, tool_payload
 
 TESTS = Path(__file__).parent
-CLI = [sys.executable, "-c", "import sys; from engine.cli import main; sys.exit(main())"]
-HAS_RECALL = importlib.util.find_spec("engine.recall") is not None
+CLI = [sys.executable, "-c", "import sys; from memvault.cli import main; sys.exit(main())"]
+HAS_RECALL = importlib.util.find_spec("memvault.recall.query") is not None
 PEOPLE = ["张伟", "李娜", "王芳", "Alice Chen", "Bob Smith"]
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import sqlite3
 
 from helpers import T0
-
-from engine import ManualClock, Memory
-from engine.objects import ObjectRecord, save_object
-from engine.store import write
+from memvault import ManualClock, Memory
+from memvault.objects.records import ObjectRecord, save_object
+from memvault.store.connection import write
 
 
 def enqueue(conn: sqlite3.Connection, event_id: int, state: str, at: str) -> None:

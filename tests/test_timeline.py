@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 from helpers import T0, write_config
-
-from engine import ManualClock, Memory, NewEvent
-from engine.errors import InputError, NotFound
-from engine.store import write
-from engine.timeline import active_nodes, expand, timeline_totals, timeline_view
-from engine.tokens import estimate_tokens
+from memvault import ManualClock, Memory, NewEvent
+from memvault.base.errors import InputError, NotFound
+from memvault.base.tokens import estimate_tokens
+from memvault.store.connection import write
+from memvault.timeline.hot import active_nodes, expand, timeline_totals, timeline_view
 
 
 def make_head(conn: sqlite3.Connection, child_ids: list[int], summary: str) -> int:

@@ -7,22 +7,18 @@ from datetime import UTC, datetime
 
 import pytest
 from click.testing import CliRunner
-
-from engine.cli import main
-from engine.objects import ObjectRecord, save_object
-from engine.store import open_db, write
-from engine.vault_schema import vault_status
-from vault import cli as vault_cli
-from vault import files as vault_files_module
-from vault.projector import vault_lock
+from memvault.cli import main
+from memvault.objects.records import ObjectRecord, save_object
+from memvault.store.connection import open_db, write
+from memvault.store.vault_tables import vault_status
+from memvault.vault import files as vault_files_module
+from memvault.vault.projector import vault_lock
 
 
 @pytest.fixture
 def home(tmp_path, monkeypatch):
-    """A home with 12 objects; the vault commands attached to `memvault` for the test."""
-    for command in vault_cli.COMMANDS:
-        if main.get_command(None, command.name) is None:  # type: ignore[arg-type]
-            monkeypatch.setitem(main.commands, command.name, command)
+    """A home with 12 objects (the vault's commands are part of `memvault`)."""
+    assert {"project-vault", "watch"} <= set(main.commands)
     root = tmp_path / "home"
     monkeypatch.setenv("MEMVAULT_HOME", str(root))  # never the real ~/.memvault
     conn = open_db(root / "memory.db")
@@ -57,8 +53,8 @@ def test_project_vault_fails_loudly_and_records_the_failure(home, monkeypatch) -
         raise OSError(30, "Read-only file system")
 
     monkeypatch.setattr(vault_files_module, "atomic_write", broken)
-    monkeypatch.setattr("vault.projector.atomic_write", broken)
-    monkeypatch.setattr("vault.core_sync.atomic_write", broken)
+    monkeypatch.setattr("memvault.vault.projector.atomic_write", broken)
+    monkeypatch.setattr("memvault.vault.core_sync.atomic_write", broken)
     result = run(home, "project-vault", "--quiet")
     assert result.exit_code == 1
     assert "Read-only file system" in result.output

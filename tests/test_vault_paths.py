@@ -7,8 +7,7 @@ import re
 
 from hypothesis import given
 from hypothesis import strategies as st
-
-from vault.paths import (
+from memvault.vault.paths import (
     link_text,
     object_hash,
     object_link,
@@ -72,8 +71,7 @@ def test_relative_and_to_disk_round_trip(tmp_path) -> None:
 @given(st.text(max_size=40), st.lists(st.text(max_size=20), max_size=4), st.integers(0, 10**6))
 def test_front_matter_reads_back_exactly(text: str, items: list[str], number: int) -> None:
     import yaml
-
-    from vault.render import front_matter
+    from memvault.vault.render import front_matter
 
     fields = {"id": text, "aliases": items, "version": number}
     assert yaml.safe_load(front_matter(fields)) == fields

@@ -8,6 +8,15 @@ from pathlib import Path
 
 import frontmatter
 import pytest
+from memvault.base.config import Config
+from memvault.objects.corefiles import core_file_history, read_core_file
+from memvault.objects.records import add_evidence, add_relation
+from memvault.store.connection import write
+from memvault.store.migrations import RELATION_LABELS
+from memvault.store.vault_tables import vault_status
+from memvault.vault import files as vault_files_module
+from memvault.vault.paths import object_path, page_path
+from memvault.vault.projector import ProjectionBusy, pending_owners, render_vault, vault_lock
 from test_vault_support import (
     broken_links,
     open_memory,
@@ -17,16 +26,6 @@ from test_vault_support import (
     tick,
     vault_files,
 )
-
-from engine.config import Config
-from engine.corefiles import core_file_history, read_core_file
-from engine.migrations import RELATION_LABELS
-from engine.objects import add_evidence, add_relation
-from engine.store import write
-from engine.vault_schema import vault_status
-from vault import files as vault_files_module
-from vault.paths import object_path, page_path
-from vault.projector import ProjectionBusy, pending_owners, render_vault, vault_lock
 
 
 @pytest.fixture

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import frontmatter
 from click.testing import CliRunner
+from memvault.cli import main
+from memvault.vault.paths import object_path
 from test_vault_support import broken_links, vault_files
-
-from engine.cli import main
-from vault.paths import object_path
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 

@@ -11,10 +11,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from engine import ManualClock, Memory
-from engine.objects import ObjectRecord, add_relation, save_object
-from engine.store import write
-from vault.watcher import VaultWatcher, WatchOutcome
+from memvault import ManualClock, Memory
+from memvault.objects.records import ObjectRecord, add_relation, save_object
+from memvault.store.connection import write
+from memvault.vault.watcher import VaultWatcher, WatchOutcome
 
 TZ = timezone(timedelta(hours=8))
 START = datetime(2026, 10, 5, 9, 0, tzinfo=TZ)
@@ -158,7 +158,7 @@ def running_watcher(mem: Memory, **options: Any) -> Iterator[Collector]:
 
 def project(mem: Memory, all: bool = True, **options: Any) -> Any:
     """One projection run of the memory's vault with its config, stamped by its clock."""
-    from vault.projector import render_vault
+    from memvault.vault.projector import render_vault
 
     options.setdefault("now", mem.clock.now())
     return render_vault(mem.conn, mem.config.vault_path, all=all, config=mem.config, **options)

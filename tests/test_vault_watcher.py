@@ -7,14 +7,13 @@ import os
 import threading
 
 import pytest
+from memvault.objects.corefiles import core_file_history, read_core_file
+from memvault.objects.records import get_object
+from memvault.store.connection import get_state
+from memvault.store.vault_tables import vault_status
+from memvault.vault.paths import object_path
+from memvault.vault.watcher import VaultGone, VaultWatcher
 from test_vault_support import open_memory, project, put_object, running_watcher
-
-from engine.corefiles import core_file_history, read_core_file
-from engine.objects import get_object
-from engine.store import get_state
-from engine.vault_schema import vault_status
-from vault.paths import object_path
-from vault.watcher import VaultGone, VaultWatcher
 
 
 @pytest.fixture

@@ -12,6 +12,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import T0, count
+from memvault import ManualClock, Memory
+from memvault.cli import main
+from memvault.jobs.scheduler import PAUSE_KEY
+from memvault.models.base import ModelReply
+from memvault.models.scripted import call
+from memvault.modes.compact import CompactionProposal, CompactMode
+from memvault.modes.mode import BatchContext, CommitRefused, commit_proposal
+from memvault.store import jobs
+from memvault.store.connection import get_state, graph_revision, write
+from memvault.store.jobs import create_job, get_job, mark_claimed, new_batch
+from memvault.store.leases import acquire_lease, lease_info
 from modes_support import (
     add_archived,
     archive_only_step,
@@ -29,17 +40,6 @@ from modes_support import (
     queue_row,
     review_step,
 )
-
-from engine import ManualClock, Memory, jobs
-from engine.cli import main
-from engine.compact import CompactionProposal, CompactMode
-from engine.jobs import create_job, get_job, mark_claimed, new_batch
-from engine.leases import acquire_lease, lease_info
-from engine.modes import BatchContext, CommitRefused, commit_proposal
-from engine.providers.base import ModelReply
-from engine.providers.scripted import call
-from engine.scheduler import PAUSE_KEY
-from engine.store import get_state, graph_revision, write
 
 LONG = "The quarterly plan was agreed with the team. " * 60  # ~2,700 chars, 2 fragments
 
@@ -565,9 +565,9 @@ def test_cli_usage(home: Path, runner: CliRunner) -> None:
 
 
 def test_cli_worker_burst_with_the_default_provider(home: Path, runner: CliRunner) -> None:
-    builtin = pytest.importorskip("engine.providers.builtin")
+    builtin = pytest.importorskip("memvault.models.builtin")
     if not hasattr(builtin, "BuiltinProvider"):
-        pytest.skip("engine.providers.builtin has no BuiltinProvider yet")
+        pytest.skip("memvault.models.builtin has no BuiltinProvider yet")
     with Memory.open(home) as mem:
         mem.append_event("Olga said hello.")
     result = runner.invoke(main, ["worker", "--burst"])
@@ -578,7 +578,7 @@ def test_cli_worker_burst_with_the_default_provider(home: Path, runner: CliRunne
 def test_a_provider_error_with_a_lone_surrogate_is_stored_escaped(
     mem: Memory, clock: ManualClock,
 ) -> None:
-    from engine.providers.base import ProviderError
+    from memvault.models.base import ProviderError
 
     mem.append_event("message 1: the team agreed on the launch date")
     mem.append_event("message 2: Haoyu books the room for Friday")

@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from engine.corefiles import read_core_file, write_core_file
-from engine.errors import MemvaultError
-from engine.store import write
-
+from ..base.errors import MemvaultError
+from ..objects.corefiles import read_core_file, write_core_file
+from ..store.connection import write
 from .files import atomic_write, read_bytes, sha256
 from .paths import to_disk
 from .records import open_report, record_owner, resolve_reports

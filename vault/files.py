@@ -17,8 +17,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from engine.errors import MemvaultError
-
+from ..base.errors import MemvaultError
 from .paths import CONFLICT_SUFFIX, TEMP_SUFFIX
 
 

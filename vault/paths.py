@@ -17,8 +17,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from engine.migrations import CORE_FILES, OBJECT_TYPES
-from engine.vault_schema import DIRECTORY_KEY
+from ..store.migrations import CORE_FILES, OBJECT_TYPES
+from ..store.vault_tables import DIRECTORY_KEY
 
 HASH_CHARS = 16
 OBJECTS_DIR = "objects"

@@ -1,6 +1,6 @@
 """The projector: renders SQLite into the vault, a bounded batch at a time.
 
-    from vault import render_vault
+    from memvault.vault import render_vault
     result = render_vault(conn, Path("~/.memvault/vault").expanduser(), all=False)
 
 A run, under a lock so runs never overlap: (1) the core files are synced (a hand edit is
@@ -32,13 +32,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engine.clock import iso
-from engine.config import Config
-from engine.errors import MemvaultError
-from engine.migrations import CORE_FILES
-from engine.store import set_state, write
-from engine.vault_schema import DIRECTORY_KEY, PENDING_SQL
-
+from ..base.clock import iso
+from ..base.config import Config
+from ..base.errors import MemvaultError
+from ..store.connection import set_state, write
+from ..store.migrations import CORE_FILES
+from ..store.vault_tables import DIRECTORY_KEY, PENDING_SQL
 from .core_sync import sync_core_file
 from .files import atomic_write, ensure_folder, keep_conflict, read_bytes, sha256
 from .paths import relative, to_disk
@@ -233,7 +232,7 @@ def render_vault(
 
 
 def _default(name: str) -> Any:
-    from engine.config import SETTINGS
+    from ..base.config import SETTINGS
 
     return next(s.default for s in SETTINGS if s.name == name)
 

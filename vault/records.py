@@ -1,6 +1,6 @@
 """The vault's bookkeeping rows: what was written where, dirty marks, errors and reports.
 
-Every function runs inside the caller's write transaction (`engine.store.write`).
+Every function runs inside the caller's write transaction (`memvault.store.connection.write`).
 
 Invariants:
 - `projection` holds, per owner (object id, core file name or the directory), the main file's
@@ -16,7 +16,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
-from engine.clock import iso
+from ..base.clock import iso
 
 
 def record_owner(

@@ -7,7 +7,7 @@ Invariants:
   (lowercase keys, `aliases`/`tags` as lists, ISO datetimes) and never taken from text an
   object holds. Core files are projected verbatim, without front matter.
 - a file shows at most `max_links` relations and sources (relations first, as
-  `engine.objects.object_links` orders them); the rest go to continuation pages linked from it.
+  `objects/records.py` object_links orders them); the rest go to continuation pages linked from it.
 - every wikilink targets a hash (`[[<hash>|Name]]`), so renames never break links.
 """
 
@@ -24,11 +24,10 @@ from typing import Any
 
 import jinja2
 
-from engine.corefiles import read_core_file
-from engine.migrations import CORE_FILES, OBJECT_TYPES
-from engine.objects import ObjectRecord, object_links, resolve_redirect
-from engine.vault_schema import DIRECTORY_KEY
-
+from ..objects.corefiles import read_core_file
+from ..objects.records import ObjectRecord, object_links, resolve_redirect
+from ..store.migrations import CORE_FILES, OBJECT_TYPES
+from ..store.vault_tables import DIRECTORY_KEY
 from .paths import (
     DIRECTORY_PATH,
     link_text,

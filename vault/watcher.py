@@ -37,13 +37,12 @@ from typing import Any
 
 import watchfiles
 
-from engine.clock import Clock, iso
-from engine.config import Config
-from engine.corefiles import read_core_file
-from engine.errors import MemvaultError
-from engine.migrations import CORE_FILES
-from engine.store import open_db, set_state, write
-
+from ..base.clock import Clock, iso
+from ..base.config import Config
+from ..base.errors import MemvaultError
+from ..objects.corefiles import read_core_file
+from ..store.connection import open_db, set_state, write
+from ..store.migrations import CORE_FILES
 from .core_sync import import_core_bytes
 from .files import ensure_folder, read_bytes, sha256
 from .paths import is_core_file, is_object_file, is_temp_name, relative, to_disk

@@ -6,10 +6,10 @@ import sys
 
 import click
 
-from ..config import load_config
-from ..errors import InputError
-from ..migrations import CORE_FILES
-from . import json_option, main, open_memory, print_json
+from ..base.config import load_config
+from ..base.errors import InputError
+from ..store.migrations import CORE_FILES
+from .app import json_option, main, open_memory, print_json
 
 NAME = click.Choice(CORE_FILES)
 
@@ -76,7 +76,7 @@ def set_(ctx: click.Context, name: str, source: str) -> None:
 @click.pass_context
 def history(ctx: click.Context, name: str, as_json: bool) -> None:
     """List the versions of a core file."""
-    from ..corefiles import core_file_history
+    from ..objects.corefiles import core_file_history
 
     with open_memory(ctx, readonly=True) as mem:
         rows = core_file_history(mem.conn, name)

@@ -12,11 +12,11 @@ from typing import Any
 
 import click
 
-from ..clock import ManualClock
-from ..config import load_config
-from ..memory import Memory
-from ..store import get_state, set_state, write
-from . import main
+from ..base.clock import ManualClock
+from ..base.config import load_config
+from ..home.memory import Memory
+from ..store.connection import get_state, set_state, write
+from .app import main
 from .inspect import console, render_status
 from .work import make_worker, run_to_end
 
@@ -25,7 +25,7 @@ DEMO_TIME = datetime(2026, 11, 2, 9, 0, tzinfo=timezone(timedelta(hours=8)))
 
 def sample_lines() -> list[bytes]:
     """The bundled sample memory, one JSONL event a line."""
-    data = resources.files("engine") / "data" / "sample_events.jsonl"
+    data = resources.files("memvault") / "data" / "sample_events.jsonl"
     return data.read_bytes().splitlines()
 
 
@@ -38,7 +38,7 @@ def ingest_sample(mem: Memory) -> int:
         set_state(mem.conn, "demo.sample_ingested", str(len(ids)))
     mem.sync_recall_index(max_events=None)
     if mem.read_core_file("AGENTS.md") is None:
-        starter = (resources.files("engine") / "data" / "AGENTS.starter.md").read_text("utf-8")
+        starter = (resources.files("memvault") / "data" / "AGENTS.starter.md").read_text("utf-8")
         mem.write_core_file("AGENTS.md", starter, origin="demo")
     return len(ids)
 
@@ -79,7 +79,7 @@ def demo(ctx: click.Context, model: str | None) -> None:
                                                     report["timeline"]["after"])
         console.print(f"hot timeline: {b_nodes} nodes / ~{b_tokens:,} tokens -> "
                       f"{a_nodes} nodes / ~{a_tokens:,} tokens")
-        from vault import render_vault  # the CLI composes engine and vault
+        from ..vault import render_vault  # the CLI composes engine and vault
 
         result = render_vault(mem.conn, mem.config.vault_path, all=True, config=mem.config,
                               now=mem.clock.now())
@@ -93,7 +93,7 @@ def demo(ctx: click.Context, model: str | None) -> None:
 
 def show_objects(mem: Memory) -> None:
     """Print what the demo made, a few objects per type."""
-    from ..migrations import OBJECT_TYPES
+    from ..store.migrations import OBJECT_TYPES
 
     for type_ in OBJECT_TYPES:
         rows = mem.list_objects(type_)

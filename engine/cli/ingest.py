@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from ..errors import IngestError
-from . import json_option, main, open_memory, print_json
+from ..base.errors import IngestError
+from .app import json_option, main, open_memory, print_json
 
 
 @main.command()

@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..migrations import OBJECT_TYPES
-from . import SQLITE_MAX_INT, NumericArgsCommand, json_option, main, open_memory, print_json
+from ..store.migrations import OBJECT_TYPES
+from .app import SQLITE_MAX_INT, NumericArgsCommand, json_option, main, open_memory, print_json
 
 # User text is printed through escape() and emoji codes are off, so "[/x]" or ":smile:" in an
 # event is shown as written (not parsed as rich markup, which can also raise MarkupError).
@@ -143,7 +143,7 @@ def list_(ctx: click.Context, type_: str, as_json: bool) -> None:
 @click.pass_context
 def object_(ctx: click.Context, object_id: str, offset: int, as_json: bool) -> None:
     """Show an object's profile, relations and evidence (paged: pass next_offset as OFFSET)."""
-    from ..objects import check_object_id
+    from ..objects.records import check_object_id
     from .recall import print_profile
 
     check_object_id(object_id)  # an object id, not an event's (`memvault event` shows those)
@@ -188,7 +188,7 @@ def events(
 @click.pass_context
 def event(ctx: click.Context, event_id: str, offset: int, as_json: bool) -> None:
     """Show one event's raw text (paged: pass next_offset as OFFSET)."""
-    from ..events import parse_event_id
+    from ..timeline.events import parse_event_id
     from .recall import print_event
 
     with open_memory(ctx, readonly=True) as mem:

@@ -12,10 +12,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..backup import backup_database
-from ..check import check_memory
-from ..memory import Memory
-from . import json_option, main, open_memory, print_json
+from ..home.memory import Memory
+from ..store.backup import backup_database
+from ..store.check import check_memory
+from .app import json_option, main, open_memory, print_json
 
 console = Console(highlight=False, soft_wrap=True, emoji=False)
 

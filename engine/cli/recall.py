@@ -15,10 +15,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..migrations import OBJECT_TYPES
-from ..recall_index import sync_index
-from ..store import write
-from . import NumericArgsCommand, json_option, main, open_memory, print_json
+from ..store.connection import write
+from ..store.migrations import OBJECT_TYPES
+from ..store.recall_index import sync_index
+from .app import NumericArgsCommand, json_option, main, open_memory, print_json
 
 REINDEX_CHUNK = 20_000  # events per write transaction: other writers wait at most one chunk
 

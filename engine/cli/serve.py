@@ -2,7 +2,7 @@
 
 This module is the composition root of the service: it builds the worker from `--model`, and
 the vault projector heartbeat and core-file watcher from the `vault` package (imported lazily,
-here only; the engine never imports it), and hands them to `engine.service.Service`.
+here only; the engine never imports it), and hands them to `memvault.service.host.Service`.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..config import Config, load_config
-from ..memory import Memory
-from . import main
+from ..base.config import Config, load_config
+from ..home.memory import Memory
+from .app import main
 from .work import make_worker, model_option
 
 if TYPE_CHECKING:  # the service (and the mcp SDK, ~1 s to import) loads only when serving
-    from ..service import BackgroundTask, WorkerFactory
-    from ..worker import TickResult, Worker
+    from ..jobs.worker import TickResult, Worker
+    from ..service.host import BackgroundTask, WorkerFactory
 
 log = logging.getLogger("memvault.serve")
 
@@ -61,10 +61,10 @@ def _token(config: Config) -> str | None:
 def vault_tasks(config: Config) -> list[BackgroundTask]:
     """The projector heartbeat and the core-file watcher, from whatever the vault package
     offers now; a missing piece is a logged warning, never a failed start."""
-    from ..service import BackgroundTask, log_event
+    from ..service.host import BackgroundTask, log_event
 
     try:
-        import vault
+        from .. import vault
     except ImportError as exc:
         log_event(log, "vault_unavailable", logging.WARNING, error=str(exc),
                   note="serving without the vault projector and watcher")
@@ -101,7 +101,7 @@ def render_once(render: Callable[..., Any], conn: Any, config: Config) -> Any:
 def projector_loop(vault: Any, render: Callable[..., Any],
                    config: Config) -> Callable[[threading.Event], None]:
     """Render one bounded batch every service.projector_interval_s until stopped."""
-    from ..service import log_event
+    from ..service.host import log_event
 
     busy = getattr(vault, "ProjectionBusy", None)
     busy_errors: tuple[type[BaseException], ...] = (busy,) if isinstance(busy, type) else ()
@@ -125,7 +125,7 @@ def projector_loop(vault: Any, render: Callable[..., Any],
 
 
 def _log_projection(result: Any) -> None:
-    from ..service import log_event
+    from ..service.host import log_event
 
     summary = result.summary() if hasattr(result, "summary") else {"written": result}
     if getattr(result, "written", None) or getattr(result, "errors", None) or (
@@ -135,7 +135,7 @@ def _log_projection(result: Any) -> None:
 
 def watcher_loop(watcher_cls: Any, config: Config) -> Callable[[threading.Event], None]:
     """Run the vault watcher (core-file imports, hand-edit reports) until stopped."""
-    from ..service import log_event
+    from ..service.host import log_event
 
     def on_batch(outcomes: list[Any]) -> None:
         for o in outcomes:
@@ -179,7 +179,7 @@ def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: i
         raise click.UsageError("give --socket or --host/--port, not both")
     if host and port is None:
         raise click.UsageError("--host needs --port")
-    from ..service import Listen, Service, configure_logging
+    from ..service.host import Listen, Service, configure_logging
 
     config = _config(ctx)
     configure_logging(log_level)
@@ -212,7 +212,7 @@ def mcp_stdio(ctx: click.Context, background: bool, model: str | None, log_level
 
     Logs go to stderr as JSON lines; stdout carries only the protocol.
     """
-    from ..service import Listen, Service, configure_logging
+    from ..service.host import Listen, Service, configure_logging
 
     config = _config(ctx)
     configure_logging(log_level)

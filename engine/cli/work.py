@@ -9,12 +9,12 @@ from typing import Any
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from ..clock import ManualClock
-from ..errors import InputError
-from ..jobs import get_job
-from ..memory import Memory
-from ..worker import TickResult, Worker
-from . import json_option, main, open_memory, print_json
+from ..base.clock import ManualClock
+from ..base.errors import InputError
+from ..home.memory import Memory
+from ..jobs.worker import TickResult, Worker
+from ..store.jobs import get_job
+from .app import json_option, main, open_memory, print_json
 from .inspect import console
 
 FINISHED = ("done", "partial", "failed")

@@ -1,0 +1,291 @@
+"""`Memory`: the engine as a library, one object per memory home.
+
+    from memvault import Memory
+    with Memory.open("~/.memvault") as mem:
+        mem.append_event("记住：浩宇对花生过敏", source="user")
+        print(mem.timeline_view()["notice"])
+
+Every method is synchronous; writes are one transaction each.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from ..base.clock import Clock, SystemClock, iso, parse_time
+from ..base.config import Config, load_config
+from ..base.errors import InputError
+from ..jobs.requests import request_job
+from ..jobs.scheduler import ACTIVITY_KEY
+from ..objects import corefiles
+from ..objects import records as objects
+from ..store.connection import open_db, set_state, write
+from ..store.ledger import usage_summary
+from ..timeline import events
+from ..timeline import hot as timeline
+from ..timeline.ingest import ingest_lines
+from .status import memory_status
+
+
+class Memory:
+    """One memory home: its config, its database connection and its clock."""
+
+    def __init__(self, config: Config, conn: sqlite3.Connection, clock: Clock) -> None:
+        self.config = config
+        self.conn = conn
+        self.clock = clock
+
+    @classmethod
+    def open(
+        cls, home: str | Path | None = None, clock: Clock | None = None, readonly: bool = False,
+    ) -> Memory:
+        """Open a home (creating it, its config and database unless `readonly`)."""
+        config = load_config(home, create=not readonly)
+        tz = cls._zone(config)
+        conn = open_db(config.db_path, readonly=readonly)
+        memory = cls(config, conn, clock or SystemClock(tz))
+        if not readonly:
+            memory._ensure_builtin_objects()
+        return memory
+
+    @classmethod
+    def migrate(
+        cls, home: str | Path | None = None, source: str | Path | None = None,
+        clock: Clock | None = None,
+    ) -> dict[str, Any]:
+        """Upgrade the home's database from the original design (engine/legacy.py); report it.
+
+        With `source`, an older database file is first copied into this empty home (the
+        source is only read). A memvault database just gets pending schema migrations.
+        """
+        from ..legacy.upgrade import migrate_database
+
+        config = load_config(home, create=True)
+        tz = cls._zone(config)
+        now = (clock or SystemClock(tz)).now()
+        report = migrate_database(config.db_path, now, tz,
+                                  Path(source).expanduser() if source else None)
+        if report["legacy"]:
+            with cls.open(home, clock=clock) as memory:
+                report["recall_index"] = memory.sync_recall_index(max_events=None)
+        return report
+
+    def _ensure_builtin_objects(self) -> None:
+        """`project:daily` is built in (SPEC.md section 1): everyday life's project."""
+        if self.conn.execute("SELECT 1 FROM objects WHERE id = 'project:daily'").fetchone():
+            return
+        daily = objects.ObjectRecord(
+            id="project:daily", type="project", name="日常 Daily", aliases=["daily", "日常"],
+            summary="Built-in project for everyday life; anything without a clearer project.",
+            body="范围 Scope: everyday life, errands, family, health.\n目标 Goal: unknown.\n"
+                 "现状 State: always open.",
+            cues=["daily life", "日常琐事"], status="active")
+        with write(self.conn):
+            if not self.conn.execute("SELECT 1 FROM objects WHERE id = 'project:daily'").fetchone():
+                objects.save_object(self.conn, daily, self.clock.now())
+
+    @staticmethod
+    def _zone(config: Config) -> tzinfo | None:
+        name = config["time.timezone"]
+        return ZoneInfo(name) if name else None
+
+    @property
+    def tz(self) -> tzinfo | None:
+        return self._zone(self.config)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- events -------------------------------------------------------------------------------
+    def append_event(
+        self, text: str, occurred_at: str | datetime | None = None, source: str = "user",
+        kind: str = "message", meta: dict[str, Any] | None = None,
+    ) -> int:
+        """Store one event and its hot fragments; return its id."""
+        return self.append_events([events.NewEvent(text, occurred_at, source, kind, meta)])[0]
+
+    def append_events(self, batch: Iterable[events.NewEvent]) -> list[int]:
+        """Store many events in one transaction (all or none); return their ids in order."""
+        now, tz = self.clock.now(), self.tz  # tz once: it is rebuilt from config on each read
+        batch = list(batch)
+        rows = [events.validate_event(e, now, tz, check_encoding=False) for e in batch]
+        try:
+            with write(self.conn):
+                ids = events.insert_events(self.conn, rows, now)
+                # The nightly review waits for quiet: remember when the conversation last moved.
+                set_state(self.conn, ACTIVITY_KEY, iso(now))
+                return ids
+        except UnicodeEncodeError:
+            # SQLite could not bind a lone surrogate (the transaction rolled back, nothing is
+            # stored): validate again with the scan, which names the event and the char.
+            for event in batch:
+                events.validate_event(event, now, tz)
+            raise
+
+    def ingest_jsonl(self, lines: Iterable[bytes | str]) -> list[int]:
+        """Ingest JSONL lines; see memvault.timeline.ingest for what happens on a bad line."""
+        return ingest_lines(lines, self.append_events)
+
+    def read_event(self, event_id: str | int, offset: int = 0) -> dict[str, Any]:
+        return events.read_event_page(self.conn, events.parse_event_id(event_id), offset)
+
+    def list_events(
+        self, start: str | datetime, end: str | datetime, cursor: str | None = None,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        lo, hi = (self._time(t, name) for t, name in ((start, "FROM"), (end, "TO")))
+        if hi <= lo:
+            raise InputError("TO must be later than FROM")
+        return events.list_events(self.conn, lo, hi, cursor, limit)
+
+    def _time(self, value: str | datetime, name: str) -> datetime:
+        if isinstance(value, datetime):
+            return value if value.tzinfo else value.replace(tzinfo=self.tz)
+        try:
+            return parse_time(value, self.tz)
+        except ValueError as exc:
+            raise InputError(f"{name}: {exc}") from None
+
+    # -- hot timeline -------------------------------------------------------------------------
+    def timeline_view(self, max_bytes: int | None = None) -> dict[str, Any]:
+        limit = max_bytes if max_bytes is not None else self.config["timeline.view_max_bytes"]
+        return timeline.timeline_view(self.conn, limit)
+
+    def expand(self, node_id: int) -> list[dict[str, Any]]:
+        return [n.to_dict() for n in timeline.expand(self.conn, node_id)]
+
+    # -- core files and context ---------------------------------------------------------------
+    def read_core_file(self, name: str) -> dict[str, Any] | None:
+        return corefiles.read_core_file(self.conn, name)
+
+    def write_core_file(self, name: str, content: str, origin: str = "api") -> int | None:
+        """Save a new version of a core file; None when the content is unchanged."""
+        limit = self.config["vault.core_file_max_bytes"]
+        if isinstance(content, str) and len(content.encode("utf-8", "surrogatepass")) > limit:
+            raise InputError(f"{name}: over the limit vault.core_file_max_bytes = {limit:,} "
+                             "bytes; nothing was saved")
+        with write(self.conn):
+            return corefiles.write_core_file(self.conn, name, content, origin, self.clock.now())
+
+    def resident_context(self) -> dict[str, Any]:
+        """What the agent always carries: core files, a bounded directory, the timeline view."""
+        core = {}
+        for name in corefiles.CORE_FILES:
+            current = corefiles.read_core_file(self.conn, name)
+            core[name] = current["content"] if current else ""
+        return {
+            "core_files": core,
+            "directory": objects.object_directory(
+                self.conn, self.config["context.directory_max_entries"],
+                self.config["context.directory_max_bytes"],
+            ),
+            "timeline": self.timeline_view(),
+        }
+
+    # -- objects ------------------------------------------------------------------------------
+    def list_objects(self, type_: str | None = None) -> list[dict[str, Any]]:
+        return [o.to_dict() for o in objects.list_objects(self.conn, type_)]
+
+    def read_object(self, object_id: str, offset: int = 0) -> dict[str, Any]:
+        return objects.read_object(self.conn, object_id, offset)
+
+    # -- recall -------------------------------------------------------------------------------
+    def find(self, query: str, types: list[str] | None = None, project: str | None = None,
+             limit: int = 20) -> dict[str, Any]:
+        """memory_find: ranked lexical hits over objects and raw events (Chinese and English)."""
+        from ..recall.query import memory_find
+
+        return memory_find(self.conn, query, types=types, project=project, limit=limit)
+
+    def read(self, object_id: str, offset: int = 0) -> dict[str, Any]:
+        """memory_read: an object's profile, relations and evidence list, paged."""
+        from ..recall.query import memory_read
+
+        return memory_read(self.conn, object_id, offset)
+
+    def evidence(self, id_or_event: str, offset: int = 0) -> dict[str, Any]:
+        """memory_evidence: the raw text behind an object's evidence (or an event), paged."""
+        from ..recall.query import memory_evidence
+
+        return memory_evidence(self.conn, id_or_event, offset)
+
+    def sync_recall_index(self, max_events: int | None = 5_000) -> dict[str, int]:
+        """Index new events and changed objects for recall (one bounded write transaction).
+
+        Ingest stays off this path (an FTS write per event would cost it ~10x); recall scans
+        events not yet indexed, so results never depend on when this ran.
+        """
+        from ..store.recall_index import sync_index
+
+        with write(self.conn):
+            return sync_index(self.conn, max_events)
+
+    # -- status -------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        report = memory_status(self.conn)
+        report["home"] = str(self.config.home)
+        return report
+
+    # -- jobs ---------------------------------------------------------------------------------
+    def compact(self, node_range: tuple[int, int] | None = None,
+                request_token: str | None = None) -> dict[str, Any]:
+        """Queue an explicit compaction of every active node in `node_range` (inclusive node
+        seq numbers; default: the whole timeline as it is now). Returns the enqueue receipt."""
+        # A raw node's seq is its id and a head takes its first child's: MAX(id) bounds every
+        # seq, and nodes made after this moment (new events, other jobs' heads) are not covered.
+        newest = self.conn.execute("SELECT COALESCE(MAX(id), 0) FROM hot_nodes").fetchone()[0]
+        lo, hi = node_range or (0, None)
+        if hi is None:
+            hi = newest
+        if lo < 0 or hi < lo:
+            raise InputError(f"bad node range {lo}:{hi}")
+        return request_job(self.conn, "compact", self.clock.now(), scope=f"nodes {lo}:{hi}",
+                           request_token=request_token,
+                           params={"min_seq": lo, "max_seq": hi, "max_node_id": newest})
+
+    def organize(self, mode: str = "organize", scope: str | None = None,
+                 retry_blocked: bool = False, request_token: str | None = None) -> dict[str, Any]:
+        """memory_organize: queue an organize or deep job; returns the enqueue receipt only."""
+        if mode not in ("organize", "deep"):
+            raise InputError(f"mode must be organize or deep, got {mode!r}")
+        if scope is not None and (not isinstance(scope, str) or len(scope) > 2_000):
+            raise InputError("scope must be text of at most 2,000 chars")
+        return request_job(self.conn, mode, self.clock.now(), scope, retry_blocked,
+                           request_token)
+
+    def set_busy(self, busy: bool) -> None:
+        """memory_busy: while busy, the worker claims no new batch."""
+        from ..jobs.worker import set_busy
+
+        set_busy(self, busy)
+
+    def usage(self, days: int = 30) -> dict[str, Any]:
+        """Model usage per day and mode, from the ledger."""
+        return usage_summary(self.conn, days)
+
+    def worker(self, provider: Any = None, model: str | None = None, **kwargs: Any) -> Any:
+        """A Worker on this home with `provider` (a Provider, a name, or memvault.toml's)."""
+        from ..jobs.worker import Worker
+        from ..models import make_provider
+
+        if provider is None or isinstance(provider, str):
+            provider = make_provider(self.config, provider, model)
+        return Worker(self, provider, **kwargs)
+
+    def approve_project(self, project_id: str) -> dict[str, Any]:
+        """memory_project_approve: activate a candidate project (nothing else does)."""
+        from ..objects.projects import approve_project
+
+        return approve_project(self.conn, project_id, self.clock.now())
+

@@ -1,0 +1,48 @@
+"""Explicit requests from the agent or a person: they only enqueue, and return a receipt.
+
+retry_blocked=True unblocks the blocked events once per request: the request's token (given by
+the caller, or derived from the request and the newest blocking) is recorded on each event it
+unblocked, and a request with a token already seen returns its old receipt and unblocks nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from datetime import datetime
+from typing import Any
+
+from ..base.clock import iso
+from ..store.connection import write
+from ..store.jobs import create_job
+
+
+def request_job(
+    conn: sqlite3.Connection, mode: str, now: datetime, scope: str | None = None,
+    retry_blocked: bool = False, request_token: str | None = None,
+    params: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Queue an explicit job; return only the enqueue receipt."""
+    with write(conn):
+        if retry_blocked and request_token is None:
+            newest = conn.execute(
+                "SELECT COALESCE(MAX(blocked_batch), 0) FROM archive_queue WHERE state = 'blocked'"
+            ).fetchone()[0]
+            seed = f"{mode}\x00{scope or ''}\x00retry\x00{newest}"
+            request_token = "auto-" + hashlib.sha256(seed.encode()).hexdigest()[:24]
+        seen = request_token is not None and conn.execute(
+            "SELECT 1 FROM jobs WHERE request_token = ?", (request_token,)
+        ).fetchone() is not None
+        unblocked = 0
+        if retry_blocked and not seen:
+            unblocked = conn.execute(
+                "UPDATE archive_queue SET state = CASE WHEN page_cursor > 0 THEN 'continue'"
+                " ELSE 'pending' END, unblocked_by = ?, updated_at = ? WHERE state = 'blocked'",
+                (request_token, iso(now)),
+            ).rowcount
+        job = create_job(conn, mode, "explicit", now, scope, params, request_token)
+    return {
+        "job_id": job.id, "mode": job.mode, "scope": job.scope, "state": job.state,
+        "enqueued_at": job.created_at, "request_token": job.request_token,
+        "replayed": seen, "unblocked": unblocked,
+    }

@@ -1,0 +1,101 @@
+"""When jobs are created automatically (SPEC.md section 3), on an injectable clock.
+
+- threshold: the hot timeline's estimated tokens pass compact.threshold_tokens -> a compact job
+  over the nodes present now (nodes arriving later are left alone);
+- hourly: the check time is persisted; an organize job is created only when events are pending
+  and no hourly job is in flight, so an empty queue never calls the model;
+- nightly: deep at deep.nightly_at local time after deep.quiet_minutes without conversation,
+  once per local date, postponed while not quiet, made up once when started later that day.
+After an automatic failure, automatic creation pauses worker.cooldown_s; explicit requests don't.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, time, timedelta, tzinfo
+
+from ..base.clock import iso, parse_time
+from ..base.config import Config
+from ..store.connection import get_state, set_state, write
+from ..store.jobs import Job, create_job, open_jobs
+from ..timeline.hot import timeline_totals
+
+HOURLY_KEY = "scheduler.hourly_checked_at"
+NIGHTLY_KEY = "scheduler.nightly_date"
+PAUSE_KEY = "scheduler.auto_paused_until"
+ACTIVITY_KEY = "agent.last_activity"
+
+
+def _time(conn: sqlite3.Connection, key: str) -> datetime | None:
+    value = get_state(conn, key)
+    return parse_time(value) if value else None
+
+
+def auto_paused(conn: sqlite3.Connection, now: datetime) -> bool:
+    until = _time(conn, PAUSE_KEY)
+    return until is not None and now < until
+
+
+def pause_automatic(conn: sqlite3.Connection, now: datetime, seconds: float) -> None:
+    """Suppress automatic job creation (inside the caller's transaction)."""
+    set_state(conn, PAUSE_KEY, iso(now + timedelta(seconds=seconds)))
+
+
+class Scheduler:
+    """Creates threshold, hourly and nightly jobs; call `check(now)` every worker poll."""
+
+    def __init__(self, conn: sqlite3.Connection, config: Config, tz: tzinfo | None) -> None:
+        self.conn = conn
+        self.config = config
+        self.tz = tz
+
+    def check(self, now: datetime) -> list[Job]:
+        """Create whatever jobs are due now; return them."""
+        created: list[Job] = []
+        with write(self.conn):
+            paused = auto_paused(self.conn, now)
+            if not paused:
+                created += self._threshold(now)
+            created += self._hourly(now, paused)
+            if not paused:
+                created += self._nightly(now)
+        return created
+
+    def _threshold(self, now: datetime) -> list[Job]:
+        if open_jobs(self.conn, "compact", "threshold"):
+            return []
+        if timeline_totals(self.conn)["est_tokens"] <= self.config["compact.threshold_tokens"]:
+            return []
+        max_seq = self.conn.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM hot_nodes WHERE active = 1"
+        ).fetchone()[0]
+        return [create_job(self.conn, "compact", "threshold", now, params={"max_seq": max_seq})]
+
+    def _hourly(self, now: datetime, paused: bool) -> list[Job]:
+        last = _time(self.conn, HOURLY_KEY)
+        if last is not None and (now - last).total_seconds() < self.config["worker.hourly_s"]:
+            return []
+        set_state(self.conn, HOURLY_KEY, iso(now))
+        if paused or open_jobs(self.conn, "organize", "hourly"):
+            return []
+        pending = self.conn.execute(
+            "SELECT 1 FROM archive_queue WHERE state IN ('pending', 'continue') LIMIT 1"
+        ).fetchone()
+        if not pending:
+            return []
+        return [create_job(self.conn, "organize", "hourly", now)]
+
+    def _nightly(self, now: datetime) -> list[Job]:
+        local = now.astimezone(self.tz) if self.tz else now.astimezone()
+        today = local.date().isoformat()
+        if get_state(self.conn, NIGHTLY_KEY) == today:
+            return []
+        hh, mm = (int(x) for x in self.config["deep.nightly_at"].split(":"))
+        if local.time() < time(hh, mm):
+            return []
+        last = _time(self.conn, ACTIVITY_KEY)
+        quiet = timedelta(minutes=self.config["deep.quiet_minutes"])
+        if last is not None and now - last < quiet:
+            return []  # postponed: the conversation is still going
+        set_state(self.conn, NIGHTLY_KEY, today)
+        return [create_job(self.conn, "deep", "nightly", now, local_date=today)]

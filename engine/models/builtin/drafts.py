@@ -1,0 +1,262 @@
+"""Drafts: what one page says about which objects, matched against the related ones.
+
+A Draft gathers the findings about one object id (a new one, or a related one found by id,
+name or alias; never a duplicate of a related object), done markers close the best-matching
+open todo, and `write_profile` turns a draft into the whole profile to write, or into nothing
+when an existing profile would not change (then it is only cited).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...base.errors import InputError
+from ...objects.records import check_object_id, make_slug
+from ...objects.secrets import find_secret
+from . import profiles as pf
+from .lexicon import STOP_BIGRAMS, STOP_WORDS
+from .rules import Finding, Scan
+from .textspan import Span
+
+_SECRET_ASSIGNED = re.compile(
+    r"(?i)(?:password|passwd|passcode|pin|密码|口令|密钥)\s*(?:is|是|为|[:：=])\s*[\"'`]?[^\s\"'`，。]{4,}")
+
+
+NAMED_BY_ALIAS = ("person", "project")
+
+
+@dataclass
+class Draft:
+    """An object this page speaks about: a new one, or an update of a related one."""
+
+    id: str
+    type: str
+    name: str
+    lang: str
+    fields: dict[str, str] = field(default_factory=dict)
+    aliases: list[str] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
+    projects: list[str] = field(default_factory=list)
+    existing: dict[str, Any] | None = None
+
+    def absorb(self, finding: Finding) -> None:
+        self.aliases = pf.merge_unique(self.aliases, [finding.name, *finding.aliases],
+                                       exclude=self.name)
+        for key, value in finding.fields.items():
+            old = self.fields.get(key, "")
+            if pf.is_unknown(old):
+                self.fields[key] = value
+            elif key in pf.GROWING and not pf.is_unknown(value) and pf.norm(value) not in pf.norm(
+                    old):
+                self.fields[key] = f"{old}; {value}"
+        if finding.sentence not in self.spans:
+            self.spans.append(finding.sentence)
+        self.projects = pf.merge_unique(self.projects, finding.projects)
+
+
+def type_of(obj: dict[str, Any]) -> str:
+    """An object's type, from `type` or from its id."""
+    return str(obj.get("type") or str(obj.get("id", "")).partition(":")[0])
+
+
+def names_of(obj: dict[str, Any]) -> list[str]:
+    """An object's name, then its aliases."""
+    return [str(obj.get("name") or "")] + [str(a) for a in obj.get("aliases") or []]
+
+
+class Directory:
+    """The related objects, findable by id and by (type, normalised name); people and projects
+    by their aliases too."""
+
+    def __init__(self, related: list[dict[str, Any]]) -> None:
+        self.by_id = {str(o["id"]): o for o in related if o.get("id")}
+        self.by_name: dict[tuple[str, str], dict[str, Any]] = {}
+        for obj in related:
+            names = names_of(obj) if type_of(obj) in NAMED_BY_ALIAS else names_of(obj)[:1]
+            for name in names:
+                if name.strip():
+                    self.by_name.setdefault((type_of(obj), pf.norm(name)), obj)
+
+    def find(self, type_: str, object_id: str, names: list[str]) -> dict[str, Any] | None:
+        if object_id in self.by_id and type_of(self.by_id[object_id]) == type_:
+            return self.by_id[object_id]
+        for name in names:
+            hit = self.by_name.get((type_, pf.norm(name)))
+            if hit:
+                return hit
+        return None
+
+    def of_type(self, type_: str) -> list[dict[str, Any]]:
+        return [o for o in self.by_id.values() if type_of(o) == type_]
+
+
+def object_id_for(type_: str, name: str) -> str | None:
+    """`type:make_slug(name)`, with a clipped name's "…" dropped; None if no valid id results."""
+    slug = make_slug(name.replace("…", " "))
+    slug = re.sub(r"\.{2,}", ".", slug).strip(".-")[:100]
+    if not slug or slug == "unnamed":
+        return None
+    try:
+        check_object_id(f"{type_}:{slug}")
+    except InputError:
+        return None
+    return f"{type_}:{slug}"
+
+
+def draft_for(drafts: dict[str, Draft], directory: Directory, finding: Finding) -> Draft | None:
+    object_id = object_id_for(finding.type, finding.name)
+    if object_id is None:
+        return None
+    # A person's or project's aliases are names; a todo's or schedule's are only short handles
+    # (two different dentist appointments share "看牙医"), so they never decide identity.
+    names = [finding.name, *(finding.aliases if finding.type in NAMED_BY_ALIAS else [])]
+    existing = directory.find(finding.type, object_id, names)
+    if existing:
+        object_id = str(existing["id"])
+    else:
+        for draft in drafts.values():  # same name or alias found earlier on this page
+            known = [draft.name, *(draft.aliases if draft.type in NAMED_BY_ALIAS else [])]
+            if draft.type == finding.type and {pf.norm(n) for n in names} & {
+                    pf.norm(n) for n in known}:
+                object_id = draft.id
+    if object_id not in drafts:
+        name = str(existing["name"]) if existing else finding.name
+        drafts[object_id] = Draft(object_id, finding.type, name, finding.lang, existing=existing)
+    draft = drafts[object_id]
+    draft.absorb(finding)
+    return draft
+
+
+def similarity(subject: str, target: str) -> int:
+    """How strongly a done marker's subject names a todo: shared Han run or shared words."""
+    a = "".join(pf.norm(subject).split())
+    b = "".join(pf.norm(target).split())
+    best = 0
+    for i in range(len(a)):
+        for j in range(i + 2, len(a) + 1):
+            piece = a[i:j]
+            if not re.fullmatch(r"[\u4e00-\u9fff]+", piece) or piece not in b:
+                break
+            if not (len(piece) == 2 and piece in STOP_BIGRAMS):
+                best = max(best, len(piece))
+
+    def stems(text: str) -> set[str]:
+        words = re.findall(r"[a-z]{4,}", text.casefold().replace("'s", ""))
+        return {re.sub(r"(?:ed|ing|s)$", "", w) if len(w) > 5 else w for w in words
+                if w not in STOP_WORDS}
+
+    return best + 2 * len(stems(subject) & stems(target))
+
+
+def apply_done(found: Scan, drafts: dict[str, Draft], directory: Directory) -> None:
+    """Close the todo each done marker names best (a related one or one found on this page)."""
+    for mark in found.done:
+        best: tuple[int, str, dict[str, Any] | None] = (0, "", None)
+        for draft in drafts.values():
+            if draft.type == "todo" and not state_done(draft.fields.get("state", "")):
+                score = similarity(mark.subject, f"{draft.name} {draft.fields.get('item', '')}")
+                best = max(best, (score, draft.id, None), key=lambda b: b[0])
+        for obj in directory.of_type("todo"):
+            if pf.is_done(str(obj.get("body") or "")) or obj.get("status") == "archived":
+                continue
+            item = pf.field_value("todo", str(obj.get("body") or ""), "item") or ""
+            score = similarity(mark.subject, f"{obj.get('name')} {item}")
+            best = max(best, (score, str(obj["id"]), obj), key=lambda b: b[0])
+        score, object_id, existing = best
+        if score < 2:
+            continue
+        if object_id not in drafts and existing is not None:
+            lang = pf.body_lang(pf.parse_body("todo", str(existing.get("body") or "")),
+                                pf.lang_of(mark.subject))
+            drafts[object_id] = Draft(object_id, "todo", str(existing["name"]), lang,
+                                      existing=existing)
+        draft = drafts[object_id]
+        draft.fields["state"] = "done"
+        if mark.sentence not in draft.spans:
+            draft.spans.append(mark.sentence)
+
+
+def state_done(state: str) -> bool:
+    return bool(re.search(r"\bdone\b|已完成", state))
+
+
+def summary_of(draft: Draft, fields: dict[str, str]) -> str:
+    zh, f = draft.lang == "zh", {k: v for k, v in fields.items() if not pf.is_unknown(v)}
+    aka = ", ".join(draft.aliases)
+    if draft.type == "person":
+        role = f.get("role") or ("职责未知" if zh else "role unknown")
+        text = f"{draft.name}（{aka}）— {role}" if zh and aka else (
+            f"{draft.name} ({aka}) — {role}" if aka else f"{draft.name} — {role}")
+    elif draft.type == "todo":
+        item, state = f.get("item", draft.name), f.get("state", "open")
+        cond = f.get("condition", "")
+        text = (f"待办：{item}" + (f"（{cond}）" if cond else "") + f" — {state}" if zh else
+                f"Todo: {item}" + (f" ({cond})" if cond else "") + f" — {state}")
+    elif draft.type == "schedule":
+        item, rule = f.get("item", draft.name), f.get("rule", "")
+        text = f"{rule}：{item}" if pf.lang_of(item) == "zh" else f"{item} — {rule}"
+    elif draft.type == "knowledge":
+        text = f.get("conclusion", draft.name)
+    elif draft.type == "project":
+        scope = f.get("scope") or ("范围未知" if zh else "scope unknown")
+        text = f"{'项目' if zh else 'Project'} {draft.name}: {scope}"
+    elif draft.type == "credential":
+        text = (f"{f.get('purpose', draft.name)} — 存放在 {f.get('where', '未知')}（不存密钥本身）"
+                if zh else f"{f.get('purpose', draft.name)} — lives in "
+                           f"{f.get('where', 'unknown')} (the value is not stored)")
+    else:
+        text = draft.name
+    return pf.clip(text, 400)
+
+
+def cues_of(draft: Draft) -> list[str]:
+    f = {k: v for k, v in draft.fields.items() if not pf.is_unknown(v)}
+    zh = draft.lang == "zh"
+    extra: list[str] = {
+        "person": [f"{draft.name}是谁" if zh else f"who is {draft.name}", f.get("role", "")],
+        "todo": [f.get("item", ""), f.get("condition", "")],
+        "schedule": [f.get("item", ""), f.get("rule", "")],
+        "knowledge": [],
+        "project": [f"{draft.name} 项目" if zh else f"{draft.name} project"],
+        "credential": [f"{f.get('purpose', draft.name)}在哪" if zh
+                       else f"where is the {f.get('purpose', draft.name)}"],
+    }.get(draft.type, [])
+    return [pf.clip(c, 80) for c in pf.merge_unique([draft.name], draft.aliases, extra)
+            if c][:12]
+
+
+def write_profile(draft: Draft) -> dict[str, Any] | None:
+    """The whole profile to write, or None when an existing profile would not change."""
+    if draft.existing is None:
+        status = "candidate" if draft.type == "project" else None
+        out = {"id": draft.id, "name": draft.name, "aliases": draft.aliases[:32],
+               "summary": summary_of(draft, draft.fields),
+               "body": pf.render_body(draft.type, draft.fields, draft.lang)[:16_000],
+               "cues": cues_of(draft), "status": status}
+        return out if status else {k: v for k, v in out.items() if k != "status"}
+    old = draft.existing
+    old_body, old_summary = str(old.get("body") or ""), str(old.get("summary") or "")
+    body = pf.merge_body(draft.type, old_body, draft.fields, draft.lang)[:16_000]
+    aliases = pf.merge_unique(list(old.get("aliases") or []), draft.aliases,
+                              exclude=str(old["name"]))
+    if body == old_body and aliases == list(old.get("aliases") or []):
+        return None  # nothing new: cite it, do not rewrite it
+    summary = old_summary
+    if not summary or (draft.type == "todo" and body != old_body):
+        merged = {line.key: line.value for line in pf.parse_body(draft.type, body) if line.key}
+        draft.aliases = aliases
+        summary = summary_of(draft, merged)
+    cues = pf.merge_unique(list(old.get("cues") or []), cues_of(draft))
+    out = {"id": draft.id, "name": str(old["name"]), "aliases": aliases, "summary": summary,
+           "body": body, "cues": cues}
+    if old.get("status") in ("candidate", "active", "archived"):
+        out["status"] = old["status"]
+    return out
+
+
+def looks_secret(obj: dict[str, Any]) -> bool:
+    text = " ".join([obj["name"], obj.get("summary", ""), obj.get("body", ""),
+                     *obj.get("aliases", []), *obj.get("cues", [])])
+    return bool(find_secret(text) or _SECRET_ASSIGNED.search(text))

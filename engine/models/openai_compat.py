@@ -1,0 +1,165 @@
+"""`openai`: any OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen, Ollama,
+llama.cpp's llama-server, vLLM), through the official `openai` client.
+
+tool_mode "native" offers the tools as functions. tool_mode "json_schema" is for servers that
+accept `tools` but never emit a call while they do enforce `response_format`: each answer must
+then be one JSON object {"tool": NAME, "arguments": {...}} constrained by a schema built from
+the tools (arrays keep their maxItems, or small models repeat an item until the token limit).
+The API key is read from the environment at call time and never stored or logged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from .base import Message, ModelReply, ProviderError, ToolCall, ToolSpec, Usage
+
+DEFAULT_MAX_ITEMS = 32
+MAX_GRAMMAR_LENGTH = 256
+
+
+class OpenAICompatProvider:
+    """A chat-completions model over HTTP."""
+
+    name = "openai"
+
+    def __init__(
+        self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+        tool_mode: str = "native", max_output_tokens: int = 131_072,
+        schema_format: str = "json_schema",
+        context_tokens: int = 1_000_000, timeout_s: float = 300.0,
+    ) -> None:
+        if not model:
+            raise ProviderError("the openai provider needs a model name (model.name or --model)")
+        from openai import OpenAI
+
+        self.model = model
+        self.tool_mode = tool_mode
+        self.schema_format = schema_format
+        self.max_output_tokens = max_output_tokens
+        self.context_tokens = context_tokens
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        # A local server needs no key; the client insists on one, so pass a placeholder.
+        key = os.environ.get(api_key_env) or "not-needed"
+        # Retries are the worker's business (it counts failed claims): the client must not hide
+        # them.
+        self._client = OpenAI(base_url=url, api_key=key, max_retries=0, timeout=timeout_s)
+
+    def complete(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int
+    ) -> ModelReply:
+        from openai import OpenAIError
+
+        request: dict[str, Any] = {"model": self.model, "max_tokens": max_output_tokens}
+        if self.tool_mode == "json_schema":
+            request["messages"] = _flatten_tool_history(messages)
+            schema = tool_choice_schema(tools)
+            request["response_format"] = (
+                {"type": "json_object", "schema": schema} if self.schema_format == "json_object"
+                else {"type": "json_schema",
+                      "json_schema": {"name": "tool_call", "strict": True, "schema": schema}})
+        else:
+            request["messages"] = messages
+            request["tools"] = [t.openai() for t in tools]
+        try:
+            response = self._client.chat.completions.create(**request)
+        except OpenAIError as exc:
+            raise ProviderError(f"{type(exc).__name__}: {_short(exc)}") from None
+        if not getattr(response, "choices", None):
+            raise ProviderError("the server answered without choices")
+        choice = response.choices[0]
+        usage = _usage(response, messages, choice.message.content or "")
+        text = choice.message.content or ""
+        finish = choice.finish_reason or "stop"
+        if self.tool_mode == "json_schema":
+            calls = [] if finish == "length" else [_parse_json_call(text)]
+            return ModelReply(text="", tool_calls=calls, finish_reason=finish, usage=usage,
+                              model=response.model or self.model)
+        calls = [
+            ToolCall(c.id or f"call_{i}", c.function.name, c.function.arguments or "")
+            for i, c in enumerate(choice.message.tool_calls or [])
+        ]
+        return ModelReply(text=text, tool_calls=calls, finish_reason=finish, usage=usage,
+                          model=response.model or self.model)
+
+
+def tool_choice_schema(tools: list[ToolSpec]) -> dict[str, Any]:
+    """One JSON schema admitting {"tool": name, "arguments": <that tool's schema>}."""
+    options = []
+    defs: dict[str, Any] = {}
+    for tool in tools:
+        params = _bound_arrays(json.loads(json.dumps(tool.parameters)))
+        defs.update(params.pop("$defs", {}))
+        options.append({
+            "type": "object",
+            "properties": {"tool": {"const": tool.name}, "arguments": params},
+            "required": ["tool", "arguments"],
+            "additionalProperties": False,
+        })
+    schema: dict[str, Any] = {"anyOf": options}
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+def _bound_arrays(node: Any) -> Any:
+    """Give every array a maxItems; drop long string maxLengths, which grammar-based servers
+    (llama.cpp) unroll into one rule per char and choke on. The engine checks lengths anyway
+    and sends a correction naming the field."""
+    if isinstance(node, dict):
+        if node.get("type") == "array" and "maxItems" not in node:
+            node["maxItems"] = DEFAULT_MAX_ITEMS
+        if node.get("type") == "string" and node.get("maxLength", 0) > MAX_GRAMMAR_LENGTH:
+            del node["maxLength"]
+        for value in node.values():
+            _bound_arrays(value)
+    elif isinstance(node, list):
+        for value in node:
+            _bound_arrays(value)
+    return node
+
+
+def _parse_json_call(text: str) -> ToolCall:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        raise ProviderError(f"json_schema answer is not JSON: {text[:120]!r}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("tool"), str):
+        raise ProviderError("json_schema answer lacks a 'tool' name")
+    arguments = data.get("arguments", {})
+    return ToolCall("call_json", data["tool"], json.dumps(arguments, ensure_ascii=False))
+
+
+def _flatten_tool_history(messages: list[Message]) -> list[Message]:
+    """Servers without tool support get earlier calls and results as plain turns."""
+    flat: list[Message] = []
+    for m in messages:
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            calls = [{"tool": c["function"]["name"],
+                      "arguments": json.loads(c["function"]["arguments"] or "{}")}
+                     for c in m["tool_calls"]]
+            flat.append({"role": "assistant", "content": json.dumps(calls[0] if len(calls) == 1
+                                                                    else calls,
+                                                                    ensure_ascii=False)})
+        elif m["role"] == "tool":
+            flat.append({"role": "user", "content": f"Tool result: {m['content']}"})
+        else:
+            flat.append({"role": m["role"], "content": m.get("content") or ""})
+    return flat
+
+
+def _usage(response: Any, messages: list[Message], text: str) -> Usage:
+    reported = getattr(response, "usage", None)
+    if reported and reported.prompt_tokens is not None:
+        return Usage(reported.prompt_tokens, reported.completion_tokens or 0, False)
+    from ..base.tokens import estimate_tokens
+
+    return Usage(estimate_tokens(json.dumps(messages, ensure_ascii=False)), estimate_tokens(text),
+                 True)
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).replace("\n", " ")
+    return text[:300]

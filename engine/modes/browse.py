@@ -1,0 +1,101 @@
+"""The browsing tools organize and deep offer the model: search, read, evidence, directory.
+
+Reading an object through these tools (or receiving it in the claim) is what allows a batch to
+overwrite it: the batch's `read_ids` set grows with every read.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..base.errors import MemvaultError
+from ..objects.records import list_objects, read_object, resolve_redirect
+from ..recall.query import memory_find
+from ..timeline.events import parse_event_id, read_event_page
+from .batch_loop import FieldError, Tool
+
+DIRECTORY_PAGE = 50
+
+
+class SearchArgs(BaseModel):
+    query: str = Field(min_length=1, max_length=500)
+    types: list[str] | None = Field(default=None, max_length=7)
+    limit: int = Field(default=10, ge=1, le=20)
+
+
+class ReadArgs(BaseModel):
+    id: str = Field(max_length=140)
+    offset: int = Field(default=0, ge=0)
+
+
+class EvidenceArgs(BaseModel):
+    id_or_event: str = Field(max_length=140, description="an object id or an event id")
+    offset: int = Field(default=0, ge=0)
+
+
+class DirectoryArgs(BaseModel):
+    type: str | None = None
+    offset: int = Field(default=0, ge=0)
+
+
+def search(conn: sqlite3.Connection, query: str, types: list[str] | None,
+           limit: int) -> list[dict[str, Any]]:
+    """Objects matching `query`, through recall (names, aliases, cues, words; zh and en)."""
+    return memory_find(conn, query, types=types, limit=limit, include_events=False)["hits"]
+
+
+def evidence_text(conn: sqlite3.Connection, id_or_event: str, offset: int) -> dict[str, Any]:
+    """Raw text behind an event id, or the evidence slices of an object, paged."""
+    if ":" in id_or_event and not id_or_event.startswith("event:"):
+        target = resolve_redirect(conn, id_or_event)
+        rows = conn.execute(
+            "SELECT v.event_id, v.start_char, v.end_char, e.occurred_at,"
+            " substr(e.text, v.start_char + 1, v.end_char - v.start_char) AS text"
+            " FROM evidence v JOIN events e ON e.id = v.event_id WHERE v.object_id = ?"
+            " ORDER BY e.occurred_us LIMIT 21 OFFSET ?", (target, offset),
+        ).fetchall()
+        more = len(rows) > 20
+        return {"id": target, "evidence": [dict(r) for r in rows[:20]],
+                "next_offset": offset + 20 if more else None}
+    return read_event_page(conn, parse_event_id(id_or_event), offset)
+
+
+def browse_tools(conn: sqlite3.Connection, read_ids: set[str]) -> list[Tool]:
+    """The four browsing tools; reads are added to `read_ids`."""
+
+    def guarded(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def run(args: Any) -> Any:
+            try:
+                return fn(args)
+            except MemvaultError as exc:
+                raise FieldError(next(iter(type(args).model_fields)), str(exc)) from None
+        return run
+
+    def do_read(args: ReadArgs) -> dict[str, Any]:
+        data = read_object(conn, args.id, args.offset)
+        read_ids.add(data["object"]["id"])
+        return data
+
+    def do_directory(args: DirectoryArgs) -> dict[str, Any]:
+        items = [{"id": o.id, "name": o.name, "summary": o.summary[:120], "status": o.status}
+                 for o in list_objects(conn, args.type)]
+        page = items[args.offset: args.offset + DIRECTORY_PAGE]
+        end = args.offset + len(page)
+        return {"objects": page, "total": len(items),
+                "next_offset": end if end < len(items) else None}
+
+    return [
+        Tool("search_objects", "Find objects by name, alias, cue or words (Chinese or English).",
+             SearchArgs, guarded(lambda a: search(conn, a.query, a.types, a.limit))),
+        Tool("read_object", "Read an object's profile, relations and evidence; needed before "
+             "rewriting it.", ReadArgs, guarded(do_read)),
+        Tool("read_evidence", "Read the raw event text behind an event id or an object's "
+             "evidence.", EvidenceArgs, guarded(lambda a: evidence_text(conn, a.id_or_event,
+                                                                         a.offset))),
+        Tool("list_directory", "List objects (optionally of one type), 50 a page.",
+             DirectoryArgs, guarded(do_directory)),
+    ]

@@ -1,0 +1,209 @@
+"""compact: fold runs of hot-timeline nodes into summary heads.
+
+The model sees only this batch's nodes (≤ compact.nodes_per_batch) and one tool,
+commit_compaction. The engine checks exact coverage and a real shortening, then in ONE
+transaction creates the head, deactivates the covered nodes, enqueues every event whose last
+fragment left the timeline (never one already queued) and records the receipt. A job covers a
+range fixed when it was created: nodes that arrive during the job are left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..base.clock import iso
+from ..base.config import Config
+from ..base.tokens import estimate_tokens
+from ..models.base import Message
+from ..objects.proposals import Strict, Text
+from ..store.jobs import Batch, Job
+from ..timeline.hot import timeline_totals
+from .batch_loop import FieldError, Tool
+from .mode import BatchContext, CommitRefused, commit_proposal
+
+SYSTEM = (
+    "You compact an agent's hot timeline. You get a run of consecutive timeline nodes (raw "
+    "event fragments or earlier summaries). Write ONE summary that covers all of them and is "
+    "clearly shorter: keep who, what, when, decisions, commitments, names and numbers; drop "
+    "chatter. Then call commit_compaction with node_ids = exactly the ids you were given and the "
+    "summary. You cannot write objects, relations or core files here."
+)
+
+
+class CompactionProposal(Strict):
+    """Arguments of commit_compaction; anything else (objects, relations...) is refused."""
+
+    node_ids: list[int] = Field(min_length=1, max_length=64,
+                                description="exactly the ids of the nodes in this batch")
+    summary: Text = Field(min_length=1, max_length=16_000,
+                          description="one summary of all the nodes, shorter than them")
+
+
+class CompactMode:
+    name = "compact"
+    proposal = CompactionProposal
+
+    def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
+                   now: datetime) -> dict[str, Any] | None:
+        params = job.params
+        lo, hi = params.get("min_seq", 0), params["max_seq"]
+        if job.origin == "threshold":
+            target = config["compact.threshold_tokens"] * config["compact.target_ratio"]
+            if timeline_totals(conn)["est_tokens"] < target:
+                return None
+        # Nodes of this job's terminal batches stay hot and are not claimed again by it (else a
+        # compaction that cannot succeed would be retried forever and the job never end).
+        failed = {node for (claim,) in conn.execute(
+            "SELECT claim FROM batches WHERE job_id = ? AND state = 'terminal'", (job.id,))
+            for node in json.loads(claim)["node_ids"]}
+        # Nodes another job's open batch holds (its worker died, or waits to retry) are that
+        # batch's to fold: claiming them too would make its commit fail for nothing.
+        held = {node for (claim,) in conn.execute(
+            "SELECT claim FROM batches WHERE job_id != ? AND state = 'claimed'", (job.id,))
+            for node in json.loads(claim).get("node_ids", [])}
+        # An explicit job covers the timeline as it was when it was asked for: heads that other
+        # jobs made since then are not its to fold again (else two jobs re-fold each other's).
+        newest = params.get("max_node_id") if job.origin != "threshold" else None
+        # Iterated lazily: the loop stops at the first run, never reading a long timeline whole.
+        rows = conn.execute(
+            "SELECT n.id, b.job_id AS made_by FROM hot_nodes n"
+            " LEFT JOIN batches b ON b.id = n.batch_id"
+            " WHERE n.active = 1 AND n.seq BETWEEN ? AND ? ORDER BY n.seq",
+            (lo, hi),
+        )
+        size = config["compact.nodes_per_batch"]
+        run: list[int] = []
+        for row in rows:
+            # An explicit job covers each node of its range once; its own heads are left alone.
+            eligible = ((job.origin == "threshold" or row["made_by"] != job.id)
+                        and row["id"] not in failed and row["id"] not in held
+                        and (newest is None or row["id"] <= newest))
+            if eligible:
+                run.append(row["id"])
+                if len(run) == size:
+                    break
+            elif run:
+                break
+        if not run or (job.origin == "threshold" and len(run) < 2):
+            return None
+        return {"node_ids": run}
+
+    def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
+        nodes = claim["node_ids"]
+        return {"node_ids": nodes[: max(1, len(nodes) // 2)]}
+
+    def messages(self, ctx: BatchContext) -> list[Message]:
+        nodes = load_nodes(ctx.conn, ctx.batch.claim["node_ids"])
+        payload = {
+            "mode": "compact",
+            "nodes": [
+                {"id": n["id"], "kind": n["kind"], "level": n["level"], "from": n["first_at"],
+                 "to": n["last_at"], "source": n["source"], "chars": n["chars"],
+                 "text": n["text"]}
+                for n in nodes
+            ],
+        }
+        return [{"role": "system", "content": SYSTEM},
+                {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}]
+
+    def tools(self, ctx: BatchContext) -> list[Tool]:
+        return [Tool("commit_compaction", "Replace the batch's nodes with one shorter summary.",
+                     CompactionProposal, lambda p: commit_proposal(ctx, self, p), terminal=True)]
+
+    def apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
+        assert isinstance(proposal, CompactionProposal)
+        claimed = ctx.batch.claim["node_ids"]
+        if sorted(proposal.node_ids) != sorted(claimed):
+            raise FieldError("node_ids", f"must be exactly this batch's nodes {claimed}")
+        if not proposal.summary.strip():
+            raise FieldError("summary", "is blank: the head would replace its nodes with nothing")
+        return fold_nodes(ctx.conn, claimed, proposal.summary, ctx.batch.id, ctx.now)
+
+    def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
+        """A compaction that cannot succeed blocks nothing: its nodes simply stay hot."""
+
+
+def load_nodes(conn: sqlite3.Connection, node_ids: list[int]) -> list[dict[str, Any]]:
+    """The claimed nodes in timeline order, with their text and their event's source."""
+    marks = ",".join("?" * len(node_ids))
+    rows = conn.execute(
+        "SELECT n.id, n.kind, n.level, n.seq, n.event_id, n.active, n.chars, n.est_tokens,"
+        " n.first_at, n.last_at, e.source,"
+        " CASE WHEN n.kind = 'raw' THEN substr(e.text, n.start_char + 1, n.end_char - n.start_char)"
+        " ELSE n.summary END AS text"
+        f" FROM hot_nodes n LEFT JOIN events e ON e.id = n.event_id WHERE n.id IN ({marks})"
+        " ORDER BY n.seq",
+        node_ids,
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def fold_nodes(
+    conn: sqlite3.Connection, node_ids: list[int], summary: str, batch_id: int | None,
+    now: datetime,
+) -> dict[str, Any]:
+    """Create the head over `node_ids` inside the caller's transaction; return the receipt body."""
+    nodes = load_nodes(conn, node_ids)
+    if len(nodes) != len(node_ids) or not all(n["active"] for n in nodes):
+        raise CommitRefused("refused: the claimed nodes are no longer all on the hot timeline")
+    _check_contiguous(conn, nodes)
+    chars = sum(n["chars"] for n in nodes)
+    tokens = sum(n["est_tokens"] for n in nodes)
+    new_tokens = estimate_tokens(summary)
+    if len(summary) >= chars or new_tokens >= tokens:
+        raise FieldError(
+            "summary",
+            f"must be shorter than what it replaces ({chars} chars, ~{tokens} estimated tokens);"
+            f" got {len(summary)} chars, ~{new_tokens} tokens",
+        )
+    head = conn.execute(
+        "INSERT INTO hot_nodes (kind, level, seq, summary, chars, est_tokens, first_at, last_at,"
+        " created_at, batch_id) VALUES ('head', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (1 + max(n["level"] for n in nodes), nodes[0]["seq"], summary, len(summary), new_tokens,
+         min(n["first_at"] for n in nodes), max(n["last_at"] for n in nodes), iso(now), batch_id),
+    ).lastrowid
+    marks = ",".join("?" * len(node_ids))
+    conn.execute(f"UPDATE hot_nodes SET active = 0, parent_id = ? WHERE id IN ({marks})",
+                 (head, *node_ids))
+    enqueued = enqueue_departed(conn, {n["event_id"] for n in nodes if n["event_id"]}, batch_id,
+                                now)
+    return {"head_id": head, "covered": len(nodes), "enqueued": enqueued,
+            "tokens_before": tokens, "tokens_after": new_tokens}
+
+
+def _check_contiguous(conn: sqlite3.Connection, nodes: list[dict[str, Any]]) -> None:
+    between = conn.execute(
+        "SELECT COUNT(*) FROM hot_nodes WHERE active = 1 AND seq BETWEEN ? AND ?",
+        (nodes[0]["seq"], nodes[-1]["seq"]),
+    ).fetchone()[0]
+    if between != len(nodes):
+        raise CommitRefused("refused: the claimed nodes are not a contiguous run of the timeline")
+
+
+def enqueue_departed(
+    conn: sqlite3.Connection, event_ids: set[int], batch_id: int | None, now: datetime
+) -> list[int]:
+    """Queue (pending) each event none of whose fragments is still hot; never re-queue one."""
+    queued = []
+    for event_id in sorted(event_ids):
+        still_hot = conn.execute(
+            # Only an event of several fragments can still have one elsewhere on the timeline;
+            # this condition also lets SQLite use the partial index hot_nodes_event_multi.
+            "SELECT 1 FROM hot_nodes WHERE event_id = ? AND active = 1 AND fragment_count > 1"
+            " LIMIT 1", (event_id,)
+        ).fetchone()
+        if still_hot:
+            continue
+        cur = conn.execute(
+            "INSERT OR IGNORE INTO archive_queue (event_id, state, enqueued_at, updated_at,"
+            " enqueued_by) VALUES (?, 'pending', ?, ?, ?)",
+            (event_id, iso(now), iso(now), batch_id),
+        )
+        if cur.rowcount:
+            queued.append(event_id)
+    return queued

@@ -1,0 +1,154 @@
+"""deep: the nightly review of every object.
+
+At its first claim a job takes a durable snapshot of ALL live object ids (archived and
+long-unmentioned ones too). Each batch reviews ≤ deep.objects_per_batch of them; the model
+must confirm every reviewed id; unchanged objects are not rewritten; a failed batch does not
+advance the list. Merges keep the loser readable with a redirect and a `supersedes` relation.
+deep never touches the hot timeline (it has no tool for it) and never writes SOUL.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import sqlite3
+import unicodedata
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..base.clock import iso
+from ..base.config import Config
+from ..models.base import Message
+from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
+from ..objects.proposals import ReviewProposal
+from ..objects.records import ObjectRecord, get_object, object_links
+from ..store.jobs import Batch, Job
+from .batch_loop import FieldError, Tool
+from .browse import browse_tools
+from .mode import BatchContext, commit_proposal
+from .organize import PAYLOAD_RESERVE, object_payload
+
+SYSTEM = (
+    "You review an agent's long-term memory objects, a few at a time. For each object given: "
+    "keep it condensed and currently valid, fix stale conclusions, add standard short-label "
+    "relations (also across projects), archive what is no longer relevant, merge exact "
+    "duplicates (the loser stays readable and redirects). Leave unchanged objects alone. You "
+    "cannot touch the hot timeline and must not rewrite SOUL.md. Finish by calling "
+    "commit_review with `reviewed` = every id you were given."
+)
+
+
+def normal_name(name: str) -> str:
+    text = unicodedata.normalize("NFKC", name).casefold()
+    return re.sub(r"[\s\-_.·・]+", "", text)
+
+
+class DeepMode:
+    name = "deep"
+    proposal = ReviewProposal
+
+    def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
+                   now: datetime) -> dict[str, Any] | None:
+        taken = conn.execute("SELECT 1 FROM deep_snapshot WHERE job_id = ? LIMIT 1",
+                             (job.id,)).fetchone()
+        if not taken:
+            conn.execute(
+                "INSERT INTO deep_snapshot (job_id, position, object_id)"
+                " SELECT ?, ROW_NUMBER() OVER (ORDER BY type, id), id FROM objects"
+                " WHERE redirect_to IS NULL", (job.id,))
+        rows = conn.execute(
+            "SELECT position, object_id FROM deep_snapshot WHERE job_id = ?"
+            " AND reviewed_at IS NULL AND batch_id IS NULL ORDER BY position LIMIT ?",
+            (job.id, config["deep.objects_per_batch"]),
+        ).fetchall()
+        if not rows:
+            return None
+        return {"positions": [r["position"] for r in rows],
+                "object_ids": [r["object_id"] for r in rows]}
+
+    def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
+        keep = max(1, len(claim["object_ids"]) // 2)
+        return {"positions": claim["positions"][:keep], "object_ids": claim["object_ids"][:keep]}
+
+    def messages(self, ctx: BatchContext) -> list[Message]:
+        budget = ctx.config["organize.claim_budget_bytes"] - PAYLOAD_RESERVE
+        review = []
+        for object_id in ctx.batch.claim["object_ids"]:
+            obj = get_object(ctx.conn, object_id)
+            item = object_payload(obj)
+            item["links"] = object_links(ctx.conn, object_id)[:50]
+            review.append(item)
+        used = len(json.dumps(review, ensure_ascii=False).encode())
+        related = []
+        for obj in duplicate_candidates(ctx.conn, ctx.batch.claim["object_ids"]):
+            item = object_payload(obj)
+            cost = len(json.dumps(item, ensure_ascii=False).encode())
+            if used + cost <= budget:
+                related.append(item)
+                used += cost
+        ctx.read_ids.update(o["id"] for o in review + related)
+        payload = {"mode": "deep", "review": review, "related": related, "scope": ctx.job.scope}
+        return [{"role": "system", "content": SYSTEM},
+                {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}]
+
+    def tools(self, ctx: BatchContext) -> list[Tool]:
+        return [*browse_tools(ctx.conn, ctx.read_ids),
+                Tool("commit_review", "Confirm the reviewed ids and commit any changes.",
+                     ReviewProposal, lambda p: commit_proposal(ctx, self, p), terminal=True)]
+
+    def apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
+        assert isinstance(proposal, ReviewProposal)
+        claimed = ctx.batch.claim["object_ids"]
+        if sorted(set(proposal.reviewed)) != sorted(claimed):
+            raise FieldError("reviewed", f"confirm exactly this batch's ids: {claimed}")
+        write = GraphWrite(proposal.objects, proposal.relations, [], proposal.core_files,
+                           proposal.merges)
+        rules = WriteRules(ctx.read_ids, None, "deep", ctx.batch.id)
+        validate_write(ctx.conn, ctx.config, write, rules,
+                       len(proposal.model_dump_json().encode()))
+        changes = apply_write(ctx.conn, write, rules, ctx.now)
+        marks = ",".join("?" * len(ctx.batch.claim["positions"]))
+        ctx.conn.execute(
+            f"UPDATE deep_snapshot SET reviewed_at = ?, batch_id = ? WHERE job_id = ?"
+            f" AND position IN ({marks})",
+            (iso(ctx.now), ctx.batch.id, ctx.job.id, *ctx.batch.claim["positions"]),
+        )
+        return {"reviewed": claimed, **changes}
+
+    def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
+        """The positions stay unreviewed (marked with the terminal batch), so the job ends
+        partial instead of claiming them forever."""
+        marks = ",".join("?" * len(batch.claim["positions"]))
+        conn.execute(
+            f"UPDATE deep_snapshot SET batch_id = ? WHERE job_id = ? AND position IN ({marks})",
+            (batch.id, batch.job_id, *batch.claim["positions"]),
+        )
+
+
+def duplicate_candidates(conn: sqlite3.Connection, object_ids: list[str]) -> list[ObjectRecord]:
+    """Live objects of the same type whose normalised name or alias equals a reviewed one's."""
+    wanted: dict[str, set[str]] = {}
+    for object_id in object_ids:
+        obj = get_object(conn, object_id)
+        keys = {normal_name(n) for n in [obj.name, *obj.aliases] if n.strip()}
+        wanted.setdefault(obj.type, set()).update(keys)
+    found: list[ObjectRecord] = []
+    for type_, keys in wanted.items():
+        # Only names are read for the scan (it runs every batch over every object of the type);
+        # a full record is built for the matches alone.
+        for object_id, name, aliases in conn.execute(
+            "SELECT id, name, aliases FROM objects WHERE type = ? AND redirect_to IS NULL",
+            (type_,),
+        ).fetchall():
+            if object_id not in object_ids and not keys.isdisjoint(_name_keys(name, aliases)):
+                found.append(get_object(conn, object_id))
+    return found
+
+
+@functools.lru_cache(maxsize=65_536)
+def _name_keys(name: str, aliases: str) -> frozenset[str]:
+    """Normalised name and aliases (a JSON list) of an object."""
+    return frozenset(normal_name(n) for n in [name, *json.loads(aliases)] if n.strip())

@@ -1,0 +1,90 @@
+"""What a mode (compact, organize, deep) must provide to the worker, and the shared commit.
+
+The commit runs in ONE transaction: replayed token -> original receipt, unchanged store;
+otherwise the lease must still be valid and the graph revision unchanged since the claim,
+the mode validates and applies the proposal, the revision advances and the receipt is saved.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from ..base.clock import Clock
+from ..base.config import Config
+from ..models.base import Message
+from ..store.connection import bump_revision, graph_revision, write
+from ..store.jobs import Batch, Job, find_receipt, save_receipt
+from ..store.leases import lease_valid
+from .batch_loop import BatchFailed, Tool
+
+
+class CommitRefused(BatchFailed):
+    """The engine refused a commit for a reason the model cannot fix (lease, revision)."""
+
+
+@dataclass
+class BatchContext:
+    """Everything a mode's tools need while one batch runs."""
+
+    conn: sqlite3.Connection
+    config: Config
+    batch: Batch
+    job: Job
+    holder: str
+    now: datetime
+    read_ids: set[str] = field(default_factory=set)  # objects this batch may overwrite
+    clock: Clock | None = None  # when given, the commit checks the lease at commit time
+
+
+class Mode(Protocol):
+    name: str
+    proposal: type[BaseModel]
+
+    def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
+                   now: datetime) -> dict[str, Any] | None:
+        """The next batch's claim, or None when the job has no work left."""
+
+    def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
+        """A smaller claim after a failure (or the same claim when it cannot shrink)."""
+
+    def messages(self, ctx: BatchContext) -> list[Message]:
+        """The system and user messages that present the batch to the model."""
+
+    def tools(self, ctx: BatchContext) -> list[Tool]:
+        """Browsing tools plus the terminal commit tool."""
+
+    def apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
+        """Validate (FieldError) and write the proposal inside the open transaction."""
+
+    def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
+        """What a terminal failure of this batch marks (inside the caller's transaction)."""
+
+
+def commit_proposal(ctx: BatchContext, mode: Mode, proposal: BaseModel) -> dict[str, Any]:
+    """Commit a validated proposal for the batch, idempotently by the batch's token."""
+    with write(ctx.conn):
+        if ctx.clock is not None:
+            # The lease must be valid when the commit happens, not when the batch started.
+            ctx.now = ctx.clock.now()
+        earlier = find_receipt(ctx.conn, ctx.batch.token)
+        if earlier is not None:
+            return {**earlier, "replayed": True}
+        if not lease_valid(ctx.conn, ctx.holder, ctx.now):
+            raise CommitRefused("refused: the worker lease expired before the commit")
+        revision = graph_revision(ctx.conn)
+        if revision != ctx.batch.base_revision:
+            raise CommitRefused(
+                f"refused: stale graph revision (claimed at {ctx.batch.base_revision}, "
+                f"now {revision})"
+            )
+        body = mode.apply(ctx, proposal)
+        new_revision = bump_revision(ctx.conn)
+        receipt = {"token": ctx.batch.token, "batch_id": ctx.batch.id, "job_id": ctx.job.id,
+                   "mode": mode.name, "revision": new_revision, **body}
+        save_receipt(ctx.conn, ctx.batch, new_revision, receipt, ctx.now)
+    return receipt

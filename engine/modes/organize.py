@@ -1,0 +1,260 @@
+"""organize: read each queued event page by page and write long-term objects.
+
+A batch claims one page (≤ organize.page_chars, shrunk by byte margin or failure down to
+organize.page_min_chars) of one pending event, plus related objects within the claim transfer
+budget. Every batch ends the event as continue (progress saved; on the last page it must change
+something), linked (whole event read, ≥1 target) or archive_only (whole event read, a reason,
+no targets, refused once the event has targets). Objects, relations, evidence, page cursor,
+progress and outcome commit in ONE transaction; a later failure never undoes an earlier batch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..base.clock import iso
+from ..base.config import Config
+from ..models.base import Message
+from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
+from ..objects.proposals import OrganizeProposal
+from ..objects.records import ObjectRecord
+from ..store.jobs import Batch, Job
+from .batch_loop import FieldError, Tool
+from .browse import browse_tools
+from .mode import BatchContext, commit_proposal
+
+SYSTEM = (
+    "You organize an agent's long-term memory. You get one page of one raw event, the progress "
+    "saved by earlier pages, and related objects (person, task, todo, schedule, knowledge, "
+    "project, credential). Write only durable, currently valid facts: condensed profiles, not "
+    "transcripts; unknown facts are written as unknown, never guessed. Relations use short "
+    "labels only. Cite evidence as char ranges of this page. A new project is `candidate`. A "
+    "credential keeps purpose and where the secret lives, never the secret. You may search and "
+    "read objects first; to rewrite an existing object you must have read it. Finish by calling "
+    "commit_organize with exactly one disposition for the event: continue (more pages, with "
+    "progress), linked (whole event read, cited by at least one object) or archive_only (whole "
+    "event read, nothing durable, with a reason)."
+)
+RELATED_MAX = 200  # objects a claim considers before the byte budget
+PAYLOAD_RESERVE = 4_000  # bytes kept for the payload's frame and the system prompt
+
+
+def object_payload(obj: ObjectRecord) -> dict[str, Any]:
+    return {"id": obj.id, "type": obj.type, "name": obj.name, "aliases": obj.aliases,
+            "summary": obj.summary, "body": obj.body, "cues": obj.cues, "status": obj.status,
+            "version": obj.version, "created_at": obj.created_at, "updated_at": obj.updated_at}
+
+
+def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: int,
+                    ) -> list[dict[str, Any]]:
+    """Objects already citing the event, then objects whose name or alias occurs in the text
+    (case-insensitive), within `budget` bytes. The name index narrows the candidates by first
+    word; each candidate is then checked against the text itself."""
+    ids = [r[0] for r in conn.execute(
+        "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (event_id,))]
+    terms = sorted(name_keys(text))
+    lowered = text.translate(_ASCII_LOWER)
+    for start in range(0, len(terms), 500):  # stay well under SQLite's parameter limit
+        chunk = {f"t{i}": term for i, term in enumerate(terms[start:start + 500])}
+        marks = ",".join(f":{key}" for key in chunk)
+        # The check against the text runs in SQL: a common first word may bring many candidates.
+        ids += [r[0] for r in conn.execute(
+            "SELECT DISTINCT o.id FROM object_names n JOIN objects o ON o.id = n.object_id"
+            f" WHERE n.term IN ({marks}) AND o.redirect_to IS NULL AND ("
+            "  instr(:text, lower(o.name)) > 0 OR EXISTS (SELECT 1 FROM json_each(o.aliases) a"
+            "  WHERE length(a.value) >= 2 AND instr(:text, lower(a.value)) > 0))",
+            {**chunk, "text": lowered},
+        )]
+    chosen: list[dict[str, Any]] = []
+    used = 0
+    for object_id in list(dict.fromkeys(ids))[:RELATED_MAX]:
+        row = conn.execute("SELECT * FROM objects WHERE id = ? AND redirect_to IS NULL",
+                           (object_id,)).fetchone()
+        if row is None:
+            continue
+        item = object_payload(ObjectRecord.from_row(row))
+        cost = len(json.dumps(item, ensure_ascii=False).encode())
+        if used + cost > budget:
+            continue
+        chosen.append(item)
+        used += cost
+    return chosen
+
+
+_HAN = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]+")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_SPLIT = re.compile(
+    r"[\s\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff,;!?()\[\]{}<>\"“”、，。；：！？（）《》]+")
+
+
+def name_keys(text: str) -> set[str]:
+    """Every key (see migrations.m004_object_names) a name occurring in `text` could have:
+    each space- or CJK-delimited chunk (as is and without trailing punctuation), lowercased
+    like SQLite's lower(), and every two-char piece of a CJK run."""
+    keys: set[str] = set()
+    for chunk in _SPLIT.split(text.translate(_ASCII_LOWER)):
+        if chunk:
+            keys.update({chunk, chunk.rstrip(".:'’-"), chunk.split("'")[0], chunk.split("’")[0]})
+    for run in _HAN.findall(text):
+        keys.update(run[i:i + 2] for i in range(len(run) - 1))
+    return {k for k in keys if k}
+
+
+def claimed_events(conn: sqlite3.Connection) -> set[int]:
+    return {r[0] for r in conn.execute(
+        "SELECT json_extract(claim, '$.event_id') FROM batches WHERE state = 'claimed'"
+        " AND json_extract(claim, '$.event_id') IS NOT NULL")}
+
+
+class OrganizeMode:
+    name = "organize"
+    proposal = OrganizeProposal
+
+    def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
+                   now: datetime) -> dict[str, Any] | None:
+        busy = claimed_events(conn)
+        for row in conn.execute(
+            "SELECT q.event_id, q.page_cursor, e.chars FROM archive_queue q"
+            " JOIN events e ON e.id = q.event_id WHERE q.state IN ('pending', 'continue')"
+            " ORDER BY q.enqueued_at, q.event_id"
+        ):
+            if row["event_id"] not in busy:
+                return self._page(conn, row["event_id"], row["page_cursor"], row["chars"],
+                                  config["organize.page_chars"], config)
+        return None
+
+    def _page(self, conn: sqlite3.Connection, event_id: int, start: int, chars: int,
+              page_chars: int, config: Config) -> dict[str, Any]:
+        budget = config["organize.claim_budget_bytes"] - PAYLOAD_RESERVE
+        floor = config["organize.page_min_chars"]
+        text = conn.execute("SELECT text FROM events WHERE id = ?", (event_id,)).fetchone()[0]
+        end = min(chars, start + page_chars)
+        # Shrink by byte margin: the page alone may use at most half the budget.
+        while end - start > floor and len(text[start:end].encode()) > budget // 2:
+            end = start + max(floor, (end - start) // 2)
+        return {"event_id": event_id, "page_start": start, "page_end": end,
+                "page_chars": end - start}
+
+    def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
+        size = max(config["organize.page_min_chars"], claim["page_chars"] // 2)
+        return {"page_chars": size, "page_end": min(claim["page_end"], claim["page_start"] + size)}
+
+    def messages(self, ctx: BatchContext) -> list[Message]:
+        claim = ctx.batch.claim
+        row = ctx.conn.execute("SELECT * FROM events WHERE id = ?", (claim["event_id"],)).fetchone()
+        queue = ctx.conn.execute("SELECT progress FROM archive_queue WHERE event_id = ?",
+                                 (claim["event_id"],)).fetchone()
+        page_text = row["text"][claim["page_start"]: claim["page_end"]]
+        budget = ctx.config["organize.claim_budget_bytes"] - PAYLOAD_RESERVE - len(
+            page_text.encode())
+        related = related_objects(ctx.conn, row["id"], page_text, budget)
+        ctx.read_ids.update(o["id"] for o in related)  # sent in the claim = read
+        targets = [r[0] for r in ctx.conn.execute(
+            "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (row["id"],))]
+        payload = {
+            "mode": "organize",
+            "event": {"id": row["id"], "occurred_at": row["occurred_at"], "source": row["source"],
+                      "kind": row["kind"], "meta": json.loads(row["meta"]) if row["meta"] else None,
+                      "chars": row["chars"]},
+            "page": {"start": claim["page_start"], "end": claim["page_end"],
+                     "last": claim["page_end"] >= row["chars"], "text": page_text},
+            "progress": queue["progress"] if queue else None,
+            "targets": targets,
+            "related": related,
+            "scope": ctx.job.scope,
+        }
+        return [{"role": "system", "content": SYSTEM},
+                {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}]
+
+    def tools(self, ctx: BatchContext) -> list[Tool]:
+        return [*browse_tools(ctx.conn, ctx.read_ids),
+                Tool("commit_organize", "Commit objects, relations, evidence, core files and the "
+                     "event's disposition in one transaction.", OrganizeProposal,
+                     lambda p: commit_proposal(ctx, self, p), terminal=True)]
+
+    def apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
+        assert isinstance(proposal, OrganizeProposal)
+        claim = ctx.batch.claim
+        event_id = claim["event_id"]
+        if len(proposal.events) != 1 or proposal.events[0].event_id != event_id:
+            raise FieldError("events", f"missing disposition: give exactly one, for event "
+                                       f"{event_id}")
+        row = ctx.conn.execute(
+            "SELECT q.state, e.chars FROM archive_queue q JOIN events e ON e.id = q.event_id"
+            " WHERE q.event_id = ?", (event_id,)).fetchone()
+        if row is None or row["state"] not in ("pending", "continue"):
+            from .mode import CommitRefused
+
+            raise CommitRefused(f"refused: event {event_id} is no longer waiting to be organized")
+        write = GraphWrite(proposal.objects, proposal.relations, proposal.evidence,
+                           proposal.core_files)
+        rules = WriteRules(ctx.read_ids,
+                           (event_id, claim["page_start"], claim["page_end"]), "organize",
+                           ctx.batch.id)
+        validate_write(ctx.conn, ctx.config, write, rules,
+                       len(proposal.model_dump_json().encode()))
+        had_targets = ctx.conn.execute(
+            "SELECT COUNT(*) FROM evidence WHERE event_id = ?", (event_id,)).fetchone()[0]
+        disposition = proposal.events[0]
+        for key in ("progress", "reason"):
+            limit = ctx.config[f"organize.{key}_max_chars"]
+            if len(getattr(disposition, key) or "") > limit:
+                raise FieldError(f"events.0.{key}", f"at most {limit} chars")
+        last = claim["page_end"] >= row["chars"]
+        _check_disposition(disposition, last, had_targets, proposal, claim, event_id)
+        changes = apply_write(ctx.conn, write, rules, ctx.now)
+        if disposition.outcome == "continue" and last and not _changed(changes):
+            raise FieldError("events.0.outcome", "continue on the last page must change objects, "
+                                                 "relations or core files: no empty spinning")
+        state = disposition.outcome
+        ctx.conn.execute(
+            "UPDATE archive_queue SET state = ?, page_cursor = ?, progress = ?, reason = ?,"
+            " updated_at = ? WHERE event_id = ?",
+            (state, claim["page_end"], disposition.progress, disposition.reason, iso(ctx.now),
+             event_id),
+        )
+        return {"event_id": event_id, "outcome": state, "page": [claim["page_start"],
+                                                                 claim["page_end"]], **changes}
+
+    def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
+        """Only this batch's event becomes blocked; its text and checkpoint stay."""
+        conn.execute(
+            "UPDATE archive_queue SET state = 'blocked', blocked_batch = ?, updated_at = ?"
+            " WHERE event_id = ? AND state IN ('pending', 'continue')",
+            (batch.id, iso(now), batch.claim["event_id"]),
+        )
+
+
+def _changed(changes: dict[str, Any]) -> bool:
+    return bool(changes["objects_changed"] or changes["relations_added"]
+                or changes["evidence_added"] or changes["core_files"])
+
+
+def _check_disposition(disposition: Any, last: bool, had_targets: int,
+                       proposal: OrganizeProposal, claim: dict[str, Any], event_id: int) -> None:
+    outcome = disposition.outcome
+    new_targets = len(proposal.evidence) + len(proposal.core_files)
+    if outcome == "continue":
+        if not (disposition.progress or "").strip():
+            raise FieldError("events.0.progress", "continue needs progress: what is done, what "
+                                                  "is next")
+        return
+    if not last:
+        raise FieldError("events.0.outcome", f"event {event_id} has unread text after char "
+                                             f"{claim['page_end']}: skipping an unread page is "
+                                             "refused; use continue")
+    if outcome == "linked" and had_targets + new_targets == 0:
+        raise FieldError("events.0.outcome", "linked needs at least one target: cite the event "
+                                             "as evidence of an object, or write a core file")
+    if outcome == "archive_only":
+        if had_targets + new_targets:
+            raise FieldError("events.0.outcome", f"event {event_id} already has object targets; "
+                                                 "it cannot be archive_only (use linked)")
+        if not (disposition.reason or "").strip():
+            raise FieldError("events.0.reason", "archive_only needs a reason")

@@ -1,0 +1,71 @@
+"""Core files AGENTS.md, SOUL.md and USER.md, kept in SQLite with every version.
+
+Invariant: a version row is never changed; writing identical content adds no version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from datetime import datetime
+from typing import Any
+
+from ..base.clock import iso
+from ..base.errors import InputError
+from ..store.migrations import CORE_FILES
+from ..timeline.fragments import find_lone_surrogate
+
+
+def check_core_name(name: str) -> str:
+    """`name` if it is one of the three core files, else InputError listing them."""
+    if name not in CORE_FILES:
+        raise InputError(f"not a core file: {name!r} (core files: {', '.join(CORE_FILES)})")
+    return name
+
+
+def read_core_file(conn: sqlite3.Connection, name: str) -> dict[str, Any] | None:
+    """The current version of a core file, or None if it was never written."""
+    check_core_name(name)
+    row = conn.execute(
+        "SELECT name, version, content, sha256, origin, created_at FROM core_files"
+        " WHERE name = ? ORDER BY version DESC LIMIT 1",
+        (name,),
+    ).fetchone()
+    return dict(row) if row else None
+
+
+def core_file_history(conn: sqlite3.Connection, name: str) -> list[dict[str, Any]]:
+    check_core_name(name)
+    rows = conn.execute(
+        "SELECT name, version, sha256, origin, created_at, length(content) AS chars"
+        " FROM core_files WHERE name = ? ORDER BY version",
+        (name,),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def write_core_file(
+    conn: sqlite3.Connection, name: str, content: str, origin: str, now: datetime,
+    batch_id: int | None = None,
+) -> int | None:
+    """Add a new version inside the caller's transaction; None when the content is unchanged."""
+    check_core_name(name)
+    if not isinstance(content, str):
+        raise InputError(f"{name}: content must be text")
+    if find_lone_surrogate(content) is not None:
+        raise InputError(f"{name}: content is not valid Unicode text")
+    if "\x00" in content:
+        # SQLite's length() stops at a NUL (history would misreport the size), and the vault
+        # refuses to import such a file back: refused here too, so both sides agree.
+        raise InputError(f"{name}: content has a NUL character at char {content.index(chr(0))}")
+    current = read_core_file(conn, name)
+    digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
+    if current and current["sha256"] == digest:
+        return None
+    version = (current["version"] + 1) if current else 1
+    conn.execute(
+        "INSERT INTO core_files (name, version, content, sha256, origin, created_at, batch_id)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (name, version, content, digest, origin, iso(now), batch_id),
+    )
+    return version

@@ -1,0 +1,216 @@
+"""Validating and applying a graph write (objects, relations, evidence, core files, merges).
+
+Shared by organize and deep. Every refusal is a FieldError naming the field, so the model can
+correct it: overwriting an object the batch did not read, evidence outside the claimed range,
+an unknown relation end, a new project that is not `candidate`, activating a project (only
+approval does), a secret value in any object, SOUL.md from deep, sizes past the config limits.
+Applying happens inside the commit's single transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..base.config import Config
+from ..base.errors import FieldError, InputError
+from .corefiles import write_core_file
+from .proposals import CoreWrite, EvidenceWrite, Merge, ObjectWrite, RelationWrite
+from .records import (
+    ObjectRecord,
+    add_evidence,
+    add_relation,
+    check_object_id,
+    resolve_redirect,
+    save_object,
+)
+from .secrets import find_secret
+
+
+@dataclass
+class GraphWrite:
+    objects: list[ObjectWrite] = field(default_factory=list)
+    relations: list[RelationWrite] = field(default_factory=list)
+    evidence: list[EvidenceWrite] = field(default_factory=list)
+    core_files: list[CoreWrite] = field(default_factory=list)
+    merges: list[Merge] = field(default_factory=list)
+
+
+@dataclass
+class WriteRules:
+    read_ids: set[str]
+    evidence_range: tuple[int, int, int] | None  # (event_id, start, end) the batch may cite
+    origin: str  # "organize" | "deep"
+    batch_id: int | None = None
+
+
+def _existing(conn: sqlite3.Connection, object_id: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM objects WHERE id = ?", (object_id,)).fetchone()
+
+
+def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
+                   rules: WriteRules, size: int) -> None:
+    """Raise FieldError for the first rule the write breaks."""
+    if size >= config["graph.max_proposal_bytes"]:
+        raise FieldError("proposal", f"{size:,} bytes; a proposal must stay under "
+                                     f"{config['graph.max_proposal_bytes']:,}")
+    for name, items, key in (("objects", write.objects, "graph.max_objects"),
+                             ("relations", write.relations, "graph.max_relations"),
+                             ("core_files", write.core_files, "graph.max_core_files")):
+        if len(items) > config[key]:
+            raise FieldError(name, f"{len(items)} given; at most {config[key]} in one write")
+    written = _check_objects(conn, config, write.objects, rules)
+    known = written | {r["id"] for r in conn.execute(
+        "SELECT id FROM objects WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps([x for r in write.relations for x in (r.src, r.dst)]
+                    + [e.object_id for e in write.evidence]),),
+    )}
+    for j, rel in enumerate(write.relations):
+        for end in ("src", "dst"):
+            target = getattr(rel, end)
+            _check_id(target, f"relations.{j}.{end}")
+            if target not in known:
+                raise FieldError(f"relations.{j}.{end}", f"no object {target} (create it first)")
+        if resolve_redirect(conn, rel.src) == resolve_redirect(conn, rel.dst):
+            # A merged id stands for its survivor: a relation to it would be a self-relation.
+            why = "" if rel.src == rel.dst else " (one end was merged into the other)"
+            raise FieldError(f"relations.{j}", "a relation needs two different objects" + why)
+    for k, ev in enumerate(write.evidence):
+        _check_id(ev.object_id, f"evidence.{k}.object_id")
+        if ev.object_id not in known:
+            raise FieldError(f"evidence.{k}.object_id", f"no object {ev.object_id}")
+        allowed = rules.evidence_range
+        if allowed is None or ev.event_id != allowed[0] or not (
+            allowed[1] <= ev.start < ev.end <= allowed[2]
+        ):
+            where = (f"event {allowed[0]} chars [{allowed[1]}, {allowed[2]})" if allowed
+                     else "nothing (this mode cites no evidence)")
+            raise FieldError(f"evidence.{k}", f"[{ev.start}, {ev.end}) of event {ev.event_id} "
+                                              f"is outside the claimed range: {where}")
+    for c, core in enumerate(write.core_files):
+        if rules.origin == "deep" and core.name == "SOUL.md":
+            raise FieldError(f"core_files.{c}.name", "the nightly review never rewrites SOUL.md")
+        if len(core.content.encode()) > config["vault.core_file_max_bytes"]:
+            raise FieldError(f"core_files.{c}.content", "larger than vault.core_file_max_bytes")
+    _check_merges(conn, write.merges, rules)
+
+
+def _check_id(object_id: str, where: str) -> None:
+    try:
+        check_object_id(object_id)
+    except InputError as exc:
+        raise FieldError(where, str(exc)) from None
+
+
+def _check_objects(conn: sqlite3.Connection, config: Config, objects: list[ObjectWrite],
+                   rules: WriteRules) -> set[str]:
+    seen: set[str] = set()
+    for i, obj in enumerate(objects):
+        _check_id(obj.id, f"objects.{i}.id")
+        if obj.id in seen:
+            raise FieldError(f"objects.{i}.id", f"{obj.id} appears twice in this write")
+        seen.add(obj.id)
+        row = _existing(conn, obj.id)
+        if row is not None and row["redirect_to"]:
+            raise FieldError(f"objects.{i}.id",
+                             f"{obj.id} was merged into {row['redirect_to']}; write that id")
+        if row is not None and obj.id not in rules.read_ids:
+            raise FieldError(f"objects.{i}.id", f"{obj.id} exists and this batch has not read "
+                                                "it: call read_object first, then write it whole")
+        if len(obj.summary) > config["objects.summary_max_chars"]:
+            raise FieldError(f"objects.{i}.summary",
+                             f"at most {config['objects.summary_max_chars']} chars")
+        if len(obj.body) > config["objects.body_max_chars"]:
+            limit = config["objects.body_max_chars"]
+            raise FieldError(f"objects.{i}.body", f"at most {limit} chars")
+        text = "\n".join([obj.name, *obj.aliases, obj.summary, obj.body, *obj.cues])
+        kind = find_secret(text)
+        if kind:
+            raise FieldError(f"objects.{i}.body", f"holds what looks like {kind}: keep only the "
+                                                  "purpose and where the secret lives, never it")
+        _check_status(obj, row, i)
+    return seen
+
+
+def _check_status(obj: ObjectWrite, row: sqlite3.Row | None, i: int) -> None:
+    is_project = obj.id.startswith("project:")
+    if row is None and is_project and obj.status not in (None, "candidate"):
+        raise FieldError(f"objects.{i}.status", "a new project must be created as candidate; "
+                                                "only the agent activates it after asking")
+    if row is not None and is_project and row["status"] == "candidate" and obj.status == "active":
+        raise FieldError(f"objects.{i}.status", "only project approval activates a candidate "
+                                                "project (memvault project approve)")
+
+
+def _check_merges(conn: sqlite3.Connection, merges: list[Merge], rules: WriteRules) -> None:
+    for m, merge in enumerate(merges):
+        for end in ("loser", "survivor"):
+            target = getattr(merge, end)
+            _check_id(target, f"merges.{m}.{end}")
+            row = _existing(conn, target)
+            if row is None:
+                raise FieldError(f"merges.{m}.{end}", f"no object {target}")
+            if row["redirect_to"]:
+                raise FieldError(f"merges.{m}.{end}", f"{target} is already merged")
+            if target not in rules.read_ids:
+                raise FieldError(f"merges.{m}.{end}", f"{target} was not read by this batch")
+        if merge.loser == merge.survivor:
+            raise FieldError(f"merges.{m}", "an object cannot be merged into itself")
+        # Within one write a loser is merged once and never survives another merge, and a
+        # survivor never loses one: otherwise the redirects could form a cycle (a -> b -> a)
+        # that leaves no live object at all.
+        earlier = merges[:m]
+        if merge.loser in {x.loser for x in earlier} | {x.survivor for x in earlier}:
+            raise FieldError(f"merges.{m}.loser", f"{merge.loser} is already in an earlier "
+                                                  "merge of this write")
+        if merge.survivor in {x.loser for x in earlier}:
+            raise FieldError(f"merges.{m}.survivor", f"{merge.survivor} is merged away earlier "
+                                                     "in this write")
+
+
+def apply_write(conn: sqlite3.Connection, write: GraphWrite, rules: WriteRules,
+                now: datetime) -> dict[str, Any]:
+    """Apply a validated write inside the caller's transaction; return what changed."""
+    changed = 0
+    for obj in write.objects:
+        row = _existing(conn, obj.id)
+        status = obj.status or (row["status"] if row is not None else
+                                "candidate" if obj.id.startswith("project:") else "active")
+        record = ObjectRecord(id=obj.id, type=obj.id.split(":", 1)[0], name=obj.name,
+                              aliases=list(dict.fromkeys(obj.aliases)), summary=obj.summary,
+                              body=obj.body, cues=list(dict.fromkeys(obj.cues)), status=status)
+        before = row["version"] if row is not None else 0
+        changed += save_object(conn, record, now, rules.batch_id).version != before
+    relations = sum(add_relation(conn, r.src, r.label, r.dst, now, rules.batch_id)
+                    for r in write.relations)
+    evidence = sum(add_evidence(conn, e.object_id, e.event_id, e.start, e.end, now,
+                                rules.batch_id) for e in write.evidence)
+    cores = sum(write_core_file(conn, c.name, c.content, rules.origin, now, rules.batch_id)
+                is not None for c in write.core_files)
+    for merge in write.merges:
+        merge_objects(conn, merge.loser, merge.survivor, now, rules.batch_id)
+    return {"objects_changed": changed, "objects_unchanged": len(write.objects) - changed,
+            "relations_added": relations, "evidence_added": evidence, "core_files": cores,
+            "merged": [m.loser for m in write.merges]}
+
+
+def merge_objects(conn: sqlite3.Connection, loser: str, survivor: str, now: datetime,
+                  batch_id: int | None) -> None:
+    """Fold `loser` into `survivor`: supersedes relation, evidence copied, loser redirects."""
+    from ..base.clock import iso
+
+    conn.execute(
+        "INSERT OR IGNORE INTO relations (src_id, label, dst_id, created_at, batch_id)"
+        " VALUES (?, 'supersedes', ?, ?, ?)", (survivor, loser, iso(now), batch_id))
+    conn.execute(
+        "INSERT OR IGNORE INTO evidence (object_id, event_id, start_char, end_char, created_at,"
+        " batch_id) SELECT ?, event_id, start_char, end_char, ?, ? FROM evidence"
+        " WHERE object_id = ?", (survivor, iso(now), batch_id, loser))
+    row = _existing(conn, loser)
+    assert row is not None
+    record = ObjectRecord.from_row(row)
+    record.redirect_to = survivor
+    save_object(conn, record, now, batch_id)

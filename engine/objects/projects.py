@@ -1,0 +1,31 @@
+"""Project approval: the only way a candidate project becomes active.
+
+A new project is always created `candidate`; the agent activates it after asking its user.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+from typing import Any
+
+from ..base.errors import InputError
+from ..store.connection import bump_revision, write
+from .records import get_object, resolve_redirect, save_object
+
+
+def approve_project(conn: sqlite3.Connection, project_id: str, now: datetime) -> dict[str, Any]:
+    """Activate a candidate project (one transaction, bumps the graph revision)."""
+    with write(conn):
+        target = resolve_redirect(conn, project_id)
+        obj = get_object(conn, target)
+        if obj.type != "project":
+            raise InputError(f"{project_id} is a {obj.type}, not a project")
+        if obj.status == "active":
+            return {"id": obj.id, "status": "active", "changed": False}
+        if obj.status != "candidate":
+            raise InputError(f"{obj.id} is {obj.status}; only a candidate project is approved")
+        obj.status = "active"
+        save_object(conn, obj, now)
+        revision = bump_revision(conn)
+    return {"id": obj.id, "status": "active", "changed": True, "revision": revision}

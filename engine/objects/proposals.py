@@ -1,0 +1,123 @@
+"""The graph-write proposal of organize and deep, as the model submits it.
+
+Field limits that a schema can express live here (so the model sees them in the tool schema and
+a violation comes back naming the field); rules that need the store live in graph_write.py.
+Every text field is `Text`: a lone UTF-16 surrogate (which JSON's \\ud800 escapes can carry)
+or a NUL is refused as a correction here, as events and core files refuse them, instead of
+failing the batch when SQLite cannot encode the text (or its text functions stop at the NUL).
+The models are strict: an unknown field is refused, and so is a field name that is not text (a
+correction names the field, so the name must be sendable).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from ..timeline.fragments import find_lone_surrogate
+
+
+def _plain_text(value: str) -> str:
+    if find_lone_surrogate(value) is not None:
+        raise ValueError("holds a lone UTF-16 surrogate (U+D800-U+DFFF), which is not text")
+    if "\x00" in value:
+        raise ValueError("holds a NUL character, which text in memory may not")
+    return value
+
+
+Text = Annotated[str, AfterValidator(_plain_text)]
+
+ObjectType = Literal["person", "task", "todo", "schedule", "knowledge", "project", "credential"]
+Label = Literal["member_of", "related_to", "assigned_to", "depends_on", "about", "supersedes",
+                "knows"]
+CoreName = Literal["AGENTS.md", "SOUL.md", "USER.md"]
+Outcome = Literal["continue", "linked", "archive_only"]
+
+
+class Strict(BaseModel):
+    """A tool's arguments: no unknown fields, no field name that is not text."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict) and any(
+            isinstance(key, str) and find_lone_surrogate(key) is not None for key in data
+        ):
+            raise ValueError("a field name holds a lone UTF-16 surrogate, which is not text")
+        return data
+
+
+class ObjectWrite(Strict):
+    """Create or replace one object's profile (the whole profile: unchanged fields repeated)."""
+
+    id: Text = Field(min_length=3, max_length=140, description="type:slug, e.g. person:zhang-wei")
+    name: Text = Field(min_length=1, max_length=200)
+    aliases: list[Text] = Field(default_factory=list, max_length=32)
+    summary: Text = Field(default="", max_length=400)
+    body: Text = Field(default="", max_length=16_000)
+    cues: list[Text] = Field(default_factory=list, max_length=32,
+                            description="future questions this object answers")
+    status: Literal["candidate", "active", "archived"] | None = Field(
+        default=None, description="lifecycle only; a new project must be candidate")
+
+
+class RelationWrite(Strict):
+    src: Text = Field(max_length=140)
+    label: Label
+    dst: Text = Field(max_length=140)
+
+
+class EvidenceWrite(Strict):
+    """Cite chars [start, end) of the claimed event's page as evidence for an object."""
+
+    object_id: Text = Field(max_length=140)
+    event_id: int
+    start: int = Field(ge=0)
+    end: int = Field(gt=0)
+
+
+class CoreWrite(Strict):
+    name: CoreName
+    content: Text = Field(max_length=200_000)
+
+
+class Disposition(Strict):
+    """How the claimed event ends this batch."""
+
+    event_id: int
+    outcome: Outcome
+    progress: Text | None = Field(default=None, max_length=2_000,
+                                 description="continue: what is done and what is next")
+    reason: Text | None = Field(default=None, max_length=1_000,
+                               description="archive_only: why nothing durable is in it")
+
+
+class Merge(Strict):
+    """deep: fold `loser` into `survivor`; the loser stays readable and redirects."""
+
+    loser: Text = Field(max_length=140)
+    survivor: Text = Field(max_length=140)
+
+
+class OrganizeProposal(Strict):
+    """Arguments of commit_organize."""
+
+    objects: list[ObjectWrite] = Field(default_factory=list, max_length=32)
+    relations: list[RelationWrite] = Field(default_factory=list, max_length=64)
+    evidence: list[EvidenceWrite] = Field(default_factory=list, max_length=256)
+    core_files: list[CoreWrite] = Field(default_factory=list, max_length=3)
+    events: list[Disposition] = Field(default_factory=list, max_length=1,
+                                      description="exactly one disposition for the claimed event")
+
+
+class ReviewProposal(Strict):
+    """Arguments of commit_review (deep)."""
+
+    reviewed: list[Text] = Field(max_length=4, description="every id of this batch, confirmed")
+    objects: list[ObjectWrite] = Field(default_factory=list, max_length=32)
+    relations: list[RelationWrite] = Field(default_factory=list, max_length=64)
+    merges: list[Merge] = Field(default_factory=list, max_length=4)
+    core_files: list[CoreWrite] = Field(default_factory=list, max_length=3)

@@ -1,0 +1,267 @@
+"""Long-term objects: profiles under stable ids `type:slug`, their versions, relations, evidence.
+
+Invariants: every change of an object adds an object_versions row (history is never rewritten);
+an object merged into another keeps its row, readable, with `redirect_to` naming the survivor;
+relation labels are the short ones (legacy rows excepted); evidence points at event slices.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..base.clock import iso
+from ..base.errors import InputError, NotFound
+from ..store.migrations import OBJECT_TYPES, RELATION_LABELS
+
+READ_PAGE = 50
+_SLUG_BAD = re.compile(r"[\s/\\:#|^\[\]%<>\"'*?`{}]")
+
+
+@dataclass
+class ObjectRecord:
+    """An object's current profile."""
+
+    id: str
+    type: str
+    name: str
+    aliases: list[str] = field(default_factory=list)
+    summary: str = ""
+    body: str = ""
+    cues: list[str] = field(default_factory=list)
+    status: str = "active"
+    version: int = 1
+    redirect_to: str | None = None
+    created_at: str = ""
+    updated_at: str = ""
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> ObjectRecord:
+        return cls(
+            id=row["id"], type=row["type"], name=row["name"], aliases=json.loads(row["aliases"]),
+            summary=row["summary"], body=row["body"], cues=json.loads(row["cues"]),
+            status=row["status"], version=row["version"], redirect_to=row["redirect_to"],
+            created_at=row["created_at"], updated_at=row["updated_at"],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def check_object_id(object_id: Any) -> tuple[str, str]:
+    """Split and validate `type:slug`; a path, control char or unknown type is an InputError."""
+    if not isinstance(object_id, str):
+        raise InputError(f"object id must be a string like person:zhang-wei, got {object_id!r}")
+    kind, sep, slug = object_id.partition(":")
+    if not sep or kind not in OBJECT_TYPES:
+        raise InputError(
+            f"not an object id: {object_id!r} (expected type:slug with type one of "
+            f"{', '.join(OBJECT_TYPES)})"
+        )
+    if not slug or len(slug) > 120:
+        raise InputError(f"object id {object_id!r}: the slug must be 1–120 chars")
+    if _SLUG_BAD.search(slug) or slug.startswith(".") or ".." in slug:
+        raise InputError(
+            f"object id {object_id!r}: the slug may not hold spaces, path separators or "
+            "any of : # | ^ [ ] % < > \" ' * ? ` { } (nor start with '.' or hold '..')"
+        )
+    if any(unicodedata.category(ch).startswith("C") for ch in slug):
+        raise InputError(f"object id {object_id!r}: the slug holds a control character")
+    return kind, slug
+
+
+def make_slug(name: str) -> str:
+    """A readable slug from a name: lowercased, spaces to '-', CJK kept, unsafe chars dropped."""
+    text = unicodedata.normalize("NFKC", name).strip().lower()
+    text = re.sub(r"\s+", "-", text)
+    text = _SLUG_BAD.sub("", text)
+    text = "".join(ch for ch in text if not unicodedata.category(ch).startswith("C"))
+    text = re.sub(r"-{2,}", "-", text).strip("-.")
+    return text[:80] or "unnamed"
+
+
+def get_object(conn: sqlite3.Connection, object_id: str) -> ObjectRecord:
+    check_object_id(object_id)
+    row = conn.execute("SELECT * FROM objects WHERE id = ?", (object_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no object {object_id}")
+    return ObjectRecord.from_row(row)
+
+
+def resolve_redirect(conn: sqlite3.Connection, object_id: str) -> str:
+    """Follow merge redirects to the surviving id (cycle-safe)."""
+    seen = {object_id}
+    current = object_id
+    while True:
+        row = conn.execute("SELECT redirect_to FROM objects WHERE id = ?", (current,)).fetchone()
+        if row is None or row[0] is None or row[0] in seen:
+            return current
+        current = row[0]
+        seen.add(current)
+
+
+def list_objects(
+    conn: sqlite3.Connection, type_: str | None = None, include_merged: bool = False
+) -> list[ObjectRecord]:
+    if type_ is not None and type_ not in OBJECT_TYPES:
+        raise InputError(f"unknown type {type_!r} (one of {', '.join(OBJECT_TYPES)})")
+    sql = "SELECT * FROM objects WHERE 1=1"
+    args: list[Any] = []
+    if type_:
+        sql += " AND type = ?"
+        args.append(type_)
+    if not include_merged:
+        sql += " AND redirect_to IS NULL"
+    rows = conn.execute(sql + " ORDER BY type, name, id", args).fetchall()
+    return [ObjectRecord.from_row(r) for r in rows]
+
+
+def save_object(
+    conn: sqlite3.Connection, obj: ObjectRecord, now: datetime, batch_id: int | None = None
+) -> ObjectRecord:
+    """Create or update an object and record the version, inside the caller's transaction."""
+    kind, _ = check_object_id(obj.id)
+    if obj.type != kind:
+        raise InputError(f"object {obj.id}: type {obj.type!r} does not match its id")
+    current = conn.execute("SELECT * FROM objects WHERE id = ?", (obj.id,)).fetchone()
+    stamp = iso(now)
+    values = (
+        obj.name, json.dumps(obj.aliases, ensure_ascii=False), obj.summary, obj.body,
+        json.dumps(obj.cues, ensure_ascii=False), obj.status, obj.redirect_to,
+    )
+    if current is None:
+        version = 1
+        conn.execute(
+            "INSERT INTO objects (id, type, name, aliases, summary, body, cues, status,"
+            " redirect_to, version, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (obj.id, obj.type, *values, version, stamp, stamp),
+        )
+        obj.created_at = stamp
+    else:
+        old = (current["name"], current["aliases"], current["summary"], current["body"],
+               current["cues"], current["status"], current["redirect_to"])
+        if old == values:
+            return ObjectRecord.from_row(current)
+        version = current["version"] + 1
+        conn.execute(
+            "UPDATE objects SET name=?, aliases=?, summary=?, body=?, cues=?, status=?,"
+            " redirect_to=?, version=?, updated_at=? WHERE id=?",
+            (*values, version, stamp, obj.id),
+        )
+        obj.created_at = current["created_at"]
+    conn.execute(
+        "INSERT INTO object_versions (object_id, version, name, aliases, summary, body, cues,"
+        " status, redirect_to, changed_at, batch_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (obj.id, version, *values, stamp, batch_id),
+    )
+    obj.version, obj.updated_at = version, stamp
+    return obj
+
+
+def add_relation(
+    conn: sqlite3.Connection, src: str, label: str, dst: str, now: datetime,
+    batch_id: int | None = None,
+) -> bool:
+    """Link two objects with a short label; True if the relation is new."""
+    if label not in RELATION_LABELS:
+        raise InputError(
+            f"relation label {label!r} is not allowed (short labels only: "
+            f"{', '.join(RELATION_LABELS)}); put details in the body"
+        )
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO relations (src_id, label, dst_id, created_at, batch_id)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (resolve_redirect(conn, src), label, resolve_redirect(conn, dst), iso(now), batch_id),
+    )
+    return cur.rowcount > 0
+
+
+def add_evidence(
+    conn: sqlite3.Connection, object_id: str, event_id: int, start: int, end: int,
+    now: datetime, batch_id: int | None = None,
+) -> bool:
+    """Cite chars [start, end) of an event as evidence for an object; True if new."""
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO evidence (object_id, event_id, start_char, end_char, created_at,"
+        " batch_id) VALUES (?, ?, ?, ?, ?, ?)",
+        (resolve_redirect(conn, object_id), event_id, start, end, iso(now), batch_id),
+    )
+    return cur.rowcount > 0
+
+
+def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0) -> dict[str, Any]:
+    """Profile, relations and evidence of an object, links paged READ_PAGE at a time.
+
+    A merged id is followed to its survivor; `redirected_from` says so.
+    """
+    check_object_id(object_id)
+    target = resolve_redirect(conn, object_id)
+    obj = get_object(conn, target)
+    if offset < 0:
+        raise InputError("offset must be >= 0")
+    links = object_links(conn, target)
+    page = links[offset : offset + READ_PAGE]
+    end = offset + len(page)
+    return {
+        "object": obj.to_dict(),
+        "redirected_from": object_id if target != object_id else None,
+        "links": page,
+        "total_links": len(links),
+        "offset": offset,
+        "next_offset": end if end < len(links) else None,
+    }
+
+
+def object_links(conn: sqlite3.Connection, object_id: str) -> list[dict[str, Any]]:
+    """Relations (outgoing, then incoming), then evidence, in a stable order."""
+    links: list[dict[str, Any]] = []
+    for row in conn.execute(
+        "SELECT r.label, r.dst_id AS other, o.name, r.legacy, r.archived, 'out' AS direction"
+        " FROM relations r LEFT JOIN objects o ON o.id = r.dst_id WHERE r.src_id = ?"
+        " UNION ALL SELECT r.label, r.src_id, o.name, r.legacy, r.archived, 'in'"
+        " FROM relations r LEFT JOIN objects o ON o.id = r.src_id WHERE r.dst_id = ?"
+        " ORDER BY direction DESC, label, other",
+        (object_id, object_id),
+    ):
+        links.append({"kind": "relation", **dict(row)})
+    for row in conn.execute(
+        "SELECT v.event_id, v.start_char, v.end_char, e.occurred_at FROM evidence v"
+        " JOIN events e ON e.id = v.event_id WHERE v.object_id = ?"
+        " ORDER BY e.occurred_us, v.event_id, v.start_char",
+        (object_id,),
+    ):
+        links.append({"kind": "evidence", **dict(row)})
+    return links
+
+
+def object_directory(
+    conn: sqlite3.Connection, max_entries: int, max_bytes: int
+) -> dict[str, Any]:
+    """A bounded directory of live objects (id, type, name, summary), most recently updated first.
+
+    Says how many objects were left out, so a bounded view is never mistaken for the whole.
+    """
+    total = conn.execute(
+        "SELECT COUNT(*) FROM objects WHERE redirect_to IS NULL AND status != 'archived'"
+    ).fetchone()[0]
+    entries: list[dict[str, Any]] = []
+    used = 0
+    for row in conn.execute(
+        "SELECT id, type, name, summary, status FROM objects"
+        " WHERE redirect_to IS NULL AND status != 'archived' ORDER BY updated_at DESC, id"
+        " LIMIT ?",
+        (max_entries,),
+    ):
+        entry = dict(row)
+        entry["summary"] = entry["summary"][:160]
+        cost = len(json.dumps(entry, ensure_ascii=False).encode("utf-8"))
+        if used + cost > max_bytes:
+            break
+        entries.append(entry)
+        used += cost
+    return {"entries": entries, "total": total, "omitted": total - len(entries), "bytes": used}

@@ -1,0 +1,392 @@
+"""Recall: memory_find, memory_read, memory_evidence. Synchronous, lexical, read-only.
+
+Invariants:
+- Nothing here writes; each call reads one snapshot (one read transaction).
+- User text is only ever text: parse_query quotes every term for FTS5; a query over 1,000 chars
+  or an empty one is an InputError; one with no searchable terms is an empty answer.
+- A hit never depends on whether `sync_index` ran: events past the index watermark (up to the
+  newest TAIL_SCAN_MAX, with a notice beyond) and objects in recall_dirty are read and scored
+  from their own tables.
+- Merged objects are reported as their survivor (redirect_to followed), naming the merged ids.
+- Ranking (engine/recall_rank.py): FTS5 postings give candidates, the rows give exact scores;
+  a score is the share of the query's best possible score, so objects and events interleave.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ..base.errors import InputError, NotFound
+from ..objects.records import check_object_id, read_object, resolve_redirect
+from ..store.migrations import OBJECT_TYPES
+from ..store.recall_index import fold, get_stat, object_field_texts, units
+from ..timeline.events import parse_event_id, read_event_page
+from .rank import (
+    SNIPPET_CHARS,
+    Stats,
+    candidates,
+    object_snippet,
+    score_object,
+    score_text,
+    snippet,
+    tail_df,
+)
+from .terms import Query, parse_query
+
+CANDIDATES = 40  # events re-scored exactly (at least; 2 x limit when larger)
+OBJECT_CANDIDATES = 10  # objects re-scored exactly (at least; limit / 2 when larger)
+EXACT_NAME_BONUS = 0.5  # the whole query is the object's name or one of its aliases
+PROJECT_MEMBER_SHARE = 0.5  # a member of a matching project scores half the project's score
+PROJECT_MEMBERS_MAX = 50
+MAX_LIMIT = 200
+EVIDENCE_PAGE_CHARS = 8_000
+TAIL_SCAN_MAX = 20_000  # unindexed events scanned per find; more are cut, with a notice
+
+
+@contextmanager
+def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction, unless the caller already holds one."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
+
+
+# -- memory_find ------------------------------------------------------------------------------
+
+def _check_types(types: Sequence[str] | None) -> tuple[set[str], bool]:
+    if types is None:
+        return set(OBJECT_TYPES), True
+    if isinstance(types, str):
+        types = [types]
+    allowed = (*OBJECT_TYPES, "event")
+    bad = [t for t in types if t not in allowed]
+    if bad or not types:
+        raise InputError(f"types must be among {', '.join(allowed)}; got {list(types)!r}")
+    return set(types) - {"event"}, "event" in types
+
+
+@dataclass
+class _Scope:
+    """What a project filter lets through: the project and its direct members (as survivors),
+    every id that resolves to one of them, and the events they cite as evidence."""
+
+    members: set[str]
+    object_ids: set[str]
+    events: set[int]
+
+
+def _project_scope(conn: sqlite3.Connection, project: str) -> _Scope:
+    kind, _ = check_object_id(project)
+    if kind != "project":
+        raise InputError(f"project must be a project id like project:daily, got {project!r}")
+    target = resolve_redirect(conn, project)
+    if conn.execute("SELECT 1 FROM objects WHERE id = ?", (target,)).fetchone() is None:
+        raise NotFound(f"no object {project}")
+    members = {target}
+    for (src,) in conn.execute(
+        "SELECT src_id FROM relations WHERE label = 'member_of' AND archived = 0"
+        " AND dst_id IN (SELECT value FROM json_each(?))",
+        (json.dumps([target, *_merged_into(conn, target)]),),
+    ):
+        members.add(resolve_redirect(conn, src))
+    merged = conn.execute("SELECT id FROM objects WHERE redirect_to IS NOT NULL").fetchall()
+    object_ids = members | {r[0] for r in merged if resolve_redirect(conn, r[0]) in members}
+    events = {r[0] for r in conn.execute(
+        "SELECT event_id FROM evidence WHERE object_id IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(object_ids)),),
+    )}
+    return _Scope(members, object_ids, events)
+
+
+def _merged_into(conn: sqlite3.Connection, survivor: str) -> list[str]:
+    """Ids whose redirect chain ends at `survivor` (not including it)."""
+    rows = conn.execute("SELECT id FROM objects WHERE redirect_to IS NOT NULL").fetchall()
+    return sorted(
+        r[0] for r in rows if r[0] != survivor and resolve_redirect(conn, r[0]) == survivor
+    )
+
+
+def memory_find(
+    conn: sqlite3.Connection, query: str, types: Sequence[str] | None = None,
+    project: str | None = None, limit: int = 20, include_events: bool = True,
+) -> dict[str, Any]:
+    """Ranked hits over objects (name, aliases, cues, summary, body, direct project membership)
+    and raw events, for Chinese and English text; each hit with a snippet and why it matched.
+
+    `types` narrows to object types and/or "event" (raw events); `include_events=False` leaves
+    events out whatever `types` says; `project` narrows to that project, its direct members and
+    the events they cite as evidence. Read-only. Raises InputError for an empty query, one over
+    1,000 chars, a bad `types`, `project` or `limit`; never for query content.
+    """
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise InputError(f"limit must be an integer from 1 to {MAX_LIMIT}")
+    parsed = parse_query(query)
+    object_types, with_events = _check_types(types)
+    with_events = with_events and include_events
+    answer: dict[str, Any] = {"query": query, "terms": [t.text for t in parsed.terms],
+                              "hits": [], "notice": parsed.notice}
+    if not parsed.terms:
+        answer["notice"] = "no searchable words in the query (only punctuation or symbols)"
+        return answer
+    want = max(CANDIDATES, 2 * limit)
+    with _snapshot(conn):
+        scope = _project_scope(conn, project) if project is not None else None
+        hits = (_find_objects(conn, parsed, object_types, scope,
+                              max(OBJECT_CANDIDATES, limit // 2)) if object_types else [])
+        if with_events:
+            hits += _find_events(conn, parsed, scope.events if scope else None, answer, want)
+    hits.sort(key=lambda h: (-h["score"], h["kind"] != "object",  # ties: objects, then newest
+                             -h["id"] if h["kind"] == "event" else 0, str(h["id"])))
+    answer["hits"] = hits[:limit]
+    for hit in answer["hits"]:  # snippets only for what is returned
+        source = hit.pop("_source")
+        if hit["kind"] == "event":
+            hit["snippet"] = snippet(source[0], parsed, source[1])
+        elif source is not None:
+            hit["snippet"] = object_snippet(source[0], source[1], parsed, source[2])
+    return answer
+
+
+def _find_events(
+    conn: sqlite3.Connection, query: Query, allowed: set[int] | None, answer: dict[str, Any],
+    want: int,
+) -> list[dict[str, Any]]:
+    cols = "id, occurred_at, source, kind, meta, text"
+    watermark = get_stat(conn, "events_indexed_to")
+    tail = conn.execute(f"SELECT {cols} FROM events WHERE id > ? ORDER BY id DESC LIMIT ?",
+                        (watermark, TAIL_SCAN_MAX + 1)).fetchall()
+    if tail:  # scanned, and counted into the statistics
+        answer["unindexed_events"] = len(tail)
+    if len(tail) > TAIL_SCAN_MAX:
+        tail = tail[:TAIL_SCAN_MAX]
+        answer["unindexed_events"] = conn.execute(
+            "SELECT count(*) FROM events WHERE id > ?", (watermark,)).fetchone()[0]
+        answer["notice"] = (f"{answer['unindexed_events']:,} events are not indexed yet; "
+                            f"searched the newest {TAIL_SCAN_MAX:,} of them")
+    if allowed is not None:
+        tail = [row for row in tail if row[0] in allowed]
+    docs = get_stat(conn, "events_docs") + len(tail)
+    total = get_stat(conn, "events_units") + sum(units(row[5]) for row in tail)
+    stats = Stats(docs, total / max(docs, 1))
+    ids = candidates(conn, "recall_events_fts", query, stats, watermark, allowed, set(), want,
+                     vocab=True)
+    tail_df(query, stats, [row[5] for row in tail])
+    rows = conn.execute(
+        f"SELECT {cols} FROM events WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(ids),),
+    ).fetchall()
+    hits = []
+    for row in (*rows, *tail):
+        score, why = score_text(query, stats, row[5])
+        if score > 0:
+            hits.append({
+                "kind": "event", "id": row[0], "score": round(score, 4), "snippet": "",
+                "why": why, "occurred_at": row[1], "source": row[2], "event_kind": row[3],
+                "meta": json.loads(row[4]) if row[4] else None, "_source": (row[5], stats.idf),
+            })
+    return hits
+
+
+def _find_objects(
+    conn: sqlite3.Connection, query: Query, types: set[str], scope: _Scope | None, want: int,
+) -> list[dict[str, Any]]:
+    dirty = [r[0] for r in conn.execute("SELECT object_id FROM recall_dirty")]
+    exclude = {r[0] for r in conn.execute(
+        "SELECT rid FROM recall_object_keys WHERE object_id IN (SELECT object_id FROM recall_dirty)"
+    )}
+    allowed: set[int] | None = None
+    if types != set(OBJECT_TYPES):
+        allowed = set(json.loads(conn.execute(
+            "SELECT json_group_array(rid) FROM recall_object_keys"
+            " WHERE type IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(types)),),
+        ).fetchone()[0]))
+    if scope is not None:
+        inside = {r[0] for r in conn.execute(
+            "SELECT rid FROM recall_object_keys"
+            " WHERE object_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(scope.object_ids)),),
+        )}
+        allowed = inside if allowed is None else allowed & inside
+    n, top = get_stat(conn, "objects_docs"), conn.execute(
+        "SELECT coalesce(max(rid), 0) FROM recall_object_keys").fetchone()[0]
+    stats = Stats(n, get_stat(conn, "objects_body_units") / max(n, 1))
+    rids = candidates(conn, "recall_objects_fts", query, stats, top, allowed, exclude, want)
+    rows = conn.execute(
+        f"SELECT {_OBJECT_COLS} FROM objects WHERE id IN (SELECT object_id FROM"
+        " recall_object_keys WHERE rid IN (SELECT value FROM json_each(?))"
+        " UNION SELECT value FROM json_each(?))",
+        (json.dumps(rids), json.dumps(dirty)),
+    ).fetchall()
+    exact = fold(query.text).strip()
+    found: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        fields = object_field_texts(row)
+        score, why = score_object(query, stats, fields)
+        if not score:
+            continue
+        names = {fold(x) for x in (fields[0], *fields[1].split("\n"))}
+        score += EXACT_NAME_BONUS if exact in names else 0.0
+        _add_object_hit(conn, found, row, score, why, (fields, why, stats.idf))
+    for hit in [h for h in found.values() if h["type"] == "project"]:
+        _add_members(conn, found, hit)
+    return [h for h in found.values() if h["type"] in types
+            and (scope is None or h["id"] in scope.members)]
+
+
+_OBJECT_COLS = "id, name, aliases, cues, summary, body, type, status, redirect_to"
+
+
+def _add_object_hit(
+    conn: sqlite3.Connection, found: dict[str, dict[str, Any]], row: Sequence[Any],
+    score: float, why: list[str],
+    source: tuple[Sequence[str], list[str], dict[str, float]] | None,
+) -> None:
+    """Record a hit under the surviving id; keep the best score, gather every reason."""
+    object_id = row[0]
+    if row[8] is not None:  # merged: report the survivor
+        target = resolve_redirect(conn, object_id)
+        row = conn.execute(f"SELECT {_OBJECT_COLS} FROM objects WHERE id = ?",
+                           (target,)).fetchone() or row
+    hit = found.get(row[0])
+    if hit is None:
+        hit = found[row[0]] = {
+            "kind": "object", "id": row[0], "type": row[6], "name": row[1], "status": row[7],
+            "score": 0.0, "snippet": row[4][:SNIPPET_CHARS] or row[1], "why": [],
+            "_source": None,
+        }
+    if row[0] != object_id:
+        hit.setdefault("merged", []).append(object_id)
+        why = [f"via merged {object_id}: {w}" for w in why]
+    if score > hit["score"]:
+        hit["score"] = round(score, 4)
+        if source is not None and row[0] == object_id:
+            hit["_source"] = source
+    hit["why"] = [*hit["why"], *why][:8]
+
+
+def _add_members(
+    conn: sqlite3.Connection, found: dict[str, dict[str, Any]], project: dict[str, Any]
+) -> None:
+    """Direct members of a matching project become hits at half its score."""
+    ids = [project["id"], *project.get("merged", [])]
+    cols = ", ".join(f"o.{c.strip()}" for c in _OBJECT_COLS.split(","))
+    rows = conn.execute(
+        f"SELECT {cols} FROM relations r JOIN objects o ON o.id = r.src_id"
+        " WHERE r.label = 'member_of' AND r.archived = 0 AND r.dst_id IN"
+        " (SELECT value FROM json_each(?)) ORDER BY o.name, o.id LIMIT ?",
+        (json.dumps(ids), PROJECT_MEMBERS_MAX),
+    ).fetchall()
+    share = round(project["score"] * PROJECT_MEMBER_SHARE, 4)
+    for row in rows:
+        _add_object_hit(conn, found, row, share, [f"member of {project['id']}"], None)
+
+
+# -- memory_read, memory_evidence -------------------------------------------------------------
+
+def _is_event_ref(value: object) -> bool:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return True
+    return isinstance(value, str) and (value.strip().isdigit() or value.startswith("event:"))
+
+
+def memory_read(conn: sqlite3.Connection, object_id: str | int, offset: int = 0) -> dict[str, Any]:
+    """An object's profile, relations and evidence list, paged by next_offset (redirects
+    followed; `merged` lists ids merged into it). An event id (42, "event:42") reads the event.
+    """
+    if not isinstance(offset, int) or offset < 0:
+        raise InputError("offset must be an integer >= 0")
+    with _snapshot(conn):
+        if _is_event_ref(object_id):
+            return _event_page(conn, parse_event_id(object_id), offset)
+        data = read_object(conn, str(object_id), offset)
+        data["merged"] = _merged_into(conn, data["object"]["id"])
+    return {"kind": "object", **data}
+
+
+def memory_evidence(
+    conn: sqlite3.Connection, id_or_event: str | int, offset: int = 0
+) -> dict[str, Any]:
+    """The raw text behind an object's evidence (its own and that of objects merged into it),
+    oldest first, at most EVIDENCE_PAGE_CHARS chars a page; `offset`/`next_offset` count chars
+    of evidence text. For an event id: the event's text, paged, and the objects citing it.
+    """
+    if not isinstance(offset, int) or offset < 0:
+        raise InputError("offset must be an integer >= 0")
+    with _snapshot(conn):
+        if _is_event_ref(id_or_event):
+            event_id = parse_event_id(id_or_event)
+            page = _event_page(conn, event_id, offset)
+            cited = [
+                {"object_id": r[0], "start_char": r[1], "end_char": r[2]}
+                for r in conn.execute(
+                    "SELECT object_id, start_char, end_char FROM evidence WHERE event_id = ?"
+                    " ORDER BY object_id, start_char", (event_id,),
+                )
+            ]
+            return {**page, "cited_by": cited}
+        check_object_id(id_or_event)
+        target = resolve_redirect(conn, str(id_or_event))
+        if conn.execute("SELECT 1 FROM objects WHERE id = ?", (target,)).fetchone() is None:
+            raise NotFound(f"no object {id_or_event}")
+        return _evidence_page(conn, str(id_or_event), target, offset)
+
+
+def _event_page(conn: sqlite3.Connection, event_id: int, offset: int) -> dict[str, Any]:
+    """read_event_page with the event's own kind as `event_kind` (`kind` says "event")."""
+    page = read_event_page(conn, event_id, offset)
+    page["event_kind"] = page.pop("kind")
+    return {"kind": "event", **page}
+
+
+def _evidence_page(
+    conn: sqlite3.Connection, asked: str, target: str, offset: int
+) -> dict[str, Any]:
+    owners = [target, *_merged_into(conn, target)]
+    links = conn.execute(
+        "SELECT v.object_id, v.event_id, v.start_char, min(v.end_char, e.chars), e.occurred_at,"
+        " e.source FROM evidence v JOIN events e ON e.id = v.event_id"
+        " WHERE v.object_id IN (SELECT value FROM json_each(?)) AND v.start_char < e.chars"
+        " ORDER BY e.occurred_us, v.event_id, v.start_char, v.object_id",
+        (json.dumps(owners),),
+    ).fetchall()
+    total = sum(end - start for _, _, start, end, _, _ in links)
+    if offset > total:
+        raise InputError(f"offset {offset} is past the end of the evidence ({total} chars)")
+    items, pos, budget = [], 0, EVIDENCE_PAGE_CHARS
+    for owner, event_id, start, end, occurred_at, source in links:
+        length = end - start
+        if pos + length <= offset:
+            pos += length
+            continue
+        if budget <= 0:
+            break
+        skip = max(0, offset - pos)
+        take = min(length - skip, budget)
+        text = conn.execute(
+            "SELECT substr(text, ?, ?) FROM events WHERE id = ?",
+            (start + skip + 1, take, event_id),
+        ).fetchone()[0]
+        items.append({
+            "object_id": owner, "event_id": event_id, "occurred_at": occurred_at,
+            "source": source, "start_char": start + skip, "end_char": start + skip + take,
+            "text": text, "partial": skip > 0 or take < length,
+        })
+        budget -= take
+        pos += length
+    end_pos = offset + (EVIDENCE_PAGE_CHARS - budget)
+    return {
+        "kind": "object", "id": target, "redirected_from": asked if asked != target else None,
+        "merged": owners[1:], "total_chars": total, "offset": offset, "items": items,
+        "next_offset": end_pos if end_pos < total else None,
+    }

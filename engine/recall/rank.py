@@ -1,0 +1,297 @@
+"""Ranking for recall: candidates from the FTS5 index, then exact scores from the rows.
+
+Invariants:
+- Stage 1 reads at most CAP + 1 postings per term (newest first) into Python and sums at most
+  POSTINGS_BUDGET, so its cost does not grow with the events index: there, document counts and
+  prefix expansions come from recall_vocab. (On the objects index, small by nature, a word
+  prefix is an FTS5 prefix query, whose internal cost grows with that index.)
+- Stage 2 never tokenizes a candidate: term frequencies are substring counts on the folded text
+  (str.find/count, in C), with word boundaries checked for words; CJK bigrams are substrings by
+  construction. A 16,000-char body costs a few C scans, not a Python tokenization.
+- A score is BM25 (k1 1.2, b 0.75) divided by the query's best possible score, so objects and
+  events rank on one scale; objects use field weights (BM25F) over name, aliases, cues, summary
+  and body.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import math
+import sqlite3
+from collections.abc import Sequence
+
+from ..store.recall_index import CJK_RUN, fold, units
+from .terms import Query, Term
+
+K1, B = 1.2, 0.75
+CAP = 1_000  # postings read per term; a term in more documents is "common"
+POSTINGS_BUDGET = 10_000  # postings summed in stage 1, rarest terms first
+MAX_EXPANSIONS = 200  # words a prefix expands to (in vocabulary order)
+PHRASE_BONUS = 0.5  # a whole CJK phrase of the query, times the mean idf of its bigrams
+FIELD_WEIGHTS = (4.0, 4.0, 2.5, 2.0, 1.0)  # name, aliases, cues, summary, body
+FIELD_LABELS = ("name", "alias", "cue", "summary", "body")
+SNIPPET_CHARS = 160
+
+
+def _idf(df: float, n: int) -> float:
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+class Stats:
+    """Document count, mean length and per-term document frequency of one index."""
+
+    def __init__(self, n: int, avg_len: float) -> None:
+        self.n, self.avg_len = max(n, 1), max(avg_len, 1.0)
+        self.df: dict[str, float] = {}
+        self.idf: dict[str, float] = {}
+        self._best: float | None = None
+
+    def set_df(self, term: str, df: float) -> None:
+        self.df[term] = df
+        self.idf[term] = _idf(df, self.n)
+        self._best = None
+
+    def best(self, query: Query) -> float:
+        """The query's best possible score: every term saturated, every phrase whole."""
+        if self._best is None:
+            top = sum(self.idf.get(t.text, 0.0) for t in query.terms) * (K1 + 1)
+            phrases = sum(self.phrase_idf(p) for p in query.phrases)
+            self._best = top + PHRASE_BONUS * phrases or 1.0
+        return self._best
+
+    def phrase_idf(self, phrase: str) -> float:
+        pairs = [phrase[i : i + 2] for i in range(len(phrase) - 1)]
+        return sum(self.idf.get(p, 0.0) for p in pairs) / max(1, len(pairs))
+
+
+# -- stage 1 ----------------------------------------------------------------------------------
+
+def _looked_up(term: Term, terms: Sequence[Term]) -> bool:
+    """Whether a term generates candidates: a lone CJK character only when nothing better is
+    there (it is mostly noise beside other terms); a word prefix when it has 3+ letters or is
+    the whole query (in FTS5 it reads every posting of every word it starts)."""
+    if term.kind == "prefix":
+        return len(term.text) >= 3 or len(terms) == 1
+    if term.kind == "cjk1":
+        return all(t.kind == "cjk1" for t in terms)
+    return True
+
+
+def _rowids(conn: sqlite3.Connection, table: str, match: str, limit: int = -1) -> list[int]:
+    """Rowids matching one FTS5 expression, newest first (one JSON array: faster than rows)."""
+    row = conn.execute(
+        f"SELECT json_group_array(rowid) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ?"
+        " ORDER BY rowid DESC LIMIT ?)", (match, limit),
+    ).fetchone()
+    return json.loads(row[0])
+
+
+def _lookup(
+    conn: sqlite3.Connection, table: str, term: Term, stats: Stats, top_id: int
+) -> tuple[list[int] | None, float, list[str]]:
+    """(rowids holding `term`, or None when more than CAP do; its document frequency; the
+    FTS5 expressions whose newest postings stand for it when every term is common)."""
+    try:
+        postings = _rowids(conn, table, term.fts, CAP + 1)
+    except sqlite3.OperationalError:  # a term the tokenizer reduces to nothing
+        return [], 0.0, []
+    if len(postings) <= CAP:
+        return postings, float(len(postings)), []
+    # CAP + 1 postings in (last, top]: scale that density to the whole index
+    span = max(1, top_id - postings[-1])
+    return None, min(float(stats.n), max(CAP + 1.0, (CAP + 1) * top_id / span)), [term.fts]
+
+
+def _lookup_vocab(
+    conn: sqlite3.Connection, table: str, term: Term, stats: Stats
+) -> tuple[list[int] | None, float, list[str]]:
+    """_lookup through recall_vocab: exact document counts without reading postings, and a
+    prefix expanded to the tokens it starts (never an FTS5 prefix query: its cost is unbounded).
+    """
+    if term.credit and term.kind != "word":  # prefix, cjk1
+        words = conn.execute(
+            "SELECT term, docs FROM recall_vocab WHERE term >= ? AND term < ? LIMIT ?",
+            (term.text, term.text + "\U0010ffff", MAX_EXPANSIONS),
+        ).fetchall()
+    else:
+        words = conn.execute(
+            "SELECT term, docs FROM recall_vocab WHERE term = ?", (term.text,)
+        ).fetchall()
+    words.sort(key=lambda w: -w[1])
+    df = min(float(stats.n), float(sum(w[1] for w in words)))
+    if df > CAP:
+        return None, df, [_quote(w[0]) for w in words[:3]]
+    if not words:
+        return [], 0.0, []
+    # at most CAP postings in all: now even a prefix query reads few (one statement for all)
+    return _rowids(conn, table, term.fts), df, []
+
+
+def _quote(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+def candidates(
+    conn: sqlite3.Connection, table: str, query: Query, stats: Stats, top_id: int,
+    allowed: set[int] | None, exclude: set[int], want: int, vocab: bool = False,
+) -> list[int]:
+    """Up to `want` rowids of `table` (only `allowed` ones when given, never `exclude`d ones),
+    best first by the summed idf of the rare terms they hold. Sets every term's document
+    frequency in `stats`. With `vocab`, terms are looked up in recall_vocab first."""
+    lists: dict[str, list[int]] = {}
+    fallback: dict[str, list[str]] = {}
+    for term in query.terms:
+        if not _looked_up(term, query.terms):
+            stats.set_df(term.text, stats.n / 10)  # unknown: a middling idf for stage 2
+            continue
+        if vocab:
+            postings, df, newest = _lookup_vocab(conn, table, term, stats)
+        else:
+            postings, df, newest = _lookup(conn, table, term, stats, top_id)
+        stats.set_df(term.text, df)
+        if postings is None:
+            fallback[term.text] = newest
+        else:
+            lists[term.text] = postings
+    chosen, used = [], 0
+    for term in sorted((t for t, p in lists.items() if p), key=lambda t: len(lists[t])):
+        if chosen and used + len(lists[term]) > POSTINGS_BUDGET:
+            break
+        chosen.append(term)
+        used += len(lists[term])
+    if not chosen:  # only common terms: the newest CAP postings of each stand for them
+        for term, matches in fallback.items():
+            lists[term] = sorted({r for m in matches for r in _rowids(conn, table, m, CAP)},
+                                 reverse=True)[:CAP]
+            chosen.append(term)
+    acc: dict[int, float] = {}
+    for term in chosen:
+        weight = stats.idf[term]
+        for rowid in lists[term]:
+            if (allowed is None or rowid in allowed) and rowid not in exclude:
+                acc[rowid] = acc.get(rowid, 0.0) + weight
+    return [r for r, _ in heapq.nlargest(want, acc.items(), key=lambda kv: (kv[1], kv[0]))]
+
+
+# -- stage 2 ----------------------------------------------------------------------------------
+
+def _word_char(ch: str) -> bool:
+    return ch.isalnum() and (ch.isascii() or not CJK_RUN.match(ch))
+
+
+def occurrences(term: Term, folded: str) -> tuple[float, list[str]]:
+    """Weighted frequency of `term` in folded text, and the tokens that matched (for `why`).
+
+    A word must start at a word boundary; a longer word it starts counts `term.credit`.
+    """
+    text = term.text
+    if term.kind in ("cjk", "cjk1"):
+        n = folded.count(text)
+        return float(n), [text] if n else []
+    tf, matched, start, size = 0.0, [], 0, len(folded)
+    while (i := folded.find(text, start)) >= 0:
+        start = i + 1
+        if i and _word_char(folded[i - 1]):
+            continue
+        end = i + len(text)
+        if end < size and _word_char(folded[end]):
+            if not term.credit:
+                continue
+            while end < size and _word_char(folded[end]):
+                end += 1
+            tf += term.credit
+        else:
+            tf += 1.0
+        if len(matched) < 3 and folded[i:end] not in matched:
+            matched.append(folded[i:end])
+    return tf, matched
+
+
+def _why(term: str, matched: list[str]) -> str:
+    return term if matched == [term] else f"{term}* ({', '.join(matched)})"
+
+
+def score_text(query: Query, stats: Stats, text: str) -> tuple[float, list[str]]:
+    """BM25 of one event text, as a share of the best possible; the matched terms for `why`."""
+    folded = fold(text)
+    norm = 1 - B + B * units(text) / stats.avg_len
+    score, why = 0.0, []
+    for term in query.terms:
+        tf, matched = occurrences(term, folded)
+        if tf:
+            score += stats.idf[term.text] * tf * (K1 + 1) / (tf + K1 * norm)
+            why.append(_why(term.text, matched))
+    for phrase in query.phrases if score else ():
+        if phrase in folded:
+            score += PHRASE_BONUS * stats.phrase_idf(phrase)
+            why.append(f'"{phrase}"')
+    return score / stats.best(query), why
+
+
+def score_object(query: Query, stats: Stats, fields: Sequence[str]) -> tuple[float, list[str]]:
+    """BM25F over name, aliases, cues, summary and body (the body length-normalized), as a
+    share of the best possible; `why` names field and term, e.g. "alias: qhy"."""
+    folded = [fold(f) for f in fields]
+    joined = "\n".join(folded)
+    body_norm = 1 - B + B * units(fields[4]) / stats.avg_len
+    score, why = 0.0, []
+    for term in query.terms:
+        if term.text not in joined:
+            continue
+        weighted, where = 0.0, []
+        for index, text in enumerate(folded):
+            tf, matched = occurrences(term, text) if text else (0.0, [])
+            if tf:
+                weighted += FIELD_WEIGHTS[index] * tf / (body_norm if index == 4 else 1.0)
+                where.append(f"{FIELD_LABELS[index]}: {_why(term.text, matched)}")
+        if weighted:
+            score += stats.idf[term.text] * weighted * (K1 + 1) / (weighted + K1)
+            why += where[:2]
+    for phrase in query.phrases if score else ():
+        if phrase in joined:
+            score += PHRASE_BONUS * stats.phrase_idf(phrase)
+    return score / stats.best(query), why
+
+
+def tail_df(query: Query, stats: Stats, texts: Sequence[str]) -> None:
+    """Count unindexed documents into each term's document frequency."""
+    folded = [fold(t) for t in texts]
+    for term in query.terms:
+        extra = sum(1 for f in folded if occurrences(term, f)[0])
+        if extra:
+            stats.set_df(term.text, min(float(stats.n), stats.df[term.text] + extra))
+
+
+# -- snippets ---------------------------------------------------------------------------------
+
+def snippet(text: str, query: Query, idf: dict[str, float]) -> str:
+    """About SNIPPET_CHARS of `text` (whitespace collapsed) around its weightiest match."""
+    folded = fold(text)
+    low = folded if len(folded) == len(text) else text.lower()  # positions must match `text`
+    best, best_weight = -1, -1.0
+    needles = [(p, 100.0) for p in query.phrases]
+    needles += [(t.text, idf.get(t.text, 0.0)) for t in query.terms]
+    for needle, weight in needles:
+        pos = low.find(needle)
+        while pos > 0 and needle.isascii() and _word_char(low[pos - 1]):
+            pos = low.find(needle, pos + 1)
+        if pos >= 0 and weight > best_weight:
+            best, best_weight = pos, weight
+    start = max(0, best - SNIPPET_CHARS // 3)
+    while start and not text[start - 1].isspace() and best - start < SNIPPET_CHARS // 2:
+        start -= 1  # begin at a word
+    flat = " ".join(text[start : start + 2 * SNIPPET_CHARS].split())
+    more = len(flat) > SNIPPET_CHARS or start + 2 * SNIPPET_CHARS < len(text.rstrip())
+    return ("…" if start else "") + flat[:SNIPPET_CHARS] + ("…" if more else "")
+
+
+def object_snippet(fields: Sequence[str], why: list[str], query: Query,
+                   idf: dict[str, float]) -> str:
+    """The summary, unless only the body matched: then a window of the body."""
+    summary, body = fields[3], fields[4]
+    if body and any(w.startswith("body") for w in why) and not any(
+        w.startswith("summary") for w in why
+    ):
+        return snippet(body, query, idf)
+    return snippet(summary or fields[2] or fields[0], query, idf)

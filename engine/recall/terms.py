@@ -1,0 +1,121 @@
+"""How a recall query becomes terms: the same analysis as the index (store/recall_index.py),
+stopwords dropped when other terms remain, at most MAX_TERMS terms of MAX_QUERY_CHARS chars."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..base.errors import InputError
+from ..store.recall_index import CJK_CHARS, fold
+from ..timeline.fragments import find_lone_surrogate
+
+MAX_QUERY_CHARS = 1_000
+MAX_TERMS = 48
+PREFIX_CREDIT = 0.5
+
+_QUERY_TOKEN = re.compile(f"([{CJK_CHARS}]+)|((?:(?![{CJK_CHARS}])[^\\W_])+)")
+
+# Function words dropped from a query that has other terms ("the Who" keeps both).
+STOPWORDS = frozenset("""
+a an the and or but if of at by for with about against between into through during before after
+above below to from up down in out on off over under again further then once here there when where
+why how all any both each few more most other some such no nor not only own same so than too very
+s t can will just don should now i me my myself we our ours ourselves you your yours yourself
+yourselves he him his himself she her hers herself it its itself they them their theirs themselves
+what which who whom this that these those am is are was were be been being have has had having do
+does did doing would could ever
+""".split())
+# Chinese function characters: a query bigram made only of these ("我们", "什么", "它的") is
+# dropped when the query has other terms, like an English stopword.
+CJK_FUNCTION_CHARS = frozenset(
+    "的了是我你他她它们在和与吗呢吧啊呀也都就还又很这那个不有过着把被给对从于而之其么什怎哪谁哦嗯啦些该会能可要"
+)
+
+@dataclass(frozen=True)
+class Term:
+    """One query term. `fts` is its FTS5 MATCH expression, quoted so user text stays text."""
+
+    text: str  # folded term as shown in `why`
+    kind: str  # word | prefix | cjk (one token) | cjk1 (one CJK char: a prefix of tokens)
+    fts: str
+    credit: float = 0.0  # what a longer token starting with `text` counts for (0: nothing)
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query: the terms to look up and the CJK phrases that earn a bonus when whole."""
+
+    text: str
+    terms: tuple[Term, ...]
+    phrases: tuple[str, ...]
+    notice: str | None = None
+    prefixes: tuple[str, ...] = ()  # terms that also match longer tokens they start
+
+
+def _quote(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+def parse_query(query: object) -> Query:
+    """Split user text into terms. Any input is text: FTS5 syntax in it is quoted, never run.
+
+    Raises InputError for a non-string, an empty query, one over MAX_QUERY_CHARS chars or one
+    that is not valid Unicode; a query of only punctuation parses to no terms (an empty answer).
+    """
+    if not isinstance(query, str):
+        raise InputError(f"query must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise InputError("query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InputError(
+            f"query is {len(query):,} chars; recall takes at most {MAX_QUERY_CHARS:,} "
+            "(search for the distinctive words instead)"
+        )
+    bad = find_lone_surrogate(query)
+    if bad is not None:
+        raise InputError(f"query has a lone surrogate at char {bad}: not valid Unicode text")
+    folded = fold(query)
+    words: list[str] = []
+    runs: list[str] = []
+    for match in _QUERY_TOKEN.finditer(folded):
+        if match.group(1):
+            runs.append(match.group(1))
+        else:
+            words.append(match.group(2))
+    content = [w for w in words if w not in STOPWORDS]
+    if content or runs:
+        words = content
+    terms: dict[str, Term] = {}
+    short = len(words) + len(runs) <= 3  # a name or a few words: match word prefixes too
+    for word in words:
+        if short and len(word) >= 2:
+            terms.setdefault(word, Term(word, "prefix", _quote(word) + "*", 1.0))
+        else:  # a longer word found inside a longer one ("paint": "painting") counts half
+            credit = PREFIX_CREDIT if len(word) >= 4 else 0.0
+            terms.setdefault(word, Term(word, "word", _quote(word), credit))
+    phrases: list[str] = []
+    pairs: list[str] = []
+    singles = [r for r in runs if len(r) == 1]
+    for run in singles:
+        if run not in CJK_FUNCTION_CHARS or (len(singles) == len(runs) and not words):
+            terms.setdefault(run, Term(run, "cjk1", _quote(run) + "*", 1.0))
+    for run in runs:
+        if len(run) == 1:
+            continue
+        if len(run) > 2:
+            phrases.append(run)
+        pairs += [run[i : i + 2] for i in range(len(run) - 1)]
+    content_pairs = [p for p in pairs if not set(p) <= CJK_FUNCTION_CHARS]
+    for pair in content_pairs if content_pairs or words else pairs:
+        terms.setdefault(pair, Term(pair, "cjk", _quote(pair)))
+    ordered = list(terms.values())
+    notice = None
+    if len(ordered) > MAX_TERMS:
+        notice = f"query has {len(ordered)} terms; searched the first {MAX_TERMS}"
+        ordered = ordered[:MAX_TERMS]
+    prefixes = tuple(t.text for t in ordered if t.credit)
+    return Query(query, tuple(ordered), tuple(dict.fromkeys(phrases)), notice, prefixes)
+
+
+# -- keeping the index in step ----------------------------------------------------------------

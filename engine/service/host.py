@@ -1,0 +1,441 @@
+"""`memvault serve`: one process that runs the worker, the background tasks it is given (the
+vault projector heartbeat and the core-file watcher, built by the CLI) and the agent's MCP API.
+
+Threads: the worker thread and each background task open their own `Memory` (their own
+sqlite3 connection; WAL lets them run beside each other); the API borrows connections from a
+`MemoryPool`. The API listens first and answers `initialize` at once: nothing it needs waits
+for a projection or a scan. Recall never waits on the worker.
+
+Shutdown on SIGINT/SIGTERM: the listener stops taking requests and finishes those in flight,
+the stop event reaches every thread, and the worker finishes the tick it is in: the batch in
+flight either commits or, when it outlasts `service.shutdown_grace_s`, is left behind; its
+lease expires and the next worker re-claims it. Nothing is lost: every write is one SQLite
+transaction. A second signal stops at once.
+
+Logs: one JSON object per line on stderr (`ts`, `level`, `logger`, `event`, then fields), through
+the stdlib `logging`; `log_event(logger, "name", key=value)` writes one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import logging
+import os
+import signal
+import socket
+import stat
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+import uvicorn
+
+from ..base.errors import InputError
+from ..home.memory import Memory
+from ..jobs.worker import TickResult, Worker
+from .mcp_server import DEFAULT_POOL_SIZE, MemoryPool, build_server, http_app
+
+log = logging.getLogger("memvault.service")
+
+# Settings of the [service] table, with the defaults used until engine/config.py has them.
+SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS; keep a margin
+RESTART_MIN_S, RESTART_MAX_S = 1.0, 300.0
+
+
+# -- structured logs ----------------------------------------------------------------------------
+class JsonLinesFormatter(logging.Formatter):
+    """One JSON object per record, on one line (newlines inside values are escaped)."""
+
+    CORE = ("ts", "level", "logger", "event")
+
+    def format(self, record: logging.LogRecord) -> str:
+        data: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "event": record.getMessage(),
+        }
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            for key, value in fields.items():
+                data[f"field_{key}" if key in self.CORE else key] = value
+        if record.exc_info:
+            data["traceback"] = "".join(traceback.format_exception(*record.exc_info))
+        return json.dumps(data, ensure_ascii=False, default=str)
+
+
+def configure_logging(level: str = "info", stream: TextIO | None = None) -> logging.Handler:
+    """Send every log record to `stream` (stderr) as JSON lines; return the handler."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonLinesFormatter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    # Per-request chatter of the HTTP stack stays out unless asked for.
+    quiet = logging.DEBUG if level.lower() == "debug" else logging.WARNING
+    for name in ("mcp", "uvicorn", "uvicorn.error", "uvicorn.access", "httpx", "httpx2",
+                 "watchfiles"):
+        logging.getLogger(name).setLevel(quiet)
+    return handler
+
+
+def log_event(logger: logging.Logger, event: str, level: int = logging.INFO, /, *,
+              exc_info: bool = False, **fields: Any) -> None:
+    """Log one structured event: `event` is the message, `fields` become JSON keys."""
+    logger.log(level, event, extra={"fields": fields}, exc_info=exc_info)
+
+
+# -- background tasks ---------------------------------------------------------------------------
+@dataclass
+class BackgroundTask:
+    """A loop run in its own thread until the stop event is set.
+
+    `target(stop)` must return soon after `stop` is set. When it raises, the service logs it
+    and (with `restart`) runs it again after a backoff that doubles from 1 s to 300 s and
+    resets after an hour of good running: a crash is restarted, a healthy task never is.
+    """
+
+    name: str
+    target: Callable[[threading.Event], None]
+    restart: bool = True
+
+
+WorkerFactory = Callable[[Memory, Callable[[TickResult], None]], Worker]
+"""Builds the worker on the thread's own Memory, with the service's tick callback."""
+
+
+def worker_task(home: str | Path, factory: WorkerFactory) -> BackgroundTask:
+    """The worker as a background task: its own Memory, batch after batch until stopped."""
+
+    def run(stop: threading.Event) -> None:
+        mem = Memory.open(home)
+        try:
+            worker = factory(mem, TickLogger())
+            log_event(log, "worker_started", holder=worker.holder,
+                      provider=getattr(worker.provider, "name", "?"),
+                      model=getattr(worker.provider, "model", ""))
+            ran = worker.run(stop=stop)
+            log_event(log, "worker_stopped", holder=worker.holder, batches=ran)
+        finally:
+            mem.close()
+
+    return BackgroundTask("worker", run)
+
+
+class TickLogger:
+    """Logs every batch outcome, and the worker's quiet states only when they change."""
+
+    QUIET = ("idle", "busy", "waiting")
+
+    def __init__(self) -> None:
+        self._last: str | None = None
+
+    def __call__(self, result: TickResult) -> None:
+        if result.action in self.QUIET:
+            if result.action != self._last:
+                log_event(log, "worker_" + result.action)
+        else:
+            level = logging.WARNING if result.action in ("failed", "terminal") else logging.INFO
+            log_event(log, "batch_" + result.action, level, job_id=result.job_id,
+                      batch_id=result.batch_id, error=result.error,
+                      receipt=_receipt_brief(result.receipt))
+        self._last = result.action
+
+
+def _receipt_brief(receipt: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not receipt:
+        return None
+    keep = ("mode", "revision", "event_id", "outcome", "covered", "head_id", "replayed")
+    return {k: receipt[k] for k in keep if k in receipt}
+
+
+class _Runner(threading.Thread):
+    """Runs one BackgroundTask, restarting it after a crash (with backoff)."""
+
+    def __init__(self, task: BackgroundTask, stop: threading.Event) -> None:
+        super().__init__(name=f"memvault-{task.name}", daemon=True)
+        self.task = task
+        self.stop = stop
+
+    def run(self) -> None:
+        delay = RESTART_MIN_S
+        while not self.stop.is_set():
+            started = time.monotonic()
+            log_event(log, "task_started", task=self.task.name)
+            try:
+                self.task.target(self.stop)
+            except Exception as exc:
+                log_event(log, "task_crashed", logging.ERROR, exc_info=True, task=self.task.name,
+                          error=f"{type(exc).__name__}: {exc}")
+                if not self.task.restart or self.stop.is_set():
+                    return
+                if time.monotonic() - started > 3_600:
+                    delay = RESTART_MIN_S
+                log_event(log, "task_restarting", logging.WARNING, task=self.task.name,
+                          delay_s=delay)
+                if self.stop.wait(delay):
+                    return
+                delay = min(delay * 2, RESTART_MAX_S)
+                continue
+            if not self.stop.is_set():
+                log_event(log, "task_ended", logging.WARNING, task=self.task.name,
+                          note="returned before the service stopped; not restarted")
+            return
+
+
+# -- listening ----------------------------------------------------------------------------------
+@dataclass
+class Listen:
+    """Where the API listens: a Unix socket, a loopback TCP port, or stdin/stdout."""
+
+    socket: Path | None = None
+    host: str = "127.0.0.1"
+    port: int | None = None
+    stdio: bool = False
+
+    def describe(self) -> dict[str, Any]:
+        if self.stdio:
+            return {"transport": "stdio"}
+        if self.socket is not None:
+            return {"transport": "streamable-http", "socket": str(self.socket)}
+        return {"transport": "streamable-http", "host": self.host, "port": self.port}
+
+
+def check_loopback(host: str) -> str:
+    """Only loopback addresses: the API carries the agent's whole memory."""
+    name = host.strip("[]")
+    if name == "localhost":
+        return "127.0.0.1"
+    try:
+        if ipaddress.ip_address(name).is_loopback:
+            return name
+    except ValueError:
+        pass
+    raise InputError(f"--host {host}: memvault serves only on a loopback address "
+                     "(127.0.0.1, ::1) or a Unix socket")
+
+
+def bind_unix(path: Path) -> socket.socket:
+    """A listening Unix socket at `path`, readable and writable by this user only (0600).
+
+    A stale socket file (nobody accepting) is replaced; a live one is an error."""
+    raw = os.fsencode(path)
+    if len(raw) > SOCKET_PATH_MAX:
+        raise InputError(f"socket path {path} is {len(raw)} bytes; Unix sockets allow about "
+                         f"{SOCKET_PATH_MAX}: pass a shorter --socket")
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700)
+    if path.exists() or path.is_symlink():
+        if not stat.S_ISSOCK(path.lstat().st_mode):
+            raise InputError(f"{path} exists and is not a socket; not replacing it")
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(str(path))
+        except (ConnectionRefusedError, FileNotFoundError):
+            path.unlink(missing_ok=True)  # left by a service that died
+        else:
+            raise InputError(f"another service is listening on {path}")
+        finally:
+            probe.close()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(str(path))
+        os.chmod(path, 0o600)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise InputError(f"cannot listen on {path}: {exc}") from None
+    sock.setblocking(False)
+    return sock
+
+
+def bind_tcp(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on a loopback `host` (port 0: any free port)."""
+    host = check_loopback(host)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise InputError(f"cannot listen on {host}:{port}: {exc}") from None
+    sock.setblocking(False)
+    return sock
+
+
+# -- the service --------------------------------------------------------------------------------
+class Service:
+    """The serve process: API + worker + given background tasks, until a signal stops it.
+
+    `worker` builds the worker (None: no worker here, e.g. a separate `memvault worker` runs);
+    `tasks` are the extra background loops (the CLI passes the vault projector and watcher).
+    """
+
+    def __init__(
+        self, home: str | Path, listen: Listen, *, worker: WorkerFactory | None = None,
+        tasks: Sequence[BackgroundTask] = (), bearer_token: str | None = None,
+        pool_size: int = DEFAULT_POOL_SIZE, shutdown_grace_s: float = 30.0,
+    ) -> None:
+        self.home = Path(home)
+        self.listen = listen
+        self.worker = worker
+        self.tasks = list(tasks)
+        self.bearer_token = bearer_token or None
+        self.pool_size = pool_size
+        self.shutdown_grace_s = shutdown_grace_s
+        self.stop_event = threading.Event()
+        self._force = threading.Event()
+        self._runners: list[_Runner] = []
+        self._uvicorn: _Uvicorn | None = None
+
+    def stop(self, reason: str = "requested") -> None:
+        """Ask everything to stop (safe from any thread and from a signal handler)."""
+        if not self.stop_event.is_set():
+            log_event(log, "service_stopping", reason=reason)
+        self.stop_event.set()
+
+    def run(self) -> int:
+        """Serve until stopped; return the process exit status (0 after a clean stop)."""
+        pool = MemoryPool.for_home(self.home, self.pool_size)  # opens nothing yet
+        server = build_server(pool, bearer_token=self.bearer_token)
+        sock = None
+        if not self.listen.stdio:
+            sock = (bind_unix(self.listen.socket) if self.listen.socket is not None
+                    else bind_tcp(self.listen.host, self.listen.port or 0))
+            if self.listen.socket is None:
+                self.listen.port = sock.getsockname()[1]
+        log_event(log, "service_starting", pid=os.getpid(), home=str(self.home),
+                  worker=self.worker is not None, tasks=[t.name for t in self.tasks],
+                  auth="bearer" if self.bearer_token else "none", **self.listen.describe())
+        status = 0
+        with self._signals():
+            try:
+                asyncio.run(self._serve(server, sock))
+            except Exception:
+                log_event(log, "service_failed", logging.ERROR, exc_info=True)
+                status = 1
+            finally:
+                self.stop("shutdown" if status == 0 else "failure")
+                self._join_background()
+                pool.close()
+                if sock is not None:
+                    sock.close()
+                    if self.listen.socket is not None:
+                        self.listen.socket.unlink(missing_ok=True)
+        log_event(log, "service_stopped", exit_code=status)
+        return status
+
+    # -- pieces ---------------------------------------------------------------------------------
+    def _start_background(self) -> None:
+        if self.stop_event.is_set():
+            return
+        tasks = list(self.tasks)
+        if self.worker is not None:
+            tasks.insert(0, worker_task(self.home, self.worker))
+        for task in tasks:
+            runner = _Runner(task, self.stop_event)
+            runner.start()
+            self._runners.append(runner)
+
+    def _join_background(self) -> None:
+        deadline = time.monotonic() + self.shutdown_grace_s
+        for runner in self._runners:
+            while runner.is_alive() and not self._force.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                runner.join(min(left, 0.2))
+            if runner.is_alive():
+                log_event(log, "task_abandoned", logging.WARNING, task=runner.task.name,
+                          note="still running at exit; a batch in flight is re-claimed after "
+                               "its lease expires")
+            else:
+                log_event(log, "task_stopped", task=runner.task.name)
+
+    async def _serve(self, server: Any, sock: socket.socket | None) -> None:
+        if sock is None:
+            await self._serve_stdio(server)
+            return
+        config = uvicorn.Config(http_app(server), log_config=None, access_log=False,
+                                lifespan="on", ws="none", timeout_graceful_shutdown=5)
+        self._uvicorn = _Uvicorn(config)
+        relay = asyncio.create_task(self._relay_stop())
+        try:
+            await self._uvicorn.serve(sockets=[sock])
+        finally:
+            relay.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await relay
+
+    async def _relay_stop(self) -> None:
+        """Announce readiness; turn the stop event into uvicorn's exit flags."""
+        announced = False
+        server = self._uvicorn
+        assert server is not None
+        while True:
+            if not announced and server.started:
+                announced = True
+                log_event(log, "service_ready", **self.listen.describe())
+                self._start_background()  # after the API answers: no scan delays initialize
+            if self.stop_event.is_set():
+                server.should_exit = True
+            if self._force.is_set():
+                server.force_exit = True
+            await asyncio.sleep(0.05)
+
+    async def _serve_stdio(self, server: Any) -> None:
+        from .mcp_server import run_stdio
+
+        task = asyncio.create_task(run_stdio(server))
+        log_event(log, "service_ready", **self.listen.describe())
+        self._start_background()
+        while not task.done() and not self.stop_event.is_set():
+            await asyncio.wait({task}, timeout=0.1)
+        if not task.done():
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task  # stdin closed by the host: a normal end
+
+    @contextlib.contextmanager
+    def _signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def handle(signum: int, frame: FrameType | None) -> None:
+            name = signal.Signals(signum).name
+            if self.stop_event.is_set():
+                log_event(log, "signal_force", signal=name)
+                self._force.set()
+            else:
+                log_event(log, "signal", signal=name)
+                self.stop(name)
+
+        previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without its own signal handlers: the service owns SIGINT/SIGTERM."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield

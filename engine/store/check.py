@@ -1,0 +1,172 @@
+"""`memvault check`: does the database hold together? Reads only; safe while the worker runs.
+
+Each finding is {kind, detail, ids}. `problems` are states the engine never produces on its own
+(corruption, orphans, lost events, contradictory queue states, abandoned batches, projection
+failures); `warnings` are normal but worth seeing (the vault projection lagging behind).
+
+Kinds of problem:
+- integrity: PRAGMA integrity_check is not ok;
+- foreign_key: PRAGMA foreign_key_check rows (table, rowid, parent table);
+- orphan_evidence / orphan_relation / orphan_redirect: links to missing objects or events;
+- redirect_cycle: merged objects whose redirects loop;
+- queued_while_hot: an archive_queue row whose event still has an active hot fragment;
+- lost_event: no active fragment, no queue row and not covered by an active head;
+- linked_without_target: a linked event with no evidence and no core file written for it;
+- archive_only_with_evidence: an archive_only event that objects cite;
+- cursor_beyond_event: page_cursor larger than the event's length;
+- stale_claim: a batch claimed longer than a lease ago (not waiting for a retry) while no valid
+  worker lease exists, so no live worker can be finishing it;
+- projection_error: the vault projector's recorded failures.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from ..base.clock import to_micros
+from .vault_tables import vault_status
+
+DEFAULT_LEASE_S = 360.0  # batch.timeout_s + worker.lease_extra_s by default
+MAX_IDS = 50  # ids listed per finding; the detail always carries the full count
+
+
+def _finding(kind: str, detail: str, ids: list[Any]) -> dict[str, Any]:
+    return {"kind": kind, "detail": detail, "ids": ids[:MAX_IDS]}
+
+
+def _ids(conn: sqlite3.Connection, sql: str, *params: Any) -> list[Any]:
+    return [row[0] for row in conn.execute(sql, params)]
+
+
+def check_memory(
+    conn: sqlite3.Connection, now: datetime | None = None, lease_s: float = DEFAULT_LEASE_S,
+) -> dict[str, Any]:
+    """Run every check; return {ok, problems, warnings, checked_at}. Reads only."""
+    now = now or datetime.now(UTC)
+    problems: list[dict[str, Any]] = []
+    warnings: list[dict[str, Any]] = []
+
+    def add(kind: str, detail: str, find: Callable[[], list[Any]]) -> None:
+        try:
+            ids = find()
+        except sqlite3.DatabaseError as exc:  # a damaged file: report it, run the other checks
+            problems.append(_finding(kind, f"could not check: {exc}", []))
+            return
+        if ids:
+            problems.append(_finding(kind, f"{len(ids)} {detail}", ids))
+
+    try:
+        integrity = [row[0] for row in conn.execute("PRAGMA integrity_check")]
+    except sqlite3.DatabaseError as exc:
+        integrity = [str(exc)]
+    if integrity != ["ok"]:
+        problems.append(_finding("integrity", "; ".join(integrity[:20]), []))
+
+    try:
+        fk = [tuple(row) for row in conn.execute("PRAGMA foreign_key_check")]
+    except sqlite3.DatabaseError as exc:
+        problems.append(_finding("foreign_key", f"could not check: {exc}", []))
+        fk = []
+    if fk:
+        tables = sorted({f"{t}->{parent}" for t, _, parent, _ in fk})
+        problems.append(_finding(
+            "foreign_key", f"{len(fk)} rows reference missing parents ({', '.join(tables)})",
+            [f"{t}:{rowid}" for t, rowid, _, _ in fk]))
+
+    add("orphan_evidence", "evidence rows point at a missing object or event", lambda: _ids(
+        conn, "SELECT v.id FROM evidence v WHERE NOT EXISTS (SELECT 1 FROM objects o"
+        " WHERE o.id = v.object_id) OR NOT EXISTS (SELECT 1 FROM events e"
+        " WHERE e.id = v.event_id) ORDER BY v.id"))
+    add("orphan_relation", "relations point at a missing object", lambda: _ids(
+        conn, "SELECT r.id FROM relations r WHERE NOT EXISTS (SELECT 1 FROM objects o"
+        " WHERE o.id = r.src_id) OR NOT EXISTS (SELECT 1 FROM objects o WHERE o.id = r.dst_id)"
+        " ORDER BY r.id"))
+    add("orphan_redirect", "objects redirect to a missing object", lambda: _ids(
+        conn, "SELECT o.id FROM objects o WHERE o.redirect_to IS NOT NULL AND NOT EXISTS"
+        " (SELECT 1 FROM objects t WHERE t.id = o.redirect_to) ORDER BY o.id"))
+    add("redirect_cycle", "objects are on a redirect cycle", lambda: _redirect_cycles(conn))
+
+    add("queued_while_hot", "queued events still have an active hot fragment", lambda: _ids(
+        conn, "SELECT DISTINCT n.event_id FROM hot_nodes n JOIN archive_queue q"
+        " ON q.event_id = n.event_id WHERE n.active = 1 ORDER BY n.event_id"))
+    add("lost_event", "events are neither hot, queued nor covered by an active head",
+        lambda: _lost_events(conn))
+    add("linked_without_target", "linked events have no evidence and no core file",
+        lambda: _ids(conn, "SELECT q.event_id FROM archive_queue q WHERE q.state = 'linked'"
+        " AND NOT EXISTS (SELECT 1 FROM evidence v WHERE v.event_id = q.event_id)"
+        " AND NOT EXISTS (SELECT 1 FROM core_files c JOIN batches b ON b.id = c.batch_id"
+        "   WHERE json_valid(b.claim) AND json_extract(b.claim, '$.event_id') = q.event_id)"
+        " ORDER BY q.event_id"))
+    add("archive_only_with_evidence", "archive_only events are cited as evidence", lambda: _ids(
+        conn, "SELECT q.event_id FROM archive_queue q WHERE q.state = 'archive_only'"
+        " AND EXISTS (SELECT 1 FROM evidence v WHERE v.event_id = q.event_id)"
+        " ORDER BY q.event_id"))
+    add("cursor_beyond_event", "queue rows have page_cursor beyond the event's length",
+        lambda: _ids(conn, "SELECT q.event_id FROM archive_queue q"
+        " JOIN events e ON e.id = q.event_id"
+        " WHERE q.page_cursor > e.chars OR q.page_cursor < 0 ORDER BY q.event_id"))
+    add("stale_claim", f"batches claimed over {lease_s:g} s ago with no valid worker lease",
+        lambda: _ids(conn, "SELECT b.id FROM batches b WHERE b.state = 'claimed'"
+             " AND b.next_attempt_at IS NULL"  # a failed claim waiting for its retry is fine
+             " AND (julianday(?) - julianday(b.claimed_at)) * 86400.0 > ?"
+             " AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.expires_us > ?"
+             "   AND (l.batch_id IS NULL OR l.batch_id = b.id)) ORDER BY b.id",
+             now.isoformat(), lease_s, to_micros(now)))
+
+    try:
+        vault = vault_status(conn)
+    except sqlite3.DatabaseError as exc:
+        problems.append(_finding("projection_error", f"could not check: {exc}", []))
+        vault = {"error_total": 0, "pending_objects": 0}
+    if vault["error_total"]:
+        problems.append(_finding(
+            "projection_error", f"{vault['error_total']} vault projection errors "
+            f"(latest: {vault['errors'][0]['error'] if vault['errors'] else '?'})",
+            [e["object_id"] or e["path"] for e in vault["errors"]]))
+    if vault["pending_objects"]:
+        warnings.append(_finding(
+            "projection_lag", f"{vault['pending_objects']} objects wait to be rendered "
+            "into the vault", []))
+    return {"ok": not problems, "problems": problems, "warnings": warnings,
+            "checked_at": now.isoformat()}
+
+
+def _redirect_cycles(conn: sqlite3.Connection) -> list[str]:
+    """Ids on a redirect cycle (a self-redirect included), each listed once."""
+    redirect = dict(conn.execute(
+        "SELECT id, redirect_to FROM objects WHERE redirect_to IS NOT NULL").fetchall())
+    on_cycle: set[str] = set()
+    settled: set[str] = set()
+    for start in redirect:
+        path: list[str] = []
+        seen: dict[str, int] = {}
+        node: str | None = start
+        while node is not None and node in redirect and node not in settled:
+            if node in seen:
+                on_cycle.update(path[seen[node]:])
+                break
+            seen[node] = len(path)
+            path.append(node)
+            node = redirect[node]
+        settled.update(path)
+    return sorted(on_cycle)
+
+
+def _lost_events(conn: sqlite3.Connection) -> list[int]:
+    """Events with no active fragment and no queue row whose fragments reach no active head."""
+    return _ids(conn, """
+        WITH RECURSIVE up (event_id, node_id, active) AS (
+            SELECT n.event_id, n.id, n.active FROM hot_nodes n WHERE n.kind = 'raw'
+               AND NOT EXISTS (SELECT 1 FROM archive_queue q WHERE q.event_id = n.event_id)
+            UNION
+            SELECT up.event_id, p.id, p.active FROM up
+              JOIN hot_nodes c ON c.id = up.node_id
+              JOIN hot_nodes p ON p.id = c.parent_id
+        )
+        SELECT e.id FROM events e
+         WHERE NOT EXISTS (SELECT 1 FROM archive_queue q WHERE q.event_id = e.id)
+           AND NOT EXISTS (SELECT 1 FROM up WHERE up.event_id = e.id AND up.active = 1)
+         ORDER BY e.id""")

@@ -1,0 +1,251 @@
+"""Jobs and batches: a job (mode, scope, origin) advances batch after batch.
+
+Invariants: a batch is committed at most once (its receipt token makes a replay return the
+original receipt); a failed batch keeps its claim and is retried with backoff up to
+worker.max_failed_claims times, then becomes terminal; a success resets the count.
+Job states: queued -> running -> done | partial (some batch terminal) | failed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from ..base.clock import iso
+from ..base.errors import InputError, NotFound
+from .connection import graph_revision
+
+MODES = ("compact", "organize", "deep")
+ORIGINS = ("threshold", "explicit", "hourly", "nightly")
+
+
+class JobState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    PARTIAL = "partial"
+    FAILED = "failed"
+
+
+class BatchState(StrEnum):
+    CLAIMED = "claimed"
+    COMMITTED = "committed"
+    TERMINAL = "terminal"
+
+
+@dataclass
+class Job:
+    id: int
+    mode: str
+    origin: str
+    scope: str | None
+    params: dict[str, Any]
+    state: str
+    request_token: str | None
+    created_at: str
+    last_claim_at: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Job:
+        return cls(row["id"], row["mode"], row["origin"], row["scope"], json.loads(row["params"]),
+                   row["state"], row["request_token"], row["created_at"], row["last_claim_at"])
+
+
+@dataclass
+class Batch:
+    id: int
+    job_id: int
+    state: str
+    claim: dict[str, Any]
+    base_revision: int
+    failures: int
+    next_attempt_at: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Batch:
+        return cls(row["id"], row["job_id"], row["state"], json.loads(row["claim"]),
+                   row["base_revision"], row["failures"], row["next_attempt_at"])
+
+    @property
+    def token(self) -> str:
+        return str(self.claim["token"])
+
+
+def create_job(
+    conn: sqlite3.Connection, mode: str, origin: str, now: datetime, scope: str | None = None,
+    params: dict[str, Any] | None = None, request_token: str | None = None,
+    local_date: str | None = None,
+) -> Job:
+    """Queue a job inside the caller's transaction. A known request token returns its job."""
+    if mode not in MODES:
+        raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if origin not in ORIGINS:
+        raise InputError(f"origin must be one of {', '.join(ORIGINS)}, got {origin!r}")
+    if request_token:
+        row = conn.execute("SELECT * FROM jobs WHERE request_token = ?",
+                           (request_token,)).fetchone()
+        if row:
+            return Job.from_row(row)
+    cur = conn.execute(
+        "INSERT INTO jobs (mode, origin, scope, params, state, request_token, local_date,"
+        " created_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
+        (mode, origin, scope, json.dumps(params or {}, ensure_ascii=False), request_token,
+         local_date, iso(now)),
+    )
+    return get_job(conn, int(cur.lastrowid or 0))
+
+
+def get_job(conn: sqlite3.Connection, job_id: int) -> Job:
+    row = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no job {job_id}")
+    return Job.from_row(row)
+
+
+def open_jobs(conn: sqlite3.Connection, mode: str | None = None,
+              origin: str | None = None) -> list[Job]:
+    sql = "SELECT * FROM jobs WHERE state IN ('queued', 'running')"
+    args: list[Any] = []
+    if mode:
+        sql += " AND mode = ?"
+        args.append(mode)
+    if origin:
+        sql += " AND origin = ?"
+        args.append(origin)
+    return [Job.from_row(r) for r in conn.execute(sql + " ORDER BY id", args)]
+
+
+def rotation(conn: sqlite3.Connection, now: datetime) -> list[Job]:
+    """Open jobs in the order the worker tries them: never-claimed first (explicit before
+    automatic), then by least recent claim, so a stream of compactions cannot starve the
+    nightly job. Jobs whose pending batch is backing off are left out."""
+    rows = conn.execute(
+        "SELECT j.* FROM jobs j WHERE j.state IN ('queued', 'running') AND NOT EXISTS ("
+        "  SELECT 1 FROM batches b WHERE b.job_id = j.id AND b.state = 'claimed'"
+        "  AND b.next_attempt_at IS NOT NULL AND b.next_attempt_at > ?)"
+        " ORDER BY j.last_claim_at IS NOT NULL,"
+        "  CASE WHEN j.last_claim_at IS NULL THEN j.origin != 'explicit' ELSE 0 END,"
+        "  j.last_claim_at, j.id",
+        (iso(now),),
+    ).fetchall()
+    return [Job.from_row(r) for r in rows]
+
+
+def pending_batch(conn: sqlite3.Connection, job_id: int) -> Batch | None:
+    """The job's claimed-but-uncommitted batch (after a failure or a crash), if any."""
+    row = conn.execute(
+        "SELECT * FROM batches WHERE job_id = ? AND state = 'claimed' ORDER BY id LIMIT 1",
+        (job_id,),
+    ).fetchone()
+    return Batch.from_row(row) if row else None
+
+
+def new_batch(
+    conn: sqlite3.Connection, job_id: int, claim: dict[str, Any], now: datetime
+) -> Batch:
+    """Record a new claim (inside the caller's transaction), with a fresh receipt token."""
+    claim = {"token": uuid.uuid4().hex, **claim}
+    cur = conn.execute(
+        "INSERT INTO batches (job_id, state, claim, base_revision, claimed_at)"
+        " VALUES (?, 'claimed', ?, ?, ?)",
+        (job_id, json.dumps(claim, ensure_ascii=False), graph_revision(conn), iso(now)),
+    )
+    mark_claimed(conn, job_id, now)
+    return get_batch(conn, int(cur.lastrowid or 0))
+
+
+def reclaim_batch(
+    conn: sqlite3.Connection, batch: Batch, now: datetime, claim: dict[str, Any] | None = None
+) -> Batch:
+    """Claim a pending batch again (maybe shrunk), against the current graph revision."""
+    new_claim = {**batch.claim, **(claim or {})}
+    conn.execute(
+        "UPDATE batches SET claim = ?, base_revision = ?, claimed_at = ?, next_attempt_at = NULL"
+        " WHERE id = ?",
+        (json.dumps(new_claim, ensure_ascii=False), graph_revision(conn), iso(now), batch.id),
+    )
+    mark_claimed(conn, batch.job_id, now)
+    return get_batch(conn, batch.id)
+
+
+def mark_claimed(conn: sqlite3.Connection, job_id: int, now: datetime) -> None:
+    conn.execute(
+        "UPDATE jobs SET state = 'running', last_claim_at = ?, started_at = COALESCE(started_at, ?)"
+        " WHERE id = ?",
+        (iso(now), iso(now), job_id),
+    )
+
+
+def get_batch(conn: sqlite3.Connection, batch_id: int) -> Batch:
+    row = conn.execute("SELECT * FROM batches WHERE id = ?", (batch_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no batch {batch_id}")
+    return Batch.from_row(row)
+
+
+def record_failure(
+    conn: sqlite3.Connection, batch: Batch, error: str, now: datetime, max_failures: int,
+    backoff_s: float,
+) -> bool:
+    """Count a failed claim inside the caller's transaction; True when it became terminal."""
+    failures = batch.failures + 1
+    # A provider's message may carry a lone surrogate, which SQLite cannot store as text.
+    error = error[:2000].encode("utf-8", "backslashreplace").decode("utf-8")
+    if failures >= max_failures:
+        conn.execute(
+            "UPDATE batches SET state = 'terminal', failures = ?, error = ? WHERE id = ?",
+            (failures, error, batch.id),
+        )
+        return True
+    retry_at = now + timedelta(seconds=backoff_s * 2 ** (failures - 1))
+    conn.execute(
+        "UPDATE batches SET failures = ?, error = ?, next_attempt_at = ? WHERE id = ?",
+        (failures, error, iso(retry_at), batch.id),
+    )
+    return False
+
+
+def finish_job(conn: sqlite3.Connection, job_id: int, now: datetime) -> str:
+    """Close a job that has no more work: done, or partial when any batch went terminal."""
+    terminal = conn.execute(
+        "SELECT COUNT(*) FROM batches WHERE job_id = ? AND state = 'terminal'", (job_id,)
+    ).fetchone()[0]
+    state = JobState.PARTIAL if terminal else JobState.DONE
+    conn.execute("UPDATE jobs SET state = ?, finished_at = ? WHERE id = ?",
+                 (str(state), iso(now), job_id))
+    return str(state)
+
+
+def find_receipt(conn: sqlite3.Connection, token: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT receipt FROM receipts WHERE token = ?", (token,)).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+def save_receipt(
+    conn: sqlite3.Connection, batch: Batch, revision: int, receipt: dict[str, Any], now: datetime
+) -> None:
+    conn.execute(
+        "INSERT INTO receipts (token, batch_id, job_id, revision, receipt, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (batch.token, batch.id, batch.job_id, revision, json.dumps(receipt, ensure_ascii=False),
+         iso(now)),
+    )
+    conn.execute(
+        "UPDATE batches SET state = 'committed', committed_at = ?, failures = 0, error = NULL"
+        " WHERE id = ?",
+        (iso(now), batch.id),
+    )
+
+
+def job_summary(conn: sqlite3.Connection, job_id: int) -> dict[str, Any]:
+    job = get_job(conn, job_id)
+    counts = dict(conn.execute(
+        "SELECT state, COUNT(*) FROM batches WHERE job_id = ? GROUP BY state", (job_id,)
+    ).fetchall())
+    return {"job_id": job.id, "mode": job.mode, "origin": job.origin, "scope": job.scope,
+            "state": job.state, "batches": counts}

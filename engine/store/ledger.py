@@ -1,0 +1,63 @@
+"""The usage ledger: every model call, with tokens as the provider reported them.
+
+Invariant: a row is written for every call, failed ones included, in its own small transaction,
+so a batch that later fails still leaves its cost on record. Keys and prompts are never stored.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..base.clock import iso
+from .connection import write
+
+
+@dataclass
+class CallRecord:
+    job_id: int | None
+    batch_id: int | None
+    mode: str | None
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    estimated: bool
+    latency_ms: int
+    outcome: str
+
+
+def record_call(conn: sqlite3.Connection, call: CallRecord, now: datetime) -> None:
+    with write(conn):
+        conn.execute(
+            "INSERT INTO model_calls (job_id, batch_id, mode, provider, model, input_tokens,"
+            " output_tokens, estimated, latency_ms, outcome, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (call.job_id, call.batch_id, call.mode, call.provider, call.model, call.input_tokens,
+             call.output_tokens, int(call.estimated), call.latency_ms, call.outcome, iso(now)),
+        )
+
+
+def usage_summary(conn: sqlite3.Connection, days: int = 30) -> dict[str, Any]:
+    """Totals per day and per mode (and overall); `estimated` counts calls with guessed tokens."""
+    per_day = [
+        dict(r) for r in conn.execute(
+            "SELECT substr(created_at, 1, 10) AS day, mode, COUNT(*) AS calls,"
+            " SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens,"
+            " SUM(estimated) AS estimated, SUM(latency_ms) AS latency_ms,"
+            " SUM(outcome != 'ok') AS failed"
+            " FROM model_calls GROUP BY day, mode ORDER BY day DESC, mode LIMIT ?",
+            (days * 3,),
+        )
+    ]
+    total = conn.execute(
+        "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),"
+        " COALESCE(SUM(estimated), 0) FROM model_calls"
+    ).fetchone()
+    return {
+        "per_day": per_day,
+        "total": {"calls": total[0], "input_tokens": total[1], "output_tokens": total[2],
+                  "estimated_calls": total[3]},
+    }

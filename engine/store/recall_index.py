@@ -1,0 +1,207 @@
+"""The recall index's upkeep: how text becomes FTS5 tokens, and catching the index up.
+
+Recall (recall/) reads this index; its query side (recall/terms.py) analyses queries with the
+same `analyze()`. It lives in the store because it is derived data the store keeps, written
+by the schema migration that creates it and by every sync.
+
+The index is derived data; SQLite's tables stay authoritative. Invariants:
+- Analysis is one deterministic function, `analyze()`: NFKC, then every run of CJK characters
+  (Han, kana, Hangul) becomes its overlapping bigrams plus its last character, so a 2-character
+  name is one token, a longer name or phrase is a run of bigrams, and every character starts a
+  token. Everything else is left to FTS5's unicode61 tokenizer (case folding, diacritics
+  removed, no stemming).
+- Events: every event with id <= `events_indexed_to` (table recall_state) is in recall_events_fts
+  exactly once, under its own id, and its distinct tokens are counted in recall_vocab; higher
+  ids are not indexed yet and readers scan them directly.
+  Event ids only grow (events are never deleted, new ids are max+1), so the watermark is enough.
+  Event ingestion therefore pays nothing for the index: `sync_index()` catches up in bulk, one
+  statement per chunk (SQLite 3.40's FTS5 flushes its buffer at every statement savepoint, which
+  makes a per-row trigger about 10x slower than the bare insert).
+- Objects: triggers put the id of every inserted/updated/deleted object into recall_dirty. An
+  object listed there may have a stale or missing index row; readers score it from the objects
+  table and ignore its index row. Every other object's index row is analyze() of its fields.
+- `sync_index()` writes only inside the caller's write transaction; readers never write.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import unicodedata
+from collections import Counter
+
+SYNC_CHUNK = 5_000
+
+CJK_CHARS = (
+    "\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+    "\uf900-\ufaff\U00020000-\U0003134f"
+)
+CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
+_QUERY_TOKEN = re.compile(f"([{CJK_CHARS}]+)|((?:(?![{CJK_CHARS}])[^\\W_])+)")
+_WORD = re.compile(r"[^\W_]+")
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+_MARKS = re.compile(r"[\u0300-\u036f]")
+_SPLIT = re.compile(f"([{CJK_CHARS}]+)")
+
+
+def _pieces(text: str) -> list[str]:
+    """NFKC text split into alternating non-CJK (even) and CJK-run (odd) pieces."""
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    return _SPLIT.split(text)
+
+
+def _run_tokens(run: str) -> list[str]:
+    """A CJK run's tokens: its overlapping bigrams, then its last character."""
+    return [run[i : i + 2] for i in range(len(run) - 1)] + [run[-1]]
+
+
+def analyze(text: str) -> str:
+    """The text FTS5 indexes for `text` (unicode61 then folds case and diacritics)."""
+    return analyze_tokens(text)[0]
+
+
+def analyze_tokens(text: str) -> tuple[str, set[str]]:
+    """analyze(text), and the distinct tokens unicode61 will make of it (folded words, CJK
+    bigrams and run ends): what recall_vocab counts."""
+    if text.isascii():
+        return text, set(_ASCII_WORD.findall(text.lower()))
+    pieces = _pieces(text)
+    tokens: set[str] = set()
+    for i, piece in enumerate(pieces):
+        if i % 2:
+            run = _run_tokens(piece)
+            tokens.update(run)
+            pieces[i] = " " + " ".join(run) + " "
+        elif piece:
+            tokens.update(_WORD.findall(fold(piece)))
+    return "".join(pieces), tokens
+
+
+def fold(text: str) -> str:
+    """Lower-cased NFKC text without combining diacritics, as unicode61 folds tokens.
+
+    (lower(), not casefold(): unicode61 keeps ß, so a folded query term still matches the index.)
+    """
+    if text.isascii():
+        return text.lower()
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    text = text.lower()
+    if text.isascii() or unicodedata.is_normalized("NFD", text):  # no marks to strip
+        return text
+    return unicodedata.normalize("NFC", _MARKS.sub("", unicodedata.normalize("NFD", text)))
+
+
+def units(text: str) -> int:
+    """Estimated tokens of a text, at C speed: words (spaces + 1) plus CJK characters (each
+    3 bytes in UTF-8). Document lengths for BM25 are all measured this way."""
+    return text.count(" ") + 1 + (len(text.encode("utf-8")) - len(text)) // 2
+
+
+
+def get_stat(conn: sqlite3.Connection, key: str) -> int:
+    """An integer from recall_state (0 when absent)."""
+    row = conn.execute("SELECT value FROM recall_state WHERE key = ?", (key,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _set_stats(conn: sqlite3.Connection, **values: int) -> None:
+    conn.executemany(
+        "INSERT INTO recall_state (key, value) VALUES (?, ?)"
+        " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        list(values.items()),
+    )
+
+
+def sync_index(conn: sqlite3.Connection, max_events: int | None = None) -> dict[str, int]:
+    """Index events past the watermark and re-index dirty objects; inside the caller's write
+    transaction (use `store.write(conn)`). Returns how many of each it indexed.
+
+    `max_events` bounds the work of one call; call again to go on.
+    """
+    done_events = 0
+    watermark = get_stat(conn, "events_indexed_to")
+    docs, total_units = get_stat(conn, "events_docs"), get_stat(conn, "events_units")
+    while max_events is None or done_events < max_events:
+        step = SYNC_CHUNK if max_events is None else min(SYNC_CHUNK, max_events - done_events)
+        rows = conn.execute(
+            "SELECT id, text FROM events WHERE id > ? ORDER BY id LIMIT ?", (watermark, step)
+        ).fetchall()
+        if not rows:
+            break
+        payload = {}
+        vocab: Counter[str] = Counter()
+        for event_id, text in rows:
+            payload[str(event_id)], tokens = analyze_tokens(text)
+            total_units += units(text)
+            vocab.update(tokens)
+        conn.execute(
+            "INSERT INTO recall_events_fts (rowid, text)"
+            " SELECT CAST(key AS INTEGER), value FROM json_each(?)",
+            (json.dumps(payload, ensure_ascii=False),),
+        )
+        conn.execute(
+            "INSERT INTO recall_vocab (term, docs) SELECT key, value FROM json_each(?) WHERE true"
+            " ON CONFLICT (term) DO UPDATE SET docs = docs + excluded.docs",
+            (json.dumps(vocab, ensure_ascii=False),),
+        )
+        watermark = rows[-1][0]
+        docs += len(rows)
+        done_events += len(rows)
+    _set_stats(conn, events_indexed_to=watermark, events_docs=docs, events_units=total_units)
+    return {"events": done_events, "objects": _sync_objects(conn)}
+
+
+OBJECT_FIELDS = ("name", "aliases", "cues", "summary", "body")
+
+
+def object_field_texts(row: sqlite3.Row | tuple) -> tuple[str, str, str, str, str]:
+    """name, aliases, cues, summary, body of an objects row (id, name, aliases, cues, summary,
+    body) as plain text; aliases and cues are JSON lists, joined one per line."""
+    return (row[1], _json_list_text(row[2]), _json_list_text(row[3]), row[4], row[5])
+
+
+def _json_list_text(raw: str) -> str:
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return raw or ""
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return str(value)
+
+
+def _sync_objects(conn: sqlite3.Connection) -> int:
+    dirty = [r[0] for r in conn.execute("SELECT object_id FROM recall_dirty").fetchall()]
+    docs, body_units = get_stat(conn, "objects_docs"), get_stat(conn, "objects_body_units")
+    for object_id in dirty:
+        key = conn.execute(
+            "SELECT rid, body_units FROM recall_object_keys WHERE object_id = ?", (object_id,)
+        ).fetchone()
+        if key is not None:
+            conn.execute("DELETE FROM recall_objects_fts WHERE rowid = ?", (key[0],))
+            conn.execute("DELETE FROM recall_object_keys WHERE rid = ?", (key[0],))
+            docs, body_units = docs - 1, body_units - key[1]
+        row = conn.execute(
+            "SELECT id, name, aliases, cues, summary, body, type FROM objects WHERE id = ?",
+            (object_id,),
+        ).fetchone()
+        if row is None:
+            continue
+        texts = object_field_texts(row)
+        body = units(texts[-1])
+        rid = conn.execute(
+            "INSERT INTO recall_object_keys (rid, object_id, type, body_units) VALUES (?, ?, ?, ?)",
+            (key[0] if key else None, object_id, row[6], body),
+        ).lastrowid
+        conn.execute(
+            "INSERT INTO recall_objects_fts (rowid, name, aliases, cues, summary, body)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (rid, *(analyze(t) for t in texts)),
+        )
+        docs, body_units = docs + 1, body_units + body
+    conn.execute("DELETE FROM recall_dirty")
+    _set_stats(conn, objects_docs=docs, objects_body_units=body_units)
+    return len(dirty)

@@ -1,0 +1,67 @@
+"""Migration m002: the lexical recall index (FTS5), built from the rows already there.
+
+Invariants (see recall_index.py for the reasoning):
+- recall_events_fts is contentless (content=''): event text is stored once, in events; the index
+  holds analyze(text) tokens under the event's id, up to the watermark in recall_state.
+- Both indexes are detail='none' (rowids only, no positions): every query term is one token
+  or a token prefix, so positions would only cost space and time (half the index size).
+- recall_vocab counts, per token, the indexed events that hold it: document frequencies and
+  prefix expansions without reading postings (an FTS5 prefix query reads every posting of
+  every expansion before any LIMIT).
+- recall_objects_fts keeps its own analyzed copy of name, aliases, cues, summary and body, keyed
+  by recall_object_keys.rid (an INTEGER PRIMARY KEY, so VACUUM never renumbers it).
+- No trigger touches events (ingestion stays as fast as it was); object triggers only queue the
+  changed id in recall_dirty, and cannot fail on any value an object can hold.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from .recall_index import sync_index
+from .script import run_script
+
+_TOKENIZER = "unicode61 remove_diacritics 2"
+
+
+def m002_recall_index(conn: sqlite3.Connection) -> None:
+    """FTS5 tables for events and objects, the dirty-object triggers, then index existing rows."""
+    run_script(
+        conn,
+        f"""
+        CREATE VIRTUAL TABLE recall_events_fts USING fts5 (
+            text, content='', detail='none', tokenize='{_TOKENIZER}'
+        );
+        CREATE VIRTUAL TABLE recall_objects_fts USING fts5 (
+            name, aliases, cues, summary, body, detail='none', tokenize='{_TOKENIZER}'
+        );
+        CREATE TABLE recall_object_keys (
+            rid        INTEGER PRIMARY KEY,             -- rowid in recall_objects_fts
+            object_id  TEXT NOT NULL UNIQUE,
+            type       TEXT NOT NULL,                   -- for a `types` filter without a join
+            body_units INTEGER NOT NULL DEFAULT 0       -- body tokens, for length normalization
+        );
+        CREATE TABLE recall_dirty (
+            object_id TEXT PRIMARY KEY                  -- changed since it was last indexed
+        );
+        CREATE TABLE recall_vocab (
+            term TEXT PRIMARY KEY,                      -- a token of recall_events_fts
+            docs INTEGER NOT NULL                       -- indexed events holding it
+        ) WITHOUT ROWID;
+        CREATE TABLE recall_state (
+            key   TEXT PRIMARY KEY,                     -- events_indexed_to, events_docs, ...
+            value INTEGER NOT NULL
+        );
+        CREATE TRIGGER recall_objects_insert AFTER INSERT ON objects
+        BEGIN INSERT OR IGNORE INTO recall_dirty (object_id) VALUES (new.id); END;
+        CREATE TRIGGER recall_objects_update AFTER UPDATE ON objects
+        BEGIN
+            INSERT OR IGNORE INTO recall_dirty (object_id) VALUES (old.id);
+            INSERT OR IGNORE INTO recall_dirty (object_id) VALUES (new.id);
+        END;
+        CREATE TRIGGER recall_objects_delete AFTER DELETE ON objects
+        BEGIN INSERT OR IGNORE INTO recall_dirty (object_id) VALUES (old.id); END;
+        INSERT INTO recall_dirty (object_id) SELECT id FROM objects;
+        """,
+    )
+    sync_index(conn)

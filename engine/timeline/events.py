@@ -1,0 +1,330 @@
+"""Events: immutable raw text, appended with their hot-timeline fragments in one transaction.
+
+Invariants: an event row is never updated or deleted (the schema's triggers refuse it); its text
+is stored once and fragments are slices of it; an event over 32,000 chars is refused whole.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from typing import Any
+
+import orjson
+
+from ..base.clock import iso, parse_time, to_micros
+from ..base.errors import InputError, NotFound
+from ..base.tokens import estimate_tokens
+from .fragments import EVENT_MAX_CHARS, FRAGMENT_CHARS, find_lone_surrogate, split_fragments
+
+PAGE_CHARS = 8_000  # what one `event ID OFFSET` answer returns
+
+# json.dumps(..., ensure_ascii=False) builds a new encoder on every call; ingest calls it per event.
+_META_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+# Hand datetimes, dataclasses and str/int subclasses back (to the json module, which refuses or
+# flattens them as before) instead of letting orjson convert them its own way.
+_ORJSON_STRICT = (orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+                  | orjson.OPT_PASSTHROUGH_SUBCLASS)
+
+
+@dataclass
+class NewEvent:
+    """An event as a caller hands it in, before validation."""
+
+    text: Any
+    occurred_at: str | datetime | None = None
+    source: str = "user"
+    kind: str = "message"
+    meta: dict[str, Any] | None = None
+
+
+@dataclass
+class StoredEvent:
+    """An event row as the engine returns it."""
+
+    id: int
+    occurred_at: str
+    source: str
+    kind: str
+    meta: dict[str, Any] | None
+    chars: int
+    est_tokens: int
+    ingested_at: str
+    text: str = field(repr=False, default="")
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row, with_text: bool = True) -> StoredEvent:
+        return cls(
+            id=row["id"], occurred_at=row["occurred_at"], source=row["source"],
+            kind=row["kind"], meta=json.loads(row["meta"]) if row["meta"] else None,
+            chars=row["chars"], est_tokens=row["est_tokens"], ingested_at=row["ingested_at"],
+            text=row["text"] if with_text else "",
+        )
+
+
+def validate_event(
+    event: NewEvent, now: datetime, tz: tzinfo | None, check_encoding: bool = True,
+) -> tuple:
+    """Check one event; return the row values to insert. Raises InputError naming the field.
+
+    `check_encoding=False` skips the scan for lone surrogates in the text: a caller that binds
+    the row to SQLite straight away gets UnicodeEncodeError there instead, and validates again
+    with the scan to name the event (see Memory.append_events).
+    """
+    text = event.text
+    if not isinstance(text, str):
+        raise InputError(f"text must be a string, got {type(text).__name__}")
+    if not text or text.isspace():  # same as `not text.strip()`, without a copy
+        raise InputError("text is empty")
+    if len(text) > EVENT_MAX_CHARS:
+        raise InputError(
+            f"text is {len(text):,} chars; an event holds at most {EVENT_MAX_CHARS:,} "
+            "(split it into several events). Nothing was stored."
+        )
+    if check_encoding:
+        bad = find_lone_surrogate(text)
+        if bad is not None:
+            raise InputError(f"text has a lone surrogate at char {bad}: not valid Unicode text")
+    if "\x00" in text:
+        # SQLite's length() and substr() stop at a NUL, so such text could not be sliced back.
+        raise InputError(f"text has a NUL character at char {text.index(chr(0))}")
+    source, kind = event.source, event.kind
+    if type(source) is not str or source not in _LABELS_SEEN:  # a str subclass takes the slow path
+        _check_label("source", source)
+    if type(kind) is not str or kind not in _LABELS_SEEN:
+        _check_label("kind", kind)
+    meta = encode_meta(event.meta) if event.meta is not None else None
+    occurred_at, micros = _occurred(event.occurred_at, now, tz)
+    return (occurred_at, micros, _iso_cached(now), source, kind, meta, text)
+
+
+def encode_meta(meta: Any) -> str:
+    """The caller's meta object as JSON text, exactly as it will be returned."""
+    if not isinstance(meta, dict):
+        raise InputError(f"meta must be a JSON object, got {type(meta).__name__}")
+    try:
+        # orjson: ~8x faster than json on the ingest path; it refuses what it cannot carry
+        # exactly (keys that are not strings, ints over 64 bits, lone surrogates).
+        text = orjson.dumps(meta, option=_ORJSON_STRICT).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        return _encode_meta_slowly(meta)
+    if "null" in text and _has_non_finite(meta):  # orjson writes NaN and Infinity as null
+        raise InputError("meta is not JSON-serialisable: NaN and Infinity are not JSON")
+    return text
+
+
+def _encode_meta_slowly(meta: dict[str, Any]) -> str:
+    """The json module's encoding, for what orjson refused: int keys, huge ints, bad text."""
+    try:
+        text = _META_JSON.encode(meta)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"meta is not JSON-serialisable: {exc}") from None
+    if find_lone_surrogate(text) is not None:
+        raise InputError("meta holds a lone surrogate: not valid Unicode text")
+    return text
+
+
+def _has_non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_non_finite(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_non_finite(v) for v in value)
+    return False
+
+
+def _occurred(when: Any, now: datetime, tz: tzinfo | None) -> tuple[str, int]:
+    """(ISO text with offset, UTC microseconds) of an event's time; `now` when none is given."""
+    given = when if isinstance(when, str) else None
+    if when is None:
+        when = now
+    elif given is not None:
+        try:
+            when = datetime.fromisoformat(given)  # the common case, without parse_time's checks
+        except ValueError:
+            try:
+                when = parse_time(given, tz)
+            except ValueError as exc:
+                raise InputError(f"occurred_at: {exc}") from None
+    elif not isinstance(when, datetime):
+        raise InputError("occurred_at must be an ISO 8601 string")
+    try:
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=tz) if tz else when.astimezone()
+        micros = to_micros(when)
+    except (OverflowError, OSError, ValueError):
+        raise InputError(f"occurred_at {when.isoformat()} is out of range") from None
+    if given is not None and when.tzinfo is not None and is_canonical_time(given):
+        return given, micros  # already exactly what iso() would render
+    return iso(when), micros
+
+
+def is_canonical_time(text: str) -> bool:
+    """True for text fromisoformat accepted that iso() renders back unchanged.
+
+    That is YYYY-MM-DDTHH:MM:SS+HH:MM, the form nearly every caller sends: the separators fix
+    every field's width and fromisoformat has already checked the digits; '-00:00' is the one
+    spelling it reads as UTC but renders as '+00:00'.
+    """
+    return (len(text) == 25 and text[10] == "T" and text[4] == text[7] == "-"
+            and text[13] == text[16] == text[22] == ":" and text[19] in "+-"
+            and text[19:] != "-00:00")
+
+
+_LABELS_SEEN: set[str] = set()  # source/kind values already checked: a handful, seen often
+
+
+def _check_label(name: str, value: Any) -> None:
+    """Refuse a source or kind that is not a short, valid, non-empty string."""
+    if not isinstance(value, str) or not value.strip() or len(value) > 64:
+        raise InputError(f"{name} must be a non-empty string of at most 64 chars")
+    if find_lone_surrogate(value) is not None or "\x00" in value:
+        raise InputError(f"{name} is not valid Unicode text")
+    if len(_LABELS_SEEN) < 1_000:
+        _LABELS_SEEN.add(value)
+
+
+_last_now: tuple[datetime | None, str] = (None, "")
+
+
+def _iso_cached(now: datetime) -> str:
+    """iso(now), remembered for the same object: a batch validates every event against one `now`.
+
+    Keyed on identity, not equality: equal instants in different zones render differently.
+    """
+    global _last_now
+    cached = _last_now
+    if cached[0] is now:
+        return cached[1]
+    text = iso(now)
+    _last_now = (now, text)
+    return text
+
+
+def insert_events(
+    conn: sqlite3.Connection, rows: Iterable[tuple], now: datetime
+) -> list[int]:
+    """Insert validated rows and their raw hot nodes; the caller holds the transaction.
+
+    Ids are assigned here as MAX(id) + 1, ..., exactly what SQLite would choose, so both tables
+    go in with one executemany each; the caller's write transaction keeps them unique.
+    """
+    created = iso(now)
+    first_event = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM events").fetchone()[0]
+    next_node = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM hot_nodes").fetchone()[0]
+    event_id = first_event
+    event_rows: list[tuple] = []
+    nodes: list[tuple] = []
+    for occurred_at, occurred_us, ingested_at, source, kind, meta, text in rows:
+        chars = len(text)
+        tokens = estimate_tokens(text)
+        event_rows.append((event_id, occurred_at, occurred_us, ingested_at, source, kind, meta,
+                           text, chars, tokens))
+        if chars <= FRAGMENT_CHARS:  # most events: one fragment, the whole text
+            nodes.append((next_node, event_id, 0, 1, 0, chars, tokens, occurred_at, created))
+            next_node += 1
+        else:
+            slices = split_fragments(text)
+            for index, (start, end) in enumerate(slices):
+                nodes.append((next_node, event_id, index, len(slices), start, end,
+                              estimate_tokens(text[start:end]), occurred_at, created))
+                next_node += 1
+        event_id += 1
+    conn.executemany(
+        "INSERT INTO events (id, occurred_at, occurred_us, ingested_at, source, kind, meta, text,"
+        " chars, est_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        event_rows,
+    )
+    # Numbered parameters: a raw node's seq is its id and its time span is its event's moment,
+    # so each value is bound once.
+    conn.executemany(
+        "INSERT INTO hot_nodes (id, kind, level, seq, event_id, fragment_index, fragment_count,"
+        " start_char, end_char, chars, est_tokens, first_at, last_at, created_at)"
+        " VALUES (?1, 'raw', 0, ?1, ?2, ?3, ?4, ?5, ?6, ?6 - ?5, ?7, ?8, ?8, ?9)",
+        nodes,
+    )
+    return list(range(first_event, event_id))
+
+
+def get_event(conn: sqlite3.Connection, event_id: int) -> StoredEvent:
+    row = conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no event {event_id}")
+    return StoredEvent.from_row(row)
+
+
+def parse_event_id(value: str | int) -> int:
+    """Accept 42, '42' or 'event:42'; refuse anything else with a clear message."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = str(value).strip()
+    if text.startswith("event:"):
+        text = text[len("event:"):]
+    if not text.isdigit() or not text.isascii():
+        raise InputError(f"not an event id: {value!r} (expected e.g. 42 or event:42)")
+    return int(text)
+
+
+def read_event_page(
+    conn: sqlite3.Connection, event_id: int, offset: int = 0, page_chars: int = PAGE_CHARS
+) -> dict[str, Any]:
+    """One page of an event's text from `offset`, with `next_offset` (None at the end)."""
+    event = get_event(conn, event_id)
+    if offset < 0 or offset > event.chars:
+        raise InputError(f"offset {offset} is outside event {event_id} (0–{event.chars})")
+    end = min(event.chars, offset + page_chars)
+    return {
+        "id": event.id, "occurred_at": event.occurred_at, "source": event.source,
+        "kind": event.kind, "meta": event.meta, "chars": event.chars,
+        "est_tokens": event.est_tokens, "ingested_at": event.ingested_at,
+        "state": event_state(conn, event_id), "offset": offset,
+        "text": event.text[offset:end], "next_offset": end if end < event.chars else None,
+    }
+
+
+def event_state(conn: sqlite3.Connection, event_id: int) -> str:
+    """'hot' while a fragment is still on the timeline, else its archive-queue state."""
+    row = conn.execute("SELECT state FROM archive_queue WHERE event_id = ?", (event_id,)).fetchone()
+    return row[0] if row else "hot"
+
+
+def list_events(
+    conn: sqlite3.Connection, start: datetime, end: datetime, cursor: str | None = None,
+    limit: int = 50,
+) -> dict[str, Any]:
+    """Events with start <= occurred_at < end, oldest first; `cursor` continues a listing."""
+    if limit < 1:
+        raise InputError(f"limit must be at least 1, got {limit}")
+    lo_us, lo_id = to_micros(start), 0
+    if cursor:
+        try:
+            us, _, ident = cursor.partition(":")
+            cursor_us, cursor_id = int(us), int(ident) + 1
+        except ValueError:
+            raise InputError(f"not a cursor from a previous listing: {cursor!r}") from None
+        if cursor_us >= lo_us:  # a cursor never reaches back before FROM
+            lo_us, lo_id = cursor_us, cursor_id
+    rows = conn.execute(
+        "SELECT id, occurred_at, occurred_us, source, kind, meta, chars, est_tokens, ingested_at,"
+        " substr(text, 1, 120) AS text FROM events"
+        " WHERE (occurred_us > ? OR (occurred_us = ? AND id >= ?)) AND occurred_us < ?"
+        " ORDER BY occurred_us, id LIMIT ?",
+        (lo_us, lo_us, lo_id, to_micros(end), limit + 1),
+    ).fetchall()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    items = [
+        {
+            "id": r["id"], "occurred_at": r["occurred_at"], "source": r["source"],
+            "kind": r["kind"], "meta": json.loads(r["meta"]) if r["meta"] else None,
+            "chars": r["chars"], "preview": r["text"],
+        }
+        for r in rows
+    ]
+    next_cursor = f"{rows[-1]['occurred_us']}:{rows[-1]['id']}" if more and rows else None
+    return {"events": items, "cursor": next_cursor}

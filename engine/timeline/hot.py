@@ -1,0 +1,143 @@
+"""The hot timeline: the agent's base context, raw fragments and summary heads in order.
+
+Invariants: the active nodes, ordered by `seq`, are the timeline; a raw node is a slice of its
+event (never a copy); a head replaces a contiguous run of nodes, which keep `parent_id` pointing
+to it so `expand` walks back down to raw text. A view that cannot carry every node says so.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..base.errors import InputError, NotFound
+
+NODE_COLUMNS = (
+    "n.id, n.kind, n.level, n.seq, n.event_id, n.fragment_index, n.fragment_count, n.chars,"
+    " n.est_tokens, n.first_at, n.last_at, n.active, n.parent_id,"
+    " CASE WHEN n.kind = 'raw' THEN substr(e.text, n.start_char + 1, n.end_char - n.start_char)"
+    " ELSE n.summary END AS text"
+)
+
+
+@dataclass
+class HotNode:
+    """One timeline node: a raw fragment of an event or a summary head."""
+
+    id: int
+    kind: str
+    level: int
+    seq: int
+    event_id: int | None
+    fragment: str | None  # "3/16" for raw fragments
+    chars: int
+    est_tokens: int
+    first_at: str
+    last_at: str
+    active: bool
+    parent_id: int | None
+    text: str
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> HotNode:
+        fragment = (
+            f"{row['fragment_index'] + 1}/{row['fragment_count']}" if row["kind"] == "raw" else None
+        )
+        return cls(
+            id=row["id"], kind=row["kind"], level=row["level"], seq=row["seq"],
+            event_id=row["event_id"], fragment=fragment, chars=row["chars"],
+            est_tokens=row["est_tokens"], first_at=row["first_at"], last_at=row["last_at"],
+            active=bool(row["active"]), parent_id=row["parent_id"], text=row["text"],
+        )
+
+    def size_bytes(self) -> int:
+        """Bytes this node costs in a view: its UTF-8 text plus a fixed header allowance."""
+        return len(self.text.encode("utf-8")) + 64
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def active_nodes(conn: sqlite3.Connection) -> list[HotNode]:
+    rows = conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM hot_nodes n LEFT JOIN events e ON e.id = n.event_id"
+        " WHERE n.active = 1 ORDER BY n.seq"
+    ).fetchall()
+    return [HotNode.from_row(r) for r in rows]
+
+
+def timeline_totals(conn: sqlite3.Connection) -> dict[str, int]:
+    """Active node count and estimated tokens of the hot timeline."""
+    row = conn.execute(
+        "SELECT COUNT(*), COALESCE(SUM(est_tokens), 0) FROM hot_nodes WHERE active = 1"
+    ).fetchone()
+    return {"nodes": int(row[0]), "est_tokens": int(row[1])}
+
+
+def timeline_view(conn: sqlite3.Connection, max_bytes: int = 350_000) -> dict[str, Any]:
+    """The newest active nodes that fit in `max_bytes`, in order, with an account of the cut.
+
+    Returns {"nodes": [...], "total_nodes", "shown_nodes", "cut_nodes", "cut": {...} | None,
+    "est_tokens" (shown), "total_est_tokens", "bytes"}. When nodes are cut, `cut` names how many,
+    their first/last node ids and the time range they span, and `notice` says it in words.
+    """
+    if max_bytes < 1:
+        raise InputError("max_bytes must be positive")
+    nodes = active_nodes(conn)
+    kept: list[HotNode] = []
+    used = 0
+    for node in reversed(nodes):
+        cost = node.size_bytes()
+        if used + cost > max_bytes:
+            break
+        kept.append(node)
+        used += cost
+    kept.reverse()
+    cut = nodes[: len(nodes) - len(kept)]
+    view: dict[str, Any] = {
+        "nodes": [n.to_dict() for n in kept],
+        "total_nodes": len(nodes),
+        "shown_nodes": len(kept),
+        "cut_nodes": len(cut),
+        "est_tokens": sum(n.est_tokens for n in kept),
+        "total_est_tokens": sum(n.est_tokens for n in nodes),
+        "bytes": used,
+        "max_bytes": max_bytes,
+        "cut": None,
+        "notice": None,
+    }
+    if cut:
+        view["cut"] = {
+            "count": len(cut), "first_node": cut[0].id, "last_node": cut[-1].id,
+            "from": cut[0].first_at, "to": cut[-1].last_at,
+            "est_tokens": sum(n.est_tokens for n in cut),
+        }
+        view["notice"] = (
+            f"showing {len(kept)} of {len(nodes)} hot nodes: the oldest {len(cut)} "
+            f"(nodes {cut[0].id}–{cut[-1].id}, {cut[0].first_at} to {cut[-1].last_at}) "
+            f"did not fit in {max_bytes:,} bytes"
+        )
+    return view
+
+
+def get_node(conn: sqlite3.Connection, node_id: int) -> HotNode:
+    row = conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM hot_nodes n LEFT JOIN events e ON e.id = n.event_id"
+        " WHERE n.id = ?",
+        (node_id,),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no hot node {node_id}")
+    return HotNode.from_row(row)
+
+
+def expand(conn: sqlite3.Connection, node_id: int) -> list[HotNode]:
+    """The children a summary head replaced, in order (empty for a raw fragment)."""
+    get_node(conn, node_id)
+    rows = conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM hot_nodes n LEFT JOIN events e ON e.id = n.event_id"
+        " WHERE n.parent_id = ? ORDER BY n.seq",
+        (node_id,),
+    ).fetchall()
+    return [HotNode.from_row(r) for r in rows]

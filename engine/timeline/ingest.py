@@ -1,0 +1,99 @@
+"""JSONL ingestion: one event a line, stored in chunks; a bad line stops with its number.
+
+Lines before a bad line stay stored (and the error says how many), so a long import that hits a
+broken line loses nothing already read and can be resumed after fixing that line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..base.errors import IngestError, InputError
+from .events import NewEvent
+
+FIELDS = {"text", "occurred_at", "source", "kind", "meta"}
+CHUNK = 1_000
+
+
+def parse_line(raw: bytes | str, number: int) -> NewEvent | None:
+    """Parse one JSONL line into a NewEvent (None for a blank line). Errors name the line."""
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"line {number}: not valid UTF-8 (byte {exc.start})") from None
+    if number == 1 and raw.startswith("\ufeff"):
+        raw = raw[1:]  # a UTF-8 byte order mark, as some editors write: not part of the JSON
+    if not raw.strip():
+        return None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"line {number}: broken JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise InputError(f"line {number}: broken JSON: nested too deeply") from None
+    except ValueError as exc:  # e.g. a number of more digits than int() will convert
+        raise InputError(f"line {number}: broken JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"line {number}: expected a JSON object, got {type(data).__name__}")
+    unknown = set(data) - FIELDS
+    if unknown:
+        raise InputError(
+            f"line {number}: unknown field(s) {', '.join(sorted(unknown))} "
+            f"(allowed: {', '.join(sorted(FIELDS))}; put your own data in meta)"
+        )
+    if "text" not in data:
+        raise InputError(f"line {number}: missing field 'text'")
+    kwargs: dict[str, Any] = {k: v for k, v in data.items() if k in FIELDS}
+    return NewEvent(**kwargs)
+
+
+def ingest_lines(
+    lines: Iterable[bytes | str],
+    store_chunk: Callable[[list[NewEvent]], list[int]],
+) -> list[int]:
+    """Parse and store lines in chunks; on a bad line raise IngestError after storing the rest."""
+    stored: list[int] = []
+    chunk: list[tuple[int, NewEvent]] = []
+    for number, raw in enumerate(lines, start=1):
+        try:
+            event = parse_line(raw, number)
+        except InputError as exc:
+            stored += _store(store_chunk, chunk, stored)
+            raise IngestError(_stopped(str(exc), stored), number, stored) from None
+        if event is not None:
+            chunk.append((number, event))
+        if len(chunk) >= CHUNK:
+            stored += _store(store_chunk, chunk, stored)
+            chunk = []
+    return stored + _store(store_chunk, chunk, stored)
+
+
+def _store(
+    store_chunk: Callable[[list[NewEvent]], list[int]],
+    chunk: list[tuple[int, NewEvent]],
+    stored: list[int],
+) -> list[int]:
+    """Store a chunk in one transaction; if an event is refused, store the chunk one by one
+    so every event before the bad one is kept and the error names the bad line."""
+    if not chunk:
+        return []
+    try:
+        return store_chunk([event for _, event in chunk])
+    except InputError:
+        ids: list[int] = []
+        for number, event in chunk:
+            try:
+                ids += store_chunk([event])
+            except InputError as exc:
+                done = stored + ids
+                raise IngestError(_stopped(f"line {number}: {exc}", done), number, done) from None
+        return ids
+
+
+def _stopped(message: str, stored: list[int]) -> str:
+    if stored:
+        return f"{message}. Stopped there; the {len(stored)} event(s) before it are stored."
+    return f"{message}. Stopped there; nothing was stored."
