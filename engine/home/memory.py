@@ -58,7 +58,7 @@ class Memory:
         cls, home: str | Path | None = None, source: str | Path | None = None,
         clock: Clock | None = None,
     ) -> dict[str, Any]:
-        """Upgrade the home's database from the original design (engine/legacy.py); report it.
+        """Upgrade the home's database from the original design (engine/legacy/upgrade.py); report it.
 
         With `source`, an older database file is first copied into this empty home (the
         source is only read). A memvault database just gets pending schema migrations.

@@ -2,7 +2,7 @@
 
 `plan_migration` turns the old rows into the rows memvault will insert, checking everything on
 the way, so a database that cannot be upgraded is refused before a single byte changes. The
-shape of the old tables is described in engine/legacy.py.
+shape of the old tables is described in engine/legacy/upgrade.py.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class LegacyDataError(StoreError):
 
 @dataclass
 class LegacyPlan:
-    """Rows to insert, in the column order engine/legacy.py's statements expect."""
+    """Rows to insert, in the column order engine/legacy/upgrade.py's statements expect."""
 
     events: list[tuple] = field(default_factory=list)
     nodes: list[tuple] = field(default_factory=list)

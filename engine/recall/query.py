@@ -8,7 +8,7 @@ Invariants:
   newest TAIL_SCAN_MAX, with a notice beyond) and objects in recall_dirty are read and scored
   from their own tables.
 - Merged objects are reported as their survivor (redirect_to followed), naming the merged ids.
-- Ranking (engine/recall_rank.py): FTS5 postings give candidates, the rows give exact scores;
+- Ranking (engine/recall/rank.py): FTS5 postings give candidates, the rows give exact scores;
   a score is the share of the query's best possible score, so objects and events interleave.
 """
 

@@ -47,7 +47,7 @@ from .mcp_server import DEFAULT_POOL_SIZE, MemoryPool, build_server, http_app
 
 log = logging.getLogger("memvault.service")
 
-# Settings of the [service] table, with the defaults used until engine/config.py has them.
+# Settings of the [service] table, with the defaults used until engine/base/config.py has them.
 SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS; keep a margin
 RESTART_MIN_S, RESTART_MAX_S = 1.0, 300.0
 

@@ -346,7 +346,7 @@ def m005_fragment_index(conn: sqlite3.Connection) -> None:
     )
 
 
-# Tables only a database of the original design has (engine/legacy.py reads them).
+# Tables only a database of the original design has (engine/legacy/upgrade.py reads them).
 LEGACY_TABLES = ("timeline", "hot_timeline", "memory_objects")
 LEGACY_DONE_KEY = "legacy_migration"
 
