@@ -15,6 +15,7 @@ from rich.table import Table
 
 from ..store.migrations import OBJECT_TYPES
 from .app import SQLITE_MAX_INT, NumericArgsCommand, json_option, main, open_memory, print_json
+from .recall import id_column
 
 # User text is printed through escape() and emoji codes are off, so "[/x]" or ":smile:" in an
 # event is shown as written (not parsed as rich markup, which can also raise MarkupError).
@@ -129,7 +130,8 @@ def list_(ctx: click.Context, type_: str, as_json: bool) -> None:
     if as_json:
         print_json(rows)
         return
-    table = _table(f"{type_} ({len(rows)})", "id", "name", "status", "summary")
+    table = Table(id_column(row["id"] for row in rows), "name", "status", "summary",
+                  title=f"{type_} ({len(rows)})", title_justify="left")
     for row in rows:
         table.add_row(escape(row["id"]), escape(row["name"]), row["status"],
                       escape(row["summary"][:80]))
@@ -142,11 +144,14 @@ def list_(ctx: click.Context, type_: str, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def object_(ctx: click.Context, object_id: str, offset: int, as_json: bool) -> None:
-    """Show an object's profile, relations and evidence (paged: pass next_offset as OFFSET)."""
+    """Show an object's profile, relations and evidence (paged: pass next_offset as OFFSET).
+
+    ID is an object id (person:zhang-wei) or a unique name or alias (张伟, "zhang wei")."""
     from ..objects.records import check_object_id
     from .recall import print_profile
 
-    check_object_id(object_id)  # an object id, not an event's (`memvault event` shows those)
+    if object_id.strip().isdigit() or object_id.startswith("event:"):
+        check_object_id(object_id)  # an event's id is refused: `memvault event` shows events
     with open_memory(ctx, readonly=True) as mem:
         data = mem.read(object_id, offset)
     if as_json:

@@ -8,11 +8,13 @@ scanned (the answer says how many). read/evidence answers carry next_offset; pas
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import click
+from rich.cells import cell_len
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from ..store.connection import write
@@ -31,6 +33,12 @@ def _text(value: object, terms: list[str] | None = None) -> Text:
     if terms:
         text.highlight_words(terms, style="bold", case_sensitive=False)
     return text
+
+
+def id_column(ids: Iterable[str], header: str = "id") -> Column:
+    """A column that never cuts or wraps an id: narrow terminals shrink the other columns."""
+    width = max((cell_len(i) for i in ids), default=len(header))
+    return Column(header, no_wrap=True, overflow="ignore", min_width=max(width, len(header)))
 
 
 @main.command()
@@ -53,9 +61,9 @@ def find(
     if as_json:
         print_json(data)
         return
-    table = Table(title=f"find {text!r}: {len(data['hits'])} hits", title_justify="left")
-    for column in ("#", "kind", "id", "score", "name / when", "snippet", "why"):
-        table.add_column(column)
+    ids = id_column(str(hit["id"]) for hit in data["hits"])
+    table = Table("#", "kind", ids, "score", "name / when", "snippet", "why",
+                  title=f"find {text!r}: {len(data['hits'])} hits", title_justify="left")
     for rank, hit in enumerate(data["hits"], 1):
         label = hit["name"] if hit["kind"] == "object" else hit["occurred_at"]
         table.add_row(str(rank), hit["kind"] if hit["kind"] == "event" else hit["type"],
@@ -75,7 +83,9 @@ def find(
 @json_option
 @click.pass_context
 def read(ctx: click.Context, record_id: str, offset: int, as_json: bool) -> None:
-    """Show an object's profile, relations and evidence list, or an event (paged: OFFSET)."""
+    """Show an object's profile, relations and evidence list, or an event (paged: OFFSET).
+
+    ID is an object id, a unique name or alias, or an event id (42, event:42)."""
     with open_memory(ctx, readonly=True) as mem:
         data = mem.read(record_id, offset)
     if as_json:

@@ -11,12 +11,13 @@ from typing import Any
 
 from ..base.errors import InputError
 from ..store.connection import bump_revision, write
-from .records import get_object, resolve_redirect, save_object
+from .records import get_object, resolve_object_ref, resolve_redirect, save_object
 
 
 def approve_project(conn: sqlite3.Connection, project_id: str, now: datetime) -> dict[str, Any]:
     """Activate a candidate project (one transaction, bumps the graph revision)."""
     with write(conn):
+        project_id = resolve_object_ref(conn, project_id)
         target = resolve_redirect(conn, project_id)
         obj = get_object(conn, target)
         if obj.type != "project":

@@ -85,6 +85,66 @@ def make_slug(name: str) -> str:
     return text[:80] or "unnamed"
 
 
+def _name_key(text: str) -> str:
+    """A name's normal form for matching what a person types: NFKC, case-folded, one space."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def _index_terms(ref: str) -> set[str]:
+    """Terms of the object_names index (migration m004) under which `ref` may be filed: its
+    first two chars when CJK, else its first word lowered as SQLite's ASCII-only lower() does
+    and as Python does."""
+    text = unicodedata.normalize("NFKC", ref).strip()
+    if not text:
+        return set()
+    if ord(text[0]) >= 11904:
+        return {text[:2]}
+    word = text.split()[0]
+    return {word.lower(), "".join(ch.lower() if ch.isascii() else ch for ch in word)}
+
+
+def objects_named(conn: sqlite3.Connection, ref: str) -> list[tuple[str, str]]:
+    """(id, name) of every live (not merged) object whose name or an alias is `ref`,
+    case-folded and NFKC-normalised. Indexed lookup first; a full scan only on a miss."""
+    want = _name_key(ref)
+    if not want:
+        return []
+    sql = ("SELECT id, name, aliases FROM objects WHERE redirect_to IS NULL{} ORDER BY id")
+    terms = sorted(_index_terms(ref))
+    rows = conn.execute(sql.format(
+        f" AND id IN (SELECT object_id FROM object_names WHERE term IN "
+        f"({', '.join('?' * len(terms))}))"), terms).fetchall() if len(want) >= 2 else []
+    matches = _matching(rows, want)
+    if not matches:
+        matches = _matching(conn.execute(sql.format("")).fetchall(), want)
+    return matches
+
+
+def _matching(rows: list[sqlite3.Row], want: str) -> list[tuple[str, str]]:
+    return [(row[0], row[1]) for row in rows
+            if want in {_name_key(row[1]), *(_name_key(a) for a in json.loads(row[2] or "[]"))}]
+
+
+def resolve_object_ref(conn: sqlite3.Connection, ref: Any) -> str:
+    """An object id as given, or the id of the one live object named `ref` (its name or an
+    alias, case-folded; Chinese too). No match keeps the id error; several list the ids."""
+    if isinstance(ref, str) and ref.partition(":")[0] not in OBJECT_TYPES:
+        matches = objects_named(conn, ref)
+        if len(matches) == 1:
+            return matches[0][0]
+        if len(matches) > 1:
+            listing = "; ".join(f"{oid} ({name})" for oid, name in matches[:20])
+            more = f" and {len(matches) - 20} more" if len(matches) > 20 else ""
+            raise InputError(f"{ref!r} names {len(matches)} objects: {listing}{more}; "
+                             "give one of these ids")
+        try:
+            check_object_id(ref)
+        except InputError as exc:
+            raise InputError(f"{exc}; no object has that name or alias either") from None
+    check_object_id(ref)
+    return ref
+
+
 def get_object(conn: sqlite3.Connection, object_id: str) -> ObjectRecord:
     check_object_id(object_id)
     row = conn.execute("SELECT * FROM objects WHERE id = ?", (object_id,)).fetchone()

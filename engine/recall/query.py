@@ -22,7 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base.errors import InputError, NotFound
-from ..objects.records import check_object_id, read_object, resolve_redirect
+from ..objects.records import (
+    check_object_id,
+    read_object,
+    resolve_object_ref,
+    resolve_redirect,
+)
 from ..store.migrations import OBJECT_TYPES
 from ..store.recall_index import fold, get_stat, object_field_texts, units
 from ..timeline.events import parse_event_id, read_event_page
@@ -302,14 +307,15 @@ def _is_event_ref(value: object) -> bool:
 
 def memory_read(conn: sqlite3.Connection, object_id: str | int, offset: int = 0) -> dict[str, Any]:
     """An object's profile, relations and evidence list, paged by next_offset (redirects
-    followed; `merged` lists ids merged into it). An event id (42, "event:42") reads the event.
+    followed; `merged` lists ids merged into it). An event id (42, "event:42") reads the event;
+    a unique name or alias stands for its object's id.
     """
     if not isinstance(offset, int) or offset < 0:
         raise InputError("offset must be an integer >= 0")
     with _snapshot(conn):
         if _is_event_ref(object_id):
             return _event_page(conn, parse_event_id(object_id), offset)
-        data = read_object(conn, str(object_id), offset)
+        data = read_object(conn, resolve_object_ref(conn, str(object_id)), offset)
         data["merged"] = _merged_into(conn, data["object"]["id"])
     return {"kind": "object", **data}
 
@@ -335,11 +341,11 @@ def memory_evidence(
                 )
             ]
             return {**page, "cited_by": cited}
-        check_object_id(id_or_event)
-        target = resolve_redirect(conn, str(id_or_event))
+        object_id = resolve_object_ref(conn, id_or_event)
+        target = resolve_redirect(conn, object_id)
         if conn.execute("SELECT 1 FROM objects WHERE id = ?", (target,)).fetchone() is None:
             raise NotFound(f"no object {id_or_event}")
-        return _evidence_page(conn, str(id_or_event), target, offset)
+        return _evidence_page(conn, object_id, target, offset)
 
 
 def _event_page(conn: sqlite3.Connection, event_id: int, offset: int) -> dict[str, Any]:
