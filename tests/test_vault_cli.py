@@ -75,6 +75,16 @@ def test_an_overlapping_cron_run_skips_quietly(home) -> None:
     assert not (home / "vault" / "objects").exists()
 
 
+@pytest.mark.parametrize("flag", ["--rebuild", "--all"])
+def test_a_full_render_that_cannot_run_says_so_and_fails(home, flag: str) -> None:
+    (home / "vault").mkdir(parents=True, exist_ok=True)
+    with vault_lock(home / "vault"):
+        result = run(home, "project-vault", flag, "--quiet")
+    assert result.exit_code == 1
+    assert f"{flag} did not run" in result.output
+    assert not (home / "vault" / "objects").exists()
+
+
 def test_watch_is_a_command_with_help(home) -> None:
     result = run(home, "watch", "--help")
     assert result.exit_code == 0 and "AGENTS.md" in result.output

@@ -58,6 +58,12 @@ def project_vault(ctx: click.Context, all_: bool, rebuild: bool, quiet: bool,
                 result = render_vault(mem.conn, mem.config.vault_path, all=every,
                                       config=mem.config, rebuild=rebuild, now=mem.clock.now())
         except ProjectionBusy as exc:
+            # A batch run from cron that overlaps another is routine: skip quietly. A full
+            # render someone asked for did not happen: say so and fail, so they run it again.
+            if every:
+                what = "--rebuild" if rebuild else "--all"
+                raise click.ClickException(f"{exc}; {what} did not run: run it again when the "
+                                           "other projection ends") from None
             if not quiet:
                 err_console.print(f"[yellow]{exc}[/yellow]")
             return
