@@ -11,6 +11,9 @@ Invariants:
 - a file that is not valid UTF-8, or is larger than `vault.core_file_max_bytes`, is refused with
   a message naming the limit: the file is left as it is, memory keeps its last good version,
   and an open `core_refused` report says so until a valid file is imported.
+- only a regular file at the vault root is read, never more than the limit (plus one byte) of
+  it: a symlink (to /etc/passwd, /dev/zero, ...), a FIFO or a device is refused the same way,
+  reported, and neither read, imported nor overwritten.
 """
 
 from __future__ import annotations
@@ -23,8 +26,7 @@ from pathlib import Path
 from ..base.errors import MemvaultError
 from ..objects.corefiles import read_core_file, write_core_file
 from ..store.connection import write
-from .files import atomic_write, read_bytes, sha256
-from .paths import to_disk
+from .files import UnsafeFile, atomic_write, read_file, sha256, vault_file
 from .records import open_report, record_owner, resolve_reports
 
 
@@ -44,10 +46,10 @@ class CoreOutcome:
 
 def decode_core_file(name: str, data: bytes, max_bytes: int) -> str:
     """The text of a core file read from the vault, or CoreFileRefused saying why not."""
-    if len(data) > max_bytes:
+    if len(data) > max_bytes:  # the reader stops at max_bytes + 1: the size is a floor
         raise CoreFileRefused(
-            f"{name} is {len(data):,} bytes, over the limit vault.core_file_max_bytes = "
-            f"{max_bytes:,} (memvault.toml): not imported"
+            f"{name} is more than {max_bytes:,} bytes, over the limit "
+            f"vault.core_file_max_bytes = {max_bytes:,} (memvault.toml): not imported"
         )
     try:
         text = data.decode("utf-8")
@@ -65,7 +67,7 @@ def import_core_bytes(
 ) -> CoreOutcome:
     """Import bytes found at the vault's `name` as a new version, or refuse them (reported)."""
     current = read_core_file(conn, name)
-    kept = f"memory keeps version {current['version']}" if current else "memory keeps no version"
+    kept = _kept(current)
     digest = sha256(data)
     try:
         text = decode_core_file(name, data, max_bytes)
@@ -92,14 +94,38 @@ def import_core_bytes(
                        version)
 
 
+def _kept(current: sqlite3.Row | None) -> str:
+    return f"memory keeps version {current['version']}" if current else "memory keeps no version"
+
+
+def read_core_disk(vault: Path, name: str, max_bytes: int, stored: bytes) -> bytes | None:
+    """The bytes of the vault's core file `name`, or None if absent; UnsafeFile if it is not a
+    regular file. At most max(max_bytes, len(stored)) + 1 bytes are read: enough to recognise
+    the stored content (which a lowered limit must not turn into a refusal) and to refuse
+    anything larger without reading it all."""
+    return read_file(vault_file(vault, name), max(max_bytes, len(stored)))
+
+
+def refuse_unsafe(
+    conn: sqlite3.Connection, name: str, error: UnsafeFile, now: datetime,
+) -> CoreOutcome:
+    """Report a core file that is a symlink or special file: not imported, not overwritten."""
+    message = f"{error}; not imported and not overwritten, {_kept(read_core_file(conn, name))}"
+    with write(conn):
+        open_report(conn, name, name, "core_refused", message, None, now)
+    return CoreOutcome(name, "refused", message)
+
+
 def sync_core_file(
     conn: sqlite3.Connection, vault: Path, name: str, max_bytes: int, now: datetime,
 ) -> CoreOutcome:
     """Bring the vault's copy of a core file and SQLite together (the projector's side)."""
-    path = to_disk(vault, name)
-    disk = read_bytes(path)
     current = read_core_file(conn, name)
     content = (current["content"] if current else "").encode("utf-8")
+    try:
+        disk = read_core_disk(vault, name, max_bytes, content)
+    except UnsafeFile as exc:
+        return refuse_unsafe(conn, name, exc, now)
     version = current["version"] if current else 0
     row = conn.execute(
         "SELECT sha256, version FROM projection WHERE object_id = ?", (name,)
@@ -114,7 +140,7 @@ def sync_core_file(
             return CoreOutcome(name, "unchanged", version=version)
         if row is None or digest != row["sha256"]:
             return import_core_bytes(conn, name, disk, max_bytes, now)
-    atomic_write(path, content, durable=True)
+    atomic_write(vault_file(vault, name), content, durable=True)
     with write(conn):
         record_owner(conn, name, name, sha256(content), version, now)
         resolve_reports(conn, name, now)

@@ -8,35 +8,35 @@ Invariants:
 - temporary files end in `.memvault-tmp` and start with '.', so the watcher and Obsidian ignore
   them.
 - a conflict copy never overwrites an earlier one: `<file>.conflict`, then `<file>.2.conflict`, ...
+- nothing on disk is trusted: a file is opened with O_NOFOLLOW|O_NONBLOCK and checked on the
+  opened descriptor, so a symlink is never followed, a FIFO or device never blocks or streams
+  without end, and a read is bounded when the caller gives a limit. Every folder from the vault
+  root down to a file is checked (lstat) to be a real folder, so nothing is read or written
+  outside the vault's real path; a vault root that is itself a symlink is refused.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
 from ..base.errors import MemvaultError
-from .paths import CONFLICT_SUFFIX, TEMP_SUFFIX
+from .paths import CONFLICT_SUFFIX, TEMP_SUFFIX, to_disk
+
+# No symlink followed at the last step, no blocking open of a FIFO, no descriptor leaked to a
+# child. (O_NOFOLLOW is missing only on Windows, where the lstat checks below still apply.)
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+_CHUNK = 1 << 16
 
 
 def sha256(data: bytes) -> str:
     """Hex sha256 of bytes (the form stored in `projection.sha256`)."""
     return hashlib.sha256(data).hexdigest()
-
-
-def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or None if there is no such file.
-
-    A folder where a file belongs raises NotAFile (an OSError saying so): it is never
-    replaced or removed, since it may hold someone's files."""
-    try:
-        return path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except IsADirectoryError:
-        raise NotAFile(path) from None
 
 
 class NotAFile(IsADirectoryError):
@@ -50,12 +50,157 @@ class NotAFile(IsADirectoryError):
         self.path = path
 
 
+class UnsafeFile(OSError):
+    """A vault path that is not read or written: a symlink, a special file (FIFO, device,
+    socket), or a path whose folders leave the vault. `kind` says which:
+    'symlink' (the file itself is a link), 'special', or 'folder' (a folder on the way is a
+    link or not a folder)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class VaultFolderError(MemvaultError):
-    """The vault folder cannot be used: it is a file, or it cannot be created."""
+    """The vault folder cannot be used: it is a file, a symlink, or it cannot be created."""
+
+
+def _link_text(path: Path) -> str:
+    try:
+        return f" (to {os.readlink(path)})"
+    except OSError:
+        return ""
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
+
+
+def refuse_link(path: Path) -> UnsafeFile:
+    """The refusal of a symlink found where the vault keeps a file."""
+    return UnsafeFile(
+        f"{path} is a symbolic link{_link_text(path)}: memvault does not follow links in the "
+        "vault; replace it with a regular file", "symlink")
+
+
+def refuse_special(path: Path, mode: int) -> UnsafeFile:
+    """The refusal of a FIFO, device or socket found where the vault keeps a file."""
+    return UnsafeFile(
+        f"{path} is {_file_kind(mode)}, not a regular file: left alone; remove it", "special")
+
+
+def read_file(path: Path, limit: int | None = None) -> bytes | None:
+    """The bytes of the regular file `path` (at most `limit` + 1 of them), or None if absent.
+
+    Never follows a symlink at `path` and never blocks: a symlink, FIFO, device or socket
+    raises UnsafeFile, a folder NotAFile. The caller checks the folders on the way
+    (`vault_file`). With a limit, more than `limit` bytes come back as `limit` + 1 bytes, so
+    the caller can refuse an oversized file without reading it all.
+    """
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and os.path.islink(path):
+            raise refuse_link(path) from None
+        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket cannot be opened
+            raise refuse_special(path, os.lstat(path).st_mode) from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise NotAFile(path)
+        if not stat.S_ISREG(mode):
+            raise refuse_special(path, mode)
+        return _read_fd(fd, limit)
+    finally:
+        os.close(fd)
+
+
+def _read_fd(fd: int, limit: int | None) -> bytes:
+    chunks = []
+    left = None if limit is None else limit + 1
+    while left is None or left > 0:
+        chunk = os.read(fd, _CHUNK if left is None else min(_CHUNK, left))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        if left is not None:
+            left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """The file's bytes, or None if there is no such file (a regular file only, see
+    `read_file`).
+
+    A folder where a file belongs raises NotAFile (an OSError saying so): it is never
+    replaced or removed, since it may hold someone's files."""
+    return read_file(path)
+
+
+def check_root(vault: Path) -> None:
+    """Refuse a vault root that is a symlink: its files would live somewhere else."""
+    if os.path.islink(vault):
+        raise VaultFolderError(
+            f"the vault {vault} is a symbolic link{_link_text(vault)}: memvault only reads and "
+            "writes a real folder; replace the link with the folder itself (memory.db is "
+            "untouched)")
+
+
+def vault_file(vault: Path, rel_path: str, create: bool = False) -> Path:
+    """The disk path of `rel_path`, once every folder from the vault root down to it is a real
+    folder (not a symlink), so the path stays inside the vault's real folder.
+
+    `create` makes missing folders (for a write). A symlink or a non-folder on the way raises
+    UnsafeFile (kind 'folder'). The file itself is checked when it is opened (`read_file`) or
+    replaced (`atomic_write`).
+    """
+    folder = vault
+    present = _check_folder(vault, str(vault), create=False)  # made by ensure_folder
+    for name in rel_path.split("/")[:-1]:
+        if not present:
+            break  # missing and not created: nothing below it exists to read
+        folder = folder / name
+        present = _check_folder(folder, folder.relative_to(vault).as_posix(), create)
+    return to_disk(vault, rel_path)
+
+
+def _check_folder(folder: Path, shown: str, create: bool) -> bool:
+    """True if `folder` is a real folder (made if `create`), False if it is missing."""
+    try:
+        mode = os.lstat(folder).st_mode
+    except FileNotFoundError:
+        if not create:
+            return False
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            pass
+        mode = os.lstat(folder).st_mode
+    if stat.S_ISLNK(mode):
+        raise UnsafeFile(
+            f"{shown} is a symbolic link{_link_text(folder)}: memvault does not write through "
+            "links in the vault (nothing was written outside it); replace the link with a "
+            "real folder", "folder")
+    if not stat.S_ISDIR(mode):
+        raise UnsafeFile(f"{shown} is not a folder: move it away", "folder")
+    return True
 
 
 def ensure_folder(vault: Path) -> None:
     """Create the vault folder if needed, or say in one line why it cannot be used."""
+    check_root(vault)
     if vault.exists() and not vault.is_dir():
         raise VaultFolderError(
             f"the vault {vault} is a file, not a folder: move it away (memory.db is untouched)"
@@ -73,7 +218,10 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
 
     `durable=False` skips the fsync: still atomic for readers and for a crash of this process,
     but a power loss may leave an empty file on filesystems that do not order rename after data.
+    A symlink or special file at `path` is refused (UnsafeFile), never replaced or followed;
+    the vault's callers check the folders first (`vault_file`).
     """
+    _refuse_unsafe_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
@@ -91,11 +239,24 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
         raise
 
 
+def _refuse_unsafe_target(path: Path) -> None:
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if stat.S_ISLNK(mode):
+        raise refuse_link(path)
+    if stat.S_ISDIR(mode):
+        raise NotAFile(path)
+    if not stat.S_ISREG(mode):
+        raise refuse_special(path, mode)
+
+
 def conflict_path(path: Path) -> Path:
-    """The first free conflict-copy name beside `path`."""
+    """The first free conflict-copy name beside `path` (a dangling link counts as taken)."""
     candidate = path.with_name(path.name + CONFLICT_SUFFIX)
     n = 2
-    while candidate.exists():
+    while os.path.lexists(candidate):
         candidate = path.with_name(f"{path.name}.{n}{CONFLICT_SUFFIX}")
         n += 1
     return candidate
@@ -105,4 +266,12 @@ def keep_conflict(path: Path, data: bytes) -> Path:
     """Save `data` (a hand edit found at `path`) as a new conflict copy beside it; return it."""
     target = conflict_path(path)
     atomic_write(target, data)
+    return target
+
+
+def keep_link_aside(path: Path) -> Path:
+    """Move the symlink at `path` (not what it points to) to a new conflict-copy name beside
+    it; return that name. Whatever the link pointed to is neither read nor touched."""
+    target = conflict_path(path)
+    os.rename(path, target)
     return target

@@ -19,11 +19,20 @@ Invariants:
   other owners go on.
 - rendered files depend on stored data only, never on the wall clock; `now` only stamps the
   bookkeeping rows.
+- nothing is written outside the vault's real folder: a vault root that is a symlink is
+  refused outright, and each write first checks every folder from the root down is a real
+  folder (`files.vault_file`); a linked folder, a FIFO or a device where a file belongs is
+  refused and recorded as the owner's error (status shows it). A symlink where a file belongs
+  is never followed: the link itself is moved aside as the `.conflict` copy.
+- a projected file deleted by hand comes back on the next run even with no watcher running:
+  an --all run checks every projected file exists, a batch run the next `MISSING_CHECK` of them
+  (round robin), and marks the owners of missing files dirty.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,16 +44,26 @@ from typing import Any
 from ..base.clock import iso
 from ..base.config import Config
 from ..base.errors import MemvaultError
-from ..store.connection import set_state, write
+from ..store.connection import get_state, set_state, write
 from ..store.migrations import CORE_FILES
 from ..store.vault_tables import DIRECTORY_KEY, PENDING_SQL
 from .core_sync import sync_core_file
-from .files import atomic_write, ensure_folder, keep_conflict, read_bytes, sha256
+from .files import (
+    UnsafeFile,
+    atomic_write,
+    ensure_folder,
+    keep_conflict,
+    keep_link_aside,
+    read_bytes,
+    sha256,
+    vault_file,
+)
 from .paths import relative, to_disk
 from .records import (
     clear_dirty,
     clear_errors,
     dirty_mark,
+    mark_dirty,
     record_error,
     record_owner,
     record_pages,
@@ -54,6 +73,8 @@ from .records import (
 from .render import Rendered, Renderer
 
 CHUNK = 100  # owners rendered per read snapshot / recorded per write transaction
+MISSING_CHECK = 200  # projected files a batch run checks for existence (one lstat each)
+CHECK_CURSOR = "vault.missing_check_after"  # state key: the last path a batch run checked
 Progress = Callable[[int, int], None]
 
 
@@ -184,6 +205,8 @@ def project_vault(
     ensure_folder(vault)
     with vault_lock(vault):
         _forget_vanished(conn)
+        if not rebuild:  # a rebuild renders every owner anyway
+            _mark_missing(conn, vault, None if limit is None else MISSING_CHECK)
         for name in CORE_FILES:
             _sync_core(conn, vault, name, core_max_bytes, now, result)
         owners = all_owners(conn) if rebuild else pending_owners(conn, limit)
@@ -244,7 +267,7 @@ def _sync_core(
     try:
         outcome = sync_core_file(conn, vault, name, max_bytes, now)
     except OSError as exc:
-        error = f"write failed: {exc}"
+        error = _failure(exc)
         with write(conn):
             record_error(conn, name, name, error, now)
         result.errors.append({"object_id": name, "path": name, "error": error})
@@ -265,6 +288,45 @@ def _forget_vanished(conn: sqlite3.Connection) -> None:
             " WHERE o.id = vault_dirty.object_id) AND NOT EXISTS (SELECT 1 FROM projection p"
             " WHERE p.object_id = vault_dirty.object_id)"
         )
+
+
+def _failure(exc: OSError) -> str:
+    """The recorded error of a failed or refused write."""
+    return f"refused: {exc}" if isinstance(exc, UnsafeFile) else f"write failed: {exc}"
+
+
+_PROJECTED_FILES = (
+    "SELECT object_id, path FROM projection WHERE instr(object_id, ':') > 0"
+    " UNION ALL SELECT object_id, path FROM projection_pages"
+)
+
+
+def _mark_missing(conn: sqlite3.Connection, vault: Path, bound: int | None) -> None:
+    """Mark dirty the owners of projected object files (and pages) that are gone from disk.
+
+    `bound=None` checks every file; else the next `bound` paths after the state's cursor,
+    wrapping round, so successive batch runs cover the whole vault at a bounded cost per run.
+    """
+    if bound is None:
+        rows = conn.execute(_PROJECTED_FILES).fetchall()
+        cursor = None
+    else:
+        after = get_state(conn, CHECK_CURSOR, "") or ""
+        sql = f"SELECT object_id, path FROM ({_PROJECTED_FILES}) WHERE path > ? ORDER BY path" \
+              " LIMIT ?"
+        rows = conn.execute(sql, (after, bound)).fetchall()
+        if len(rows) < bound:  # wrap round to the start
+            rows += conn.execute(sql, ("", bound - len(rows))).fetchall()
+        cursor = rows[-1][1] if rows else ""
+    # lexists: a dangling symlink is not missing (the write moves it aside)
+    missing = {owner for owner, path in rows if not os.path.lexists(to_disk(vault, path))}
+    if not missing and cursor is None:
+        return
+    with write(conn):
+        for owner in sorted(missing):
+            mark_dirty(conn, owner, "hand_edit")  # deleted by hand, maybe with no watcher
+        if cursor is not None:
+            set_state(conn, CHECK_CURSOR, cursor)
 
 
 def _render_chunk(conn: sqlite3.Connection, renderer: Renderer, owners: list[str]) -> list[_Job]:
@@ -288,8 +350,15 @@ def put_file(
     Not rewritten when its bytes are already `data`. Bytes that are not what the projector
     last wrote (`last_written`, a sha256) are kept as a conflict copy first.
     """
-    path = to_disk(vault, rel_path)
-    disk = read_bytes(path)
+    path = vault_file(vault, rel_path, create=True)  # refuses a linked folder on the way
+    try:
+        disk = read_bytes(path)
+    except UnsafeFile as exc:
+        if exc.kind != "symlink":
+            raise  # a FIFO or device: refused, recorded, left alone
+        conflict = relative(vault, keep_link_aside(path))  # the link, never what it points to
+        atomic_write(path, data, durable=durable)
+        return True, conflict
     if disk == data:
         return False, None
     conflict = None
@@ -316,8 +385,16 @@ def _write_job(vault: Path, job: _Job, durable: bool) -> None:
             if rel_path in job.rendered.files:
                 continue
             job.error_path = rel_path
-            path = to_disk(vault, rel_path)
-            disk = read_bytes(path)
+            path = vault_file(vault, rel_path)
+            try:
+                disk = read_bytes(path)
+            except UnsafeFile as exc:
+                if exc.kind != "symlink":
+                    raise
+                target = keep_link_aside(path)  # a stale page that became a link: kept aside
+                job.conflicts[rel_path] = relative(vault, target) or str(target)
+                job.removed.append(rel_path)
+                continue
             if disk is None:
                 continue
             if sha256(disk) == last:
@@ -329,7 +406,7 @@ def _write_job(vault: Path, job: _Job, durable: bool) -> None:
             job.removed.append(rel_path)
         job.error_path = None
     except OSError as exc:
-        job.error = f"write failed: {exc}"
+        job.error = _failure(exc)
 
 
 def _record_chunk(conn: sqlite3.Connection, jobs: list[_Job], now: datetime) -> None:
@@ -382,7 +459,10 @@ def _project_directory(
         "SELECT path, sha256 FROM projection WHERE object_id = ?", (DIRECTORY_KEY,)
     ).fetchone()
     if not force and row is not None:
-        disk = read_bytes(to_disk(vault, row["path"]))
+        try:
+            disk = read_bytes(vault_file(vault, row["path"]))
+        except OSError:  # not a file it can read: render, and let the write say why
+            disk = None
         if disk is not None and sha256(disk) == row["sha256"]:
             return
     job = _Job(DIRECTORY_KEY, None, {row["path"]: row["sha256"]} if row else {})

@@ -43,9 +43,9 @@ from ..base.errors import MemvaultError
 from ..objects.corefiles import read_core_file
 from ..store.connection import open_db, set_state, write
 from ..store.migrations import CORE_FILES
-from .core_sync import import_core_bytes
-from .files import ensure_folder, read_bytes, sha256
-from .paths import is_core_file, is_object_file, is_temp_name, relative, to_disk
+from .core_sync import import_core_bytes, read_core_disk, refuse_unsafe
+from .files import UnsafeFile, ensure_folder, read_file, sha256, vault_file
+from .paths import is_core_file, is_object_file, is_temp_name, relative
 from .records import mark_dirty, open_report, owner_of, record_owner
 from .render import Renderer
 
@@ -198,8 +198,13 @@ class VaultWatcher:
         return outcomes
 
     def _core(self, conn: sqlite3.Connection, name: str) -> WatchOutcome:
-        data = read_bytes(to_disk(self.vault, name))
         current = read_core_file(conn, name)
+        stored = current["content"].encode("utf-8") if current else b""
+        try:
+            data = read_core_disk(self.vault, name, self.core_max_bytes, stored)
+        except UnsafeFile as exc:  # a symlink, FIFO or device: never read, never imported
+            outcome = refuse_unsafe(conn, name, exc, self._now())
+            return WatchOutcome(name, outcome.action, name, outcome.message)
         if data is None:
             kept = f"version {current['version']}" if current else "no version"
             return WatchOutcome(name, "missing", name, f"{name} is not in the vault; memory "
@@ -223,7 +228,10 @@ class VaultWatcher:
         if found is None:
             return None  # not a file the projection wrote: a person's own note, left alone
         owner, last = found
-        data = read_bytes(to_disk(self.vault, rel))
+        try:
+            data = read_file(vault_file(self.vault, rel))
+        except UnsafeFile as exc:
+            return self._unsafe_projected(conn, rel, owner, exc)
         if data is not None and sha256(data) == last:
             return WatchOutcome(rel, "own_write", owner)
         conn.execute("BEGIN")
@@ -249,3 +257,21 @@ class VaultWatcher:
             if ":" in owner and is_object_file(rel):
                 mark_dirty(conn, owner, "hand_edit")
         return WatchOutcome(rel, action, owner if ":" in owner else None, detail)
+
+    def _unsafe_projected(
+        self, conn: sqlite3.Connection, rel: str, owner: str, error: UnsafeFile,
+    ) -> WatchOutcome:
+        """A projected file that became a symlink or special file (or sits under a linked
+        folder): reported, never read; the next projection deals with it (a link at the file
+        is moved aside as a .conflict copy, anything else is refused and shown as an error)."""
+        label = owner if ":" in owner else "the object directory"
+        then = ("the next projection moves the link aside as a .conflict copy and writes the "
+                "file" if error.kind == "symlink" else
+                "the projector will not write there until it is fixed")
+        detail = f"{rel} ({label}): {error}; not followed, {then}"
+        with write(conn):
+            open_report(conn, rel, owner if ":" in owner else None, "hand_edit", detail, None,
+                        self._now())
+            if ":" in owner and is_object_file(rel):
+                mark_dirty(conn, owner, "hand_edit")
+        return WatchOutcome(rel, "hand_edit", owner if ":" in owner else None, detail)
