@@ -68,7 +68,7 @@ def test_project_vault_fails_loudly_and_records_the_failure(home, monkeypatch) -
 
 
 def test_an_overlapping_cron_run_skips_quietly(home) -> None:
-    (home / "vault").mkdir(parents=True, exist_ok=True)
+    (home / "vault").mkdir(mode=0o700, parents=True, exist_ok=True)
     with vault_lock(home / "vault"):
         result = run(home, "project-vault", "--quiet")
     assert result.exit_code == 0 and result.output == ""
@@ -77,7 +77,7 @@ def test_an_overlapping_cron_run_skips_quietly(home) -> None:
 
 @pytest.mark.parametrize("flag", ["--rebuild", "--all"])
 def test_a_full_render_that_cannot_run_says_so_and_fails(home, flag: str) -> None:
-    (home / "vault").mkdir(parents=True, exist_ok=True)
+    (home / "vault").mkdir(mode=0o700, parents=True, exist_ok=True)
     with vault_lock(home / "vault"):
         result = run(home, "project-vault", flag, "--quiet")
     assert result.exit_code == 1

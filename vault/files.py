@@ -29,6 +29,9 @@ from .paths import CONFLICT_SUFFIX, TEMP_SUFFIX, to_disk
 
 # No symlink followed at the last step, no blocking open of a FIFO, no descriptor leaked to a
 # child. (O_NOFOLLOW is missing only on Windows, where the lstat checks below still apply.)
+# The vault holds a person's memory: its folders are the owner's alone (files come from
+# mkstemp, 0600), so a writing open of the home never has to tighten them.
+PRIVATE_FOLDER = 0o700
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
                | getattr(os, "O_CLOEXEC", 0))
 _CHUNK = 1 << 16
@@ -184,7 +187,7 @@ def _check_folder(folder: Path, shown: str, create: bool) -> bool:
         if not create:
             return False
         try:
-            os.mkdir(folder)
+            os.mkdir(folder, PRIVATE_FOLDER)
         except FileExistsError:
             pass
         mode = os.lstat(folder).st_mode
@@ -206,7 +209,7 @@ def ensure_folder(vault: Path) -> None:
             f"the vault {vault} is a file, not a folder: move it away (memory.db is untouched)"
         )
     try:
-        vault.mkdir(parents=True, exist_ok=True)
+        vault.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
     except OSError as exc:
         raise VaultFolderError(
             f"cannot create the vault folder {vault}: {exc.strerror or exc}"
@@ -222,7 +225,7 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     the vault's callers check the folders first (`vault_file`).
     """
     _refuse_unsafe_target(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -3,11 +3,16 @@
 A home is a folder holding `memory.db`, `vault/` and `memvault.toml`. The toml file is written
 with every key and its allowed range the first time a home is created; a bad value is a
 ConfigError naming the key and what is allowed.
+
+A home is private to its owner, whatever the umask: the folder (and `vault/`) 0700, every file
+in it 0600 (the database holds whatever was said, API keys included). `tighten_home` narrows an
+older home that other users can read.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +23,9 @@ from .errors import ConfigError
 DEFAULT_HOME = "~/.memvault"
 CONFIG_NAME = "memvault.toml"
 DB_NAME = "memory.db"
+HOME_MODE = 0o700  # the home and the folders in it: the owner only
+FILE_MODE = 0o600  # every file in the home
+_OTHERS = 0o077  # group and other permission bits
 
 
 @dataclass(frozen=True)
@@ -235,9 +243,9 @@ def load_config(home: str | os.PathLike[str] | None = None, create: bool = False
     _check_layout(root)
     if create:
         try:
-            root.mkdir(parents=True, exist_ok=True)
+            make_private_dir(root)
             if not path.exists():
-                path.write_text(default_toml(), encoding="utf-8")
+                write_private_file(path, default_toml())
         except OSError as exc:
             raise ConfigError(
                 f"cannot create the memory home {root}: {exc.strerror or exc}"
@@ -248,10 +256,73 @@ def load_config(home: str | os.PathLike[str] | None = None, create: bool = False
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        except RecursionError:  # tomllib recurses per nesting level: one line, no traceback
+            raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
         except OSError as exc:
             raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
         values = parse_config(data)
     return Config(home=root, values=values)
+
+
+def make_private_dir(path: Path) -> None:
+    """Create `path` (and missing parents) with the home's mode; the mode is set explicitly
+    after mkdir, since mkdir's mode is narrowed by the umask only, never widened or fixed."""
+    if path.is_dir():
+        return
+    path.mkdir(parents=True, exist_ok=True, mode=HOME_MODE)
+    os.chmod(path, HOME_MODE)
+
+
+def write_private_file(path: Path, text: str) -> None:
+    """Create `path` holding `text`, readable by its owner only from its first byte."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        os.fchmod(fd, FILE_MODE)  # os.open's mode passed through the umask: set it exactly
+        f.write(text)
+
+
+def exposed_paths(root: Path) -> list[tuple[Path, int]]:
+    """(path, mode) of the home and the entries directly in it that group or others may access.
+
+    Symlinks are skipped (never followed: a link could point anywhere); so are entries that
+    vanish while being looked at. What is inside a private folder needs no check of its own.
+    """
+    found: list[tuple[Path, int]] = []
+    try:
+        entries = [root, *sorted(root.iterdir())]
+    except OSError:
+        return found
+    for path in entries:
+        try:
+            st = path.lstat()
+        except OSError:
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            continue
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & _OTHERS:
+            found.append((path, mode))
+    return found
+
+
+def tighten_home(root: Path) -> str | None:
+    """Take group and other permissions off the home and the entries in it; return one line
+    saying what changed (None when nothing did). Never follows a symlink; a path that cannot
+    be changed (another owner, a read-only filesystem) is left to `memvault check` to report."""
+    changed: list[str] = []
+    for path, mode in exposed_paths(root):
+        new = mode & ~_OTHERS
+        try:
+            if path.is_symlink():  # replaced by a link since it was looked at
+                continue
+            os.chmod(path, new)
+        except OSError:
+            continue
+        name = str(path) if path == root else path.name
+        changed.append(f"{name}: was {mode:04o}, now {new:04o}")
+    if not changed:
+        return None
+    return "tightened permissions of " + "; ".join(changed)
 
 
 def _check_layout(root: Path) -> None:

@@ -84,8 +84,12 @@ def main(ctx: click.Context, home: str | None) -> None:
 
 
 def open_memory(ctx: click.Context, readonly: bool = False) -> Memory:
-    """Open the home named by --home / $MEMVAULT_HOME for a command."""
-    return Memory.open(ctx.find_root().obj["home"], readonly=readonly)
+    """Open the home named by --home / $MEMVAULT_HOME for a command; print its notices (such
+    as tightened permissions) on stderr, one line each, so --json output stays clean."""
+    memory = Memory.open(ctx.find_root().obj["home"], readonly=readonly)
+    for notice in memory.notices:
+        click.echo(notice, err=True)
+    return memory
 
 
 def print_json(data: Any) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 import click
 
 from ..base.errors import IngestError
+from ..home.memory import Memory
 from .app import json_option, main, open_memory, print_json
 
 
@@ -33,8 +35,22 @@ def ingest(ctx: click.Context, source: str, as_json: bool) -> None:
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
-        mem.sync_recall_index(max_events=None)
+        deferred = _sync_index(mem)
     if as_json:
-        print_json({"stored": ids})
+        print_json({"stored": ids, **({"index_deferred": deferred} if deferred else {})})
     else:
         click.echo(f"stored {len(ids)} event(s)" + (f": ids {ids[0]}–{ids[-1]}" if ids else ""))
+
+
+def _sync_index(mem: Memory) -> str | None:
+    """Index the new events for recall; on failure (a full disk, a busy database) say so on
+    stderr and return the reason. The events are committed already: reporting them as an
+    error would make a caller retry and store them twice. Recall scans unindexed events, and
+    the worker's poll (or `memvault reindex`) indexes them later."""
+    try:
+        mem.sync_recall_index(max_events=None)
+    except sqlite3.OperationalError as exc:
+        click.echo(f"the events are stored; indexing them for recall is deferred ({exc})",
+                   err=True)
+        return str(exc)
+    return None

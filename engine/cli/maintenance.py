@@ -47,11 +47,13 @@ def backup(ctx: click.Context, dest: str, force: bool, as_json: bool) -> None:
 def check(ctx: click.Context, as_json: bool) -> None:
     """Integrity, foreign keys, orphan links, queue states, stale claims, projection failures.
 
-    Exit status 1 when a problem is found (warnings, such as projection lag, do not count).
+    Also reports a home that other users can read. Exit status 1 when a finding of severity
+    error is found; warnings (a stale claim, projection lag) are printed but exit 0.
     """
     with open_memory(ctx, readonly=True) as mem:
         lease_s = mem.config["batch.timeout_s"] + mem.config["worker.lease_extra_s"]
-        report = check_memory(mem.conn, now=mem.clock.now(), lease_s=lease_s)
+        report = check_memory(mem.conn, now=mem.clock.now(), lease_s=lease_s,
+                              home=mem.config.home)
     if as_json:
         print_json(report)
     else:
@@ -66,17 +68,23 @@ def render_check(report: dict[str, Any]) -> None:
         if not rows:
             continue
         table = Table(title=f"{title} ({len(rows)})", title_justify="left")
-        for column in ("kind", "detail", "ids"):
+        for column in ("kind", "severity", "detail", "ids"):
             table.add_column(column)
         for row in rows:
             ids = ", ".join(str(i) for i in row["ids"])
-            table.add_row(f"[{style}]{row['kind']}[/{style}]", escape(row["detail"]),
-                          escape(ids))
+            color = style if row["severity"] == "error" else "yellow"
+            table.add_row(f"[{color}]{row['kind']}[/{color}]", row["severity"],
+                          escape(row["detail"]), escape(ids))
         console.print(table)
-    if report["ok"]:
+    if not report["problems"]:
         console.print("check: ok, no problems found")
+    elif report["ok"]:
+        console.print(f"check: ok, {len(report['problems'])} kinds of problem found, "
+                      "all warnings")
     else:
-        console.print(f"check: {len(report['problems'])} kinds of problem found")
+        console.print(f"check: {report['errors']} kinds of problem found"
+                      + (f" (and {len(report['problems']) - report['errors']} warnings)"
+                         if len(report["problems"]) > report["errors"] else ""))
 
 
 def render_disk(disk: dict[str, Any]) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ..base.clock import Clock, SystemClock, iso, parse_time
-from ..base.config import Config, load_config
+from ..base.config import Config, load_config, tighten_home
 from ..base.errors import InputError
 from ..jobs.requests import request_job
 from ..jobs.scheduler import ACTIVITY_KEY
@@ -39,16 +39,27 @@ class Memory:
         self.config = config
         self.conn = conn
         self.clock = clock
+        # What opening did that the person should hear about once (e.g. tightened permissions).
+        self.notices: list[str] = []
 
     @classmethod
     def open(
         cls, home: str | Path | None = None, clock: Clock | None = None, readonly: bool = False,
     ) -> Memory:
-        """Open a home (creating it, its config and database unless `readonly`)."""
+        """Open a home (creating it, its config and database unless `readonly`).
+
+        A writing open also makes an older home private (0700, files 0600; see
+        memvault.base.config) and records what it changed in `notices`. A read-only open
+        changes nothing: `memvault check` reports a home others can read.
+        """
         config = load_config(home, create=not readonly)
         tz = cls._zone(config)
+        # Before SQLite opens the file: it gives a new -wal/-shm the database file's mode.
+        tightened = None if readonly else tighten_home(config.home)
         conn = open_db(config.db_path, readonly=readonly)
         memory = cls(config, conn, clock or SystemClock(tz))
+        if tightened:
+            memory.notices.append(tightened)
         if not readonly:
             memory._ensure_builtin_objects()
         return memory
@@ -58,7 +69,8 @@ class Memory:
         cls, home: str | Path | None = None, source: str | Path | None = None,
         clock: Clock | None = None,
     ) -> dict[str, Any]:
-        """Upgrade the home's database from the original design (engine/legacy/upgrade.py); report it.
+        """Upgrade the home's database from the original design (engine/legacy/upgrade.py);
+        report it.
 
         With `source`, an older database file is first copied into this empty home (the
         source is only read). A memvault database just gets pending schema migrations.

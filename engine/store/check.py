@@ -1,8 +1,11 @@
 """`memvault check`: does the database hold together? Reads only; safe while the worker runs.
 
-Each finding is {kind, detail, ids}. `problems` are states the engine never produces on its own
-(corruption, orphans, lost events, contradictory queue states, abandoned batches, projection
-failures); `warnings` are normal but worth seeing (the vault projection lagging behind).
+Each finding is {kind, severity, detail, ids}. `problems` are states the engine never produces
+on its own (corruption, orphans, lost events, contradictory queue states, abandoned batches,
+projection failures, a home others can read); `warnings` are normal but worth seeing (the vault
+projection lagging behind). A finding's severity is "error" or "warning"; `ok` is false, and
+`memvault check` exits 1, only when some finding is an error. A stale claim is a problem of
+severity warning: nothing is lost, the next worker to take the lease claims the batch again.
 
 Kinds of problem:
 - integrity: PRAGMA integrity_check is not ok;
@@ -14,9 +17,11 @@ Kinds of problem:
 - linked_without_target: a linked event with no evidence and no core file written for it;
 - archive_only_with_evidence: an archive_only event that objects cite;
 - cursor_beyond_event: page_cursor larger than the event's length;
-- stale_claim: a batch claimed longer than a lease ago (not waiting for a retry) while no valid
-  worker lease exists, so no live worker can be finishing it;
-- projection_error: the vault projector's recorded failures.
+- stale_claim (warning): a batch claimed longer than a lease ago (not waiting for a retry) while
+  no valid worker lease exists, so no live worker can be finishing it;
+- projection_error: the vault projector's recorded failures;
+- permissions: the home, or a file or folder in it, that group or others may access (given
+  `home`; a writing open tightens it, see memvault.base.config.tighten_home).
 """
 
 from __future__ import annotations
@@ -24,17 +29,22 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from ..base.clock import to_micros
+from ..base.config import exposed_paths
 from .vault_tables import vault_status
 
 DEFAULT_LEASE_S = 360.0  # batch.timeout_s + worker.lease_extra_s by default
 MAX_IDS = 50  # ids listed per finding; the detail always carries the full count
+ERROR, WARNING = "error", "warning"
+# Problems that need no repair: the engine recovers from them by itself.
+WARNING_KINDS = frozenset({"stale_claim"})
 
 
-def _finding(kind: str, detail: str, ids: list[Any]) -> dict[str, Any]:
-    return {"kind": kind, "detail": detail, "ids": ids[:MAX_IDS]}
+def _finding(kind: str, detail: str, ids: list[Any], severity: str = ERROR) -> dict[str, Any]:
+    return {"kind": kind, "severity": severity, "detail": detail, "ids": ids[:MAX_IDS]}
 
 
 def _ids(conn: sqlite3.Connection, sql: str, *params: Any) -> list[Any]:
@@ -43,8 +53,13 @@ def _ids(conn: sqlite3.Connection, sql: str, *params: Any) -> list[Any]:
 
 def check_memory(
     conn: sqlite3.Connection, now: datetime | None = None, lease_s: float = DEFAULT_LEASE_S,
+    home: Path | None = None,
 ) -> dict[str, Any]:
-    """Run every check; return {ok, problems, warnings, checked_at}. Reads only."""
+    """Run every check; return {ok, errors, problems, warnings, checked_at}. Reads only.
+
+    `ok` is true when no finding has severity error; `errors` counts those that do. With
+    `home`, the home's permissions are checked too.
+    """
     now = now or datetime.now(UTC)
     problems: list[dict[str, Any]] = []
     warnings: list[dict[str, Any]] = []
@@ -56,7 +71,8 @@ def check_memory(
             problems.append(_finding(kind, f"could not check: {exc}", []))
             return
         if ids:
-            problems.append(_finding(kind, f"{len(ids)} {detail}", ids))
+            severity = WARNING if kind in WARNING_KINDS else ERROR
+            problems.append(_finding(kind, f"{len(ids)} {detail}", ids, severity))
 
     try:
         integrity = [row[0] for row in conn.execute("PRAGMA integrity_check")]
@@ -129,9 +145,24 @@ def check_memory(
     if vault["pending_objects"]:
         warnings.append(_finding(
             "projection_lag", f"{vault['pending_objects']} objects wait to be rendered "
-            "into the vault", []))
-    return {"ok": not problems, "problems": problems, "warnings": warnings,
+            "into the vault", [], WARNING))
+    if home is not None:
+        problems += _permission_findings(home)
+    errors = sum(1 for p in problems if p["severity"] == ERROR)
+    return {"ok": not errors, "errors": errors, "problems": problems, "warnings": warnings,
             "checked_at": now.isoformat()}
+
+
+def _permission_findings(home: Path) -> list[dict[str, Any]]:
+    """One `permissions` error listing the home's parts that group or others may access."""
+    exposed = exposed_paths(home)
+    if not exposed:
+        return []
+    parts = [f"{path if path == home else path.name} {mode:04o}" for path, mode in exposed]
+    return [_finding(
+        "permissions", f"{len(exposed)} paths in the home are open to group or others "
+        f"({', '.join(parts)}); any writing command (e.g. `memvault migrate`) makes them "
+        "0700/0600, or chmod them", [str(path) for path, _ in exposed])]
 
 
 def _redirect_cycles(conn: sqlite3.Connection) -> list[str]:

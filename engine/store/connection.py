@@ -3,16 +3,24 @@
 Connections run in autocommit mode; every multi-row change goes through `write(conn)`, one
 `with conn:` block that starts with BEGIN IMMEDIATE, so the check-then-write sequences of the
 engine (leases, revisions, receipts) hold the write lock from their first read.
+
+The file is created 0600 (SQLite gives its -wal and -shm the database file's permissions).
+Reads work on a read-only filesystem or home: a `mode=ro` connection needs to create the -shm
+file of a WAL database, and where the folder refuses that it falls back to `immutable=1` (no
+locks, no change detection: right for files nothing can write). A writing open there fails
+with a StoreError that says the home is read-only.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..base.config import FILE_MODE, make_private_dir
 from ..base.errors import StoreError
 from .migrations import (
     apply_migrations,
@@ -28,11 +36,22 @@ BUSY_TIMEOUT_MS = 30_000
 def open_db(path: str | Path, readonly: bool = False) -> sqlite3.Connection:
     """Open (creating and migrating unless `readonly`) the memory database at `path`."""
     db_path = Path(path)
-    conn = connect(db_path, readonly)
+    if not readonly and db_path.parent.is_dir():
+        # SQLite opens a file it cannot write read-only without a word and fails at the first
+        # write, after the caller has done its work: say so before anything starts.
+        _raise_if_readonly_home(db_path, readonly, None)
+    conn: sqlite3.Connection | None = None
     try:
+        conn = connect(db_path, readonly)
         return _prepare(conn, db_path, readonly)
+    except OSError as exc:
+        _raise_if_readonly_home(db_path, readonly, exc)
+        raise
     except sqlite3.DatabaseError as exc:
-        conn.close()
+        if conn is not None:
+            conn.close()
+        if isinstance(exc, sqlite3.OperationalError):
+            _raise_if_readonly_home(db_path, readonly, exc)
         if type(exc) is not sqlite3.DatabaseError:  # locked, constraint, ...: not a bad file
             raise
         raise StoreError(f"{db_path}: not a readable SQLite database ({exc})") from None
@@ -46,17 +65,98 @@ def connect(db_path: Path, readonly: bool = False) -> sqlite3.Connection:
                 f"no memory at {db_path.parent} (no {db_path.name}); "
                 "run `memvault ingest` or `memvault demo` first"
             )
-        conn = sqlite3.connect(
-            f"{db_path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
-            check_same_thread=False,
-        )
+        conn = _connect_readonly(db_path)
     else:
-        db_path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(db_path.parent)
+        _create_private(db_path)
         conn = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
+
+
+def _create_private(db_path: Path) -> None:
+    """Create an empty database file 0600 before SQLite opens it (SQLite would create it with
+    0644 less the umask, and copies the file's mode onto its -wal and -shm)."""
+    if db_path.exists():  # checked first: on a read-only filesystem O_CREAT fails even then
+        return
+    try:
+        fd = os.open(db_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except FileExistsError:  # another process created it meanwhile
+        return
+    try:
+        os.fchmod(fd, FILE_MODE)  # the umask may have narrowed it; never leave it wider
+    finally:
+        os.close(fd)
+
+
+def _connect_readonly(db_path: Path) -> sqlite3.Connection:
+    """A `mode=ro` connection; `immutable=1` when the folder cannot hold the -wal/-shm files."""
+    uri = f"{db_path.resolve().as_uri()}?mode=ro"
+    try:
+        return _connect_probed(uri)
+    except sqlite3.OperationalError as exc:
+        reason = readonly_reason(db_path) if _is_open_refusal(exc) else None
+        if reason is None:
+            raise
+    wal = db_path.with_name(db_path.name + "-wal")
+    if wal.exists() and wal.stat().st_size:  # immutable=1 would silently skip these commits
+        raise StoreError(
+            f"{wal} holds the latest writes, and SQLite cannot read them here ({reason}): "
+            "open the home once where it is writable (any command) to fold them in"
+        )
+    return sqlite3.connect(f"{uri}&immutable=1", uri=True, isolation_level=None,
+                           check_same_thread=False)
+
+
+def _connect_probed(uri: str) -> sqlite3.Connection:
+    """Connect and read once: SQLite opens a WAL database's -shm file at the first read."""
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _is_open_refusal(exc: sqlite3.OperationalError) -> bool:
+    """SQLITE_CANTOPEN or SQLITE_READONLY_*: what SQLite says when it cannot create a file
+    beside the database (matched on the message too: the code is missing on some builds)."""
+    text = str(exc)
+    return "unable to open database file" in text or "readonly database" in text
+
+
+def readonly_reason(db_path: Path) -> str | None:
+    """Why the database's folder (or file) cannot be written, or None when it can."""
+    folder = db_path.parent
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "the filesystem is read-only"
+    except OSError:
+        pass
+    if not os.access(folder, os.W_OK) or (db_path.exists() and not os.access(db_path, os.W_OK)):
+        return "the memory home is not writable"
+    return None
+
+
+def _raise_if_readonly_home(
+    db_path: Path, readonly: bool, exc: BaseException | None,
+) -> None:
+    """Raise one clear StoreError when a writing open (that failed with `exc`, or has not
+    started) is on a read-only home; return otherwise."""
+    if readonly:
+        return
+    if isinstance(exc, sqlite3.OperationalError) and not _is_open_refusal(exc):
+        return
+    reason = readonly_reason(db_path)
+    if reason is None:
+        return
+    raise StoreError(
+        f"cannot write to the memory at {db_path.parent}: {reason}; "
+        "read commands (status, timeline, find, ...) still work"
+    ) from None
 
 
 def _prepare(conn: sqlite3.Connection, db_path: Path, readonly: bool) -> sqlite3.Connection:

@@ -2,6 +2,11 @@
 
 Invariants: an event row is never updated or deleted (the schema's triggers refuse it); its text
 is stored once and fragments are slices of it; an event over 32,000 chars is refused whole.
+
+An event's `meta` is a JSON object of at most META_MAX_BYTES (16 KiB) serialised and
+META_MAX_DEPTH (32) levels of nesting, the object itself being level 1: fixed limits, not
+settings, checked here so every surface (CLI ingest, MCP memory_append, Memory.append_event)
+refuses the same meta. A larger one would be carried into every batch that reads the event.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from ..base.tokens import estimate_tokens
 from .fragments import EVENT_MAX_CHARS, FRAGMENT_CHARS, find_lone_surrogate, split_fragments
 
 PAGE_CHARS = 8_000  # what one `event ID OFFSET` answer returns
+META_MAX_BYTES = 16 * 1024  # an event's meta, as UTF-8 JSON text
+META_MAX_DEPTH = 32  # nesting levels of meta (the object itself is level 1)
 
 # json.dumps(..., ensure_ascii=False) builds a new encoder on every call; ingest calls it per event.
 _META_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
@@ -108,10 +115,17 @@ def encode_meta(meta: Any) -> str:
         raise InputError(f"meta must be a JSON object, got {type(meta).__name__}")
     try:
         # orjson: ~8x faster than json on the ingest path; it refuses what it cannot carry
-        # exactly (keys that are not strings, ints over 64 bits, lone surrogates).
-        text = orjson.dumps(meta, option=_ORJSON_STRICT).decode()
+        # exactly (keys that are not strings, ints over 64 bits, lone surrogates, nesting
+        # deeper than 254).
+        encoded = orjson.dumps(meta, option=_ORJSON_STRICT)
     except (orjson.JSONEncodeError, TypeError):
         return _encode_meta_slowly(meta)
+    if len(encoded) > META_MAX_BYTES:
+        _check_meta_size(len(encoded))
+    # Every level opens a bracket: text with fewer cannot be too deep (bytes.count is cheap).
+    if encoded.count(b"{") + encoded.count(b"[") > META_MAX_DEPTH:
+        _check_meta_depth(meta)
+    text = encoded.decode()
     if "null" in text and _has_non_finite(meta):  # orjson writes NaN and Infinity as null
         raise InputError("meta is not JSON-serialisable: NaN and Infinity are not JSON")
     return text
@@ -119,13 +133,46 @@ def encode_meta(meta: Any) -> str:
 
 def _encode_meta_slowly(meta: dict[str, Any]) -> str:
     """The json module's encoding, for what orjson refused: int keys, huge ints, bad text."""
+    _check_meta_depth(meta)  # first: the json module recurses per level
     try:
         text = _META_JSON.encode(meta)
     except (TypeError, ValueError) as exc:
         raise InputError(f"meta is not JSON-serialisable: {exc}") from None
     if find_lone_surrogate(text) is not None:
         raise InputError("meta holds a lone surrogate: not valid Unicode text")
+    _check_meta_size(len(text.encode("utf-8")))
     return text
+
+
+def _check_meta_size(size: int) -> None:
+    if size > META_MAX_BYTES:
+        raise InputError(
+            f"meta is {size:,} bytes of JSON; an event's meta holds at most {META_MAX_BYTES:,} "
+            "bytes (16 KiB): keep large data in the text or elsewhere"
+        )
+
+
+def _check_meta_depth(meta: dict[str, Any]) -> None:
+    """Refuse meta nested deeper than META_MAX_DEPTH; walks with a stack, never recursion."""
+    stack: list[tuple[Any, int]] = [(meta, 1)]
+    seen: set[int] = set()  # a container that holds itself: the encoder names that error
+    while stack:
+        value, depth = stack.pop()
+        if depth > META_MAX_DEPTH:
+            raise InputError(
+                f"meta is nested more than {META_MAX_DEPTH} levels deep; "
+                f"an event's meta holds at most {META_MAX_DEPTH}"
+            )
+        if isinstance(value, dict):
+            children: Iterable[Any] = value.values()
+        elif isinstance(value, list | tuple):
+            children = value
+        else:
+            continue
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        stack.extend((child, depth + 1) for child in children)
 
 
 def _has_non_finite(value: Any) -> bool:

@@ -7,6 +7,7 @@ broken line loses nothing already read and can be resumed after fixing that line
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -31,7 +32,9 @@ def parse_line(raw: bytes | str, number: int) -> NewEvent | None:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise InputError(f"line {number}: broken JSON: {exc.msg} at column {exc.colno}") from None
+        # Some messages end in "at" ("Invalid control character at"): say it once.
+        msg = exc.msg.removesuffix(" at")
+        raise InputError(f"line {number}: broken JSON: {msg} at column {exc.colno}") from None
     except RecursionError:
         raise InputError(f"line {number}: broken JSON: nested too deeply") from None
     except ValueError as exc:  # e.g. a number of more digits than int() will convert
@@ -82,6 +85,12 @@ def _store(
         return []
     try:
         return store_chunk([event for _, event in chunk])
+    except sqlite3.OperationalError as exc:
+        # A full disk, a lock held too long: this chunk rolled back, earlier chunks are
+        # committed. Say which, so a caller resumes at this line instead of storing them twice.
+        number = chunk[0][0]
+        raise IngestError(_stopped(f"line {number}: the database refused: {exc}", stored),
+                          number, stored) from None
     except InputError:
         ids: list[int] = []
         for number, event in chunk:
@@ -94,6 +103,9 @@ def _store(
 
 
 def _stopped(message: str, stored: list[int]) -> str:
+    """The error of a bad line, then what happened to the lines before it, in one sentence
+    each: the event's own "Nothing was stored." is dropped (what counts is the whole import)."""
+    message = message.removesuffix(" Nothing was stored.").rstrip(". ")
     if stored:
         return f"{message}. Stopped there; the {len(stored)} event(s) before it are stored."
     return f"{message}. Stopped there; nothing was stored."
