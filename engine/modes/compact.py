@@ -21,6 +21,7 @@ from ..base.config import Config
 from ..base.tokens import estimate_tokens
 from ..models.base import Message
 from ..objects.proposals import Strict, Text
+from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
 from ..timeline.hot import timeline_totals
 from .batch_loop import FieldError, Tool
@@ -122,6 +123,9 @@ class CompactMode:
             raise FieldError("node_ids", f"must be exactly this batch's nodes {claimed}")
         if not proposal.summary.strip():
             raise FieldError("summary", "is blank: the head would replace its nodes with nothing")
+        # The head outlives the raw text it folds (recall, later compactions): a secret the
+        # events held must be left out of it, e.g. "the wifi password was given".
+        check_no_secret("summary", proposal.summary)
         return fold_nodes(ctx.conn, claimed, proposal.summary, ctx.batch.id, ctx.now)
 
     def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:

@@ -24,6 +24,7 @@ from ..models.base import Message
 from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
 from ..objects.proposals import OrganizeProposal
 from ..objects.records import ObjectRecord
+from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
 from .batch_loop import FieldError, Tool
 from .browse import browse_tools
@@ -206,6 +207,8 @@ class OrganizeMode:
             limit = ctx.config[f"organize.{key}_max_chars"]
             if len(getattr(disposition, key) or "") > limit:
                 raise FieldError(f"events.0.{key}", f"at most {limit} chars")
+            # Progress and reason are stored and shown to later batches: no secret in them.
+            check_no_secret(f"events.0.{key}", getattr(disposition, key) or "")
         last = claim["page_end"] >= row["chars"]
         _check_disposition(disposition, last, had_targets, proposal, claim, event_id)
         changes = apply_write(ctx.conn, write, rules, ctx.now)

@@ -1,6 +1,9 @@
 """Core files AGENTS.md, SOUL.md and USER.md, kept in SQLite with every version.
 
 Invariant: a version row is never changed; writing identical content adds no version.
+A model's write (origin organize or deep) never stores a secret-looking value: graph_write
+refuses it first as a correction; the check here is the last line, should a caller skip that.
+A person's own edit (api, hand, import) is theirs to keep.
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ from ..base.clock import iso
 from ..base.errors import InputError
 from ..store.migrations import CORE_FILES
 from ..timeline.fragments import find_lone_surrogate
+from .secrets import find_secret
+
+MODEL_ORIGINS = ("organize", "deep")  # writes proposed by a model, never by a person
 
 
 def check_core_name(name: str) -> str:
@@ -58,6 +64,11 @@ def write_core_file(
         # SQLite's length() stops at a NUL (history would misreport the size), and the vault
         # refuses to import such a file back: refused here too, so both sides agree.
         raise InputError(f"{name}: content has a NUL character at char {content.index(chr(0))}")
+    if origin in MODEL_ORIGINS:
+        kind = find_secret(content)
+        if kind:
+            raise InputError(f"{name}: content holds what looks like {kind}; a model never "
+                             "writes a secret into a core file")
     current = read_core_file(conn, name)
     digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
     if current and current["sha256"] == digest:

@@ -3,7 +3,9 @@
 Shared by organize and deep. Every refusal is a FieldError naming the field, so the model can
 correct it: overwriting an object the batch did not read, evidence outside the claimed range,
 an unknown relation end, a new project that is not `candidate`, activating a project (only
-approval does), a secret value in any object, SOUL.md from deep, sizes past the config limits.
+approval does), a secret value in any text of the write (ids, names, aliases, cues, summaries,
+bodies, relation ends, core files: the correction names the field and the kind, never the
+value), SOUL.md from deep, sizes past the config limits.
 Applying happens inside the commit's single transaction.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -27,7 +30,7 @@ from .records import (
     resolve_redirect,
     save_object,
 )
-from .secrets import find_secret
+from .secrets import check_no_secret
 
 
 @dataclass
@@ -62,6 +65,9 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
                              ("core_files", write.core_files, "graph.max_core_files")):
         if len(items) > config[key]:
             raise FieldError(name, f"{len(items)} given; at most {config[key]} in one write")
+    # Before any rule that repeats a value back (an unknown id, a duplicate): a secret in an id
+    # must be refused without ever being echoed.
+    check_write_secrets(write)
     written = _check_objects(conn, config, write.objects, rules)
     known = written | {r["id"] for r in conn.execute(
         "SELECT id FROM objects WHERE id IN (SELECT value FROM json_each(?))",
@@ -98,6 +104,33 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
     _check_merges(conn, write.merges, rules)
 
 
+def write_texts(write: GraphWrite) -> Iterator[tuple[str, str]]:
+    """Every text the write would store or name, with its field path (`objects.2.aliases.1`)."""
+    for i, obj in enumerate(write.objects):
+        yield f"objects.{i}.id", obj.id
+        yield f"objects.{i}.name", obj.name
+        yield from ((f"objects.{i}.aliases.{j}", a) for j, a in enumerate(obj.aliases))
+        yield f"objects.{i}.summary", obj.summary
+        yield f"objects.{i}.body", obj.body
+        yield from ((f"objects.{i}.cues.{j}", c) for j, c in enumerate(obj.cues))
+    for j, rel in enumerate(write.relations):
+        yield f"relations.{j}.src", rel.src
+        yield f"relations.{j}.dst", rel.dst
+    for k, ev in enumerate(write.evidence):
+        yield f"evidence.{k}.object_id", ev.object_id
+    for c, core in enumerate(write.core_files):
+        yield f"core_files.{c}.content", core.content
+    for m, merge in enumerate(write.merges):
+        yield f"merges.{m}.loser", merge.loser
+        yield f"merges.{m}.survivor", merge.survivor
+
+
+def check_write_secrets(write: GraphWrite) -> None:
+    """FieldError naming the first field that holds a secret-looking value (never the value)."""
+    for where, text in write_texts(write):
+        check_no_secret(where, text)
+
+
 def _check_id(object_id: str, where: str) -> None:
     try:
         check_object_id(object_id)
@@ -126,11 +159,6 @@ def _check_objects(conn: sqlite3.Connection, config: Config, objects: list[Objec
         if len(obj.body) > config["objects.body_max_chars"]:
             limit = config["objects.body_max_chars"]
             raise FieldError(f"objects.{i}.body", f"at most {limit} chars")
-        text = "\n".join([obj.name, *obj.aliases, obj.summary, obj.body, *obj.cues])
-        kind = find_secret(text)
-        if kind:
-            raise FieldError(f"objects.{i}.body", f"holds what looks like {kind}: keep only the "
-                                                  "purpose and where the secret lives, never it")
         _check_status(obj, row, i)
     return seen
 

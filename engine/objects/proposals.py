@@ -6,7 +6,9 @@ Every text field is `Text`: a lone UTF-16 surrogate (which JSON's \\ud800 escape
 or a NUL is refused as a correction here, as events and core files refuse them, instead of
 failing the batch when SQLite cannot encode the text (or its text functions stop at the NUL).
 The models are strict: an unknown field is refused, and so is a field name that is not text (a
-correction names the field, so the name must be sendable).
+correction names the field, so the name must be sendable) or that holds a secret-looking value
+(the correction would echo it). Secret values in the texts themselves are refused by the mode
+(graph_write.check_write_secrets), which knows every field's path.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from ..timeline.fragments import find_lone_surrogate
+from .secrets import find_secret
 
 
 def _plain_text(value: str) -> str:
@@ -47,6 +50,13 @@ class Strict(BaseModel):
             isinstance(key, str) and find_lone_surrogate(key) is not None for key in data
         ):
             raise ValueError("a field name holds a lone UTF-16 surrogate, which is not text")
+        if isinstance(data, dict):
+            # A refused field's name is echoed in the correction: a secret as a key must not be.
+            for key in data:
+                kind = find_secret(key) if isinstance(key, str) else None
+                if kind:
+                    raise ValueError(f"a field name holds what looks like {kind}; field names "
+                                     "are fixed by the schema")
         return data
 
 

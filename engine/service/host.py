@@ -13,7 +13,8 @@ lease expires and the next worker re-claims it. Nothing is lost: every write is 
 transaction. A second signal stops at once.
 
 Logs: one JSON object per line on stderr (`ts`, `level`, `logger`, `event`, then fields), through
-the stdlib `logging`; `log_event(logger, "name", key=value)` writes one.
+the stdlib `logging`; `log_event(logger, "name", key=value)` writes one. Secret-looking values in
+any of it are redacted (memvault.objects.secrets): a log never echoes a refused secret.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import uvicorn
 from ..base.errors import InputError
 from ..home.memory import Memory
 from ..jobs.worker import TickResult, Worker
+from ..objects.secrets import redact_secrets
 from .mcp_server import DEFAULT_POOL_SIZE, MemoryPool, build_server, http_app
 
 log = logging.getLogger("memvault.service")
@@ -53,8 +55,25 @@ RESTART_MIN_S, RESTART_MAX_S = 1.0, 300.0
 
 
 # -- structured logs ----------------------------------------------------------------------------
+def redacted(value: Any) -> Any:
+    """`value` with every secret-looking text in it replaced by `[redacted: kind]`.
+
+    Logs carry refusals and batch errors, whose messages may quote what a model or an agent
+    sent (an unknown tool name, an id); a secret in one must never reach a log file."""
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, dict):
+        return {k: redacted(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redacted(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return redact_secrets(str(value))  # what json.dumps(default=str) would write
+
+
 class JsonLinesFormatter(logging.Formatter):
-    """One JSON object per record, on one line (newlines inside values are escaped)."""
+    """One JSON object per record, on one line (newlines inside values are escaped); every text
+    in it passes `redacted` first."""
 
     CORE = ("ts", "level", "logger", "event")
 
@@ -63,14 +82,15 @@ class JsonLinesFormatter(logging.Formatter):
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "event": record.getMessage(),
+            "event": redacted(record.getMessage()),
         }
         fields = getattr(record, "fields", None)
         if isinstance(fields, dict):
             for key, value in fields.items():
-                data[f"field_{key}" if key in self.CORE else key] = value
+                data[f"field_{key}" if key in self.CORE else key] = redacted(value)
         if record.exc_info:
-            data["traceback"] = "".join(traceback.format_exception(*record.exc_info))
+            data["traceback"] = redacted(
+                "".join(traceback.format_exception(*record.exc_info)))
         return json.dumps(data, ensure_ascii=False, default=str)
 
 
