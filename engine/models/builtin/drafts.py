@@ -40,6 +40,8 @@ class Draft:
     spans: list[Span] = field(default_factory=list)
     projects: list[str] = field(default_factory=list)
     existing: dict[str, Any] | None = None
+    owner: str = ""
+    lines: list[str] = field(default_factory=list)
 
     def absorb(self, finding: Finding) -> None:
         self.aliases = pf.merge_unique(self.aliases, [finding.name, *finding.aliases],
@@ -54,6 +56,8 @@ class Draft:
         if finding.sentence not in self.spans:
             self.spans.append(finding.sentence)
         self.projects = pf.merge_unique(self.projects, finding.projects)
+        self.owner = self.owner or finding.owner
+        self.lines += [line for line in finding.lines if line not in self.lines]
 
 
 def type_of(obj: dict[str, Any]) -> str:
@@ -231,14 +235,15 @@ def write_profile(draft: Draft) -> dict[str, Any] | None:
     """The whole profile to write, or None when an existing profile would not change."""
     if draft.existing is None:
         status = "candidate" if draft.type == "project" else None
+        body = with_lines(pf.render_body(draft.type, draft.fields, draft.lang), draft.lines)
         out = {"id": draft.id, "name": draft.name, "aliases": draft.aliases[:32],
-               "summary": summary_of(draft, draft.fields),
-               "body": pf.render_body(draft.type, draft.fields, draft.lang)[:16_000],
+               "summary": summary_of(draft, draft.fields), "body": body[:16_000],
                "cues": cues_of(draft), "status": status}
         return out if status else {k: v for k, v in out.items() if k != "status"}
     old = draft.existing
     old_body, old_summary = str(old.get("body") or ""), str(old.get("summary") or "")
-    body = pf.merge_body(draft.type, old_body, draft.fields, draft.lang)[:16_000]
+    body = with_lines(pf.merge_body(draft.type, old_body, draft.fields, draft.lang),
+                      draft.lines)[:16_000]
     aliases = pf.merge_unique(list(old.get("aliases") or []), draft.aliases,
                               exclude=str(old["name"]))
     if body == old_body and aliases == list(old.get("aliases") or []):
@@ -254,6 +259,16 @@ def write_profile(draft: Draft) -> dict[str, Any] | None:
     if old.get("status") in ("candidate", "active", "archived"):
         out["status"] = old["status"]
     return out
+
+
+def with_lines(body: str, extra: list[str]) -> str:
+    """`body` with the `extra` lines a speaker said appended, each once, within the size limit."""
+    have = {pf.norm(line) for line in body.splitlines()}
+    for line in extra:
+        if pf.norm(line) not in have and len(body) + len(line) + 1 <= 16_000:
+            body = f"{body}\n{line}" if body else line
+            have.add(pf.norm(line))
+    return body
 
 
 def looks_secret(obj: dict[str, Any]) -> bool:

@@ -8,6 +8,8 @@ Invariants of what it proposes:
   an existing object that is not in `related` is never rewritten knowingly;
 - a new project is `candidate`; a credential holds purpose and location, never a value, and any
   object whose text looks like a secret is dropped;
+- what a known speaker says about themself (speech.py) becomes dated lines of their person
+  object, or todos, schedules, people and knowledge `about`/`knows` that person;
 - exactly one disposition: continue (not the last page), else linked when this or earlier pages
   produced targets, else archive_only with a reason.
 """
@@ -15,9 +17,11 @@ Invariants of what it proposes:
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Any
 
 from . import profiles as pf
+from . import speech
 from .drafts import (
     Directory,
     Draft,
@@ -29,13 +33,16 @@ from .drafts import (
     state_done,
     write_profile,
 )
-from .rules import Finding, Scan, scan
+from .rules import Finding, Scan, scan, short_name
 from .textspan import lines, mention_pattern
 
 MODEL = "builtin-rules-1"
 PRIORITY = {"project": 0, "person": 1, "credential": 2, "todo": 3, "schedule": 4,
             "knowledge": 5, "task": 6}
 MAX_OBJECTS, MAX_RELATIONS, MAX_EVIDENCE, SPANS_PER_OBJECT = 32, 64, 256, 4
+# A speaker's person body takes dated lines up to this size; later facts become knowledge
+# objects about them, so the profile stays readable and fits in every claim that names them.
+PERSON_LINES_CAP = 15_000
 
 
 def _relations(drafts: dict[str, Draft], directory: Directory, text: str) -> list[dict[str, str]]:
@@ -135,6 +142,11 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     drafts: dict[str, Draft] = {}
     for finding in found.findings:
         draft_for(drafts, directory, finding)
+    speaker = None if notes else speech.speaker_of(event.get("meta"), text, base)
+    if speaker is not None and not _conversation(drafts, directory, speaker, text, event):
+        notes.append(f"{pf.clip(speaker.name, 60)} said nothing the rules keep: a question, "
+                     "greeting, thanks or talk about the listener, no first-person statement, "
+                     "plan or named person")
     _drop_false_people(drafts, directory)
     _ensure_projects(drafts, directory)
     apply_done(found, drafts, directory)
@@ -166,7 +178,9 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     known = {d.id for d in cited} | set(directory.by_id) | set(payload.get("targets") or [])
     relations: list[dict[str, str]] = []
     seen: set[tuple[str, str, str]] = set()
-    for rel in _relations({d.id: d for d in cited}, directory, text):
+    owned = [{"src": d.id, "label": "knows" if d.type == "person" else "about", "dst": d.owner}
+             for d in cited if d.owner]
+    for rel in [*owned, *_relations({d.id: d for d in cited}, directory, text)]:
         key = (rel["src"], rel["label"], rel["dst"])
         if rel["src"] != rel["dst"] and rel["src"] in known and rel["dst"] in known and (
                 key not in seen and len(relations) < MAX_RELATIONS):
@@ -176,6 +190,77 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                 "core_files": [], "events": []}
     proposal["events"] = [disposition(payload, proposal, notes)]
     return proposal, notes
+
+
+def _said_on(event: dict[str, Any]) -> date | None:
+    try:
+        return date.fromisoformat(str(event.get("occurred_at") or "")[:10])
+    except ValueError:
+        return None
+
+
+def _conversation(drafts: dict[str, Draft], directory: Directory, speaker: speech.Speaker,
+                  text: str, event: dict[str, Any]) -> bool:
+    """Drafts for what a known speaker says about themself (see speech.py); False when the
+    speaker said nothing the rules keep."""
+    said_on = _said_on(event)
+    # A sentence the explicit rules already used (a self-introduction, a TODO) is not said again.
+    taken = [span for d in drafts.values() for span in d.spans]
+    heard = [h for h in speech.listen(text, speaker, said_on) if not any(
+        t.start < h.sentence.end and h.sentence.start < t.end for t in taken)]
+    if not heard:
+        return bool(drafts)
+    day = said_on.isoformat() if said_on else "undated"
+    facts = [h for h in heard if h.kind == "fact"]
+    known = directory.find("person", object_id_for("person", speaker.name) or "", [speaker.name])
+    if known is not None and not facts:  # known already: each plan cites it by its relation
+        owner, who = str(known["id"]), None
+    else:
+        first = (facts or heard)[0].sentence
+        who = draft_for(drafts, directory, Finding("person", speaker.name, {}, first,
+                                                   pf.lang_of(first.text)))
+        if who is None:
+            return bool(drafts)
+        owner = who.id
+    used = len(str((who.existing or {}).get("body") or "")) if who else 0
+    for h in heard:
+        finding = _finding(h, speaker.name, owner, day, used)
+        if finding is None and who is not None:  # a line of the speaker's own profile
+            who.lines.append(f"- {day}: {h.text}")
+            used += len(who.lines[-1]) + 1
+            if h.sentence not in who.spans:
+                who.spans.append(h.sentence)
+        elif finding is not None:
+            draft_for(drafts, directory, finding)
+    return True
+
+
+def _finding(h: speech.Said, speaker: str, owner: str, day: str, used: int) -> Finding | None:
+    """The object one heard statement makes; None for a line of the speaker's own profile."""
+    lang = pf.lang_of(h.sentence.text)
+    zh = lang == "zh"
+    label = f"{speaker}：" if zh else f"{speaker}: "
+    if h.kind == "person":
+        role = f"{speaker}的{h.relation}" if zh else f"{speaker}'s {h.relation}"
+        return Finding("person", h.text, {"identity": "", "role": role, "traits": "",
+                                          "howto": ""}, h.sentence, lang, owner=owner)
+    if h.kind == "fact" and used + len(h.text) + 16 <= PERSON_LINES_CAP:
+        return None
+    name = pf.clip(label + short_name(speech.lead_cut(h.text), 50), 60)
+    if h.kind == "fact":
+        return Finding("knowledge", name, {"conclusion": f"{label}{h.text}（{day}）" if zh else
+                                           f"{label}{h.text} (said on {day})", "applies": "",
+                                           "experience": ""}, h.sentence, lang, owner=owner)
+    if h.kind == "todo":
+        return Finding("todo", name, {"item": h.text, "condition": "", "state": "open",
+                                      "note": f"说于 {day}" if zh else f"said on {day}"},
+                       h.sentence, lang, owner=owner)
+    when = f"{h.when}（{day} 说的" if zh else f"{h.when} (said on {day}"
+    when += (f"，约 {h.resolved}）" if zh else f"; about {h.resolved})") if h.resolved else (
+        "）" if zh else ")")
+    return Finding("schedule", pf.clip(f"{name} {h.resolved or h.when}", 60),
+                   {"rule": when, "item": h.text, "state": "计划（一次）" if zh else
+                    "planned (one-off)", "note": ""}, h.sentence, lang, owner=owner)
 
 
 def disposition(payload: dict[str, Any], proposal: dict[str, Any],

@@ -148,6 +148,8 @@ class Finding:
     lang: str
     aliases: list[str] = field(default_factory=list)
     projects: list[str] = field(default_factory=list)
+    owner: str = ""  # the id of the person who said it about themself (speech.py), if any
+    lines: list[str] = field(default_factory=list)  # dated first-person lines for a person
 
 
 @dataclass

@@ -1,0 +1,258 @@
+"""What a known speaker says about themself: conversation rules for the builtin model.
+
+A speaker is known from the event's meta (`speaker`) or from a `Name: ` prefix on the page's
+first line. Only then do first-person sentences count, because only then is it known whose
+fact it is. Each rule fires on explicit wording and keeps the speaker's own words:
+- a first-person statement ("I started a new job as a financial analyst", "我养了三只狗",
+  "my dogs are Pepper, Precious and Panda") becomes a dated line of the speaker's person object;
+- an intention ("I'm going to…", "I plan to…", "我打算…") becomes a todo, a dated one ("next
+  month", "this Saturday", "下周") a schedule, each `about` the speaker;
+- a person named with a relation ("my friend Sarah", "我妹妹李娜") becomes a person who `knows`
+  the speaker.
+Questions, greetings, thanks, compliments and talk about the listener ("you…") are chatter and
+stay out. A relative date is kept as said, with the day it was said; it is resolved only when
+that is plain arithmetic ("tomorrow", "next month", "下周").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from ...objects.secrets import find_secret
+from .lexicon import NOT_FIRST_NAMES
+from .people import valid_en_name, valid_zh_name
+from .profiles import clip, lang_of
+from .textspan import HAN, Span, sentences
+
+_PREFIX = re.compile(
+    r"^(?P<name>[A-Z][a-z]+(?:[ -][A-Z][a-z]+){0,2}|[\u4e00-\u9fff]{2,4})\s*[:：]\s*(?=\S)")
+# Line labels that look like a "Name: " prefix but are not speakers.
+_LABELS = frozenset({
+    "Session", "Status", "Update", "Summary", "Agenda", "Subject", "Re", "Fyi", "Todo", "Note",
+    "Notes", "Reminder", "Added", "Done", "Logged", "Noted", "Saved", "Marked", "Question",
+    "Answer", "Result", "Error", "Warning", "Info", "Tip", "Step", "Action", "Decision", "Goal",
+    "Plan", "Next", "Meeting", "Topic", "Title", "Date", "Time", "Where", "When",
+    "Location", "Event", "Task", "Project", "Remember", "Remind", "Edit", "Draft", "Output",
+    "Input", "User", "Assistant", "System", "Agent", "Tool", "Bot",
+})
+_FIRST_EN = re.compile(r"(?<![\w'’])(?:I|I'm|I’m|I've|I’ve|I'd|I’d|I'll|I’ll|my|My|me|mine|we|We|"
+                       r"we're|We're|we’re|We’re|we've|We've|our|Our|us)(?![\w'’])")
+_SUBJECT_EN = re.compile(r"(?:\w+\s)?(?:I|I'm|I’m|I've|I’ve|I'd|I’d|I'll|I’ll|my|My|we|We|"
+                         r"we're|We're|we’re|We’re|we've|We've|our|Our)(?![\w'’])")
+# A clause boundary where a new subject may start.
+_CLAUSES_EN = re.compile(r"\s*(?:[,;:]\s+(?:(?:but|and|so|because|since|though)\s+)?|\s[-–—]\s|"
+                         r"\s+(?:but|because|since|though)\s+)")
+# Informal English drops the "I": "Took a short trip to Rome", "Been working on my biz".
+_DROPPED_EN = re.compile(
+    r"(?:Just |Finally |Recently |Also )?(?:Started|Took|Went|Got|Had|Been|Finished|Made|"
+    r"Bought|Visited|Joined|Opened|Signed|Lost|Won|Tried|Found|Moved|Adopted|Still|Spent|Did|"
+    r"Learned|Learnt|Saw|Met|Ran|Picked|Booked|Launched|Painted|Built|Wrote|Read|Watched|Cooked|"
+    r"Baked|Planted|Volunteered|Graduated|Passed|Received|Quit)\b")
+_CHATTER_EN = re.compile(
+    r"^(?:(?:oh|wow|aw+|haha|ha|hey|hi|hello|yeah|yes|yep|no|ok|okay|sure|well|so|omg|lol|cool|"
+    r"nice|great|awesome|totally|absolutely|definitely|hmm|ah|thanks|thank you)\b[\s,!.…-]*)*"
+    r"(?:thanks?\b|thank you|that(?:'s|’s| is| was| sounds| must)|this (?:is|sounds)|sounds|"
+    r"you(?:'re|’re|'ve|’ve|'ll|’ll)?\b|your\b|glad|congrat|good luck|take care|see you|bye|"
+    r"talk (?:soon|later)|have (?:a|fun)|"
+    r"i (?:totally |really |completely |definitely |can )?(?:agree|understand|know (?:what|how|"
+    r"that feeling)|bet|hope (?:you|it|that|so)|wish you|appreciate|admire|can(?:'|’)t wait to "
+    r"(?:see|hear)|can imagine|love (?:that|this|it|your|how|the way|hearing|seeing|to hear)|"
+    r"feel you|get (?:it|that|you)|think (?:you|it(?:'|’)s|that(?:'|’)s) (?:great|awesome|"
+    r"amazing|cool|wonderful))|"
+    r"i(?:'|’)m (?:so |really |very |super |totally )?(?:glad|happy (?:for|to hear)|sorry|"
+    r"proud of|excited for you|thrilled for you|here for you|all ears|curious)|"
+    r"i(?:'|’)d love to (?:see|hear)|me too|same here|let me know|keep (?:it up|going|me posted)|"
+    r"let(?:'|’)s|it(?:'|’)s (?:great|so|been|nice|good|awesome|amazing) )",
+    re.IGNORECASE,
+)
+_PLAN_EN = re.compile(
+    r"\b(?:I|we)(?:(?:'m|’m| am|'re|’re| are) (?:going to|gonna|planning (?:to|on)|hoping to|"
+    r"thinking (?:about|of)|about to)| (?:plan|want|hope|intend) to)\s+"
+    r"(?P<item>[^.!?;]{6,140})", re.IGNORECASE)
+# Intentions too vague to act on: "never forget", "do that", "check them out", "keep you posted".
+_VAGUE_EN = re.compile(r"(?:never|always|just|really|do (?:it|that|this)|check (?:it|them|that) "
+                       r"out|see|try|keep|make (?:it|sure)|let|tell|say|think|hear|be\b)",
+                       re.IGNORECASE)
+_WHEN_EN = re.compile(
+    r"\b(?P<when>tomorrow|tonight|this (?:weekend|week|month|summer|fall|autumn|winter|spring|"
+    r"year|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day)|next (?:week|weekend|month|year|summer|"
+    r"fall|autumn|winter|spring|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day)|in (?:a|one|two|"
+    r"three|four|a few|\d+) (?:days?|weeks?|months?)|on (?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)"
+    r"day)\b", re.IGNORECASE)
+_RELATIONS_EN = (r"(?:best )?(?:friend|buddy|sister|brother|husband|wife|partner|mom|mother|dad|"
+                 r"father|son|daughter|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|"
+                 r"boss|coworker|colleague|neighbou?r|boyfriend|girlfriend|niece|nephew|teacher|"
+                 r"mentor|coach|therapist|roommate|fianc[eé]e?)")
+_NAMED_EN = re.compile(r"\b[Mm]y (?P<rel>" + _RELATIONS_EN + r")\s*,?\s+(?P<name>[A-Z][a-z]{2,}"
+                       r"(?: [A-Z][a-z]{2,})?)\b")
+_CHATTER_ZH = re.compile(
+    r"^(?:哈哈|呵呵|谢谢|多谢|好的|好啊|好吧|是啊|是的|对啊|对呀|嗯|哇|真的吗|"
+    r"太好了|加油|恭喜|没事|不客气|你呢|那你|你也|你真|祝你|晚安|早安|拜拜|再见)")
+_PLAN_ZH = re.compile(
+    r"我(?:们)?(?:打算|准备|计划|想要|想去|要去|决定|会去|将要)(?P<item>[^，。！？；]{2,60})")
+_WHEN_ZH = re.compile(
+    r"(?P<when>明天|后天|今晚|这周末|周末|下周[一二三四五六日天]?|下个?月|下周末|明年|"
+    r"这个月|月底|年底|(?:这|本)周[一二三四五六日天])")
+_RELATIONS_ZH = (r"(?:朋友|好友|闺蜜|同事|同学|妹妹|姐姐|哥哥|弟弟|妈妈|爸爸|母亲|"
+                 r"父亲|老公|老婆|丈夫|妻子|儿子|女儿|表哥|表姐|表弟|表妹|邻居|室友|"
+                 r"老板|老师|男朋友|女朋友)")
+_NAMED_ZH = re.compile(r"我(?:的)?(?P<rel>" + _RELATIONS_ZH + r")(?P<name>[\u4e00-\u9fff]{2,3})")
+# Characters that usually follow a name rather than end one ("王芳下周…", "李娜要来…").
+_AFTER_NAME = frozenset("下上要来去在是和跟说也都就还会很的了今明昨刚又才已正从到把被给让")
+# Chinese line labels that look like a "名字：" prefix.
+_LABELS_ZH = frozenset({
+    "记住", "待办", "提醒", "备注", "地点", "时间", "日期", "注意", "结论", "总结", "小结",
+    "问题", "回答", "更新", "进度", "目标", "计划", "说明", "附注", "会议", "主题", "标题",
+    "事项", "状态", "用户", "助手", "系统", "老师", "小贴士"})
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+@dataclass
+class Speaker:
+    """Who speaks on this page, and where their own words start (page-local)."""
+
+    name: str
+    start: int
+
+
+@dataclass
+class Said:
+    """One thing the speaker said that the rules keep."""
+
+    kind: str  # "fact" | "todo" | "schedule" | "person"
+    sentence: Span
+    text: str  # the words kept: the fact, the plan's item, a named person
+    when: str = ""  # a plan's time as said
+    resolved: str = ""  # that time as a date, when plain arithmetic gives it
+    relation: str = ""  # a named person's relation to the speaker
+
+
+def speaker_of(meta: object, text: str, page_start: int) -> Speaker | None:
+    """The speaker from meta `speaker`, else from a `Name: ` prefix on the event's first line."""
+    prefix = _PREFIX.match(text) if page_start == 0 else None
+    if prefix and prefix.group("name") in _LABELS | NOT_FIRST_NAMES:
+        prefix = None
+    name = meta.get("speaker") if isinstance(meta, dict) else None
+    if isinstance(name, str) and 1 <= len(name.strip()) <= 60 and not find_secret(name):
+        name = " ".join(name.split())
+        start = prefix.end() if prefix and prefix.group("name") == name else 0
+        return Speaker(name, start)
+    if prefix is None:
+        return None
+    name = prefix.group("name")
+    if HAN.match(name):  # a surname first ("张伟") or a familiar form ("小明", "老王", "阿强")
+        familiar = name[0] in "小老阿" and len(name) <= 3
+        if name in _LABELS_ZH or not (valid_zh_name(name) or familiar):
+            return None
+    elif not valid_en_name(name):
+        return None
+    return Speaker(name, prefix.end())
+
+
+def _is_fact(text: str, lang: str) -> bool:
+    """A first-person statement with some content, not a question or chatter."""
+    if text.rstrip().endswith(("?", "？")) or re.search(r"[吗呢嘛]\s*[。！!]?$", text):
+        return False
+    if lang == "zh":
+        han = len(re.findall(r"[\u4e00-\u9fff]", text))
+        return "我" in text and han >= 6 and "我" in text[:6] and not _CHATTER_ZH.match(text)
+    words = re.findall(r"[\w'’]+", lead_cut(text))
+    if len(words) < 6 or _CHATTER_EN.match(text) or _CHATTER_EN.match(lead_cut(text)):
+        return False
+    if _DROPPED_EN.match(" ".join(words)):  # "Started hitting the gym last week"
+        return True
+    # The speaker is the subject of some clause: "I …", "My dogs …", "Last week, we …",
+    # "It was tough, but I …" ("me"/"us" are not).
+    for clause in _CLAUSES_EN.split(text):
+        head = re.findall(r"[\w'’]+", lead_cut(clause.strip()))
+        if _SUBJECT_EN.match(" ".join(head[:2])):
+            return True
+    return False
+
+
+def lead_cut(text: str) -> str:
+    """The sentence without a leading interjection, address or time ("Wow, Mel! Last week, …")."""
+    return re.sub(r"^(?:(?:[\w'’]+\s){0,2}[\w'’]+[,!]\s+){1,2}", "", text)
+
+
+def resolve(when: str, said_on: date | None) -> str:
+    """A relative time as a date or month, when plain arithmetic gives it; else ''."""
+    if said_on is None:
+        return ""
+    w = when.casefold()
+    days = {"tomorrow": 1, "明天": 1, "后天": 2, "tonight": 0, "今晚": 0}
+    if w in days:
+        return (said_on + timedelta(days=days[w])).isoformat()
+    if w in ("next month", "下个月", "下月"):
+        year, month = (said_on.year + 1, 1) if said_on.month == 12 else (
+            said_on.year, said_on.month + 1)
+        return f"{_MONTHS[month - 1]} {year}"
+    if w in ("next year", "明年"):
+        return str(said_on.year + 1)
+    if w in ("next week", "下周"):
+        monday = said_on + timedelta(days=7 - said_on.weekday())
+        return f"week of {monday.isoformat()}"
+    day = re.fullmatch(r"(?:on|this|next) (\w+day)", w)
+    if day and day.group(1) in _WEEKDAYS:
+        ahead = (_WEEKDAYS.index(day.group(1)) - said_on.weekday()) % 7 or 7
+        if w.startswith("next") and ahead < 7 - said_on.weekday():
+            ahead += 7
+        return (said_on + timedelta(days=ahead)).isoformat()
+    return ""
+
+
+def _plan(sent: Span, lang: str, said_on: date | None) -> Said | None:
+    m = (_PLAN_ZH if lang == "zh" else _PLAN_EN).search(sent.text)
+    if not m:
+        return None
+    item = m.group("item").strip(" ,，")
+    when = (_WHEN_ZH if lang == "zh" else _WHEN_EN).search(sent.text)
+    if lang == "en":
+        item = re.split(r"\s+(?:and then|but|because|so that|since|if)\s+", item)[0]
+    if when and when.start() >= m.start("item"):
+        item = " ".join(item.replace(when.group("when"), " ").split()).strip(" ,，")
+    if lang == "en" and (len(item.split()) < 3 or _VAGUE_EN.match(item)
+                         or re.search(r"\byou\b", item, re.IGNORECASE)):
+        return None
+    if len(item) < 2:
+        return None
+    if when:
+        said = when.group("when")
+        return Said("schedule", sent, item, said, resolve(said, said_on))
+    return Said("todo", sent, item)
+
+
+def _named(sent: Span, lang: str, speaker: str) -> list[Said]:
+    out: list[Said] = []
+    for m in (_NAMED_ZH if lang == "zh" else _NAMED_EN).finditer(sent.text):
+        name = m.group("name")
+        if lang == "zh" and len(name) == 3 and name[2] in _AFTER_NAME:
+            name = name[:2]
+        ok = valid_zh_name(name) if lang == "zh" else valid_en_name(name)
+        if ok and name != speaker and name.split()[0] not in NOT_FIRST_NAMES:
+            out.append(Said("person", sent, name, relation=m.group("rel")))
+    return out
+
+
+def listen(text: str, speaker: Speaker, said_on: date | None) -> list[Said]:
+    """Everything the speaker said on this page that the rules keep, in order."""
+    out: list[Said] = []
+    for sent in sentences(text):
+        if sent.end <= speaker.start:
+            continue
+        if sent.start < speaker.start:  # the sentence after the "Name: " prefix
+            sent = Span(speaker.start, sent.end, text[speaker.start:sent.end])
+        if find_secret(sent.text):
+            continue
+        lang = lang_of(sent.text)
+        out.extend(_named(sent, lang, speaker.name))
+        plan = _plan(sent, lang, said_on) if not sent.text.rstrip().endswith(("?", "？")) else None
+        if plan:
+            out.append(plan)
+        elif _is_fact(sent.text, lang):
+            out.append(Said("fact", sent, clip(sent.text, 160)))
+    return out
