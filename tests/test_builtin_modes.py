@@ -292,3 +292,21 @@ def test_compact_organize_deep_on_the_sample_through_the_engine(mem: Memory) -> 
     assert objects["project:aurora"]["status"] == "candidate"
     assert "done" in objects["todo:把周报发给李娜"]["body"]  # "周报已经发了" (event 59)
     assert "老张" in json.loads(objects["person:张伟"]["aliases"])
+
+
+def test_the_builtin_compactor_never_copies_a_secret(mem: Memory) -> None:
+    """An extractive summary of a line holding a password would be refused on every retry and
+    leave the nodes hot for good: the secret is replaced by a mark instead."""
+    from memvault.models.builtin import BuiltinProvider
+
+    filler = " We talked about the garden, the weather and the long walk home for a while." * 12
+    for text in ("root 密码 = 19900101。", "The wifi password is correcthorsebatterystaple.",
+                 "Deploy key sk_live_4eC39HqLyjWDarjtT1zdp7dc for the shop."):
+        mem.append_event(text + filler, source="user")
+    mem.compact()
+    mem.worker(BuiltinProvider(), scheduler=False).run(burst=True)
+    heads = [row[0] for row in
+             mem.conn.execute("SELECT summary FROM hot_nodes WHERE kind = 'head'")]
+    assert heads and all("19900101" not in h and "sk_live_" not in h
+                         and "correcthorse" not in h for h in heads)
+    assert sum(h.count("[secret]") for h in heads) >= 2

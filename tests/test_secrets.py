@@ -42,6 +42,8 @@ POSITIVES = [
     (f"billing key {STRIPE}", "a Stripe secret key"),
     ("password: hunter2", "an assigned secret value"),
     ("the wifi password is correcthorsebatterystaple", "an assigned secret value"),
+    ("the wifi password is correcthorsebatterystaple. We met at noon.",
+     "an assigned secret value"),
     ("root 密码 = 19900101", "an assigned secret value"),
     ("PIN: 482913", "an assigned secret value"),
     ("token 0123456789abcdef0123456789abcdef01234567", "an assigned secret value"),

@@ -223,6 +223,9 @@ def _clean(value: str) -> str:
 
 def _looks_assigned(cue: str, value: str, quoted: bool, strength: str, after: str) -> bool:
     """Whether `value`, after a cue word and a separator of `strength`, is a secret value."""
+    # A value that ends its sentence ("... is correcthorsebatterystaple. We ...") is not
+    # followed by prose, whatever the next sentence says.
+    ends_sentence = value.endswith((".", "!", "?", "。", "！", "？"))
     value = _clean(value)
     low = value.lower()
     if (not value or _PLACEHOLDER.fullmatch(value) or low in _STOPWORDS
@@ -246,7 +249,7 @@ def _looks_assigned(cue: str, value: str, quoted: bool, strength: str, after: st
         return len(value) >= 16 and has_digit and not letters_only
     if quoted:
         return len(value) >= 3
-    prose_follows = bool(re.match(r"[ \t]+[A-Za-z]", after))
+    prose_follows = bool(re.match(r"[ \t]+[A-Za-z]", after)) and not ends_sentence
     if strength == "strong":
         if letters_only and prose_follows:
             return False  # "password: stored in Bitwarden" is a sentence, not a value

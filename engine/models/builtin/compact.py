@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...base.tokens import estimate_tokens
+from ...objects.secrets import scan_secrets
 
 RATIO = 0.5
 MIN_CONTENT = 10  # below this many chars per line, the next, more compact layout is tried
@@ -52,6 +53,9 @@ class Node:
     end_time: str
 
 
+SECRET_MARK = "[secret]"
+
+
 def _stamp(value: Any) -> tuple[str, str]:
     match = _STAMP.search(str(value or ""))
     if not match:
@@ -73,12 +77,23 @@ def first_sentence(text: str) -> str:
     return out
 
 
+def without_secrets(text: str) -> str:
+    """`text` with each secret-looking value replaced by a short mark: the engine refuses a
+    summary that holds one, and an extractive summary would otherwise copy it every retry."""
+    out, pos = [], 0
+    for hit in sorted(scan_secrets(text), key=lambda h: (h.start, -h.end)):
+        if hit.end > pos:
+            out += [text[pos: max(pos, hit.start)], SECRET_MARK]
+            pos = hit.end
+    return "".join(out) + text[pos:]
+
+
 def load(payload: dict[str, Any]) -> list[Node]:
     nodes = []
     for raw in payload.get("nodes") or []:
         date, time = _stamp(raw.get("from"))
         end_date, end_time = _stamp(raw.get("to"))
-        text = str(raw.get("text") or "")
+        text = without_secrets(str(raw.get("text") or ""))
         source = str(raw.get("source") or "")
         if raw.get("kind") == "head" or int(raw.get("level") or 0) >= 1:
             items = []
