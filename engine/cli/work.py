@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from ..base.clock import ManualClock
+from ..base.clock import ManualClock, parse_time
 from ..base.errors import InputError
 from ..home.memory import Memory
-from ..jobs.worker import TickResult, Worker
+from ..jobs.worker import BUSY_KEY, TickResult, Worker
+from ..store.connection import get_state
 from ..store.jobs import get_job
+from ..store.leases import lease_info, parse_holder
 from .app import json_option, main, open_memory, print_json
 from .inspect import console
 
@@ -50,8 +53,34 @@ def wait_a_poll(mem: Memory) -> None:
         time.sleep(mem.config["worker.poll_s"])
 
 
+def wait_note(mem: Memory, result: TickResult, job_id: int) -> str | None:
+    """What `--wait` is waiting for after `result` (None when the tick did work)."""
+    if result.action == "waiting":
+        lease = lease_info(mem.conn)
+        if lease is None:  # released between the tick and this look
+            return "waiting for the worker lease"
+        holder = parse_holder(lease["holder"])
+        who = holder.describe() if holder else lease["holder"]
+        until = _clock_time(mem, datetime(1970, 1, 1, tzinfo=UTC)
+                            + timedelta(microseconds=lease["expires_us"]))
+        return f"waiting for the lease held by worker {who} until {until}"
+    if result.action == "busy":
+        until = get_state(mem.conn, BUSY_KEY)
+        return ("waiting: the agent said it is busy"
+                + (f" until {_clock_time(mem, parse_time(until))}" if until else ""))
+    if result.action == "idle":
+        return f"waiting: job {job_id} has no batch due now (a failed batch waits out its backoff)"
+    return None
+
+
+def _clock_time(mem: Memory, when: datetime) -> str:
+    return when.astimezone(mem.tz).strftime("%H:%M:%S")
+
+
 def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str) -> str:
-    """Tick until the job finishes, with a progress bar of committed batches."""
+    """Tick until the job finishes, with a progress bar of committed batches; while nothing
+    runs, say on stderr what it waits for (once per change, not every poll)."""
+    last_note: str | None = None
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[note]}"), console=console, transient=False) as bar:
         task = bar.add_task(label, total=max(total, 1), note="")
@@ -65,7 +94,11 @@ def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str)
             if state in FINISHED:
                 bar.update(task, completed=max(total, 1))
                 return state
-            if result.action in ("idle", "busy", "waiting"):
+            note = wait_note(mem, result, job_id)
+            if note is not None and note != last_note:
+                click.echo(note, err=True)
+            last_note = note
+            if note is not None:
                 wait_a_poll(mem)
 
 

@@ -9,8 +9,6 @@ found claimed after the lease expired and re-claimed; that counts as a failed cl
 
 from __future__ import annotations
 
-import os
-import socket
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -39,7 +37,7 @@ from ..store.jobs import (
     record_failure,
     rotation,
 )
-from ..store.leases import acquire_lease, release_lease
+from ..store.leases import acquire_lease, process_holder, release_lease
 from ..store.ledger import CallRecord, record_call
 from .scheduler import Scheduler, pause_automatic
 
@@ -93,7 +91,8 @@ class Worker:
     ) -> None:
         self.mem = mem
         self.provider = provider
-        self.holder = holder or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
+        # host:pid:start:tag, so a worker on this host can tell when this one died
+        self.holder = holder or process_holder(f"{id(self):x}")
         self.modes = modes or default_modes()
         self.scheduler = Scheduler(mem.conn, mem.config, mem.tz) if scheduler else None
         self.limits = BatchLimits.from_config(mem.config)

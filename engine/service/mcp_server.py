@@ -15,10 +15,12 @@ Errors the model can act on come back as a tool result with `isError` and one cl
 arguments that fail the schema name each bad field and what is allowed (never echoing the
 value); an engine refusal (`MemvaultError`: too long, unknown id, ...) keeps its own message.
 
-Transports: `run_stdio(server)` for agent hosts that start `memvault mcp`; `http_app(...)` for
-streamable HTTP on 127.0.0.1 or a Unix socket (memvault.service.host serves it), with an optional
-static bearer token checked by the SDK's own bearer middleware (401 without it). `open_client`
-connects an `mcp.Client` to a running service, Unix socket included.
+Transports: `run_stdio(server)` for agent hosts that start `memvault mcp` (every frame is
+checked before the SDK sees it: the SDK drops a frame it cannot parse without a word, so a bad
+one is answered with a JSON-RPC error naming the problem: memvault.service.stdio_frames);
+`http_app(...)` for streamable HTTP on 127.0.0.1 or a Unix socket (memvault.service.host serves
+it), with an optional static bearer token checked by the SDK's own bearer middleware (401
+without it). `open_client` connects an `mcp.Client` to a running service, Unix socket included.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from pydantic import Field, ValidationError
 from ..base.clock import Clock
 from ..base.errors import MemvaultError
 from ..home.memory import Memory
+from .stdio_frames import serve_stdio
 
 log = logging.getLogger("memvault.mcp")
 
@@ -156,6 +159,10 @@ class MemvaultMCP(MCPServer[Any]):
                              log_level="WARNING", **options)
         self.pool = pool
         _register_tools(self, pool)
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdin/stdout, answering frames the SDK cannot read (see `run_stdio`)."""
+        await run_stdio(self)
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
@@ -389,8 +396,9 @@ def http_app(server: MCPServer[Any], path: str = "/mcp") -> Any:
 
 
 async def run_stdio(server: MCPServer[Any]) -> None:
-    """Serve over this process's stdin/stdout until the host closes stdin."""
-    await server.run_stdio_async()
+    """Serve over this process's stdin/stdout until the host closes stdin; a frame the SDK
+    cannot read gets a JSON-RPC error reply (memvault.service.stdio_frames)."""
+    await serve_stdio(server)
 
 
 def open_client(socket_path: str | Path | None = None, url: str | None = None,

@@ -3,12 +3,22 @@
 A lease lasts batch.timeout_s + worker.lease_extra_s (360 s by default). A lease whose expiry
 passed is free for anyone; its batch is then re-claimed. All checks run inside BEGIN IMMEDIATE,
 so two processes cannot both see the lease free.
+
+A lease whose holder is a process on this host that no longer exists is free at once too (a
+SIGKILLed worker must not block background work for 360 s; the receipts keep a late commit by a
+wrongly presumed dead holder safe). Holders built by `process_holder` read
+"host:pid:start:tag"; the start time (from /proc, where there is one) tells a reused pid from
+the holder. Holders from other hosts, or in any other shape, expire normally.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from ..base.clock import iso, to_micros
 from .connection import write
@@ -24,7 +34,8 @@ def acquire_lease(
     with write(conn):
         row = conn.execute("SELECT holder, expires_us FROM leases WHERE name = ?",
                            (LEASE,)).fetchone()
-        if row and row["holder"] != holder and row["expires_us"] > to_micros(now):
+        if (row and row["holder"] != holder and row["expires_us"] > to_micros(now)
+                and not holder_gone(row["holder"])):
             return False
         conn.execute(
             "INSERT INTO leases (name, holder, batch_id, acquired_at, expires_us)"
@@ -49,5 +60,86 @@ def release_lease(conn: sqlite3.Connection, holder: str) -> None:
 
 
 def lease_info(conn: sqlite3.Connection) -> dict | None:
+    """The lease row (holder, batch_id, acquired_at, expires_us), or None when nobody holds it."""
     row = conn.execute("SELECT * FROM leases WHERE name = ?", (LEASE,)).fetchone()
     return dict(row) if row else None
+
+
+# -- holders ------------------------------------------------------------------------------------
+UNKNOWN_START = "-"  # no /proc: the pid alone decides
+
+
+@dataclass(frozen=True)
+class Holder:
+    """A parsed process holder: which host and process took the lease."""
+
+    host: str
+    pid: int
+    start: str  # the process's start time in clock ticks since boot, or UNKNOWN_START
+    tag: str
+
+    def describe(self) -> str:
+        return f"{self.host}:{self.pid}"
+
+
+def process_holder(tag: str, pid: int | None = None) -> str:
+    """The holder string for process `pid` (default: this one) on this host: host:pid:start:tag.
+    `tag` tells apart several workers in one process."""
+    pid = os.getpid() if pid is None else pid
+    return f"{socket.gethostname()}:{pid}:{process_start(pid) or UNKNOWN_START}:{tag}"
+
+
+def parse_holder(holder: str) -> Holder | None:
+    """The parts of a `process_holder` string; None for any other holder (e.g. "resume")."""
+    parts = holder.rsplit(":", 3)  # from the right: only the host could hold a colon
+    if len(parts) != 4:
+        return None
+    host, pid, start, tag = parts
+    if not host or not pid.isascii() or not pid.isdigit() or len(pid) > 10:
+        return None
+    if start != UNKNOWN_START and not (start.isascii() and start.isdigit()):
+        return None
+    return Holder(host, int(pid), start, tag)
+
+
+def holder_gone(holder: str) -> bool:
+    """True only when `holder` was a process on this host that no longer exists: its pid is
+    unused, a zombie, or now another process (another start time). Anything uncertain (another
+    host, an unparseable holder, a pid we may not signal) counts as alive."""
+    parsed = parse_holder(holder)
+    if parsed is None or parsed.host != socket.gethostname() or parsed.pid <= 0:
+        return False
+    try:
+        os.kill(parsed.pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # exists, owned by another user: look at its start time below
+    except (OSError, OverflowError):
+        return False
+    stat = _proc_stat(parsed.pid)
+    if stat is None:
+        return False
+    state, start = stat
+    if state in ("Z", "X"):  # killed, not yet reaped by its parent: it holds nothing
+        return True
+    return parsed.start != UNKNOWN_START and start != parsed.start
+
+
+def process_start(pid: int) -> str | None:
+    """The start time of process `pid` (clock ticks since boot), or None without /proc."""
+    stat = _proc_stat(pid)
+    return stat[1] if stat else None
+
+
+def _proc_stat(pid: int) -> tuple[str, str] | None:
+    """(state, starttime) from /proc/<pid>/stat (fields 3 and 22), or None."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may hold spaces or ")": split after it.
+    fields = text.rpartition(")")[2].split()
+    if len(fields) < 20:
+        return None
+    return fields[0], fields[19]
