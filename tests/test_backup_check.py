@@ -4,7 +4,10 @@ disk usage figures."""
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -223,6 +226,14 @@ def test_check_finds_each_kind_of_damage(built: dict, mem: Memory, clock: Manual
                          " VALUES ('worker', 'w1', ?, ?)",
                          (stamp, int((now + timedelta(seconds=60)).timestamp() * 1e6)))
     assert "stale_claim" not in kinds(check_memory(mem.conn, now=now))
+    # ... unless that lease's holder is a process on this host that is gone: the next worker
+    # takes its lease at once, so nothing is finishing the claim.
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    with write(mem.conn):
+        mem.conn.execute("UPDATE leases SET holder = ?",
+                         (f"{socket.gethostname()}:{gone.pid}:-:worker",))
+    assert kinds(check_memory(mem.conn, now=now))["stale_claim"] == [batches[0]]
 
     result = runner.invoke(main, ["check", "--json"])
     assert result.exit_code == 1

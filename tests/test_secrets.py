@@ -392,3 +392,14 @@ def test_tick_results_without_secrets_log_unchanged() -> None:
     result = TickResult("failed", 1, 2, error="provider scripted failed: model down")
     line = json.loads(log_lines(lambda: TickLogger()(result)))
     assert line["error"] == "provider scripted failed: model down"
+
+
+def test_a_failed_batch_stores_its_error_redacted(mem: Memory) -> None:
+    """status and check show a batch's last error: a model that names a key as its tool must
+    not get the key stored there."""
+    (event_id,) = add_archived(mem, "Victor is the new on-call lead for payments.")
+    mem.organize()
+    worker, _ = make_worker(mem, [call(f"use {OPENAI}", {})])
+    assert worker.tick().action in ("failed", "terminal")
+    (error,) = mem.conn.execute("SELECT error FROM batches").fetchone()
+    assert error and OPENAI not in error and "redacted" in error

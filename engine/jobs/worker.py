@@ -24,6 +24,7 @@ from ..modes.compact import CompactMode
 from ..modes.deep import DeepMode
 from ..modes.mode import BatchContext, Mode
 from ..modes.organize import OrganizeMode
+from ..objects.secrets import redact_secrets
 from ..store.connection import get_state, write
 from ..store.jobs import (
     Batch,
@@ -166,6 +167,8 @@ class Worker:
     def _fail(self, batch: Batch, job: Job, mode: Mode, error: str, now: datetime) -> bool:
         """Record a failed claim inside the caller's transaction; True when now terminal."""
         config = self.mem.config
+        # Stored errors are shown by status and check: a model's message may quote a key.
+        error = redact_secrets(error)
         terminal = record_failure(self.mem.conn, batch, error, now,
                                   config["worker.max_failed_claims"], config["worker.backoff_s"])
         if terminal:

@@ -34,6 +34,7 @@ from typing import Any
 
 from ..base.clock import to_micros
 from ..base.config import exposed_paths
+from .leases import holder_gone
 from .vault_tables import vault_status
 
 DEFAULT_LEASE_S = 360.0  # batch.timeout_s + worker.lease_extra_s by default
@@ -125,12 +126,7 @@ def check_memory(
         " JOIN events e ON e.id = q.event_id"
         " WHERE q.page_cursor > e.chars OR q.page_cursor < 0 ORDER BY q.event_id"))
     add("stale_claim", f"batches claimed over {lease_s:g} s ago with no valid worker lease",
-        lambda: _ids(conn, "SELECT b.id FROM batches b WHERE b.state = 'claimed'"
-             " AND b.next_attempt_at IS NULL"  # a failed claim waiting for its retry is fine
-             " AND (julianday(?) - julianday(b.claimed_at)) * 86400.0 > ?"
-             " AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.expires_us > ?"
-             "   AND (l.batch_id IS NULL OR l.batch_id = b.id)) ORDER BY b.id",
-             now.isoformat(), lease_s, to_micros(now)))
+        lambda: _stale_claims(conn, now, lease_s))
 
     try:
         vault = vault_status(conn)
@@ -201,3 +197,20 @@ def _lost_events(conn: sqlite3.Connection) -> list[int]:
          WHERE NOT EXISTS (SELECT 1 FROM archive_queue q WHERE q.event_id = e.id)
            AND NOT EXISTS (SELECT 1 FROM up WHERE up.event_id = e.id AND up.active = 1)
          ORDER BY e.id""")
+
+
+def _stale_claims(conn: sqlite3.Connection, now: datetime, lease_s: float) -> list[int]:
+    """Claimed batches older than a lease that no live worker can be finishing: no unexpired
+    lease covers them, or the one that does belongs to a process on this host that is gone
+    (its lease would be taken over at once, see leases.holder_gone)."""
+    covered: set[int | None] = {
+        batch_id for holder, batch_id in conn.execute(
+            "SELECT holder, batch_id FROM leases WHERE expires_us > ?", (to_micros(now),))
+        if not holder_gone(holder)}
+    if None in covered:  # a live worker between batches may be about to finish any of them
+        return []
+    old = _ids(conn, "SELECT b.id FROM batches b WHERE b.state = 'claimed'"
+               " AND b.next_attempt_at IS NULL"  # a failed claim waiting for its retry is fine
+               " AND (julianday(?) - julianday(b.claimed_at)) * 86400.0 > ? ORDER BY b.id",
+               now.isoformat(), lease_s)
+    return [batch_id for batch_id in old if batch_id not in covered]
