@@ -108,7 +108,7 @@ def _locomo_date(text: str) -> datetime:
         return NOW
 
 
-def bench_locomo(path: Path, folder: str) -> None:
+def bench_locomo(path: Path, folder: str, per_conv: int = 0) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     recall: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     took: list[float] = []
@@ -119,7 +119,7 @@ def bench_locomo(path: Path, folder: str) -> None:
         dia_of = {i: d for i, (d, _, _) in zip(ids, turns, strict=True)}
         dias = [d for d, _, _ in turns]
         bm25 = BM25Okapi([_WORDS.findall(t.lower()) for _, t, _ in turns])
-        for qa in conv["qa"]:
+        for qa in conv["qa"][: per_conv or None]:
             evidence = {e for e in qa.get("evidence", []) if e in dia_of.values()}
             if not evidence:
                 continue
@@ -138,17 +138,28 @@ def bench_locomo(path: Path, folder: str) -> None:
     for k in KS:
         for name in ("bm25", "find"):
             per = recall[(name, k)]
-            cells = [f"{statistics.mean(per[c]):.3f}" for c in CATEGORIES]
+            cells = [f"{_mean(per[c]):.3f}" for c in CATEGORIES]
             every = [x for c in CATEGORIES for x in per[c]]
-            rows.append([f"{name} @{k}", *cells, f"{statistics.mean(every):.3f}"])
-        ratio = [statistics.mean(recall[("find", k)][c]) / max(1e-9, statistics.mean(
+            rows.append([f"{name} @{k}", *cells, f"{_mean(every):.3f}"])
+        ratio = [_mean(recall[("find", k)][c]) / max(1e-9, _mean(
             recall[("bm25", k)][c])) for c in CATEGORIES]
         rows.append([f"ratio @{k}", *(f"{r:.2f}x" for r in ratio), ""])
+        delta = [_mean(recall[("find", k)][c]) - _mean(recall[("bm25", k)][c])
+                 for c in CATEGORIES]
+        both = [_mean([x for c in CATEGORIES for x in recall[(n, k)][c]])
+                for n in ("find", "bm25")]
+        rows.append([f"find-bm25 @{k}", *(f"{d:+.3f}" for d in delta),
+                     f"{both[0] - both[1]:+.3f}"])
     counts = [str(len(recall[("find", 5)][c])) for c in CATEGORIES]
     table(f"LoCoMo evidence recall ({path.name}, {sum(map(int, counts))} questions; "
           f"memory_find p50 {_ms(took, 50)} ms, p95 {_ms(took, 95)} ms at ~600 events)",
           ["", *(f"{CATEGORIES[c]} ({n})" for c, n in zip(CATEGORIES, counts, strict=True)),
            "all"], rows)
+
+
+def _mean(values: list[float]) -> float:
+    """The mean, NaN for no values (a --questions subset can leave a category empty)."""
+    return statistics.mean(values) if values else float("nan")
 
 
 def _ms(values: list[float], pct: int) -> str:
@@ -215,9 +226,11 @@ def bench_memorybank(folder_data: Path, labels_path: Path, folder: str) -> None:
             marks = [_rank_of(want, r) for r in (mine, base, pool, pool_base)]
             for name, rank in zip(("find", "bm25", "find pooled", "bm25 pooled"), marks,
                                   strict=True):
-                totals[name] += rank is not None
-                if not q.get("time_only"):
-                    totals[name + " (lexical)"] += rank is not None
+                for k in (3, 10):
+                    hit = rank is not None and rank <= k
+                    totals[f"{name} @{k}"] += hit
+                    if not q.get("time_only"):
+                        totals[f"{name} @{k} (lexical)"] += hit
             out.append([user, q["q"], q["question"][:34] + ("*" if q.get("time_only") else ""),
                         *(r if r is not None else "-" for r in marks)])
         conn.close()
@@ -225,11 +238,15 @@ def bench_memorybank(folder_data: Path, labels_path: Path, folder: str) -> None:
           "('-' = not in the top 10; * = names only a date or 'the first talk')",
           ["user", "q", "question", "find", "bm25", "find pooled", "bm25 pooled"], out)
     n, lexical = len(out), sum(1 for r in out if not r[2].endswith("*"))
-    summary = [[name, f"{totals[name]}/{n}", f"{totals[name + ' (lexical)']}/{lexical}"]
+    summary = [[name, *(f"{totals[f'{name} @{k}']}/{n} = {totals[f'{name} @{k}'] / n:.3f}"
+                        for k in (3, 10)),
+                *(f"{totals[f'{name} @{k} (lexical)']}/{lexical} = "
+                  f"{totals[f'{name} @{k} (lexical)'] / lexical:.3f}" for k in (3, 10))]
                for name in ("find", "bm25", "find pooled", "bm25 pooled")]
-    table(f"MemoryBank top-10 hits (per user memory ~90 events; pooled ~{len(pooled_rows)} "
-          "events, Chinese and English users together)",
-          ["", "all questions", "without time-only ones"], summary)
+    table(f"MemoryBank (Chinese) recall@3 and @10 of the labelled turn (per user memory ~90 "
+          f"events; pooled ~{len(pooled_rows)} events, Chinese and English users together)",
+          ["", "@3 all questions", "@10 all questions", "@3 without time-only",
+           "@10 without time-only"], summary)
     pooled.close()
 
 
@@ -506,11 +523,14 @@ def main() -> None:
     parser.add_argument("--ingest", type=int, default=100_000, help="ingest: events")
     parser.add_argument("--db", default=None, help="scale: build/reuse this database file")
     parser.add_argument("--skip", default="", help="comma list of: locomo,memorybank,ingest,scale")
+    parser.add_argument("--questions", type=int, default=0,
+                        help="locomo: only the first N questions of each conversation (0: all;"
+                             " for quick iteration, never for reported numbers)")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     with tempfile.TemporaryDirectory(prefix="memvault-recall-") as folder:
         if "locomo" not in skip:
-            bench_locomo(Path(args.locomo), folder)
+            bench_locomo(Path(args.locomo), folder, args.questions)
         if "memorybank" not in skip:
             bench_memorybank(Path(args.memorybank), Path(args.labels), folder)
         if skip >= {"ingest", "scale"}:

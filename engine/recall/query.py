@@ -10,6 +10,9 @@ Invariants:
 - Merged objects are reported as their survivor (redirect_to followed), naming the merged ids.
 - Ranking (engine/recall/rank.py): FTS5 postings give candidates, the rows give exact scores;
   a score is the share of the query's best possible score, so objects and events interleave.
+  An event also earns a share of the scores of the turns next to it in its conversation and a
+  bonus when it falls on a date the query names (engine/recall/context.py); English words match
+  their inflections (engine/recall/stem.py).
 """
 
 from __future__ import annotations
@@ -29,8 +32,17 @@ from ..objects.records import (
     resolve_redirect,
 )
 from ..store.migrations import OBJECT_TYPES
-from ..store.recall_index import fold, get_stat, object_field_texts, units
+from ..store.recall_index import fold, get_stat, object_field_texts
 from ..timeline.events import parse_event_id, read_event_page
+from .context import (
+    DATE_BONUS,
+    add_neighbours,
+    event_rows,
+    events_in_windows,
+    in_context,
+    tail_units,
+)
+from .dates import date_windows
 from .rank import (
     SNIPPET_CHARS,
     Stats,
@@ -39,7 +51,7 @@ from .rank import (
     score_object,
     score_text,
     snippet,
-    tail_df,
+    tail_candidates,
 )
 from .terms import Query, parse_query
 
@@ -51,6 +63,7 @@ PROJECT_MEMBERS_MAX = 50
 MAX_LIMIT = 200
 EVIDENCE_PAGE_CHARS = 8_000
 TAIL_SCAN_MAX = 20_000  # unindexed events scanned per find; more are cut, with a notice
+CONTEXT_MIN_TERMS = 3  # a query of fewer terms finds only events that match it themselves
 
 
 @contextmanager
@@ -166,9 +179,8 @@ def _find_events(
     conn: sqlite3.Connection, query: Query, allowed: set[int] | None, answer: dict[str, Any],
     want: int,
 ) -> list[dict[str, Any]]:
-    cols = "id, occurred_at, source, kind, meta, text"
     watermark = get_stat(conn, "events_indexed_to")
-    tail = conn.execute(f"SELECT {cols} FROM events WHERE id > ? ORDER BY id DESC LIMIT ?",
+    tail = conn.execute("SELECT id, text FROM events WHERE id > ? ORDER BY id DESC LIMIT ?",
                         (watermark, TAIL_SCAN_MAX + 1)).fetchall()
     if tail:  # scanned, and counted into the statistics
         answer["unindexed_events"] = len(tail)
@@ -178,28 +190,48 @@ def _find_events(
             "SELECT count(*) FROM events WHERE id > ?", (watermark,)).fetchone()[0]
         answer["notice"] = (f"{answer['unindexed_events']:,} events are not indexed yet; "
                             f"searched the newest {TAIL_SCAN_MAX:,} of them")
+    # past the watermark, only the scanned tail is searched (neighbours included)
+    unread = (watermark, tail[-1][0]) if len(tail) == TAIL_SCAN_MAX else (0, 0)
     if allowed is not None:
         tail = [row for row in tail if row[0] in allowed]
     docs = get_stat(conn, "events_docs") + len(tail)
-    total = get_stat(conn, "events_units") + sum(units(row[5]) for row in tail)
+    total_units = get_stat(conn, "events_units")
+    total = get_stat(conn, "events_units") + tail_units(tail, docs - len(tail), total_units)
     stats = Stats(docs, total / max(docs, 1))
     ids = candidates(conn, "recall_events_fts", query, stats, watermark, allowed, set(), want,
                      vocab=True)
-    tail_df(query, stats, [row[5] for row in tail])
-    rows = conn.execute(
-        f"SELECT {cols} FROM events WHERE id IN (SELECT value FROM json_each(?))",
-        (json.dumps(ids),),
-    ).fetchall()
+    ids += tail_candidates(query, stats, tail, want)
+    windows = date_windows(query.text)
+    dated = events_in_windows(conn, windows, allowed, unread) if windows else set()
+    rows = event_rows(conn, sorted(set(ids) | dated))
+    own: dict[int, tuple[float, list[str]]] = {}
+    by_id: dict[int, Sequence[Any]] = {}
+    for row in rows:
+        own[row[0]] = score_text(query, stats, row[6])
+        by_id[row[0]] = row
+    # a name or a keyword asks where it is mentioned; a question may be answered next door
+    asks = len(query.terms) >= CONTEXT_MIN_TERMS
+    add_neighbours(conn, query, stats, own, by_id, allowed, unread)
     hits = []
-    for row in (*rows, *tail):
-        score, why = score_text(query, stats, row[5])
+    for event_id, row in by_id.items():
+        if not asks and own[event_id][0] <= 0 and event_id not in dated:
+            continue
+        score, why, context = in_context(event_id, own, by_id)
+        if windows and any(w.holds(row[1]) for w in windows):
+            score += DATE_BONUS
+            why = [*why, f"on {row[1][:10]}"]
         if score > 0:
-            hits.append({
-                "kind": "event", "id": row[0], "score": round(score, 4), "snippet": "",
-                "why": why, "occurred_at": row[1], "source": row[2], "event_kind": row[3],
-                "meta": json.loads(row[4]) if row[4] else None, "_source": (row[5], stats.idf),
-            })
+            hit = {
+                "kind": "event", "id": event_id, "score": round(score, 4), "snippet": "",
+                "why": why, "occurred_at": row[1], "source": row[3], "event_kind": row[4],
+                "meta": json.loads(row[5]) if row[5] else None, "_source": (row[6], stats.idf),
+            }
+            if context:
+                hit["context"] = context
+            hits.append(hit)
     return hits
+
+
 
 
 def _find_objects(

@@ -15,13 +15,16 @@ Invariants:
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import json
 import math
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 from ..store.recall_index import CJK_RUN, fold, units
+from .stem import stem
 from .terms import Query, Term
 
 K1, B = 1.2, 0.75
@@ -32,6 +35,7 @@ PHRASE_BONUS = 0.5  # a whole CJK phrase of the query, times the mean idf of its
 FIELD_WEIGHTS = (4.0, 4.0, 2.5, 2.0, 1.0)  # name, aliases, cues, summary, body
 FIELD_LABELS = ("name", "alias", "cue", "summary", "body")
 SNIPPET_CHARS = 160
+STEM_CREDIT = 1.0  # an inflection of a query word ("countries" for "country")
 
 
 def _idf(df: float, n: int) -> float:
@@ -69,13 +73,19 @@ class Stats:
 
 def _looked_up(term: Term, terms: Sequence[Term]) -> bool:
     """Whether a term generates candidates: a lone CJK character only when nothing better is
-    there (it is mostly noise beside other terms); a word prefix when it has 3+ letters or is
-    the whole query (in FTS5 it reads every posting of every word it starts)."""
-    if term.kind == "prefix":
-        return len(term.text) >= 3 or len(terms) == 1
+    there (it is mostly noise beside other terms). A 2-letter word prefix ("ER") is looked up
+    through the vocabulary (bounded expansions) or, on an index without one, as the word alone
+    (an FTS5 prefix query reads every posting of every word it starts)."""
     if term.kind == "cjk1":
         return all(t.kind == "cjk1" for t in terms)
     return True
+
+
+def _exact(term: Term, terms: Sequence[Term], vocab: bool) -> Term:
+    """The term to look up: a short prefix without a vocabulary is looked up as a word."""
+    if term.kind == "prefix" and len(term.text) < 3 and len(terms) > 1 and not vocab:
+        return Term(term.text, "word", _quote(term.text))
+    return term
 
 
 def _rowids(conn: sqlite3.Connection, table: str, match: str, limit: int = -1) -> list[int]:
@@ -109,15 +119,17 @@ def _lookup_vocab(
     """_lookup through recall_vocab: exact document counts without reading postings, and a
     prefix expanded to the tokens it starts (never an FTS5 prefix query: its cost is unbounded).
     """
-    if term.credit and term.kind != "word":  # prefix, cjk1
+    if term.stem:
+        return _lookup_family(conn, table, term, stats)
+    fts = term.fts
+    words = [] if term.credit and term.kind != "word" else conn.execute(
+        "SELECT term, docs FROM recall_vocab WHERE term = ?", (term.text,)).fetchall()
+    if term.credit and not words:  # a prefix, or a word absent ("customize": "customized")
         words = conn.execute(
             "SELECT term, docs FROM recall_vocab WHERE term >= ? AND term < ? LIMIT ?",
             (term.text, term.text + "\U0010ffff", MAX_EXPANSIONS),
         ).fetchall()
-    else:
-        words = conn.execute(
-            "SELECT term, docs FROM recall_vocab WHERE term = ?", (term.text,)
-        ).fetchall()
+        fts = _quote(term.text) + "*"
     words.sort(key=lambda w: -w[1])
     df = min(float(stats.n), float(sum(w[1] for w in words)))
     if df > CAP:
@@ -125,7 +137,29 @@ def _lookup_vocab(
     if not words:
         return [], 0.0, []
     # at most CAP postings in all: now even a prefix query reads few (one statement for all)
-    return _rowids(conn, table, term.fts), df, []
+    return _rowids(conn, table, fts), df, []
+
+
+def _lookup_family(
+    conn: sqlite3.Connection, table: str, term: Term, stats: Stats
+) -> tuple[list[int] | None, float, list[str]]:
+    """_lookup_vocab of an English word with its inflections ("countries": "country"), and the
+    tokens it starts when it is a prefix term or is itself absent ("customize": "customized")."""
+    near = conn.execute(
+        "SELECT term, docs FROM recall_vocab WHERE term >= ? AND term < ? LIMIT ?",
+        (term.needle, term.needle + "\U0010ffff", MAX_EXPANSIONS),
+    ).fetchall()
+    absent = all(w != term.text for w, _ in near)
+    longer = term.kind == "prefix" or (term.credit and absent)
+    words = [(w, n) for w, n in near if w == term.text or stem(w) == term.stem
+             or (longer and w.startswith(term.text))]
+    words.sort(key=lambda w: -w[1])
+    df = min(float(stats.n), float(sum(w[1] for w in words)))
+    if df > CAP:
+        return None, df, [_quote(w[0]) for w in words[:3]]
+    if not words:
+        return [], 0.0, []
+    return _rowids(conn, table, " OR ".join(_quote(w) for w, _ in words)), df, []
 
 
 def _quote(token: str) -> str:
@@ -148,7 +182,8 @@ def candidates(
         if vocab:
             postings, df, newest = _lookup_vocab(conn, table, term, stats)
         else:
-            postings, df, newest = _lookup(conn, table, term, stats, top_id)
+            postings, df, newest = _lookup(conn, table, _exact(term, query.terms, vocab),
+                                           stats, top_id)
         stats.set_df(term.text, df)
         if postings is None:
             fallback[term.text] = newest
@@ -189,22 +224,26 @@ def occurrences(term: Term, folded: str) -> tuple[float, list[str]]:
     if term.kind in ("cjk", "cjk1"):
         n = folded.count(text)
         return float(n), [text] if n else []
+    needle = term.needle
     tf, matched, start, size = 0.0, [], 0, len(folded)
-    while (i := folded.find(text, start)) >= 0:
+    while (i := folded.find(needle, start)) >= 0:
         start = i + 1
         if i and _word_char(folded[i - 1]):
             continue
-        end = i + len(text)
-        if end < size and _word_char(folded[end]):
-            if not term.credit:
-                continue
-            while end < size and _word_char(folded[end]):
-                end += 1
+        end = i + len(needle)
+        while end < size and _word_char(folded[end]):
+            end += 1
+        word = folded[i:end]
+        if word == text:
+            tf += 1.0
+        elif term.stem and stem(word) == term.stem:
+            tf += STEM_CREDIT
+        elif term.credit and word.startswith(text):
             tf += term.credit
         else:
-            tf += 1.0
-        if len(matched) < 3 and folded[i:end] not in matched:
-            matched.append(folded[i:end])
+            continue
+        if len(matched) < 3 and word not in matched:
+            matched.append(word)
     return tf, matched
 
 
@@ -254,13 +293,79 @@ def score_object(query: Query, stats: Stats, fields: Sequence[str]) -> tuple[flo
     return score / stats.best(query), why
 
 
-def tail_df(query: Query, stats: Stats, texts: Sequence[str]) -> None:
-    """Count unindexed documents into each term's document frequency."""
-    folded = [fold(t) for t in texts]
+def tail_candidates(
+    query: Query, stats: Stats, rows: Sequence[Sequence[Any]], want: int
+) -> list[int]:
+    """Stage 1 over unindexed (id, text) rows: up to `want` ids, best first by the summed idf
+    of the terms they hold; each term's document frequency grows by the rows holding it.
+
+    The texts are searched as one folded string with one compiled pattern per term (C scans),
+    so the Python work grows with the rows that hold a term, not with the rows scanned."""
+    if not rows:
+        return []
+    texts = _fold_all([row[1] for row in rows])
+    starts, pos = [], 0
+    for text in texts:
+        starts.append(pos)
+        pos += len(text) + 1
+    joined = _SEP.join(texts)
+    holding: dict[str, list[int]] = {}
     for term in query.terms:
-        extra = sum(1 for f in folded if occurrences(term, f)[0])
-        if extra:
-            stats.set_df(term.text, min(float(stats.n), stats.df[term.text] + extra))
+        word = term.kind not in ("cjk", "cjk1")
+        needle = term.needle if word else term.text
+        docs, at = [], joined.find(needle)
+        while at >= 0:
+            if word and at and _word_char(joined[at - 1]):  # inside a word: look further
+                at = joined.find(needle, at + 1)
+                continue
+            doc = bisect.bisect_right(starts, at) - 1
+            if not word or occurrences(term, texts[doc])[0]:
+                docs.append(doc)
+            at = joined.find(needle, starts[doc] + len(texts[doc]) + 1)
+        holding[term.text] = docs
+        if docs:
+            stats.set_df(term.text, min(float(stats.n), stats.df[term.text] + len(docs)))
+    acc: dict[int, float] = {}
+    for term, docs in holding.items():
+        weight = stats.idf[term]
+        for doc in docs:
+            acc[doc] = acc.get(doc, 0.0) + weight
+    best = heapq.nlargest(want, ((w, rows[d][0]) for d, w in acc.items()))
+    return [event_id for _, event_id in best]
+
+
+_SEP = "\x00"
+
+
+_FOLDED: dict[str, str] = {}  # text -> fold(text): events never change, so it never goes stale
+FOLD_CACHE_MAX = 40_000
+
+
+def _fold_cached(text: str) -> str:
+    """fold() of a non-ASCII text (NFKC and diacritics are the slow part), remembered for the
+    next find, which scans the same unindexed events again."""
+    folded = _FOLDED.get(text)
+    if folded is None:
+        if len(_FOLDED) >= FOLD_CACHE_MAX:
+            _FOLDED.clear()
+        folded = _FOLDED[text] = fold(text).replace(_SEP, " ")
+    return folded
+
+
+def _fold_all(texts: list[str]) -> list[str]:
+    """fold() of each text: the ASCII ones lower-cased in one call, the others one by one
+    (one accented character would otherwise make the whole batch take the slow path)."""
+    out = [t if t.isascii() else _fold_cached(t) for t in texts]
+    plain = [i for i, t in enumerate(texts) if t.isascii()]
+    if plain:
+        lowered = _SEP.join(texts[i] for i in plain).lower().split(_SEP)
+        if len(lowered) == len(plain):
+            for i, text in zip(plain, lowered, strict=True):
+                out[i] = text
+        else:  # a text holds the separator
+            for i in plain:
+                out[i] = texts[i].lower().replace(_SEP, " ")
+    return out
 
 
 # -- snippets ---------------------------------------------------------------------------------

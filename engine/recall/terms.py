@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ..base.errors import InputError
 from ..store.recall_index import CJK_CHARS, fold
 from ..timeline.fragments import find_lone_surrogate
+from .stem import MIN_WORD, root, stem
 
 MAX_QUERY_CHARS = 1_000
 MAX_TERMS = 48
@@ -40,6 +41,15 @@ class Term:
     kind: str  # word | prefix | cjk (one token) | cjk1 (one CJK char: a prefix of tokens)
     fts: str
     credit: float = 0.0  # what a longer token starting with `text` counts for (0: nothing)
+    stem: str = ""  # family key of an English word (recall/stem.py): its inflections match
+
+    @property
+    def needle(self) -> str:
+        """What every matching token starts with: the family's root, else the term."""
+        if not self.stem:
+            return self.text
+        common = root(self.stem)
+        return common if self.text.startswith(common) else self.text
 
 
 @dataclass(frozen=True)
@@ -89,11 +99,12 @@ def parse_query(query: object) -> Query:
     terms: dict[str, Term] = {}
     short = len(words) + len(runs) <= 3  # a name or a few words: match word prefixes too
     for word in words:
+        key = stem(word) if len(word) >= MIN_WORD and word.isascii() else ""
         if short and len(word) >= 2:
-            terms.setdefault(word, Term(word, "prefix", _quote(word) + "*", 1.0))
-        else:  # a longer word found inside a longer one ("paint": "painting") counts half
+            terms.setdefault(word, Term(word, "prefix", _quote(word) + "*", 1.0, key))
+        else:  # a longer word found inside a longer one ("paint": "painter") counts half
             credit = PREFIX_CREDIT if len(word) >= 4 else 0.0
-            terms.setdefault(word, Term(word, "word", _quote(word), credit))
+            terms.setdefault(word, Term(word, "word", _quote(word), credit, key))
     phrases: list[str] = []
     pairs: list[str] = []
     singles = [r for r in runs if len(r) == 1]

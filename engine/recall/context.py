@@ -1,0 +1,125 @@
+"""Events in context: the turns around a hit in the same conversation, the events of a date
+the query names, and the helpers memory_find's event search reads rows with.
+
+A conversation is a run of adjacent events (consecutive ids) less than CONVERSATION_GAP_US
+apart, whatever their source: a user's question and the agent's answer are two sources of one
+exchange. An answer often shares no word with the question that finds the turn before it
+("How long have you been doing yoga?" -> "Been at it for three years"), so an event earns a
+share of its neighbours' scores, and names them in `context`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ..store.recall_index import units
+from .dates import DateWindow
+from .rank import Stats, score_text
+from .terms import Query
+
+TAIL_EXACT_UNITS = 2_000  # a tail up to this long has its length counted, not estimated
+NEIGHBOUR_SEEDS = 20  # best-scoring events whose turns before and after are read and scored
+AFTER_WEIGHT = 0.7  # share of the turn before's score an event earns (it may answer it)
+BEFORE_WEIGHT = 0.4  # share of the turn after's score an event earns (it may be asked)
+DATE_BONUS = 0.4  # an event dated inside a date the query names ("5月2号", "May 3, 2023")
+DATE_FETCH = 300  # events of such a date read even when no word of theirs matches
+CONVERSATION_GAP_US = 30 * 60 * 1_000_000  # adjacent events closer than this: one conversation
+
+EVENT_COLS = "id, occurred_at, occurred_us, source, kind, meta, text"
+
+
+def tail_units(tail: Sequence[Sequence[Any]], indexed: int, indexed_units: int) -> int:
+    """units() of the unindexed rows: counted when few, else the indexed mean times their
+    number (it only sets the mean length BM25 normalizes by)."""
+    if indexed < TAIL_EXACT_UNITS or len(tail) <= TAIL_EXACT_UNITS:
+        return sum(units(row[1]) for row in tail)
+    return round(len(tail) * indexed_units / indexed)
+
+
+def event_rows(conn: sqlite3.Connection, ids: Sequence[int]) -> list[Sequence[Any]]:
+    """The EVENT_COLS of the events with these ids (one statement)."""
+    return conn.execute(
+        f"SELECT {EVENT_COLS} FROM events WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(ids)),),
+    ).fetchall()
+
+
+def events_in_windows(
+    conn: sqlite3.Connection, windows: list[DateWindow], allowed: set[int] | None,
+    unread: tuple[int, int],
+) -> set[int]:
+    """Ids of the events dated inside the query's windows, when there are at most DATE_FETCH
+    of them (more: the window only lifts events found by their words)."""
+    first = conn.execute("SELECT min(occurred_us) FROM events").fetchone()[0]
+    last = conn.execute("SELECT max(occurred_us) FROM events").fetchone()[0]
+    if first is None:
+        return set()
+    years = range(year_of(first), year_of(last) + 1)
+    spans = [s for w in windows for s in w.spans_us(years)]
+    found: set[int] = set()
+    read = 0
+    for low, high in spans:
+        rows = conn.execute(
+            "SELECT id, occurred_at FROM events WHERE occurred_us >= ? AND occurred_us < ?"
+            " LIMIT ?", (low, high, DATE_FETCH + 1 - read),
+        ).fetchall()
+        read += len(rows)
+        if read > DATE_FETCH:  # a busy window: too many to read on every find
+            return set()
+        found |= {r[0] for r in rows if any(w.holds(r[1]) for w in windows)
+                  and not unread[0] < r[0] < unread[1]}
+    return found if allowed is None else found & allowed
+
+
+def year_of(micros: int) -> int:
+    """The UTC year of an occurred_us value."""
+    return datetime.fromtimestamp(micros / 1_000_000, UTC).year
+
+
+def add_neighbours(
+    conn: sqlite3.Connection, query: Query, stats: Stats,
+    own: dict[int, tuple[float, list[str]]], by_id: dict[int, Sequence[Any]],
+    allowed: set[int] | None, unread: tuple[int, int],
+) -> None:
+    """Read and score the turns before and after the best NEIGHBOUR_SEEDS hits: the answer to
+    a question is often the turn after the one that echoes it."""
+    seeds = heapq.nlargest(NEIGHBOUR_SEEDS, (i for i in own if own[i][0] > 0),
+                           key=lambda i: own[i][0])
+    wanted = {n for i in seeds for n in (i - 1, i + 1)
+              if n not in by_id and n > 0 and not unread[0] < n < unread[1]}
+    if allowed is not None:
+        wanted &= allowed
+    for row in event_rows(conn, sorted(wanted)):
+        own[row[0]] = score_text(query, stats, row[6])
+        by_id[row[0]] = row
+
+
+def same_conversation(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """Adjacent events close in time are turns of one conversation (whatever their source:
+    a user's question and the agent's answer are two sources of one exchange)."""
+    return abs(a[2] - b[2]) <= CONVERSATION_GAP_US
+
+
+def in_context(
+    event_id: int, own: dict[int, tuple[float, list[str]]], by_id: dict[int, Sequence[Any]],
+) -> tuple[float, list[str], list[int]]:
+    """An event's score: its own, plus a share of the turns around it in the same conversation
+    (the turn before weighs more: it is the question the event may answer)."""
+    score, why = own[event_id]
+    row, context = by_id[event_id], []
+    total = score
+    for other, weight, label in ((event_id - 1, AFTER_WEIGHT, "after"),
+                                 (event_id + 1, BEFORE_WEIGHT, "before")):
+        near = own.get(other)
+        if near is None or near[0] <= 0 or not same_conversation(row, by_id[other]):
+            continue
+        total += weight * near[0]
+        context.append(other)
+        if not score:
+            why = [f"{label} event {other}: {', '.join(near[1][:3])}"]
+    return total, why, context

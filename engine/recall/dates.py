@@ -1,0 +1,117 @@
+"""Date phrases in a recall query ("5月2号", "on May 3, 2023", "in March 2023", "2023-05-03"),
+read as calendar windows that an event's `occurred_at` (its local date) falls in or not.
+
+Only explicit dates are read: relative ones ("last July", "yesterday") need a "now" the
+question does not state. A month alone counts only after "in"/"during"/"of" or as "N月" (so
+the verb "may" is not a month); a bare year is too coarse to be a window and is left to words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+          "september", "october", "november", "december")
+_MONTH = "(" + "|".join(m[:3] + f"(?:{m[3:]})?" for m in MONTHS) + r")\.?"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(\d{4})"
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), "ymd"),
+    (re.compile(rf"\b{_MONTH}\s+{_DAY}(?:\s*,\s*|\s+){_YEAR}\b", re.I), "mdy"),
+    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}(?:\s*,\s*|\s+){_YEAR}\b", re.I), "dmy"),
+    (re.compile(rf"\b{_MONTH}\s+{_YEAR}\b", re.I), "my"),
+    (re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\s*,?\s*\d)", re.I), "md"),
+    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b", re.I), "dm"),
+    (re.compile(rf"\b(?:in|during|of)\s+{_MONTH}\b", re.I), "m"),
+    (re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(?:(\d{1,2})\s*[日号號])?"), "cjk"),
+)
+
+
+@dataclass(frozen=True)
+class DateWindow:
+    """A calendar day or month, in some year or in any year (year None)."""
+
+    year: int | None
+    month: int
+    day: int | None
+
+    def holds(self, occurred_at: str) -> bool:
+        """Whether an ISO `occurred_at` (its local date, as written) falls in the window."""
+        try:
+            year, month, day = int(occurred_at[:4]), int(occurred_at[5:7]), int(
+                occurred_at[8:10])
+        except ValueError:
+            return False
+        return ((self.year is None or year == self.year) and month == self.month
+                and (self.day is None or day == self.day))
+
+    def spans_us(self, years: range) -> list[tuple[int, int]]:
+        """UTC microsecond ranges that hold the window in any offset (a day's slack each side),
+        for the `years` given when the window names none."""
+        out = []
+        for year in [self.year] if self.year is not None else years:
+            if self.day is not None:
+                start = datetime(year, self.month, self.day, tzinfo=UTC)
+                end = start + timedelta(days=1)
+            else:
+                start = datetime(year, self.month, 1, tzinfo=UTC)
+                end = datetime(year + (self.month == 12), self.month % 12 + 1, 1, tzinfo=UTC)
+            slack = timedelta(days=1)
+            out.append((_us(start - slack), _us(end + slack)))
+        return out
+
+
+def _us(when: datetime) -> int:
+    return int(when.timestamp() * 1_000_000)
+
+
+def _month(name: str) -> int:
+    return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name.lower()[:3]))
+
+
+def _window(kind: str, groups: tuple[str | None, ...]) -> DateWindow | None:
+    g = groups
+    if kind == "cjk":
+        year, month, day = (int(x) if x else None for x in g)
+    elif kind == "ymd":
+        year, month, day = int(g[0]), int(g[1]), int(g[2])
+    elif kind == "mdy":
+        year, month, day = int(g[2]), _month(g[0]), int(g[1])
+    elif kind == "dmy":
+        year, month, day = int(g[2]), _month(g[1]), int(g[0])
+    elif kind == "my":
+        year, month, day = int(g[1]), _month(g[0]), None
+    elif kind == "md":
+        year, month, day = None, _month(g[0]), int(g[1])
+    elif kind == "dm":
+        year, month, day = None, _month(g[1]), int(g[0])
+    else:
+        year, month, day = None, _month(g[0]), None
+    if month is None or not 1 <= month <= 12 or (day is not None and not 1 <= day <= 31):
+        return None
+    if year is not None and not 1900 <= year <= 2999:
+        return None
+    try:  # a day the month does not have ("2月30号") is no window
+        datetime(year or 2000, month, day or 1)
+    except ValueError:
+        return None
+    return DateWindow(year, month, day)
+
+
+def date_windows(text: str) -> list[DateWindow]:
+    """The explicit dates a query names, each once, longest phrase first (a phrase already
+    read is not read again as a shorter one: "May 3, 2023" is not also "May 3")."""
+    taken: list[tuple[int, int]] = []
+    found: list[DateWindow] = []
+    for pattern, kind in _PATTERNS:
+        for match in pattern.finditer(text):
+            if any(a < match.end() and match.start() < b for a, b in taken):
+                continue
+            window = _window(kind, match.groups())
+            if window is not None:
+                taken.append(match.span())
+                if window not in found:
+                    found.append(window)
+    return found

@@ -1,0 +1,153 @@
+"""What memory_find ranks beyond plain word matches: the turn next to a matching turn in the
+same conversation, dates the question names against occurred_at, 2-letter terms, words absent
+from the vocabulary, English inflections, and events not indexed yet ranked like indexed ones."""
+
+from __future__ import annotations
+
+import pytest
+from memvault import Memory
+from memvault.recall.dates import DateWindow, date_windows
+from memvault.recall.query import memory_find
+from memvault.recall.stem import stem
+from memvault.store.connection import write
+from memvault.store.recall_index import sync_index
+from memvault.timeline.events import NewEvent
+
+FILLER = [
+    "The weather was grey and windy all afternoon.",
+    "We ordered noodles for dinner and watched a film.",
+    "My sister called to talk about her new apartment.",
+    "The train was late again this morning.",
+    "I finished reading the novel about the lighthouse keeper.",
+]
+
+
+def add(mem: Memory, texts: list[str], start: str = "2026-03-01T10:00", step_min: int = 1,
+        sync: bool = True) -> list[int]:
+    """Events `step_min` minutes apart from `start` (+08:00), indexed unless `sync` is False."""
+    hour, minute = int(start[11:13]), int(start[14:16])
+    events = []
+    for i, text in enumerate(texts):
+        total = hour * 60 + minute + i * step_min
+        when = f"{start[:10]}T{total // 60 % 24:02d}:{total % 60:02d}:00+08:00"
+        events.append(NewEvent(text, occurred_at=when))
+    ids = mem.append_events(events)
+    if sync:
+        with write(mem.conn):
+            sync_index(mem.conn)
+    return ids
+
+
+def ids_of(answer: dict) -> list[object]:
+    return [h["id"] for h in answer["hits"]]
+
+
+# -- conversational neighbours ----------------------------------------------------------------
+
+def test_the_turn_after_a_matching_question_is_found_with_its_context(mem: Memory) -> None:
+    add(mem, FILLER, start="2026-03-01T08:00")
+    question, answer = add(mem, ["Melanie: How long have you been doing yoga, Caroline?",
+                                 "Caroline: Been at it for three years now."],
+                           start="2026-03-02T09:00")
+    add(mem, FILLER, start="2026-03-03T08:00")
+    found = memory_find(mem.conn, "How long has Caroline been doing yoga?", types=["event"])
+    hits = {h["id"]: h for h in found["hits"]}
+    assert answer in hits and hits[answer]["context"] == [question]
+    assert ids_of(found).index(question) < ids_of(found).index(answer)
+
+
+def test_a_neighbour_in_another_conversation_is_not_context(mem: Memory) -> None:
+    question = add(mem, ["How long have you been doing yoga?"], start="2026-03-02T09:00")[0]
+    later = add(mem, ["Been at it for three years now."], start="2026-03-02T15:00")[0]
+    found = memory_find(mem.conn, "How long have you been doing yoga?", types=["event"])
+    assert ids_of(found) == [question] and later not in ids_of(found)
+
+
+def test_a_name_lookup_finds_only_events_that_mention_it(mem: Memory) -> None:
+    mention, after = add(mem, ["I met Haoyu at the station.", "Then we took a taxi home."])
+    assert ids_of(memory_find(mem.conn, "Haoyu", types=["event"])) == [mention]
+
+
+# -- dates in the question ----------------------------------------------------------------
+
+def test_a_chinese_date_phrase_ranks_the_event_of_that_day_first(mem: Memory) -> None:
+    may1 = add(mem, ["我今天买了一件蓝色的连衣裙"], start="2026-05-01T20:00")[0]
+    may2 = add(mem, ["我今天买了一件红色的连衣裙"], start="2026-05-02T20:00")[0]
+    add(mem, ["我今天买了一件白色的连衣裙"], start="2026-05-03T20:00")
+    assert ids_of(memory_find(mem.conn, "在5月2号我买了一件连衣裙，它的颜色是？"))[0] == may2
+    assert ids_of(memory_find(mem.conn, "5月1日买的连衣裙是什么颜色"))[0] == may1
+
+
+def test_an_english_date_finds_the_event_in_that_window_without_a_matching_word(
+    mem: Memory
+) -> None:
+    add(mem, FILLER, start="2026-03-01T08:00")
+    that_day = add(mem, ["Long day at the harbour, painted the boat blue."],
+                   start="2026-04-10T18:00")[0]
+    add(mem, FILLER, start="2026-04-12T08:00")
+    answer = memory_find(mem.conn, "What did I do on April 10, 2026?", types=["event"])
+    assert ids_of(answer) == [that_day]
+    assert "on 2026-04-10" in answer["hits"][0]["why"]
+
+
+@pytest.mark.parametrize("text, window", [
+    ("在5月6号，我和你分享了一些书籍", DateWindow(None, 5, 6)),
+    ("2023年3月我们去了哪里", DateWindow(2023, 3, None)),
+    ("What did Gina find on 1 February, 2023?", DateWindow(2023, 2, 1)),
+    ("What painting did she show on October 13, 2023?", DateWindow(2023, 10, 13)),
+    ("What did John attend in March 2023?", DateWindow(2023, 3, None)),
+    ("When did Melanie go camping in June?", DateWindow(None, 6, None)),
+    ("notes from 2024-07-09", DateWindow(2024, 7, 9)),
+])
+def test_date_phrases_read_as_windows(text: str, window: DateWindow) -> None:
+    assert date_windows(text) == [window]
+
+
+@pytest.mark.parametrize("text", ["I may come later", "2月30号", "in 2023", "13月1号"])
+def test_no_window_from_words_that_are_not_dates(text: str) -> None:
+    assert date_windows(text) == []
+
+
+# -- candidates ---------------------------------------------------------------------------
+
+def test_a_two_letter_term_counts_beside_other_terms(mem: Memory) -> None:
+    add(mem, FILLER)
+    er = add(mem, ["We spent the whole night in the ER with dad."])[0]
+    add(mem, ["Remember to pay the visit fee."])
+    assert er in ids_of(memory_find(mem.conn, "ER visit", types=["event"]))
+
+
+def test_a_word_absent_from_the_vocabulary_finds_longer_words_it_starts(mem: Memory) -> None:
+    add(mem, FILLER)
+    customized = add(mem, ["I customized the dashboard colours yesterday."])[0]
+    answer = memory_find(mem.conn, "could you help me customize something for the team please",
+                         types=["event"])
+    assert ids_of(answer)[0] == customized
+
+
+def test_inflections_of_an_english_word_match(mem: Memory) -> None:
+    add(mem, FILLER)
+    country, meeting = add(mem, ["The country we liked most was Portugal.",
+                                 "The meetings with the landlord went fine."], step_min=60)
+    answer = memory_find(mem.conn, "tell me all the countries from that long trip",
+                         types=["event"])
+    assert ids_of(answer)[0] == country and "countries* (country)" in answer["hits"][0]["why"]
+    answer = memory_find(mem.conn, "how did that meeting go, tell me everything",
+                         types=["event"])
+    assert ids_of(answer)[0] == meeting
+    assert stem("countries") == stem("country") and stem("painters") != stem("paint")
+
+
+# -- the unindexed tail -------------------------------------------------------------------
+
+def test_a_just_ingested_event_ranks_as_it_will_once_indexed(mem: Memory) -> None:
+    add(mem, FILLER)
+    fresh = add(mem, ["Remember: the countries on the list are Peru and Chile.",
+                      "And the train tickets are booked for June."], sync=False)
+    query = "which country is on the list for the train trip"
+    before = memory_find(mem.conn, query, types=["event"])
+    assert before["unindexed_events"] == 2 and fresh[0] in ids_of(before)
+    with write(mem.conn):
+        sync_index(mem.conn)
+    after = memory_find(mem.conn, query, types=["event"])
+    assert ids_of(after) == ids_of(before) and "unindexed_events" not in after
