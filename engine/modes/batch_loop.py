@@ -62,6 +62,9 @@ class Tool:
     args: type[BaseModel]
     handler: Callable[[Any], Any]
     terminal: bool = False  # the commit tool: its success ends the batch
+    # Called with the result when the transfer budget withholds it from the model: what the
+    # model never saw must not count as seen (a withheld read_object is no read).
+    on_withheld: Callable[[Any], None] | None = None
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, _schema(self.args))
@@ -179,6 +182,8 @@ def run_batch(
             message = _tool_message(tool_call.id, result)
             sent += len(message["content"].encode())
             if sent > limits.transfer_budget_bytes:
+                if tool.on_withheld is not None:
+                    tool.on_withheld(result)
                 message["content"] = json.dumps({
                     "error": f"transfer budget of {limits.transfer_budget_bytes} bytes used up;"
                              f" call {terminal} with what you have",

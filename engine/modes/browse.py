@@ -75,10 +75,21 @@ def browse_tools(conn: sqlite3.Connection, read_ids: set[str]) -> list[Tool]:
                 raise FieldError(next(iter(type(args).model_fields)), str(exc)) from None
         return run
 
+    newly_read: set[str] = set()  # ids a read_object call (not the claim) made readable
+
     def do_read(args: ReadArgs) -> dict[str, Any]:
         data = read_object(conn, args.id, args.offset)
+        if data["object"]["id"] not in read_ids:
+            newly_read.add(data["object"]["id"])
         read_ids.add(data["object"]["id"])
         return data
+
+    def unread(data: dict[str, Any]) -> None:
+        """The budget withheld this read: the model never saw the profile, so it may not
+        overwrite it on the strength of that read."""
+        if data["object"]["id"] in newly_read:
+            newly_read.discard(data["object"]["id"])
+            read_ids.discard(data["object"]["id"])
 
     def do_directory(args: DirectoryArgs) -> dict[str, Any]:
         items = [{"id": o.id, "name": o.name, "summary": o.summary[:120], "status": o.status}
@@ -92,7 +103,7 @@ def browse_tools(conn: sqlite3.Connection, read_ids: set[str]) -> list[Tool]:
         Tool("search_objects", "Find objects by name, alias, cue or words (Chinese or English).",
              SearchArgs, guarded(lambda a: search(conn, a.query, a.types, a.limit))),
         Tool("read_object", "Read an object's profile, relations and evidence; needed before "
-             "rewriting it.", ReadArgs, guarded(do_read)),
+             "rewriting it.", ReadArgs, guarded(do_read), on_withheld=unread),
         Tool("read_evidence", "Read the raw event text behind an event id or an object's "
              "evidence.", EvidenceArgs, guarded(lambda a: evidence_text(conn, a.id_or_event,
                                                                          a.offset))),

@@ -4,6 +4,10 @@ At its first claim a job takes a durable snapshot of ALL live object ids (archiv
 long-unmentioned ones too). Each batch reviews ≤ deep.objects_per_batch of them; the model
 must confirm every reviewed id; unchanged objects are not rewritten; a failed batch does not
 advance the list. Merges keep the loser readable with a redirect and a `supersedes` relation.
+The claim fits organize.claim_budget_bytes: fewer objects a batch when profiles are large, then
+the longest bodies cut with a marker (a cut profile must be read whole before it is rewritten).
+A legacy long-sentence relation may be archived, its standard relation written in the same
+commit.
 deep never touches the hot timeline (it has no tool for it) and never writes SOUL.md.
 """
 
@@ -35,7 +39,9 @@ SYSTEM = (
     "You review an agent's long-term memory objects, a few at a time. For each object given: "
     "keep it condensed and currently valid, fix stale conclusions, add standard short-label "
     "relations (also across projects), archive what is no longer relevant, merge exact "
-    "duplicates (the loser stays readable and redirects). Leave unchanged objects alone. You "
+    "duplicates (the loser stays readable and redirects). A legacy long-sentence relation "
+    "(legacy = 1 in links) may be archived through archive_relations, naming the standard "
+    "short-label relation that replaces it. Leave unchanged objects alone. You "
     "cannot touch the hot timeline and must not rewrite SOUL.md. Finish by calling "
     "commit_review with `reviewed` = every id you were given."
 )
@@ -44,6 +50,10 @@ SYSTEM = (
 def normal_name(name: str) -> str:
     text = unicodedata.normalize("NFKC", name).casefold()
     return re.sub(r"[\s\-_.·・]+", "", text)
+
+
+LINKS_SHOWN = 50  # links of each reviewed object in the payload
+BODY_CUT_MARK = "\n…[body cut to fit the claim budget: read_object for the rest]"
 
 
 class DeepMode:
@@ -66,6 +76,7 @@ class DeepMode:
         ).fetchall()
         if not rows:
             return None
+        rows = rows[:_fitting(conn, [r["object_id"] for r in rows], review_budget(config))]
         return {"positions": [r["position"] for r in rows],
                 "object_ids": [r["object_id"] for r in rows]}
 
@@ -74,13 +85,9 @@ class DeepMode:
         return {"positions": claim["positions"][:keep], "object_ids": claim["object_ids"][:keep]}
 
     def messages(self, ctx: BatchContext) -> list[Message]:
-        budget = ctx.config["organize.claim_budget_bytes"] - PAYLOAD_RESERVE
-        review = []
-        for object_id in ctx.batch.claim["object_ids"]:
-            obj = get_object(ctx.conn, object_id)
-            item = object_payload(obj)
-            item["links"] = object_links(ctx.conn, object_id)[:50]
-            review.append(item)
+        budget = review_budget(ctx.config)
+        review = fit_review([review_item(ctx.conn, i) for i in ctx.batch.claim["object_ids"]],
+                            budget)
         used = len(json.dumps(review, ensure_ascii=False).encode())
         related = []
         for obj in duplicate_candidates(ctx.conn, ctx.batch.claim["object_ids"]):
@@ -89,7 +96,9 @@ class DeepMode:
             if used + cost <= budget:
                 related.append(item)
                 used += cost
-        ctx.read_ids.update(o["id"] for o in review + related)
+        # A profile sent with a cut body is not read: writing it back whole would lose the rest,
+        # so it must be read in full (read_object) before it is rewritten or merged.
+        ctx.read_ids.update(o["id"] for o in review + related if "body_cut" not in o)
         payload = {"mode": "deep", "review": review, "related": related, "scope": ctx.job.scope}
         return [{"role": "system", "content": SYSTEM},
                 {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}]
@@ -105,7 +114,7 @@ class DeepMode:
         if sorted(set(proposal.reviewed)) != sorted(claimed):
             raise FieldError("reviewed", f"confirm exactly this batch's ids: {claimed}")
         write = GraphWrite(proposal.objects, proposal.relations, [], proposal.core_files,
-                           proposal.merges)
+                           proposal.merges, proposal.archive_relations)
         rules = WriteRules(ctx.read_ids, None, "deep", ctx.batch.id)
         validate_write(ctx.conn, ctx.config, write, rules,
                        len(proposal.model_dump_json().encode()))
@@ -126,6 +135,56 @@ class DeepMode:
             f"UPDATE deep_snapshot SET batch_id = ? WHERE job_id = ? AND position IN ({marks})",
             (batch.id, batch.job_id, *batch.claim["positions"]),
         )
+
+
+def review_budget(config: Config) -> int:
+    """Bytes the reviewed profiles and duplicate candidates may take in the claim payload."""
+    return int(config["organize.claim_budget_bytes"]) - PAYLOAD_RESERVE
+
+
+def review_item(conn: sqlite3.Connection, object_id: str) -> dict[str, Any]:
+    """One reviewed object as the payload shows it: its profile and its first 50 links."""
+    item = object_payload(get_object(conn, object_id))
+    item["links"] = object_links(conn, object_id)[:LINKS_SHOWN]
+    return item
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False).encode())
+
+
+def _fitting(conn: sqlite3.Connection, object_ids: list[str], budget: int) -> int:
+    """How many of the next objects (at least one) fit the claim budget together: a batch of
+    large profiles claims fewer objects (the review is then also cut to fit, fit_review)."""
+    used = 2  # the list's brackets
+    for n, object_id in enumerate(object_ids):
+        used += _size(review_item(conn, object_id)) + 2
+        if used > budget:
+            return max(1, n)
+    return len(object_ids)
+
+
+def fit_review(review: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+    """Cut the longest bodies until the review fits `budget` bytes. A cut body ends with
+    BODY_CUT_MARK and the item gets `body_cut` (chars shown, chars in all) so the model knows
+    to read_object before rewriting it."""
+    for item in sorted(review, key=lambda o: len(o["body"].encode()), reverse=True):
+        if _size(review) <= budget:
+            break
+        body = item["body"]
+        item["body_cut"] = {"shown_chars": len(body), "total_chars": len(body),
+                            "read": "read_object returns the whole body; read it before "
+                                    "rewriting or merging this object"}
+        item["body"] = body + BODY_CUT_MARK
+        keep = max(0, len(body.encode()) - (_size(review) - budget))
+        shown = body.encode()[:keep].decode("utf-8", "ignore")
+        while True:
+            item["body"] = shown + BODY_CUT_MARK
+            item["body_cut"]["shown_chars"] = len(shown)
+            if not shown or _size(review) <= budget:
+                break
+            shown = shown[: len(shown) * 9 // 10]  # JSON escapes cost more than their bytes
+    return review
 
 
 def duplicate_candidates(conn: sqlite3.Connection, object_ids: list[str]) -> list[ObjectRecord]:

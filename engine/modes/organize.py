@@ -4,14 +4,16 @@ A batch claims one page (≤ organize.page_chars, shrunk by byte margin or failu
 organize.page_min_chars) of one pending event, plus related objects within the claim transfer
 budget. Every batch ends the event as continue (progress saved; on the last page it must change
 something), linked (whole event read, ≥1 target) or archive_only (whole event read, a reason,
-no targets, refused once the event has targets). Objects, relations, evidence, page cursor,
-progress and outcome commit in ONE transaction; a later failure never undoes an earlier batch.
+no durable write, refused once any batch of the event wrote evidence, an object, a relation
+or a core file). Objects, relations, evidence, page cursor, progress and outcome commit in ONE
+transaction; a later failure never undoes an earlier batch. Source anti-backflow
+(modes/backflow.py): an event that is wholly the memory's own output ends archive_only by the
+engine at claim, and evidence citing memory output inside a page is refused as a correction.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from datetime import datetime
 from typing import Any
@@ -23,24 +25,29 @@ from ..base.config import Config
 from ..models.base import Message
 from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
 from ..objects.proposals import OrganizeProposal
+from ..objects.provenance import check_evidence
 from ..objects.records import ObjectRecord
 from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
+from .backflow import event_spans, page_spans, settle_memory_output
 from .batch_loop import FieldError, Tool
 from .browse import browse_tools
 from .mode import BatchContext, commit_proposal
+from .names import name_keys as name_keys  # re-exported: tests and callers use it here
+from .names import named_objects
 
 SYSTEM = (
     "You organize an agent's long-term memory. You get one page of one raw event, the progress "
     "saved by earlier pages, and related objects (person, task, todo, schedule, knowledge, "
     "project, credential). Write only durable, currently valid facts: condensed profiles, not "
     "transcripts; unknown facts are written as unknown, never guessed. Relations use short "
-    "labels only. Cite evidence as char ranges of this page. A new project is `candidate`. A "
-    "credential keeps purpose and where the secret lives, never the secret. You may search and "
-    "read objects first; to rewrite an existing object you must have read it. Finish by calling "
-    "commit_organize with exactly one disposition for the event: continue (more pages, with "
-    "progress), linked (whole event read, cited by at least one object) or archive_only (whole "
-    "event read, nothing durable, with a reason)."
+    "labels only. Cite evidence as char ranges of this page, never inside a `memory_output` "
+    "span (the memory's own answers echoed back; the words around them still count). A new "
+    "project is `candidate`. A credential keeps purpose and where the secret lives, never the "
+    "secret. You may search and read objects first; to rewrite an existing object you must "
+    "have read it. Finish by calling commit_organize with exactly one disposition for the "
+    "event: continue (more pages, with progress), linked (whole event read, cited by at least "
+    "one object) or archive_only (whole event read, nothing durable, with a reason)."
 )
 RELATED_MAX = 200  # objects a claim considers before the byte budget
 PAYLOAD_RESERVE = 4_000  # bytes kept for the payload's frame and the system prompt
@@ -55,23 +62,10 @@ def object_payload(obj: ObjectRecord) -> dict[str, Any]:
 def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: int,
                     ) -> list[dict[str, Any]]:
     """Objects already citing the event, then objects whose name or alias occurs in the text
-    (case-insensitive), within `budget` bytes. The name index narrows the candidates by first
-    word; each candidate is then checked against the text itself."""
+    (case-insensitive), within `budget` bytes."""
     ids = [r[0] for r in conn.execute(
         "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (event_id,))]
-    terms = sorted(name_keys(text))
-    lowered = text.translate(_ASCII_LOWER)
-    for start in range(0, len(terms), 500):  # stay well under SQLite's parameter limit
-        chunk = {f"t{i}": term for i, term in enumerate(terms[start:start + 500])}
-        marks = ",".join(f":{key}" for key in chunk)
-        # The check against the text runs in SQL: a common first word may bring many candidates.
-        ids += [r[0] for r in conn.execute(
-            "SELECT DISTINCT o.id FROM object_names n JOIN objects o ON o.id = n.object_id"
-            f" WHERE n.term IN ({marks}) AND o.redirect_to IS NULL AND ("
-            "  instr(:text, lower(o.name)) > 0 OR EXISTS (SELECT 1 FROM json_each(o.aliases) a"
-            "  WHERE length(a.value) >= 2 AND instr(:text, lower(a.value)) > 0))",
-            {**chunk, "text": lowered},
-        )]
+    ids += named_objects(conn, text)
     chosen: list[dict[str, Any]] = []
     used = 0
     for object_id in list(dict.fromkeys(ids))[:RELATED_MAX]:
@@ -86,25 +80,6 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
         chosen.append(item)
         used += cost
     return chosen
-
-
-_HAN = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]+")
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-_SPLIT = re.compile(
-    r"[\s\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff,;!?()\[\]{}<>\"“”、，。；：！？（）《》]+")
-
-
-def name_keys(text: str) -> set[str]:
-    """Every key (see migrations.m004_object_names) a name occurring in `text` could have:
-    each space- or CJK-delimited chunk (as is and without trailing punctuation), lowercased
-    like SQLite's lower(), and every two-char piece of a CJK run."""
-    keys: set[str] = set()
-    for chunk in _SPLIT.split(text.translate(_ASCII_LOWER)):
-        if chunk:
-            keys.update({chunk, chunk.rstrip(".:'’-"), chunk.split("'")[0], chunk.split("’")[0]})
-    for run in _HAN.findall(text):
-        keys.update(run[i:i + 2] for i in range(len(run) - 1))
-    return {k for k in keys if k}
 
 
 def claimed_events(conn: sqlite3.Connection) -> set[int]:
@@ -125,9 +100,15 @@ class OrganizeMode:
             " JOIN events e ON e.id = q.event_id WHERE q.state IN ('pending', 'continue')"
             " ORDER BY q.enqueued_at, q.event_id"
         ):
-            if row["event_id"] not in busy:
-                return self._page(conn, row["event_id"], row["page_cursor"], row["chars"],
-                                  config["organize.page_chars"], config)
+            if row["event_id"] in busy:
+                continue
+            # Wholly the memory's own output: the engine ends it (archive_only, with a reason
+            # saying so) and never shows it to the model as something to learn from.
+            if row["page_cursor"] == 0 and settle_memory_output(
+                    conn, row["event_id"], event_targets(conn, row["event_id"]), now):
+                continue
+            return self._page(conn, row["event_id"], row["page_cursor"], row["chars"],
+                              config["organize.page_chars"], config)
         return None
 
     def _page(self, conn: sqlite3.Connection, event_id: int, start: int, chars: int,
@@ -168,6 +149,7 @@ class OrganizeMode:
             "progress": queue["progress"] if queue else None,
             "targets": targets,
             "related": related,
+            **_memory_output(ctx, claim),
             "scope": ctx.job.scope,
         }
         return [{"role": "system", "content": SYSTEM},
@@ -200,8 +182,9 @@ class OrganizeMode:
                            ctx.batch.id)
         validate_write(ctx.conn, ctx.config, write, rules,
                        len(proposal.model_dump_json().encode()))
-        had_targets = ctx.conn.execute(
-            "SELECT COUNT(*) FROM evidence WHERE event_id = ?", (event_id,)).fetchone()[0]
+        # Source anti-backflow: the memory's own output in the page is never new evidence.
+        check_evidence(proposal.evidence, event_spans(ctx.conn, event_id)[0])
+        had_targets = event_targets(ctx.conn, event_id)
         disposition = proposal.events[0]
         for key in ("progress", "reason"):
             limit = ctx.config[f"organize.{key}_max_chars"]
@@ -210,11 +193,10 @@ class OrganizeMode:
             # Progress and reason are stored and shown to later batches: no secret in them.
             check_no_secret(f"events.0.{key}", getattr(disposition, key) or "")
         last = claim["page_end"] >= row["chars"]
-        _check_disposition(disposition, last, had_targets, proposal, claim, event_id)
+        _check_disposition(disposition, last, claim, event_id)
         changes = apply_write(ctx.conn, write, rules, ctx.now)
-        if disposition.outcome == "continue" and last and not _changed(changes):
-            raise FieldError("events.0.outcome", "continue on the last page must change objects, "
-                                                 "relations or core files: no empty spinning")
+        # Raised after the write: the commit's transaction rolls it back with the refusal.
+        _check_targets(disposition, last, had_targets, changes, event_id)
         state = disposition.outcome
         ctx.conn.execute(
             "UPDATE archive_queue SET state = ?, page_cursor = ?, progress = ?, reason = ?,"
@@ -234,15 +216,42 @@ class OrganizeMode:
         )
 
 
-def _changed(changes: dict[str, Any]) -> bool:
+def _memory_output(ctx: BatchContext, claim: dict[str, Any]) -> dict[str, Any]:
+    """The payload's `memory_output` (spans of the page that are memory output and cannot be
+    cited), present only when the page has any."""
+    spans = page_spans(event_spans(ctx.conn, claim["event_id"])[0], claim["page_start"],
+                       claim["page_end"])
+    return {"memory_output": spans} if spans else {}
+
+
+def event_targets(conn: sqlite3.Connection, event_id: int) -> tuple[int, int]:
+    """The durable targets the event already has, as (links, other writes): links are the
+    evidence citing it and the core-file versions its committed batches wrote (what `linked`
+    needs); other writes are the object versions and relations those batches wrote without
+    citing the event. Both forbid `archive_only`: an earlier page may have written a core file
+    or an uncited object, and the event is then not free of durable writes."""
+    batches = ("SELECT id FROM batches WHERE state = 'committed'"
+               " AND json_extract(claim, '$.event_id') = :event")
+    row = conn.execute(
+        "SELECT (SELECT COUNT(*) FROM evidence WHERE event_id = :event)"
+        f" + (SELECT COUNT(*) FROM core_files WHERE batch_id IN ({batches})),"
+        f" (SELECT COUNT(*) FROM object_versions WHERE batch_id IN ({batches}))"
+        f" + (SELECT COUNT(*) FROM relations WHERE batch_id IN ({batches}))",
+        {"event": event_id}).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def _graph_changed(changes: dict[str, Any]) -> bool:
+    """An object, relation or core-file change: what a last-page continue must make (a new
+    evidence link alone is no progress on the event)."""
     return bool(changes["objects_changed"] or changes["relations_added"]
-                or changes["evidence_added"] or changes["core_files"])
+                or changes["core_files"])
 
 
-def _check_disposition(disposition: Any, last: bool, had_targets: int,
-                       proposal: OrganizeProposal, claim: dict[str, Any], event_id: int) -> None:
+def _check_disposition(disposition: Any, last: bool, claim: dict[str, Any],
+                       event_id: int) -> None:
+    """The checks that need no write: progress for continue, no skipped page, a reason."""
     outcome = disposition.outcome
-    new_targets = len(proposal.evidence) + len(proposal.core_files)
     if outcome == "continue":
         if not (disposition.progress or "").strip():
             raise FieldError("events.0.progress", "continue needs progress: what is done, what "
@@ -252,12 +261,26 @@ def _check_disposition(disposition: Any, last: bool, had_targets: int,
         raise FieldError("events.0.outcome", f"event {event_id} has unread text after char "
                                              f"{claim['page_end']}: skipping an unread page is "
                                              "refused; use continue")
-    if outcome == "linked" and had_targets + new_targets == 0:
+    if outcome == "archive_only" and not (disposition.reason or "").strip():
+        raise FieldError("events.0.reason", "archive_only needs a reason")
+
+
+def _check_targets(disposition: Any, last: bool, had: tuple[int, int],
+                   changes: dict[str, Any], event_id: int) -> None:
+    """The checks on what the write changed. `linked` needs a link (evidence or a core file);
+    `archive_only` is refused once any durable write of the event's batches exists."""
+    outcome = disposition.outcome
+    links = had[0] + changes["evidence_added"] + changes["core_files"]
+    writes = had[1] + changes["objects_changed"] + changes["relations_added"]
+    if outcome == "continue" and last and not _graph_changed(changes):
+        raise FieldError("events.0.outcome", "continue on the last page must change an object, "
+                                             "a relation or a core file (evidence alone is not "
+                                             "progress): no empty spinning")
+    if outcome == "linked" and links == 0:
         raise FieldError("events.0.outcome", "linked needs at least one target: cite the event "
                                              "as evidence of an object, or write a core file")
-    if outcome == "archive_only":
-        if had_targets + new_targets:
-            raise FieldError("events.0.outcome", f"event {event_id} already has object targets; "
-                                                 "it cannot be archive_only (use linked)")
-        if not (disposition.reason or "").strip():
-            raise FieldError("events.0.reason", "archive_only needs a reason")
+    if outcome == "archive_only" and links + writes:
+        raise FieldError("events.0.outcome", f"event {event_id} already has object targets "
+                                             "(evidence, objects, relations or core files "
+                                             "written for it); it cannot be archive_only "
+                                             "(cite it and use linked)")

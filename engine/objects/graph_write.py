@@ -21,7 +21,14 @@ from typing import Any
 from ..base.config import Config
 from ..base.errors import FieldError, InputError
 from .corefiles import write_core_file
-from .proposals import CoreWrite, EvidenceWrite, Merge, ObjectWrite, RelationWrite
+from .proposals import (
+    CoreWrite,
+    EvidenceWrite,
+    LegacyArchive,
+    Merge,
+    ObjectWrite,
+    RelationWrite,
+)
 from .records import (
     ObjectRecord,
     add_evidence,
@@ -40,6 +47,7 @@ class GraphWrite:
     evidence: list[EvidenceWrite] = field(default_factory=list)
     core_files: list[CoreWrite] = field(default_factory=list)
     merges: list[Merge] = field(default_factory=list)
+    archive_relations: list[LegacyArchive] = field(default_factory=list)
 
 
 @dataclass
@@ -61,7 +69,8 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
         raise FieldError("proposal", f"{size:,} bytes; a proposal must stay under "
                                      f"{config['graph.max_proposal_bytes']:,}")
     for name, items, key in (("objects", write.objects, "graph.max_objects"),
-                             ("relations", write.relations, "graph.max_relations"),
+                             ("relations", [*write.relations, *write.archive_relations],
+                              "graph.max_relations"),
                              ("core_files", write.core_files, "graph.max_core_files")):
         if len(items) > config[key]:
             raise FieldError(name, f"{len(items)} given; at most {config[key]} in one write")
@@ -102,6 +111,7 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
         if len(core.content.encode()) > config["vault.core_file_max_bytes"]:
             raise FieldError(f"core_files.{c}.content", "larger than vault.core_file_max_bytes")
     _check_merges(conn, write.merges, rules)
+    _check_archives(conn, write, rules)
 
 
 def write_texts(write: GraphWrite) -> Iterator[tuple[str, str]]:
@@ -123,6 +133,10 @@ def write_texts(write: GraphWrite) -> Iterator[tuple[str, str]]:
     for m, merge in enumerate(write.merges):
         yield f"merges.{m}.loser", merge.loser
         yield f"merges.{m}.survivor", merge.survivor
+    for a, item in enumerate(write.archive_relations):
+        # The legacy label is already stored text, only named back: it is never echoed.
+        yield f"archive_relations.{a}.src", item.src
+        yield f"archive_relations.{a}.dst", item.dst
 
 
 def check_write_secrets(write: GraphWrite) -> None:
@@ -199,6 +213,45 @@ def _check_merges(conn: sqlite3.Connection, merges: list[Merge], rules: WriteRul
                                                      "in this write")
 
 
+def _check_archives(conn: sqlite3.Connection, write: GraphWrite, rules: WriteRules) -> None:
+    """Each archived relation must be a live legacy row with an end the batch read; its
+    standard replacement needs two different objects (after merges) and counts against
+    graph.max_relations with the write's other relations."""
+    if write.archive_relations and rules.origin != "deep":
+        raise FieldError("archive_relations", "only the nightly review archives relations")
+    for a, item in enumerate(write.archive_relations):
+        where = f"archive_relations.{a}"
+        _check_id(item.src, f"{where}.src")
+        _check_id(item.dst, f"{where}.dst")
+        row = conn.execute(
+            "SELECT archived FROM relations WHERE src_id = ? AND label = ? AND dst_id = ?"
+            " AND legacy = 1", (item.src, item.legacy_label, item.dst)).fetchone()
+        if row is None:
+            raise FieldError(where, f"no legacy relation from {item.src} to {item.dst} with "
+                                    "that label (copy src, label and dst from the links)")
+        if row["archived"]:
+            raise FieldError(where, "that legacy relation is already archived")
+        if item.src not in rules.read_ids and item.dst not in rules.read_ids:
+            raise FieldError(where, f"neither {item.src} nor {item.dst} was read by this batch")
+        merged = {m.loser: m.survivor for m in write.merges}  # ends after this write's merges
+        ends = {merged.get(e, resolve_redirect(conn, e)) for e in (item.src, item.dst)}
+        if len(ends) == 1:
+            raise FieldError(f"{where}.label", "its ends were merged into one object: a standard "
+                                               "relation needs two different objects")
+        if write.archive_relations[:a].count(item):
+            raise FieldError(where, "the same legacy relation appears twice in this write")
+
+
+def archive_legacy(conn: sqlite3.Connection, item: LegacyArchive, now: datetime,
+                   batch_id: int | None) -> bool:
+    """Archive one legacy relation and write its standard one; True if the row changed."""
+    cur = conn.execute(
+        "UPDATE relations SET archived = 1 WHERE src_id = ? AND label = ? AND dst_id = ?"
+        " AND legacy = 1 AND archived = 0", (item.src, item.legacy_label, item.dst))
+    add_relation(conn, item.src, item.label, item.dst, now, batch_id)
+    return cur.rowcount > 0
+
+
 def apply_write(conn: sqlite3.Connection, write: GraphWrite, rules: WriteRules,
                 now: datetime) -> dict[str, Any]:
     """Apply a validated write inside the caller's transaction; return what changed."""
@@ -220,9 +273,10 @@ def apply_write(conn: sqlite3.Connection, write: GraphWrite, rules: WriteRules,
                 is not None for c in write.core_files)
     for merge in write.merges:
         merge_objects(conn, merge.loser, merge.survivor, now, rules.batch_id)
+    archived = sum(archive_legacy(conn, a, now, rules.batch_id) for a in write.archive_relations)
     return {"objects_changed": changed, "objects_unchanged": len(write.objects) - changed,
             "relations_added": relations, "evidence_added": evidence, "core_files": cores,
-            "merged": [m.loser for m in write.merges]}
+            "merged": [m.loser for m in write.merges], "relations_archived": archived}
 
 
 def merge_objects(conn: sqlite3.Connection, loser: str, survivor: str, now: datetime,

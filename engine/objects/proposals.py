@@ -123,6 +123,17 @@ class OrganizeProposal(Strict):
                                       description="exactly one disposition for the claimed event")
 
 
+class LegacyArchive(Strict):
+    """deep: archive one legacy long-sentence relation, writing its standard short-label
+    relation in the same commit (the model chooses the label; no program guesses it)."""
+
+    src: Text = Field(max_length=140)
+    legacy_label: Text = Field(min_length=1, max_length=2_000,
+                               description="the legacy row's label, exactly as shown in links")
+    dst: Text = Field(max_length=140)
+    label: Label = Field(description="the standard relation written in its place, src -> dst")
+
+
 class ReviewProposal(Strict):
     """Arguments of commit_review (deep)."""
 
@@ -131,3 +142,6 @@ class ReviewProposal(Strict):
     relations: list[RelationWrite] = Field(default_factory=list, max_length=64)
     merges: list[Merge] = Field(default_factory=list, max_length=4)
     core_files: list[CoreWrite] = Field(default_factory=list, max_length=3)
+    archive_relations: list[LegacyArchive] = Field(
+        default_factory=list, max_length=64,
+        description="legacy relations to archive, each replaced by a standard relation")

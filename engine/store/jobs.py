@@ -22,6 +22,7 @@ from .connection import graph_revision
 
 MODES = ("compact", "organize", "deep")
 ORIGINS = ("threshold", "explicit", "hourly", "nightly")
+BLOCKED_SHOWN = 50  # blocked event ids a partial job's note and summary list
 
 
 class JobState(StrEnum):
@@ -211,14 +212,42 @@ def record_failure(
 
 
 def finish_job(conn: sqlite3.Connection, job_id: int, now: datetime) -> str:
-    """Close a job that has no more work: done, or partial when any batch went terminal."""
+    """Close a job that has no more work: done, or partial when any batch went terminal or
+    (organize) any event it was asked about is still blocked; the note says which."""
     terminal = conn.execute(
         "SELECT COUNT(*) FROM batches WHERE job_id = ? AND state = 'terminal'", (job_id,)
     ).fetchone()[0]
-    state = JobState.PARTIAL if terminal else JobState.DONE
-    conn.execute("UPDATE jobs SET state = ?, finished_at = ? WHERE id = ?",
-                 (str(state), iso(now), job_id))
+    blocked = blocked_events(conn, get_job(conn, job_id))
+    state = JobState.PARTIAL if terminal or blocked else JobState.DONE
+    conn.execute("UPDATE jobs SET state = ?, finished_at = ?, error = ? WHERE id = ?",
+                 (str(state), iso(now), _partial_note(terminal, blocked), job_id))
     return str(state)
+
+
+def blocked_events(conn: sqlite3.Connection, job: Job) -> list[int]:
+    """Events an organize job was asked about that are still blocked, oldest first.
+
+    scope is a goal, not a filter: an organize job is asked about every queued event, so a
+    blocked event anywhere in the queue (whichever job's batch blocked it) keeps it partial:
+    a scope with blocked events is never reported complete.
+    """
+    if job.mode != "organize":
+        return []
+    return [r[0] for r in conn.execute(
+        "SELECT event_id FROM archive_queue WHERE state = 'blocked'"
+        " ORDER BY enqueued_at, event_id")]
+
+
+def _partial_note(terminal: int, blocked: list[int]) -> str | None:
+    """Why a job is partial, in one line (None when it is done)."""
+    parts = []
+    if terminal:
+        parts.append(f"{terminal} batch(es) went terminal")
+    if blocked:
+        shown = ", ".join(str(e) for e in blocked[:BLOCKED_SHOWN])
+        more = f" and {len(blocked) - BLOCKED_SHOWN} more" if len(blocked) > BLOCKED_SHOWN else ""
+        parts.append(f"events still blocked: {shown}{more} (retry them with retry_blocked=True)")
+    return "partial: " + "; ".join(parts) if parts else None
 
 
 def find_receipt(conn: sqlite3.Connection, token: str) -> dict[str, Any] | None:
@@ -243,9 +272,13 @@ def save_receipt(
 
 
 def job_summary(conn: sqlite3.Connection, job_id: int) -> dict[str, Any]:
+    """A job's state and batch counts; a partial job says why (`note`) and which events it was
+    asked about are still blocked now (`blocked_events`)."""
     job = get_job(conn, job_id)
     counts = dict(conn.execute(
         "SELECT state, COUNT(*) FROM batches WHERE job_id = ? GROUP BY state", (job_id,)
     ).fetchall())
+    note = conn.execute("SELECT error FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
     return {"job_id": job.id, "mode": job.mode, "origin": job.origin, "scope": job.scope,
-            "state": job.state, "batches": counts}
+            "state": job.state, "batches": counts, "note": note,
+            "blocked_events": blocked_events(conn, job)[:BLOCKED_SHOWN]}

@@ -1,0 +1,62 @@
+"""organize's side of source anti-backflow (engine/objects/provenance.py has the rules).
+
+At claim, an event that is wholly the memory's own output ends archive_only with a reason the
+engine writes (no model call); otherwise the claim payload lists the page's memory-output spans
+and the commit refuses evidence citing them, naming `evidence.N`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+from ..base.clock import iso
+from ..objects.provenance import (
+    Span,
+    is_memory_event,
+    is_wholly_memory,
+    memory_spans,
+    stored_quotes,
+    wholly_reason,
+)
+from .names import named_objects
+
+PROVENANCE = "marked as memvault's own output (its source or kind)"
+
+
+def event_spans(conn: sqlite3.Connection, event_id: int) -> tuple[list[Span], bool]:
+    """The event's memory-output spans, and whether its provenance alone makes it memory
+    output. Profiles built from this event (those citing it) are not quotes of it."""
+    row = conn.execute("SELECT text, source, kind, chars FROM events WHERE id = ?",
+                       (event_id,)).fetchone()
+    if is_memory_event(row["source"], row["kind"]):
+        return [Span(0, row["chars"], PROVENANCE)], True
+    citing = {r[0] for r in conn.execute(
+        "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (event_id,))}
+    named = [i for i in named_objects(conn, row["text"]) if i not in citing]
+    return memory_spans(row["text"], stored_quotes(conn, named, event_id)), False
+
+
+def page_spans(spans: list[Span], start: int, end: int) -> list[dict[str, object]]:
+    """The spans that meet the page [start, end), clipped to it, as the payload shows them."""
+    return [Span(max(s.start, start), min(s.end, end), s.what).as_dict()
+            for s in spans if s.start < end and start < s.end]
+
+
+def settle_memory_output(conn: sqlite3.Connection, event_id: int, targets: tuple[int, int],
+                         now: datetime) -> bool:
+    """End an event that is wholly memory output as archive_only (inside the caller's
+    transaction); True when it did. Nothing is deleted: the text stays findable by time.
+    `targets` are the event's durable targets (organize.event_targets)."""
+    if targets != (0, 0):
+        return False  # something durable was written for it already: the model decides
+    text = conn.execute("SELECT text FROM events WHERE id = ?", (event_id,)).fetchone()[0]
+    spans, provenance = event_spans(conn, event_id)
+    if not provenance and not is_wholly_memory(text, spans):
+        return False
+    conn.execute(
+        "UPDATE archive_queue SET state = 'archive_only', page_cursor = ?, reason = ?,"
+        " updated_at = ? WHERE event_id = ? AND state IN ('pending', 'continue')",
+        (len(text), wholly_reason(spans, provenance)[:1_000], iso(now), event_id),
+    )
+    return True
