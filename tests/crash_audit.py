@@ -199,10 +199,14 @@ def jobs_coherent(conn: sqlite3.Connection) -> list[str]:
     found += problem("queued jobs with batches", ids(
         conn, "SELECT DISTINCT j.id FROM jobs j JOIN batches b ON b.job_id = j.id"
         " WHERE j.state = 'queued'"))
+    # partial: a batch of its own went terminal, or (organize) events it was asked about were
+    # still blocked when it ended, which its note names; done: neither.
     found += problem("finished jobs whose state disagrees with their terminal batches", ids(
-        conn, "SELECT j.id FROM jobs j WHERE j.state IN ('done', 'partial') AND"
-        " (j.state = 'partial') != EXISTS (SELECT 1 FROM batches b WHERE b.job_id = j.id"
-        " AND b.state = 'terminal')"))
+        conn, "SELECT j.id FROM (SELECT id, state, EXISTS (SELECT 1 FROM batches b"
+        " WHERE b.job_id = jobs.id AND b.state = 'terminal') AS terminal,"
+        " (mode = 'organize' AND error LIKE '%still blocked%') AS blocked FROM jobs) j"
+        " WHERE (j.state = 'done' AND (j.terminal OR j.blocked))"
+        " OR (j.state = 'partial' AND NOT j.terminal AND NOT j.blocked)"))
     found += problem("blocked events without their terminal batch", ids(
         conn, "SELECT q.event_id FROM archive_queue q LEFT JOIN batches b ON b.id = q.blocked_batch"
         " WHERE q.state = 'blocked' AND (b.state IS NOT 'terminal'"
