@@ -53,8 +53,11 @@ def ingested(runner: CliRunner, tmp_path: Path) -> list[int]:
 
 def walk(command: click.Command, path: tuple[str, ...] = ()):
     yield path, command
-    if isinstance(command, click.Group):
-        for name, sub in command.commands.items():
+    if isinstance(command, click.Group):  # lazy: list_commands/get_command, not .commands
+        ctx = click.Context(command)
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            assert sub is not None, name
             yield from walk(sub, (*path, name))
 
 
@@ -92,13 +95,13 @@ def test_ingest_a_file_lists_ids_as_json(runner: CliRunner, tmp_path: Path, home
     data = run_json(runner, "ingest", write_jsonl(tmp_path / "a.jsonl", *EVENTS))
     assert data == {"stored": [1, 2, 3]}
     more = run(runner, "ingest", write_jsonl(tmp_path / "b.jsonl", {"text": "four"}))
-    assert more.output.strip() == "stored 1 event(s): ids 4–4"
+    assert more.stdout.strip() == "stored 1 event(s): ids 4–4"
     assert (home / "memory.db").is_file()
 
 
 def test_ingest_from_stdin(runner: CliRunner) -> None:
     result = run(runner, "ingest", "-", input=jsonl(*EVENTS))
-    assert result.output.strip() == "stored 3 event(s): ids 1–3"
+    assert result.stdout.strip() == "stored 3 event(s): ids 1–3"
     assert run(runner, "ingest", "-", input=b"").output.strip() == "stored 0 event(s)"
 
 
@@ -389,11 +392,11 @@ def test_object_pages_links_with_next_offset(runner: CliRunner, objects: None) -
 def test_core_set_show_history(runner: CliRunner, tmp_path: Path) -> None:
     source = tmp_path / "AGENTS.md"
     source.write_text("# 规则\n- 回答用中文。\n", encoding="utf-8")
-    assert run(runner, "core", "set", "AGENTS.md", str(source)).output.strip() == \
+    assert run(runner, "core", "set", "AGENTS.md", str(source)).stdout.strip() == \
         "AGENTS.md: version 1"
     assert run(runner, "core", "set", "AGENTS.md", str(source)).output.strip() == \
         "AGENTS.md: unchanged"
-    assert run(runner, "core", "set", "AGENTS.md", "-", input="v2\n").output.strip() == \
+    assert run(runner, "core", "set", "AGENTS.md", "-", input="v2\n").stdout.strip() == \
         "AGENTS.md: version 2"
     assert run(runner, "core", "show", "AGENTS.md").output == "v2\n"
     shown = run_json(runner, "core", "show", "AGENTS.md")

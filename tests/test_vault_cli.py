@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import click
 import pytest
 from click.testing import CliRunner
 from memvault.cli import main
@@ -18,7 +19,7 @@ from memvault.vault.projector import vault_lock
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     """A home with 12 objects (the vault's commands are part of `memvault`)."""
-    assert {"project-vault", "watch"} <= set(main.commands)
+    assert {"project-vault", "watch"} <= set(main.list_commands(click.Context(main)))
     root = tmp_path / "home"
     monkeypatch.setenv("MEMVAULT_HOME", str(root))  # never the real ~/.memvault
     conn = open_db(root / "memory.db")

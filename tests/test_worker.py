@@ -524,13 +524,15 @@ def test_usage_ledger_records_every_call(mem: Memory, clock: ManualClock) -> Non
 
 def test_cli_organize_without_wait_prints_an_enqueue_receipt(home: Path,
                                                             runner: CliRunner) -> None:
-    result = runner.invoke(main, ["organize", "--json"])
+    Memory.open(home).close()  # a missing home is refused: this one exists
+    result = runner.invoke(main, ["organize", "--no-wait", "--json"])
     assert result.exit_code == 0, result.output
-    receipt = json.loads(result.output)
+    receipt = json.loads(result.stdout)
     assert receipt["mode"] == "organize" and receipt["state"] == "queued"
     assert isinstance(receipt["job_id"], int)
-    result = runner.invoke(main, ["organize", "--mode", "deep", "--scope", "travel", "--json"])
-    assert json.loads(result.output)["scope"] == "travel"
+    result = runner.invoke(main, ["organize", "--mode", "deep", "--scope", "travel",
+                                  "--no-wait", "--json"])
+    assert json.loads(result.stdout)["scope"] == "travel"
     with Memory.open(home) as mem:
         assert count(mem.conn, "jobs", "state = 'queued'") == 2
         assert count(mem.conn, "model_calls") == 0

@@ -1,15 +1,14 @@
-"""The `memvault` command line: one click group (app.py), a module per noun.
+"""The `memvault` command line: one lazy click group (app.py), a module per noun.
 
 The command line is the composition root: it is the one place that wires the engine and the
-vault together (demo, project-vault, watch, serve). Importing a command module registers its
-commands on `main`.
+vault together (demo, project-vault, watch, serve). `app.COMMANDS` maps each command to the
+module defining it; a module is imported only when its command runs (or for --help).
 """
 
 from __future__ import annotations
 
 import sys
 
-from . import core, demo, ingest, inspect, maintenance, recall, serve, vault, work  # noqa: F401
 from .app import main
 
 __all__ = ["main"]

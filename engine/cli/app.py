@@ -1,19 +1,32 @@
 """The `memvault` click group and what every command module shares: opening the home, JSON
-output, clean one-line errors."""
+output, clean one-line errors, the `--home` option.
+
+Start-up is kept short (issue 17): the group loads a command's module only when that command
+runs (click's LazyGroup pattern, `COMMANDS` below), and the modules import their heavy parts
+(the worker, the vault's templates, rich) inside the commands that need them. `bench/
+cli_startup.py` measures it.
+"""
 
 from __future__ import annotations
 
 import errno
+import importlib
 import json
 import re
 import sqlite3
-from typing import Any
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..base.config import DB_NAME, resolve_home
 from ..base.errors import MemvaultError
-from ..home.memory import Memory
-from ..models import ProviderError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..home.memory import Memory
 
 SQLITE_MAX_INT = 2**63 - 1  # the largest id SQLite stores
 _NEGATIVE = re.compile(r"-\d[\d:]*")
@@ -38,21 +51,45 @@ class NumericArgsCommand(click.Command):
             return super().parse_args(ctx, args)
 
 
+# Every subcommand -> "module:attribute" under memvault.cli, loaded when it runs (or for --help).
+COMMANDS: dict[str, str] = {
+    "backup": "maintenance:backup", "check": "maintenance:check",
+    "compact": "work:compact", "core": "core:core", "demo": "demo:demo",
+    "event": "inspect:event", "events": "inspect:events", "evidence": "recall:evidence",
+    "expand": "inspect:expand", "find": "recall:find", "ingest": "ingest:ingest",
+    "list": "inspect:list_", "mcp": "serve:mcp_stdio", "migrate": "maintenance:migrate",
+    "object": "inspect:object_", "organize": "work:organize", "project": "work:project",
+    "project-vault": "vault:project_vault", "read": "recall:read", "reindex": "recall:reindex",
+    "serve": "serve:serve", "status": "inspect:status", "timeline": "inspect:timeline",
+    "usage": "work:usage", "watch": "vault:watch", "worker": "work:worker",
+}
+
+
 class MemvaultGroup(click.Group):
-    """Turns deliberate engine errors into clean one-line messages with exit status 1.
+    """The lazy `memvault` group: turns deliberate engine errors into clean one-line messages
+    with exit status 1, and gives every subcommand the `--home` option too.
 
     Besides `MemvaultError`, a few failures that come from the environment rather than from a
     bug get one line too, never a traceback: a model provider that cannot be used, a file or
     folder the OS refuses, a number too large for SQLite, a database SQLite cannot use.
     """
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return super().get_command(ctx, cmd_name)
+        module, _, attr = COMMANDS[cmd_name].partition(":")
+        command = getattr(importlib.import_module(f"{__package__}.{module}"), attr)
+        add_home_option(command)
+        return command
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except MemvaultError as exc:
             raise click.ClickException(str(exc)) from None
-        except ProviderError as exc:
-            raise click.ClickException(f"model provider: {exc}") from None
         except OverflowError as exc:
             raise click.ClickException(f"a number is out of range: {exc}") from None
         except OSError as exc:
@@ -61,6 +98,13 @@ class MemvaultGroup(click.Group):
             raise click.ClickException(_os_error(exc)) from None
         except sqlite3.OperationalError as exc:
             raise click.ClickException(f"the database refused: {exc}") from None
+        except Exception as exc:
+            # A ProviderError can come only from memvault.models, so it is not imported (a
+            # slow import) unless it already was.
+            models = sys.modules.get("memvault.models")
+            if models is not None and isinstance(exc, models.ProviderError):
+                raise click.ClickException(f"model provider: {exc}") from None
+            raise
 
 
 def _os_error(exc: OSError) -> str:
@@ -83,13 +127,92 @@ def main(ctx: click.Context, home: str | None) -> None:
     ctx.obj["home"] = home
 
 
-def open_memory(ctx: click.Context, readonly: bool = False) -> Memory:
+def add_home_option(command: click.Command) -> None:
+    """Give `command` (and, for a group, its subcommands) `--home` too, so `memvault status
+    --home H` works as `memvault --home H status` does. Both on one line must agree."""
+    if any(p.name == "subcommand_home" for p in command.params):
+        return
+    command.params.append(click.Option(
+        ["--home", "subcommand_home"], type=click.Path(file_okay=False), default=None,
+        expose_value=False, callback=_set_home, metavar="DIR",
+        help="Memory home (the same as `memvault --home DIR`; default $MEMVAULT_HOME, "
+             "else ~/.memvault).",
+    ))
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            add_home_option(sub)
+
+
+def _set_home(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """The subcommand's --home replaces $MEMVAULT_HOME; a different `memvault --home` on the
+    same command line is refused rather than silently losing one of them."""
+    if value is None:
+        return
+    root = ctx.find_root()
+    root.ensure_object(dict)
+    before = root.obj.get("home")
+    if (before is not None and root.get_parameter_source("home")
+            == click.core.ParameterSource.COMMANDLINE and _same(before) != _same(value)):
+        raise click.BadParameter(f"{value!r} differs from `memvault --home {before}`: give "
+                                 "the home once", ctx=ctx, param=param)
+    root.obj["home"] = value
+
+
+def _same(path: str) -> Path:
+    return Path(path).expanduser().absolute()
+
+
+def require_home(home: str | None) -> None:
+    """Refuse a home that does not exist (a typo in --home or $MEMVAULT_HOME) instead of
+    silently creating a new, empty one; only the commands that make a home skip this."""
+    root = resolve_home(home)
+    if not (root / DB_NAME).exists() and not (root / "memvault.toml").exists():
+        raise click.ClickException(
+            f"no memory at {root} (no memory.db): check --home / $MEMVAULT_HOME, or create "
+            "one with `memvault ingest FILE` or `memvault demo`")
+
+
+def open_memory(ctx: click.Context, readonly: bool = False, create: bool = False) -> Memory:
     """Open the home named by --home / $MEMVAULT_HOME for a command; print its notices (such
-    as tightened permissions) on stderr, one line each, so --json output stays clean."""
-    memory = Memory.open(ctx.find_root().obj["home"], readonly=readonly)
+    as tightened permissions) on stderr, one line each, so --json output stays clean.
+
+    Only with `create` may a writing command make a new home (ingest, core set; demo,
+    migrate, serve and mcp make theirs themselves); read-only opens refuse a missing one."""
+    from ..home.memory import Memory
+
+    home = ctx.find_root().obj["home"]
+    if not readonly and not create:
+        require_home(home)
+    memory = Memory.open(home, readonly=readonly)
     for notice in memory.notices:
         click.echo(notice, err=True)
     return memory
+
+
+class LazyConsole:
+    """A rich Console made on first use: rich costs start-up time that a `--json` answer
+    never needs. `get()` is the Console itself (for rich's Progress)."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def get(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.get(), name)
+
+
+def escape(text: str) -> str:
+    """rich.markup.escape, imported when first needed."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 def print_json(data: Any) -> None:

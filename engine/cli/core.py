@@ -9,12 +9,12 @@ import click
 from ..base.config import load_config
 from ..base.errors import InputError
 from ..store.migrations import CORE_FILES
-from .app import json_option, main, open_memory, print_json
+from .app import json_option, open_memory, print_json
 
 NAME = click.Choice(CORE_FILES)
 
 
-@main.group()
+@click.group()
 def core() -> None:
     """Read and write the core files AGENTS.md, SOUL.md and USER.md."""
 
@@ -62,12 +62,18 @@ def set_(ctx: click.Context, name: str, source: str) -> None:
         raise click.ClickException(
             f"{source}: not valid UTF-8 (byte {exc.start}); {name} left unchanged"
         ) from None
-    with open_memory(ctx) as mem:
+    with open_memory(ctx, create=True) as mem:
         try:
             version = mem.write_core_file(name, content, origin="api")
         except InputError as exc:
             raise click.ClickException(f"{exc} (in {source}); {name} left unchanged") from None
+        if version is not None:  # the vault's copy of the file: rendered now, not stale
+            from .followup import refresh_vault
+
+            vault_line = refresh_vault(mem)["line"]
     click.echo(f"{name}: unchanged" if version is None else f"{name}: version {version}")
+    if version is not None:
+        click.echo(vault_line, err=True)
 
 
 @core.command("history")

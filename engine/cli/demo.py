@@ -16,7 +16,6 @@ from ..base.clock import ManualClock
 from ..base.config import load_config
 from ..home.memory import Memory
 from ..store.connection import get_state, set_state, write
-from .app import main
 from .inspect import console, render_status
 from .work import make_worker, run_to_end
 
@@ -60,7 +59,7 @@ def run_demo(mem: Memory, model: str | None = None) -> dict[str, Any]:
                          "after": (after["total_nodes"], after["total_est_tokens"])}}
 
 
-@main.command()
+@click.command()
 @click.option("--model", default=None, metavar="NAME",
               help="Provider (default: the built-in offline model).")
 @click.pass_context

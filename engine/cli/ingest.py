@@ -4,26 +4,33 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
+from ..base.config import DB_NAME, resolve_home
 from ..base.errors import IngestError
-from ..home.memory import Memory
-from .app import json_option, main, open_memory, print_json
+from .app import json_option, open_memory, print_json
+
+if TYPE_CHECKING:
+    from ..home.memory import Memory
 
 
-@main.command()
+@click.command()
 @click.argument("source", type=click.Path(allow_dash=True, dir_okay=False, exists=True))
 @json_option
 @click.pass_context
 def ingest(ctx: click.Context, source: str, as_json: bool) -> None:
     """Append events from a JSONL file (or - for stdin), one event a line.
 
+    A new home is created when --home / $MEMVAULT_HOME names none yet.
+
     Each line: {"text": ..., "occurred_at": "2026-10-13T12:30:00+08:00", "source": "user",
     "kind": "message", "meta": {...}}; only text is required. A bad line stops the import with
     its line number; the lines before it stay stored.
     """
-    with open_memory(ctx) as mem:
+    new_home = not (resolve_home(ctx.find_root().obj["home"]) / DB_NAME).exists()
+    with open_memory(ctx, create=True) as mem:
         stream = sys.stdin.buffer if source == "-" else open(source, "rb")  # noqa: SIM115
         try:
             ids = mem.ingest_jsonl(stream)
@@ -40,6 +47,9 @@ def ingest(ctx: click.Context, source: str, as_json: bool) -> None:
         print_json({"stored": ids, **({"index_deferred": deferred} if deferred else {})})
     else:
         click.echo(f"stored {len(ids)} event(s)" + (f": ids {ids[0]}–{ids[-1]}" if ids else ""))
+        if ids and new_home:  # a newcomer: events reach the vault only as objects
+            click.echo("next: `memvault organize` turns them into objects and refreshes the "
+                       "vault (`memvault project-vault --all` renders it)", err=True)
 
 
 def _sync_index(mem: Memory) -> str | None:

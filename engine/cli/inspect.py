@@ -6,30 +6,40 @@ cursor; pass it as the last argument to go on.
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from ..store.migrations import OBJECT_TYPES
-from .app import SQLITE_MAX_INT, NumericArgsCommand, json_option, main, open_memory, print_json
-from .recall import id_column
+from .app import (
+    SQLITE_MAX_INT,
+    LazyConsole,
+    NumericArgsCommand,
+    escape,
+    json_option,
+    open_memory,
+    print_json,
+)
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 # User text is printed through escape() and emoji codes are off, so "[/x]" or ":smile:" in an
 # event is shown as written (not parsed as rich markup, which can also raise MarkupError).
-console = Console(highlight=False, soft_wrap=True, emoji=False)
+console = LazyConsole(highlight=False, soft_wrap=True, emoji=False)
 
 
 def _table(title: str, *columns: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left", show_lines=False)
     for column in columns:
         table.add_column(column)
     return table
 
 
-@main.command()
+@click.command()
 @json_option
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
@@ -80,7 +90,10 @@ def render_status(report: dict[str, Any]) -> None:
 
         render_disk(report["disk"])
     for key in sorted(set(report) - _SHOWN):
-        console.print(escape(f"{key}: {report[key]}"))
+        value = report[key]  # a newer part of the report: JSON, never a Python repr
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
+                                                                  default=str)
+        console.print(escape(f"{key}: {shown}"))
     if report["oldest_unfinished"]:
         un = _table("oldest unfinished", "event", "state", "enqueued", "read", "preview")
         for row in report["oldest_unfinished"]:
@@ -119,7 +132,7 @@ _SHOWN = {"usage", "disk", "vault", "home", "quick_check", "graph_revision", "ev
           "oldest_unfinished"}
 
 
-@main.command("list")
+@click.command("list")
 @click.argument("type_", metavar="TYPE", type=click.Choice(OBJECT_TYPES))
 @json_option
 @click.pass_context
@@ -130,6 +143,10 @@ def list_(ctx: click.Context, type_: str, as_json: bool) -> None:
     if as_json:
         print_json(rows)
         return
+    from rich.table import Table
+
+    from .recall import id_column
+
     table = Table(id_column(row["id"] for row in rows), "name", "status", "summary",
                   title=f"{type_} ({len(rows)})", title_justify="left")
     for row in rows:
@@ -138,7 +155,7 @@ def list_(ctx: click.Context, type_: str, as_json: bool) -> None:
     console.print(table)
 
 
-@main.command("object", cls=NumericArgsCommand)
+@click.command("object", cls=NumericArgsCommand)
 @click.argument("object_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @json_option
@@ -160,7 +177,7 @@ def object_(ctx: click.Context, object_id: str, offset: int, as_json: bool) -> N
     print_profile(data)
 
 
-@main.command(cls=NumericArgsCommand)
+@click.command(cls=NumericArgsCommand)
 @click.argument("start", metavar="FROM")
 @click.argument("end", metavar="TO")
 @click.argument("cursor", required=False)
@@ -186,7 +203,7 @@ def events(
     console.print(f"cursor: {data['cursor']}")
 
 
-@main.command(cls=NumericArgsCommand)
+@click.command(cls=NumericArgsCommand)
 @click.argument("event_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @json_option
@@ -204,7 +221,7 @@ def event(ctx: click.Context, event_id: str, offset: int, as_json: bool) -> None
     print_event(data)
 
 
-@main.command()
+@click.command()
 @click.option("--max-bytes", type=click.IntRange(min=1), default=None,
               help="Bytes the view may carry (default timeline.view_max_bytes).")
 @json_option
@@ -228,7 +245,7 @@ def timeline(ctx: click.Context, max_bytes: int | None, as_json: bool) -> None:
         console.print(f"[yellow]{escape(view['notice'])}[/yellow]")
 
 
-@main.command(cls=NumericArgsCommand)
+@click.command(cls=NumericArgsCommand)
 @click.argument("node_id", metavar="NODE", type=click.IntRange(1, SQLITE_MAX_INT))
 @json_option
 @click.pass_context

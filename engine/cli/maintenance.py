@@ -8,19 +8,15 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from ..home.memory import Memory
 from ..store.backup import backup_database
 from ..store.check import check_memory
-from .app import json_option, main, open_memory, print_json
+from .app import LazyConsole, escape, json_option, open_memory, print_json
 
-console = Console(highlight=False, soft_wrap=True, emoji=False)
+console = LazyConsole(highlight=False, soft_wrap=True, emoji=False)
 
 
-@main.command()
+@click.command()
 @click.argument("dest", type=click.Path(dir_okay=True, file_okay=True))
 @click.option("--force", is_flag=True, help="Overwrite DEST if it is an existing file.")
 @json_option
@@ -41,7 +37,7 @@ def backup(ctx: click.Context, dest: str, force: bool, as_json: bool) -> None:
                   f"{report['events']} events, {report['objects']} objects")
 
 
-@main.command()
+@click.command()
 @json_option
 @click.pass_context
 def check(ctx: click.Context, as_json: bool) -> None:
@@ -63,6 +59,8 @@ def check(ctx: click.Context, as_json: bool) -> None:
 
 
 def render_check(report: dict[str, Any]) -> None:
+    from rich.table import Table
+
     for title, rows, style in (("problems", report["problems"], "red"),
                                ("warnings", report["warnings"], "yellow")):
         if not rows:
@@ -102,7 +100,7 @@ def render_disk(disk: dict[str, Any]) -> None:
                   f"{growth['last_30d']['bytes_per_day']:,} bytes/day over 30 days")
 
 
-@main.command()
+@click.command()
 @click.option("--from", "source", type=click.Path(dir_okay=False),
               help="An older database to copy into this empty home and upgrade (only read).")
 @json_option
@@ -114,6 +112,8 @@ def migrate(ctx: click.Context, source: str | None, as_json: bool) -> None:
     releases running old-protocol snapshots, keeps failed ones failed and deletes nothing.
     Refuses while an old or a memvault worker holds the lease. Back the file up first.
     """
+    from ..home.memory import Memory
+
     report = Memory.migrate(ctx.find_root().obj["home"], source=source)
     if as_json:
         print_json(report)
@@ -128,6 +128,8 @@ def migrate(ctx: click.Context, source: str | None, as_json: bool) -> None:
 
 def render_migration(report: dict[str, Any]) -> None:
     """Counts before and after, then what the upgrade added, released and left alone."""
+    from rich.table import Table
+
     before, after, kept = report["before"], report["after"], report["after_old_tables"]
     table = Table(title="migration from the original design", title_justify="left")
     for column in ("what", "old tables before", "old tables after", "memvault now"):

@@ -9,26 +9,28 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.cells import cell_len
-from rich.console import Console
-from rich.table import Column, Table
-from rich.text import Text
 
 from ..store.connection import write
 from ..store.migrations import OBJECT_TYPES
 from ..store.recall_index import sync_index
-from .app import NumericArgsCommand, json_option, main, open_memory, print_json
+from .app import LazyConsole, NumericArgsCommand, json_option, open_memory, print_json
+
+if TYPE_CHECKING:
+    from rich.table import Column
+    from rich.text import Text
 
 REINDEX_CHUNK = 20_000  # events per write transaction: other writers wait at most one chunk
 
-console = Console(highlight=False, soft_wrap=True)
+console = LazyConsole(highlight=False, soft_wrap=True)
 
 
 def _text(value: object, terms: list[str] | None = None) -> Text:
     """User content as plain text (never rich markup), query terms in bold."""
+    from rich.text import Text
+
     text = Text(str(value) if value is not None else "")
     if terms:
         text.highlight_words(terms, style="bold", case_sensitive=False)
@@ -37,11 +39,14 @@ def _text(value: object, terms: list[str] | None = None) -> Text:
 
 def id_column(ids: Iterable[str], header: str = "id") -> Column:
     """A column that never cuts or wraps an id: narrow terminals shrink the other columns."""
+    from rich.cells import cell_len
+    from rich.table import Column
+
     width = max((cell_len(i) for i in ids), default=len(header))
     return Column(header, no_wrap=True, overflow="ignore", min_width=max(width, len(header)))
 
 
-@main.command()
+@click.command()
 @click.argument("query", nargs=-1, required=True)
 @click.option("--type", "types", multiple=True, type=click.Choice([*OBJECT_TYPES, "event"]),
               help="Only these kinds (repeat the option); 'event' means raw events.")
@@ -61,6 +66,8 @@ def find(
     if as_json:
         print_json(data)
         return
+    from rich.table import Table
+
     ids = id_column(str(hit["id"]) for hit in data["hits"])
     table = Table("#", "kind", ids, "score", "name / when", "snippet", "why",
                   title=f"find {text!r}: {len(data['hits'])} hits", title_justify="left")
@@ -77,7 +84,7 @@ def find(
         console.print(_text(data["notice"]), style="yellow")
 
 
-@main.command(cls=NumericArgsCommand)
+@click.command(cls=NumericArgsCommand)
 @click.argument("record_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @json_option
@@ -139,7 +146,7 @@ def print_event(data: dict[str, Any]) -> None:
     console.print(f"next_offset: {data['next_offset']}")
 
 
-@main.command(cls=NumericArgsCommand)
+@click.command(cls=NumericArgsCommand)
 @click.argument("record_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @json_option
@@ -168,7 +175,7 @@ def evidence(ctx: click.Context, record_id: str, offset: int, as_json: bool) -> 
     console.print(f"next_offset: {data['next_offset']}")
 
 
-@main.command()
+@click.command()
 @json_option
 @click.pass_context
 def reindex(ctx: click.Context, as_json: bool) -> None:

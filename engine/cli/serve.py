@@ -19,7 +19,6 @@ import click
 
 from ..base.config import Config, load_config
 from ..home.memory import Memory
-from .app import main
 from .work import make_worker, model_option
 
 if TYPE_CHECKING:  # the service (and the mcp SDK, ~1 s to import) loads only when serving
@@ -153,7 +152,7 @@ def watcher_loop(watcher_cls: Any, config: Config) -> Callable[[threading.Event]
 
 
 # -- commands -----------------------------------------------------------------------------------
-@main.command()
+@click.command()
 @click.option("--socket", "socket_path", type=click.Path(dir_okay=False), default=None,
               help="Unix socket to serve on (default: service.socket in the home).")
 @click.option("--host", default=None, help="Serve on this loopback address instead "
@@ -200,7 +199,7 @@ def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: i
     ctx.exit(service.run())
 
 
-@main.command("mcp")
+@click.command("mcp")
 @click.option("--background", is_flag=True,
               help="Also run the worker, the vault projector and the watcher in this process "
                    "(as `serve` does); leave it off when `memvault serve` already runs.")

@@ -13,21 +13,21 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..vault.projector import ProjectionBusy, ProjectionResult, render_vault
-from ..vault.watcher import VaultWatcher, WatchOutcome
-from .app import json_option, main, open_memory, print_json
+from .app import LazyConsole, json_option, open_memory, print_json
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+if TYPE_CHECKING:
+    from ..vault.projector import ProjectionResult
+    from ..vault.watcher import WatchOutcome
+
+console = LazyConsole(highlight=False, soft_wrap=True)
+err_console = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
 
 
-@main.command("project-vault")
+@click.command("project-vault")
 @click.option("--all", "all_", is_flag=True,
               help="Render every pending object (progress bar), not one batch.")
 @click.option("--rebuild", is_flag=True,
@@ -39,13 +39,24 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 def project_vault(ctx: click.Context, all_: bool, rebuild: bool, quiet: bool,
                   as_json: bool) -> None:
     """Render the vault from SQLite: one batch of vault.objects_per_run, or everything."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from ..vault.projector import ProjectionBusy, render_vault
+
     every = all_ or rebuild
     show_bar = every and not quiet and not as_json and sys.stderr.isatty()
     with open_memory(ctx) as mem:
         try:
             if show_bar:
                 with Progress(TextColumn("projecting"), BarColumn(), MofNCompleteColumn(),
-                              TimeElapsedColumn(), console=err_console, transient=True) as bar:
+                              TimeElapsedColumn(), console=err_console.get(),
+                              transient=True) as bar:
                     task = bar.add_task("objects", total=None)
 
                     def advance(done: int, total: int) -> None:
@@ -97,7 +108,7 @@ _STYLE = {"imported": "green", "refused": "red", "hand_edit": "yellow", "deleted
           "error": "red"}
 
 
-@main.command()
+@click.command()
 @click.option("--debounce-ms", type=click.IntRange(50, 60_000), default=1_000, show_default=True,
               help="Group a burst of saves for at most this long.")
 @click.option("--verbose", is_flag=True, help="Also print the projection's own writes.")
@@ -107,7 +118,9 @@ def watch(ctx: click.Context, debounce_ms: int, verbose: bool) -> None:
 
     Runs until Ctrl-C or SIGTERM.
     """
-    with open_memory(ctx) as mem:  # creates and migrates the home if needed
+    from ..vault.watcher import VaultWatcher
+
+    with open_memory(ctx) as mem:
         config, clock = mem.config, mem.clock
 
     def on_batch(outcomes: list[WatchOutcome]) -> None:

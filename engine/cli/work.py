@@ -5,22 +5,25 @@ from __future__ import annotations
 import threading
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..base.clock import ManualClock, parse_time
 from ..base.errors import InputError
-from ..home.memory import Memory
-from ..jobs.worker import BUSY_KEY, TickResult, Worker
 from ..store.connection import get_state
 from ..store.jobs import get_job
 from ..store.leases import lease_info, parse_holder
-from .app import json_option, main, open_memory, print_json
+from .app import LazyConsole, json_option, open_memory, print_json
 from .inspect import console
 
+if TYPE_CHECKING:
+    from ..home.memory import Memory
+    from ..jobs.worker import TickResult, Worker
+
 FINISHED = ("done", "partial", "failed")
+# Progress bars go to stderr: stdout carries the result (and stays valid JSON with --json).
+progress_console = LazyConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def model_option(f: Any) -> Any:
@@ -65,6 +68,8 @@ def wait_note(mem: Memory, result: TickResult, job_id: int) -> str | None:
                             + timedelta(microseconds=lease["expires_us"]))
         return f"waiting for the lease held by worker {who} until {until}"
     if result.action == "busy":
+        from ..jobs.worker import BUSY_KEY
+
         until = get_state(mem.conn, BUSY_KEY)
         return ("waiting: the agent said it is busy"
                 + (f" until {_clock_time(mem, parse_time(until))}" if until else ""))
@@ -80,9 +85,12 @@ def _clock_time(mem: Memory, when: datetime) -> str:
 def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str) -> str:
     """Tick until the job finishes, with a progress bar of committed batches; while nothing
     runs, say on stderr what it waits for (once per change, not every poll)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     last_note: str | None = None
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[note]}"), console=console, transient=False) as bar:
+                  TextColumn("{task.fields[note]}"), console=progress_console.get(),
+                  transient=False) as bar:
         task = bar.add_task(label, total=max(total, 1), note="")
         while True:
             result: TickResult = worker.tick()
@@ -102,7 +110,7 @@ def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str)
                 wait_a_poll(mem)
 
 
-@main.command()
+@click.command()
 @click.option("--range", "node_range", default=None, metavar="FROM:TO",
               help="Node numbers to cover (see `memvault timeline`); default: all hot nodes.")
 @click.option("--wait/--no-wait", default=True, show_default=True,
@@ -117,7 +125,13 @@ def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str |
         before = mem.timeline_view()
         receipt = mem.compact(parse_range(node_range))
         if not wait:
-            return print_json(receipt) if as_json else console.print(receipt)
+            from .followup import worker_line, worker_running
+
+            if as_json:
+                return print_json({**receipt, "worker_running": worker_running(mem)})
+            click.echo(f"compact job {receipt['job_id']} queued")
+            click.echo(worker_line(mem, receipt["job_id"], "compact"), err=True)
+            return
         worker = make_worker(mem, model, scheduler=False)
         state = run_to_end(mem, worker, receipt["job_id"],
                            -(-before["total_nodes"] // mem.config["compact.nodes_per_batch"]),
@@ -135,35 +149,57 @@ def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str |
                       f"~{report['after']['est_tokens']:,} tokens")
 
 
-@main.command()
+@click.command()
 @click.option("--mode", type=click.Choice(["organize", "deep"]), default="organize",
               show_default=True, help="organize queued events, or review every object (deep).")
 @click.option("--scope", default=None, help="A goal and retrieval hint for the model.")
 @click.option("--retry-blocked", is_flag=True, help="Unblock blocked events once.")
-@click.option("--wait", is_flag=True, help="Run the job to its end here, with a progress bar.")
+@click.option("--wait/--no-wait", default=True, show_default=True,
+              help="Run the job to its end here (progress bar, then what was recognised); "
+                   "--no-wait only queues it for `memvault serve` or `memvault worker`.")
 @model_option
 @json_option
 @click.pass_context
 def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bool, wait: bool,
              model: str | None, as_json: bool) -> None:
-    """Queue an organize (or deep) job; prints the enqueue receipt."""
+    """Organize queued events into objects (or, --mode deep, review every object).
+
+    Runs the job here to its end by default, as compact does, then reports what was
+    recognised and refreshes the vault; --no-wait only queues it."""
+    from . import followup
+
     with open_memory(ctx) as mem:
         receipt = mem.organize(mode, scope, retry_blocked)
-        if wait:
-            status = mem.status()
-            total = (status["events"]["pending"] + status["events"]["continue"]
-                     if mode == "organize" else
-                     sum(sum(v.values()) for v in status["objects"].values())
-                     // mem.config["deep.objects_per_batch"] + 1)
-            receipt["final_state"] = run_to_end(mem, make_worker(mem, model, scheduler=False),
-                                                receipt["job_id"], total, mode)
+        if not wait:
+            line = followup.worker_line(mem, receipt["job_id"])
+            if as_json:
+                return print_json({**receipt, "worker_running": followup.worker_running(mem)})
+            click.echo(f"{mode} job {receipt['job_id']} queued"
+                       + (f" (already queued: {receipt['state']})" if receipt["replayed"]
+                          else ""))
+            click.echo(line, err=True)
+            return
+        before = followup.counts(mem)
+        total = (before["events"]["pending"] + before["events"]["continue"]
+                 if mode == "organize" else
+                 sum(before["objects"].values()) // mem.config["deep.objects_per_batch"] + 1)
+        worker = make_worker(mem, model, scheduler=False)
+        state = run_to_end(mem, worker, receipt["job_id"], total, mode)
+        report = followup.recognised(before, followup.counts(mem))
+        vault = followup.refresh_vault(mem)
     if as_json:
-        print_json(receipt)
-    else:
-        console.print(receipt)
+        return print_json({**receipt, "final_state": state, "recognised": report,
+                           "model": worker.provider.name, "vault": vault})
+    click.echo(f"{mode} job {receipt['job_id']}: {state}")
+    for line in followup.recognised_lines(report, worker.provider.name):
+        click.echo(line)
+    note = followup.waiting_note(before) if mode == "organize" else None
+    if note:
+        click.echo(note)
+    click.echo(vault["line"], err=True)
 
 
-@main.command()
+@click.command()
 @click.option("--burst", is_flag=True, help="Stop when nothing is due instead of polling.")
 @model_option
 @click.pass_context
@@ -188,7 +224,7 @@ def worker(ctx: click.Context, burst: bool, model: str | None) -> None:
         console.print(f"ran {ran} batch(es)")
 
 
-@main.command()
+@click.command()
 @click.option("--days", type=click.IntRange(1, 3650), default=30, show_default=True,
               help="How many days back to show.")
 @json_option
@@ -214,7 +250,7 @@ def usage(ctx: click.Context, days: int, as_json: bool) -> None:
                   f"{total['output_tokens']:,} out ({total['estimated_calls']} estimated)")
 
 
-@main.group()
+@click.group()
 def project() -> None:
     """Projects: approve a candidate project."""
 

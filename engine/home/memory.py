@@ -20,15 +20,11 @@ from zoneinfo import ZoneInfo
 from ..base.clock import Clock, SystemClock, iso, parse_time
 from ..base.config import Config, load_config, tighten_home
 from ..base.errors import InputError
-from ..jobs.requests import request_job
-from ..jobs.scheduler import ACTIVITY_KEY
-from ..objects import corefiles
 from ..objects import records as objects
 from ..store.connection import open_db, set_state, write
 from ..store.ledger import usage_summary
 from ..timeline import events
 from ..timeline import hot as timeline
-from ..timeline.ingest import ingest_lines
 from .status import memory_status
 
 
@@ -129,6 +125,8 @@ class Memory:
 
     def append_events(self, batch: Iterable[events.NewEvent]) -> list[int]:
         """Store many events in one transaction (all or none); return their ids in order."""
+        from ..jobs.scheduler import ACTIVITY_KEY
+
         now, tz = self.clock.now(), self.tz  # tz once: it is rebuilt from config on each read
         batch = list(batch)
         rows = [events.validate_event(e, now, tz, check_encoding=False) for e in batch]
@@ -147,6 +145,8 @@ class Memory:
 
     def ingest_jsonl(self, lines: Iterable[bytes | str]) -> list[int]:
         """Ingest JSONL lines; see memvault.timeline.ingest for what happens on a bad line."""
+        from ..timeline.ingest import ingest_lines
+
         return ingest_lines(lines, self.append_events)
 
     def read_event(self, event_id: str | int, offset: int = 0) -> dict[str, Any]:
@@ -179,10 +179,14 @@ class Memory:
 
     # -- core files and context ---------------------------------------------------------------
     def read_core_file(self, name: str) -> dict[str, Any] | None:
+        from ..objects import corefiles
+
         return corefiles.read_core_file(self.conn, name)
 
     def write_core_file(self, name: str, content: str, origin: str = "api") -> int | None:
         """Save a new version of a core file; None when the content is unchanged."""
+        from ..objects import corefiles
+
         limit = self.config["vault.core_file_max_bytes"]
         if isinstance(content, str) and len(content.encode("utf-8", "surrogatepass")) > limit:
             raise InputError(f"{name}: over the limit vault.core_file_max_bytes = {limit:,} "
@@ -192,6 +196,8 @@ class Memory:
 
     def resident_context(self) -> dict[str, Any]:
         """What the agent always carries: core files, a bounded directory, the timeline view."""
+        from ..objects import corefiles
+
         core = {}
         for name in corefiles.CORE_FILES:
             current = corefiles.read_core_file(self.conn, name)
@@ -256,6 +262,8 @@ class Memory:
         seq numbers; default: the whole timeline as it is now). Returns the enqueue receipt."""
         # A raw node's seq is its id and a head takes its first child's: MAX(id) bounds every
         # seq, and nodes made after this moment (new events, other jobs' heads) are not covered.
+        from ..jobs.requests import request_job
+
         newest = self.conn.execute("SELECT COALESCE(MAX(id), 0) FROM hot_nodes").fetchone()[0]
         lo, hi = node_range or (0, None)
         if hi is None:
@@ -273,6 +281,8 @@ class Memory:
             raise InputError(f"mode must be organize or deep, got {mode!r}")
         if scope is not None and (not isinstance(scope, str) or len(scope) > 2_000):
             raise InputError("scope must be text of at most 2,000 chars")
+        from ..jobs.requests import request_job
+
         return request_job(self.conn, mode, self.clock.now(), scope, retry_blocked,
                            request_token)
 
