@@ -277,3 +277,41 @@ def test_a_failed_compaction_claim_shrinks(mem: Memory, clock: ManualClock) -> N
     clock.advance(seconds=11)
     assert worker.tick().action == "committed"
     assert [n["id"] for n in seen[0]["nodes"]] == [1, 2, 3, 4]
+
+
+def test_an_explicit_job_resumes_its_scan_yet_claims_nodes_that_were_held_then_freed(
+    home: Path, clock: ManualClock,
+) -> None:
+    """A job's next claim scans from where its last one said (not over all its own heads again,
+    which made a long job quadratic), and that point stays before any node another job's batch
+    held: freed later, such a node is still this job's to fold."""
+    from memvault.modes.compact import CompactMode, fold_nodes
+    from memvault.store.connection import write
+    from memvault.store.jobs import get_job, new_batch
+
+    mem = open_memory(home, clock, SMALL_BATCHES)
+    for i in range(8):
+        mem.append_event(f"message {i}: the team met and agreed on the launch date")
+    other = get_job(mem.conn, mem.compact((1, 2))["job_id"])
+    job = get_job(mem.conn, mem.compact()["job_id"])
+    mode, conn, now = CompactMode(), mem.conn, clock.now()
+
+    def claim_and_fold() -> list[int]:
+        claim = mode.next_claim(conn, job, mem.config, now)
+        assert claim is not None
+        with write(conn):
+            batch = new_batch(conn, job.id, claim, now)
+            fold_nodes(conn, claim["node_ids"], "s", batch.id, now)
+            conn.execute("UPDATE batches SET state = 'committed' WHERE id = ?", (batch.id,))
+        return claim["node_ids"]
+
+    with write(conn):
+        held = new_batch(conn, other.id, {"node_ids": [1, 2]}, now)
+    assert claim_and_fold() == [3, 4]  # 1 and 2 are held by the other job's open batch
+    assert claim_and_fold() == [5, 6]
+    with write(conn):  # the other batch gives up: its nodes stay hot, free for this job
+        conn.execute("UPDATE batches SET state = 'terminal' WHERE id = ?", (held.id,))
+    assert claim_and_fold() == [1, 2]
+    assert claim_and_fold() == [7, 8]
+    assert mode.next_claim(conn, job, mem.config, now) is None  # only its own heads are left
+    mem.close()

@@ -230,15 +230,17 @@ def event_targets(conn: sqlite3.Connection, event_id: int) -> tuple[int, int]:
     needs); other writes are the object versions and relations those batches wrote without
     citing the event. Both forbid `archive_only`: an earlier page may have written a core file
     or an uncited object, and the event is then not free of durable writes."""
-    batches = ("SELECT id FROM batches WHERE state = 'committed'"
-               " AND json_extract(claim, '$.event_id') = :event")
+    # The receipts of the event's committed batches count what each wrote: found through two
+    # indexes (batches by event, receipts by token), never by scanning the version tables.
     row = conn.execute(
-        "SELECT (SELECT COUNT(*) FROM evidence WHERE event_id = :event)"
-        f" + (SELECT COUNT(*) FROM core_files WHERE batch_id IN ({batches})),"
-        f" (SELECT COUNT(*) FROM object_versions WHERE batch_id IN ({batches}))"
-        f" + (SELECT COUNT(*) FROM relations WHERE batch_id IN ({batches}))",
+        "SELECT (SELECT COUNT(*) FROM evidence WHERE event_id = :event),"
+        " COALESCE(SUM(json_extract(r.receipt, '$.core_files')), 0),"
+        " COALESCE(SUM(json_extract(r.receipt, '$.objects_changed')"
+        "              + json_extract(r.receipt, '$.relations_added')), 0)"
+        " FROM batches b JOIN receipts r ON r.token = json_extract(b.claim, '$.token')"
+        " WHERE b.state = 'committed' AND json_extract(b.claim, '$.event_id') = :event",
         {"event": event_id}).fetchone()
-    return int(row[0]), int(row[1])
+    return int(row[0]) + int(row[1]), int(row[2])
 
 
 def _graph_changed(changes: dict[str, Any]) -> bool:

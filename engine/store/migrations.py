@@ -407,4 +407,18 @@ def m004_object_names(conn: sqlite3.Connection) -> None:
 
 
 # Order is application order and never changes.
-MIGRATIONS.extend([m002_recall_index, m003_vault, m004_object_names, m005_fragment_index])
+def m006_batch_lookups(conn: sqlite3.Connection) -> None:
+    """Indexes for the questions a claim or a commit asks of batches, so none reads them all:
+    a job's latest claim, the claims open now, and the batches of one event."""
+    run_script(
+        conn,
+        """
+        CREATE INDEX batches_job_latest ON batches (job_id, id);
+        CREATE INDEX batches_open ON batches (job_id) WHERE state = 'claimed';
+        CREATE INDEX batches_event ON batches (json_extract(claim, '$.event_id'));
+        """,
+    )
+
+
+MIGRATIONS.extend([m002_recall_index, m003_vault, m004_object_names, m005_fragment_index,
+                   m006_batch_lookups])
