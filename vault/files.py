@@ -169,18 +169,22 @@ def vault_file(vault: Path, rel_path: str, create: bool = False) -> Path:
     UnsafeFile (kind 'folder'). The file itself is checked when it is opened (`read_file`) or
     replaced (`atomic_write`).
     """
-    folder = vault
-    present = _check_folder(vault, str(vault), create=False)  # made by ensure_folder
-    for name in rel_path.split("/")[:-1]:
+    folder = os.fspath(vault)  # plain strings: this runs for every file of a render
+    present = _check_folder(folder, None, create=False)  # made by ensure_folder
+    parts = rel_path.split("/")
+    for depth in range(1, len(parts)):
         if not present:
             break  # missing and not created: nothing below it exists to read
-        folder = folder / name
-        present = _check_folder(folder, folder.relative_to(vault).as_posix(), create)
+        folder = os.path.join(folder, parts[depth - 1])
+        present = _check_folder(folder, parts[:depth], create)
     return to_disk(vault, rel_path)
 
 
-def _check_folder(folder: Path, shown: str, create: bool) -> bool:
-    """True if `folder` is a real folder (made if `create`), False if it is missing."""
+def _check_folder(folder: str, shown: list[str] | None, create: bool) -> bool:
+    """True if `folder` is a real folder (made if `create`), False if it is missing.
+
+    `shown` is its vault-relative parts (None for the root), joined only for an error.
+    """
     try:
         mode = os.lstat(folder).st_mode
     except FileNotFoundError:
@@ -191,14 +195,15 @@ def _check_folder(folder: Path, shown: str, create: bool) -> bool:
         except FileExistsError:
             pass
         mode = os.lstat(folder).st_mode
+    if stat.S_ISDIR(mode):
+        return True
+    name = folder if shown is None else "/".join(shown)
     if stat.S_ISLNK(mode):
         raise UnsafeFile(
-            f"{shown} is a symbolic link{_link_text(folder)}: memvault does not write through "
+            f"{name} is a symbolic link{_link_text(Path(folder))}: memvault does not write through "
             "links in the vault (nothing was written outside it); replace the link with a "
             "real folder", "folder")
-    if not stat.S_ISDIR(mode):
-        raise UnsafeFile(f"{shown} is not a folder: move it away", "folder")
-    return True
+    raise UnsafeFile(f"{name} is not a folder: move it away", "folder")
 
 
 def ensure_folder(vault: Path) -> None:
@@ -225,8 +230,12 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     the vault's callers check the folders first (`vault_file`).
     """
     _refuse_unsafe_target(path)
-    path.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    except FileNotFoundError:  # the folder is missing (the vault's callers made it already)
+        path.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX,
+                                   dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

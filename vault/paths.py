@@ -14,6 +14,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from pathlib import Path
 
@@ -29,6 +30,7 @@ CONFLICT_SUFFIX = ".conflict"
 _LINK_SAFE = str.maketrans({"|": "｜", "[": "［", "]": "］"})
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a render hashes each id once per link to it
 def object_hash(object_id: str) -> str:
     """The stable file stem of an object: the first 16 hex digits of sha256 of its id."""
     return hashlib.sha256(object_id.encode("utf-8")).hexdigest()[:HASH_CHARS]
@@ -75,6 +77,7 @@ def is_temp_name(name: str) -> bool:
     return name.endswith(TEMP_SUFFIX)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a name is shown in every file that links to it
 def link_text(name: str) -> str:
     """A name made safe for the display part of a wikilink (and for headings)."""
     text = " ".join(name.split()).translate(_LINK_SAFE)
@@ -86,6 +89,7 @@ def wikilink(target_stem: str, name: str) -> str:
     return f"[[{target_stem}|{link_text(name)}]]"
 
 
+@functools.lru_cache(maxsize=1 << 16)  # every file linking to an object writes the same link
 def object_link(object_id: str, name: str | None) -> str:
     """A wikilink to an object's main file showing its name (its id if the name is unknown)."""
     return wikilink(object_hash(object_id), name if name else object_id)

@@ -58,16 +58,19 @@ from .files import (
     sha256,
     vault_file,
 )
-from .paths import relative, to_disk
+from .paths import relative
 from .records import (
-    clear_dirty,
+    clear_dirty_many,
     clear_errors,
-    dirty_mark,
+    clear_errors_many,
+    dirty_marks,
     mark_dirty,
+    open_report_paths,
+    owners_with_pages,
     record_error,
-    record_owner,
+    record_owners,
     record_pages,
-    recorded_files,
+    recorded_files_many,
     resolve_reports,
 )
 from .render import Rendered, Renderer
@@ -220,7 +223,7 @@ def project_vault(
             for job in jobs:
                 if job.error is None:
                     _write_job(vault, job, durable)
-            _record_chunk(conn, jobs, now)
+            _record_chunk(conn, jobs, now)  # only once the chunk's files are on disk
             for job in jobs:
                 _tally(result, job)
             done += len(jobs)
@@ -319,8 +322,11 @@ def _mark_missing(conn: sqlite3.Connection, vault: Path, bound: int | None) -> N
         if len(rows) < bound:  # wrap round to the start
             rows += conn.execute(sql, ("", bound - len(rows))).fetchall()
         cursor = rows[-1][1] if rows else ""
-    # lexists: a dangling symlink is not missing (the write moves it aside)
-    missing = {owner for owner, path in rows if not os.path.lexists(to_disk(vault, path))}
+    # lexists: a dangling symlink is not missing (the write moves it aside). Plain strings, not
+    # `to_disk`: an --all run checks every file, and a Path per file cost more than the lstat.
+    root = os.fspath(vault)
+    missing = {owner for owner, path in rows
+               if not os.path.lexists(os.path.join(root, *path.split("/")))}
     if not missing and cursor is None:
         return
     with write(conn):
@@ -331,15 +337,24 @@ def _mark_missing(conn: sqlite3.Connection, vault: Path, bound: int | None) -> N
 
 
 def _render_chunk(conn: sqlite3.Connection, renderer: Renderer, owners: list[str]) -> list[_Job]:
+    """Render a chunk of owners in one read snapshot; the reads are batched for the chunk
+    (a handful of queries, not ~11 an owner), the rendering stays one owner at a time so a
+    failure is recorded against its owner only."""
     jobs = []
     with _snapshot(conn):
-        for owner in owners:
-            job = _Job(owner, dirty_mark(conn, owner), recorded_files(conn, owner))
-            try:
-                job.rendered = renderer.render_owner(owner)
-            except Exception as exc:  # recorded, shown by status, retried
-                job.error = f"render failed: {type(exc).__name__}: {exc}"
-            jobs.append(job)
+        marks = dirty_marks(conn, owners)
+        recorded = recorded_files_many(conn, owners)
+        renderer.preload(owners)
+        try:
+            for owner in owners:
+                job = _Job(owner, marks.get(owner), recorded[owner])
+                try:
+                    job.rendered = renderer.render_owner(owner)
+                except Exception as exc:  # recorded, shown by status, retried
+                    job.error = f"render failed: {type(exc).__name__}: {exc}"
+                jobs.append(job)
+        finally:
+            renderer.preload([])
     return jobs
 
 
@@ -411,33 +426,39 @@ def _write_job(vault: Path, job: _Job, durable: bool) -> None:
 
 
 def _record_chunk(conn: sqlite3.Connection, jobs: list[_Job], now: datetime) -> None:
+    """Record a chunk's outcome in one write transaction, in a few batched statements."""
+    done: list[_Job] = []
     with write(conn):
         for job in jobs:
             for rel_path, conflict in job.conflicts.items():
                 resolve_reports(conn, rel_path, now, conflict, job.owner)
             if job.error is not None:
                 record_error(conn, job.owner, job.error_path, job.error, now)
-                continue
-            clear_errors(conn, job.owner)
-            rendered = job.rendered
-            if rendered is None:  # gone, and never had a file: nothing to show
-                clear_dirty(conn, job.owner, job.mark)
-                continue
-            main = rendered.main_path
-            record_owner(conn, job.owner, main, sha256(rendered.files[main]), rendered.version,
-                         now)
-            pages = {
-                path: (number, sha256(rendered.files[path]))
-                for path, number in rendered.pages.items()
-            }
-            record_pages(conn, job.owner, pages, now)
-            for rel_path in rendered.files:
-                if rel_path not in job.conflicts:
-                    resolve_reports(conn, rel_path, now)
-            for rel_path in job.removed:
-                if rel_path not in job.conflicts:
-                    resolve_reports(conn, rel_path, now)
-            clear_dirty(conn, job.owner, job.mark)
+            else:
+                done.append(job)
+        clear_errors_many(conn, [job.owner for job in done])
+        rendered_jobs = [job for job in done if job.rendered is not None]
+        record_owners(conn, [
+            (job.owner, job.rendered.main_path, sha256(job.rendered.files[job.rendered.main_path]),
+             job.rendered.version) for job in rendered_jobs if job.rendered is not None
+        ], now)
+        with_pages = owners_with_pages(conn, [job.owner for job in rendered_jobs])
+        for job in rendered_jobs:
+            assert job.rendered is not None
+            if job.rendered.pages or job.owner in with_pages:
+                record_pages(conn, job.owner, {
+                    path: (number, sha256(job.rendered.files[path]))
+                    for path, number in job.rendered.pages.items()
+                }, now)
+        # Only paths with an open report need resolving (an UPDATE of none is a no-op).
+        touched = [
+            rel_path for job in rendered_jobs
+            for rel_path in (*job.rendered.files, *job.removed)  # type: ignore[union-attr]
+            if rel_path not in job.conflicts
+        ]
+        for rel_path in sorted(open_report_paths(conn, touched)):
+            resolve_reports(conn, rel_path, now)
+        clear_dirty_many(conn, [(job.owner, job.mark) for job in done if job.mark is not None])
 
 
 def _tally(result: ProjectionResult, job: _Job, is_object: bool = True) -> None:

@@ -14,6 +14,7 @@ Invariants:
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from ..base.clock import iso
@@ -59,6 +60,93 @@ def recorded_files(conn: sqlite3.Connection, owner: str) -> dict[str, str]:
         "SELECT path, sha256 FROM projection_pages WHERE object_id = ?", (owner,)
     )})
     return files
+
+
+def placeholders(n: int) -> str:
+    """`?, ?, ...` for an IN list of `n` values (callers keep n to a chunk, far below SQLite's
+    limit on bound parameters)."""
+    return ", ".join("?" * n)
+
+
+def recorded_files_many(
+    conn: sqlite3.Connection, owners: Sequence[str],
+) -> dict[str, dict[str, str]]:
+    """`recorded_files` of several owners in two queries: {owner: {path: sha256}}.
+
+    Every owner gets an entry (empty if nothing was written for it); the main file comes
+    first, then the pages by number, as `recorded_files` lists them.
+    """
+    files: dict[str, dict[str, str]] = {owner: {} for owner in owners}
+    if not owners:
+        return files
+    marks = placeholders(len(owners))
+    for owner, path, digest in conn.execute(
+        f"SELECT object_id, path, sha256 FROM projection WHERE object_id IN ({marks})", owners,
+    ).fetchall():
+        files[owner][path] = digest
+    for owner, path, digest in conn.execute(
+        f"SELECT object_id, path, sha256 FROM projection_pages WHERE object_id IN ({marks})"
+        " ORDER BY object_id, page", owners,
+    ).fetchall():
+        files[owner][path] = digest
+    return files
+
+
+def dirty_marks(conn: sqlite3.Connection, owners: Sequence[str]) -> dict[str, int]:
+    """{owner: mark} of the owners in `owners` that are marked dirty (one query)."""
+    if not owners:
+        return {}
+    return dict(conn.execute(
+        f"SELECT object_id, mark FROM vault_dirty WHERE object_id IN"
+        f" ({placeholders(len(owners))})", owners,
+    ).fetchall())
+
+
+def owners_with_pages(conn: sqlite3.Connection, owners: Sequence[str]) -> set[str]:
+    """The owners in `owners` that have continuation pages recorded."""
+    if not owners:
+        return set()
+    return {r[0] for r in conn.execute(
+        f"SELECT DISTINCT object_id FROM projection_pages WHERE object_id IN"
+        f" ({placeholders(len(owners))})", owners,
+    )}
+
+
+def open_report_paths(conn: sqlite3.Connection, paths: Sequence[str]) -> set[str]:
+    """The paths in `paths` that have an open (unresolved) report."""
+    found: set[str] = set()
+    for start in range(0, len(paths), 500):  # bounded IN lists
+        part = paths[start:start + 500]
+        found.update(r[0] for r in conn.execute(
+            f"SELECT path FROM vault_reports WHERE resolved_at IS NULL AND path IN"
+            f" ({placeholders(len(part))})", part,
+        ))
+    return found
+
+
+def record_owners(
+    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str, int]], now: datetime,
+) -> None:
+    """`record_owner` for many (owner, path, sha256, version) rows in one statement."""
+    stamp = iso(now)
+    conn.executemany(
+        "INSERT INTO projection (object_id, path, sha256, version, written_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (object_id) DO UPDATE SET path = excluded.path,"
+        " sha256 = excluded.sha256, version = excluded.version, written_at = excluded.written_at",
+        [(owner, path, digest, version, stamp) for owner, path, digest, version in rows],
+    )
+
+
+def clear_dirty_many(conn: sqlite3.Connection, seen: Iterable[tuple[str, int]]) -> None:
+    """`clear_dirty` for many (owner, mark seen) pairs in one statement."""
+    conn.executemany("DELETE FROM vault_dirty WHERE object_id = ? AND mark = ?", list(seen))
+
+
+def clear_errors_many(conn: sqlite3.Connection, owners: Sequence[str]) -> None:
+    """`clear_errors` for several owners in one statement."""
+    if owners:
+        conn.execute(f"DELETE FROM projection_errors WHERE object_id IN"
+                     f" ({placeholders(len(owners))})", owners)
 
 
 def owner_of(conn: sqlite3.Connection, path: str) -> tuple[str, str] | None:

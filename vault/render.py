@@ -67,10 +67,14 @@ def make_environment(directory: Path | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        # The templates ship with the package and do not change under a run: no stat of the
+        # template file at every `{% include %}` (one an object file) to see if it did.
+        auto_reload=False,
     )
 
 
 _PLAIN = re.compile(r"[^\W\d_][\w./:-]*")
+_KEY = re.compile(r"[a-z_]+")
 _RESERVED = {"y", "n", "yes", "no", "true", "false", "on", "off", "null"}
 # Characters YAML may not hold raw (non-printable, or line breaks of YAML 1.1) and surrogates.
 _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
@@ -82,12 +86,13 @@ def yaml_scalar(value: str | int | datetime) -> str:
     Other strings are JSON-quoted, which is a valid YAML double-quoted scalar once the few
     characters YAML forbids raw are escaped too.
     """
-    if isinstance(value, bool):
-        raise TypeError("no booleans in front matter")
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, datetime):
-        return value.isoformat()
+    if type(value) is not str:  # most values are strings: one check for them
+        if isinstance(value, bool):
+            raise TypeError("no booleans in front matter")
+        if isinstance(value, int):
+            return str(value)
+        if isinstance(value, datetime):
+            return value.isoformat()
     if _PLAIN.fullmatch(value) and not value.endswith(":") and value.lower() not in _RESERVED:
         return value
     quoted = json.dumps(value, ensure_ascii=False)
@@ -103,7 +108,7 @@ def front_matter(fields: dict[str, Any]) -> str:
     """
     lines = []
     for key, value in fields.items():
-        if not re.fullmatch(r"[a-z_]+", key):
+        if not _KEY.fullmatch(key):
             raise ValueError(f"front matter key {key!r}: lowercase letters and _ only")
         if isinstance(value, list):
             if not value:
@@ -135,6 +140,54 @@ def _finish(text: str) -> bytes:
     return (text.rstrip("\n") + "\n").encode("utf-8")
 
 
+# What the templates read as `page.link`, `rel.label`, `src.event_id`: plain attributes, since
+# jinja2 tries getattr before the item lookup and a dict's failed getattr costs an exception.
+@dataclass(slots=True, frozen=True)
+class _Page:
+    number: int
+    first: int
+    last: int
+    link: str
+
+
+@dataclass(slots=True, frozen=True)
+class _Relation:
+    direction: str
+    label: str
+    link: str
+    note: str
+
+
+@dataclass(slots=True, frozen=True)
+class _Source:
+    occurred_at: str
+    event_id: int
+    start: int
+    end: int
+
+
+@functools.lru_cache(maxsize=256)  # relation labels are a handful, each shown many times
+def _label(label: str) -> str:
+    return one_line(label)
+
+
+def _relation(direction: str, label: str, other: str, name: str | None, legacy: int,
+              archived: int) -> _Relation:
+    """A relation as the templates show it."""
+    notes = [n for n, on in (("legacy", legacy), ("archived", archived)) if on]
+    return _Relation(direction=direction, label=_label(label), link=object_link(other, name),
+                     note=f" ({', '.join(notes)})" if notes else "")
+
+
+def _shown(link: dict[str, Any]) -> _Relation | _Source:
+    """One link of `objects.records.object_links` as the templates show it."""
+    if link["kind"] == "relation":
+        return _relation(link["direction"], link["label"], link["other"], link["name"],
+                         link["legacy"], link["archived"])
+    return _Source(occurred_at=link["occurred_at"], event_id=link["event_id"],
+                   start=link["start_char"], end=link["end_char"])
+
+
 @dataclass
 class Rendered:
     """The files of one owner (an object, a core file or the directory), main file first."""
@@ -163,6 +216,28 @@ class Renderer:
         self._page = self.env.get_template("continuation.md.j2")
         self._tombstone = self.env.get_template("tombstone.md.j2")
         self._directory = self.env.get_template("directory.md.j2")
+        # Rows and links read ahead for a chunk of owners (`preload`), inside the caller's
+        # read snapshot; an owner not in `_preloaded` is read on its own.
+        self._preloaded: set[str] = set()
+        self._rows: dict[str, sqlite3.Row] = {}
+        self._links: dict[str, list[_Relation | _Source]] = {}
+
+    def preload(self, owners: list[str]) -> None:
+        """Read the object rows and links of `owners` in a few queries, for the next
+        `render_owner` calls of the same read snapshot. `preload([])` forgets them.
+
+        If the batched read fails, nothing is kept: each owner is then read (and fails, and is
+        recorded) on its own.
+        """
+        self._preloaded, self._rows, self._links = set(), {}, {}
+        ids = [o for o in dict.fromkeys(owners) if o != DIRECTORY_KEY and o not in CORE_FILES]
+        if not ids:
+            return
+        try:
+            rows, links = _read_objects(self.conn, ids)
+        except sqlite3.Error:
+            return
+        self._preloaded, self._rows, self._links = set(ids), rows, links
 
     # -- owners -------------------------------------------------------------------------------
     def render_owner(self, owner: str) -> Rendered | None:
@@ -171,7 +246,10 @@ class Renderer:
             return self.render_directory()
         if owner in CORE_FILES:
             return self.render_core(owner)
-        row = self.conn.execute("SELECT * FROM objects WHERE id = ?", (owner,)).fetchone()
+        if owner in self._preloaded:
+            row = self._rows.get(owner)
+        else:
+            row = self.conn.execute("SELECT * FROM objects WHERE id = ?", (owner,)).fetchone()
         if row is not None:
             return self.render_object(ObjectRecord.from_row(row))
         if self.conn.execute("SELECT 1 FROM projection WHERE object_id = ?", (owner,)).fetchone():
@@ -188,18 +266,19 @@ class Renderer:
     # -- objects ------------------------------------------------------------------------------
     def render_object(self, obj: ObjectRecord) -> Rendered:
         """An object's main file and its continuation pages."""
-        links = object_links(self.conn, obj.id)
-        n_relations = sum(1 for link in links if link["kind"] == "relation")
+        links = (self._links.get(obj.id, []) if obj.id in self._preloaded
+                 else [_shown(link) for link in object_links(self.conn, obj.id)])
+        n_relations = sum(1 for link in links if type(link) is _Relation)
         n_sources = len(links) - n_relations
         chunks = [links[i:i + self.max_links] for i in range(0, len(links), self.max_links)]
         chunks = chunks or [[]]
         pages = [
-            {
-                "number": n,
-                "first": (n - 1) * self.max_links + 1,
-                "last": (n - 1) * self.max_links + len(chunk),
-                "link": wikilink(page_stem(obj.id, n), f"page {n}"),
-            }
+            _Page(
+                number=n,
+                first=(n - 1) * self.max_links + 1,
+                last=(n - 1) * self.max_links + len(chunk),
+                link=wikilink(page_stem(obj.id, n), f"page {n}"),
+            )
             for n, chunk in enumerate(chunks, start=1)
         ]
         merged_into = None
@@ -253,43 +332,26 @@ class Renderer:
             page_fields = {
                 "id": obj.id,
                 "type": obj.type,
-                "page": page["number"],
+                "page": page.number,
                 "pages": len(pages),
                 "tags": [f"memvault/{obj.type}", "memvault/continuation"],
             }
-            numbers[page_path(obj.id, page["number"])] = page["number"]
-            files[page_path(obj.id, page["number"])] = _finish(self._page.render(
+            numbers[page_path(obj.id, page.number)] = page.number
+            files[page_path(obj.id, page.number)] = _finish(self._page.render(
                 **common,
                 **self._page_links(chunk),
                 front_matter=front_matter(page_fields),
                 owner_link=owner_link,
-                page_number=page["number"],
-                first=page["first"],
-                last=page["last"],
+                page_number=page.number,
+                first=page.first,
+                last=page.last,
             ))
         return Rendered(obj.id, obj.version, files, numbers)
 
     @staticmethod
-    def _page_links(chunk: list[dict[str, Any]]) -> dict[str, Any]:
-        relations, sources = [], []
-        for link in chunk:
-            if link["kind"] == "relation":
-                notes = [n for n, on in (("legacy", link["legacy"]),
-                                         ("archived", link["archived"])) if on]
-                relations.append({
-                    "direction": link["direction"],
-                    "label": one_line(link["label"]),
-                    "link": object_link(link["other"], link["name"]),
-                    "note": f" ({', '.join(notes)})" if notes else "",
-                })
-            else:
-                sources.append({
-                    "occurred_at": link["occurred_at"],
-                    "event_id": link["event_id"],
-                    "start": link["start_char"],
-                    "end": link["end_char"],
-                })
-        return {"relations": relations, "sources": sources}
+    def _page_links(chunk: list[_Relation | _Source]) -> dict[str, Any]:
+        return {"relations": [link for link in chunk if type(link) is _Relation],
+                "sources": [link for link in chunk if type(link) is _Source]}
 
     def render_tombstone(self, object_id: str) -> Rendered:
         """The file of an object that is gone from the store: it says so."""
@@ -352,3 +414,49 @@ class Renderer:
             })
         text = self._directory.render(groups=groups, total=len(rows), pending=pending)
         return Rendered(DIRECTORY_KEY, 0, {DIRECTORY_PATH: _finish(text)})
+
+
+# The same rows and order as `objects.records.object_links`, for many objects at once:
+# outgoing relations by (label, other), then incoming ones likewise, then evidence. Two
+# relation queries rather than one UNION: each reads its index in order, no shared sort.
+_OUT_SQL = (
+    "SELECT r.src_id, r.label, r.dst_id, o.name, r.legacy, r.archived FROM relations r"
+    " LEFT JOIN objects o ON o.id = r.dst_id WHERE r.src_id IN ({marks})"
+    " ORDER BY r.src_id, r.label, r.dst_id"
+)
+_IN_SQL = (
+    "SELECT r.dst_id, r.label, r.src_id, o.name, r.legacy, r.archived FROM relations r"
+    " LEFT JOIN objects o ON o.id = r.src_id WHERE r.dst_id IN ({marks})"
+    " ORDER BY r.dst_id, r.label, r.src_id"
+)
+_EVIDENCE_SQL = (
+    "SELECT v.object_id, v.event_id, v.start_char, v.end_char, e.occurred_at FROM evidence v"
+    " JOIN events e ON e.id = v.event_id WHERE v.object_id IN ({marks})"
+    " ORDER BY v.object_id, e.occurred_us, v.event_id, v.start_char"
+)
+
+
+def _read_objects(
+    conn: sqlite3.Connection, ids: list[str],
+) -> tuple[dict[str, sqlite3.Row], dict[str, list[_Relation | _Source]]]:
+    """The rows of the objects `ids` and their links (those of `object_links`, in its order,
+    as the templates show them), in four queries whatever the number of ids (callers pass a
+    chunk: a bounded IN list)."""
+    marks = ", ".join("?" * len(ids))
+    rows = {row["id"]: row for row in conn.execute(
+        f"SELECT * FROM objects WHERE id IN ({marks})", ids).fetchall()}
+    links: dict[str, list[_Relation | _Source]] = {}
+    cur = conn.cursor()
+    cur.row_factory = None  # plain tuples: the dicts are built here
+    for direction, sql in (("out", _OUT_SQL), ("in", _IN_SQL)):
+        for owner, label, other, name, legacy, archived in cur.execute(
+            sql.format(marks=marks), ids,
+        ).fetchall():
+            links.setdefault(owner, []).append(
+                _relation(direction, label, other, name, legacy, archived))
+    for owner, event_id, start_char, end_char, occurred_at in cur.execute(
+        _EVIDENCE_SQL.format(marks=marks), ids,
+    ).fetchall():
+        links.setdefault(owner, []).append(_Source(
+            occurred_at=occurred_at, event_id=event_id, start=start_char, end=end_char))
+    return rows, links
