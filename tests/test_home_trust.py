@@ -355,3 +355,33 @@ def test_ingest_errors_read_without_doubled_words(runner: CliRunner) -> None:
     assert ".." not in line and "Nothing was stored" not in line
     assert line.endswith("(split it into several events). Stopped there; the 1 event(s) "
                          "before it are stored.")
+
+
+def test_many_first_opens_of_a_new_home_at_once_all_succeed(tmp_path: Path) -> None:
+    """Threads (or a pool's connections) opening a home that does not exist yet: each gets a
+    working memory; none reads a half-written memvault.toml or trips on another's create."""
+    import threading
+
+    home = tmp_path / "fresh"
+    barrier = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def first_open() -> None:
+        try:
+            barrier.wait(timeout=30)
+            with Memory.open(home) as mem:
+                mem.append_event("hello from a thread")
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=first_open) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    with Memory.open(home) as mem:
+        assert mem.status()["events"]["total"] == 8
+        assert mem.conn.execute("SELECT COUNT(*) FROM objects WHERE id = 'project:daily'"
+                                ).fetchone()[0] == 1
+    assert not [p.name for p in home.iterdir() if p.name.endswith(".tmp")]

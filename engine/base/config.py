@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -273,12 +274,23 @@ def make_private_dir(path: Path) -> None:
     os.chmod(path, HOME_MODE)
 
 
-def write_private_file(path: Path, text: str) -> None:
-    """Create `path` holding `text`, readable by its owner only from its first byte."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        os.fchmod(fd, FILE_MODE)  # os.open's mode passed through the umask: set it exactly
-        f.write(text)
+def write_private_file(path: Path, text: str) -> bool:
+    """Create `path` holding `text`, readable by its owner only, unless it exists; False when
+    another process or thread made it first. Written aside and linked into place, so a reader
+    sees no file or the whole file, never a half-written one (two first opens of a new home
+    at once used to read an empty settings file or fail on the other's O_EXCL)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            os.fchmod(fd, FILE_MODE)  # mkstemp makes 0600 already; never leave it wider
+            f.write(text)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        os.unlink(tmp)
 
 
 def exposed_paths(root: Path) -> list[tuple[Path, int]]:
