@@ -37,17 +37,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memvault import ManualClock, Memory  # noqa: E402
+from service import NAMES, TEMPLATES  # noqa: E402  (the same turns as the service bench)
 
 BASIC_MEMORY_VERSION = "0.24.1"
 START = datetime(2026, 10, 5, 9, 0, tzinfo=timezone(timedelta(hours=8)))
-NAMES = ["张伟", "李娜", "王芳", "刘洋", "Alice Chen", "Bob Smith", "Haoyu", "Lighthouse"]
-TEMPLATES = [
-    "记住：{name}负责第{n}版设计稿，周三下午三点前交给我们。",
-    "TODO: send {name} the invoice #{n} and confirm the garden plan by Friday.",
-    "Remind me to call {name} about project Lighthouse, milestone {n}.",
-    "{name} 说：我们下周开会讨论项目进度，记得带上第{n}版的数据。",
-    "Note {n}: {name} prefers tea over coffee and answers email faster than chat.",
-]
 QUERIES = ["设计稿", "invoice", "Lighthouse milestone", "项目进度", "tea coffee", "张伟", "Haoyu"]
 
 

@@ -130,14 +130,7 @@ def _lookup_vocab(
             (term.text, term.text + "\U0010ffff", MAX_EXPANSIONS),
         ).fetchall()
         fts = _quote(term.text) + "*"
-    words.sort(key=lambda w: -w[1])
-    df = min(float(stats.n), float(sum(w[1] for w in words)))
-    if df > CAP:
-        return None, df, [_quote(w[0]) for w in words[:3]]
-    if not words:
-        return [], 0.0, []
-    # at most CAP postings in all: now even a prefix query reads few (one statement for all)
-    return _rowids(conn, table, fts), df, []
+    return _vocab_postings(conn, table, words, stats, fts)
 
 
 def _lookup_family(
@@ -153,13 +146,22 @@ def _lookup_family(
     longer = term.kind == "prefix" or (term.credit and absent)
     words = [(w, n) for w, n in near if w == term.text or stem(w) == term.stem
              or (longer and w.startswith(term.text))]
-    words.sort(key=lambda w: -w[1])
+    return _vocab_postings(conn, table, words, stats, " OR ".join(_quote(w) for w, _ in words))
+
+
+def _vocab_postings(
+    conn: sqlite3.Connection, table: str, words: list[tuple[str, int]], stats: Stats, fts: str,
+) -> tuple[list[int] | None, float, list[str]]:
+    """The postings of the vocabulary `words` (term, docs) through the FTS expression `fts`, or
+    None with the 3 commonest words when they hold more than CAP documents in all."""
+    words = sorted(words, key=lambda w: -w[1])
     df = min(float(stats.n), float(sum(w[1] for w in words)))
     if df > CAP:
         return None, df, [_quote(w[0]) for w in words[:3]]
     if not words:
         return [], 0.0, []
-    return _rowids(conn, table, " OR ".join(_quote(w) for w, _ in words)), df, []
+    # at most CAP postings in all: now even a prefix query reads few (one statement for all)
+    return _rowids(conn, table, fts), df, []
 
 
 def _quote(token: str) -> str:
