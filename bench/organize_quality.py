@@ -67,15 +67,30 @@ def conversation_events(sample: dict[str, Any], limit: int | None = None) -> lis
     return out[:limit] if limit else out
 
 
-def write_config(home: Path, model: str, base_url: str | None) -> None:
-    """memvault.toml for the chosen provider (builtin needs none)."""
+def write_config(home: Path, model: str, base_url: str | None,
+                 extra: str = "") -> None:
+    """memvault.toml for the chosen provider (builtin needs none); `extra` adds [model] keys
+    (a small local server needs its context, output cap and tool mode said)."""
     home.mkdir(parents=True, exist_ok=True)
     if not model.startswith("openai:"):
         return
     name = model.split(":", 1)[1]
     (home / "memvault.toml").write_text(
         f'[model]\nprovider = "openai"\nname = "{name}"\nbase_url = "{base_url or ""}"\n'
-        "[worker]\nbackoff_s = 0.0\nmax_failed_claims = 2\n", encoding="utf-8")
+        f"{extra}[worker]\nbackoff_s = 0.0\nmax_failed_claims = 2\n", encoding="utf-8")
+
+
+def model_settings(args: argparse.Namespace) -> str:
+    """The [model] lines that --context-tokens, --max-output-tokens and --tool-mode ask for."""
+    lines = []
+    if args.context_tokens:
+        lines.append(f"context_tokens = {args.context_tokens}")
+    if args.max_output_tokens:
+        lines += [f"max_output_tokens = {args.max_output_tokens}",
+                  f"max_output_tokens_cap = {max(args.max_output_tokens, 2_048)}"]
+    if args.tool_mode:
+        lines += [f'tool_mode = "{args.tool_mode}"', 'schema_format = "json_object"']
+    return "".join(line + "\n" for line in lines)
 
 
 def run_jobs(mem: Memory, minutes: float) -> tuple[float, list[str]]:
@@ -182,7 +197,7 @@ def ledger(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 def evaluate(sample: dict[str, Any], args: argparse.Namespace, folder: Path
              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     home = folder / str(sample["sample_id"])
-    write_config(home, args.model, args.base_url)
+    write_config(home, args.model, args.base_url, model_settings(args))
     events = conversation_events(sample, args.turns)
     with Memory.open(home) as mem:
         ids = mem.append_events(events)
@@ -225,6 +240,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--conversations", type=int, default=None, help="only the first N")
     parser.add_argument("--turns", type=int, default=None, help="only the first N turns of each")
     parser.add_argument("--minutes", type=float, default=60.0, help="stop each run after this")
+    parser.add_argument("--context-tokens", type=int, default=None,
+                        help="the server's context window (e.g. llama.cpp's --n_ctx)")
+    parser.add_argument("--max-output-tokens", type=int, default=None,
+                        help="output tokens asked for first (small local models: 512)")
+    parser.add_argument("--tool-mode", choices=("native", "json_schema"), default=None,
+                        help="json_schema for servers that never emit tool calls")
     parser.add_argument("--json", action="store_true", help="print the results as JSON too")
     args = parser.parse_args(argv)
     if args.model != "builtin" and not args.model.startswith("openai:"):
