@@ -16,19 +16,30 @@ from ..timeline.hot import timeline_totals
 UNFINISHED = ("pending", "continue", "blocked")
 
 
-def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> dict[str, Any]:
-    """A snapshot of the whole memory, cheap enough to call every turn."""
+def event_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """Events in all, still hot, and per archive-queue state."""
     total_events = conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
     states = dict.fromkeys(EVENT_STATES, 0)
     for state, count in conn.execute("SELECT state, COUNT(*) FROM archive_queue GROUP BY state"):
         states[state] = count
-    events = {"total": total_events, "hot": total_events - sum(states.values()), **states}
+    return {"total": total_events, "hot": total_events - sum(states.values()), **states}
+
+
+def object_counts(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
+    """Objects per type and status (a merged object counts as 'merged')."""
     objects: dict[str, dict[str, int]] = {}
     for type_, status, count in conn.execute(
         "SELECT type, CASE WHEN redirect_to IS NULL THEN status ELSE 'merged' END, COUNT(*)"
         " FROM objects GROUP BY 1, 2"
     ):
         objects.setdefault(type_, {})[status] = count
+    return objects
+
+
+def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> dict[str, Any]:
+    """A snapshot of the whole memory, cheap enough to call every turn."""
+    events = event_counts(conn)
+    objects = object_counts(conn)
     jobs = dict(conn.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetchall())
     unfinished = [
         dict(r)
