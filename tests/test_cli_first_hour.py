@@ -72,6 +72,18 @@ def test_organize_json_carries_the_final_state_and_the_counts(notes: None,
                                   "events": {"linked": 1, "archive_only": 3, "blocked": 0}}
 
 
+def test_a_partial_organize_says_which_events_are_still_blocked(notes: None, home: Path,
+                                                              runner: CliRunner) -> None:
+    with Memory.open(home) as mem, mem.conn:
+        mem.conn.execute("UPDATE archive_queue SET state = 'blocked' WHERE event_id = 1")
+    result = run_cli(runner, "organize")
+    assert "organize job 2: partial (" in result.stdout
+    assert "events still blocked: 1" in result.stdout and "retry_blocked" in result.stdout
+    data = json.loads(run_cli(runner, "organize", "--json").stdout)
+    assert data["final_state"] == "partial" and data["blocked_events"] == [1]
+    assert "events still blocked: 1" in data["note"]
+
+
 def test_organize_with_nothing_queued_says_the_events_are_still_hot(runner: CliRunner) -> None:
     run_cli(runner, "ingest", "-", input=jsonl("TODO: call the bank"))
     result = run_cli(runner, "organize")

@@ -12,7 +12,7 @@ import click
 from ..base.clock import ManualClock, parse_time
 from ..base.errors import InputError
 from ..store.connection import get_state
-from ..store.jobs import get_job
+from ..store.jobs import get_job, job_summary
 from ..store.leases import lease_info, parse_holder
 from .app import LazyConsole, json_option, open_memory, print_json
 from .inspect import console
@@ -171,13 +171,12 @@ def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bo
     with open_memory(ctx) as mem:
         receipt = mem.organize(mode, scope, retry_blocked)
         if not wait:
-            line = followup.worker_line(mem, receipt["job_id"])
             if as_json:
                 return print_json({**receipt, "worker_running": followup.worker_running(mem)})
             click.echo(f"{mode} job {receipt['job_id']} queued"
                        + (f" (already queued: {receipt['state']})" if receipt["replayed"]
                           else ""))
-            click.echo(line, err=True)
+            click.echo(followup.worker_line(mem, receipt["job_id"]), err=True)
             return
         before = followup.counts(mem)
         total = (before["events"]["pending"] + before["events"]["continue"]
@@ -186,11 +185,16 @@ def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bo
         worker = make_worker(mem, model, scheduler=False)
         state = run_to_end(mem, worker, receipt["job_id"], total, mode)
         report = followup.recognised(before, followup.counts(mem))
+        partial = job_summary(mem.conn, receipt["job_id"]) if state == "partial" else None
         vault = followup.refresh_vault(mem)
     if as_json:
-        return print_json({**receipt, "final_state": state, "recognised": report,
-                           "model": worker.provider.name, "vault": vault})
-    click.echo(f"{mode} job {receipt['job_id']}: {state}")
+        data = {**receipt, "final_state": state, "recognised": report,
+                "model": worker.provider.name, "vault": vault}
+        if partial:  # why: a terminal batch, or events still blocked (named)
+            data.update(note=partial["note"], blocked_events=partial["blocked_events"])
+        return print_json(data)
+    click.echo(f"{mode} job {receipt['job_id']}: {state}"
+               + (f" ({partial['note']})" if partial and partial["note"] else ""))
     for line in followup.recognised_lines(report, worker.provider.name):
         click.echo(line)
     note = followup.waiting_note(before) if mode == "organize" else None
