@@ -105,7 +105,8 @@ def read_file(path: Path, limit: int | None = None) -> bytes | None:
     """The bytes of the regular file `path` (at most `limit` + 1 of them), or None if absent.
 
     Never follows a symlink at `path` and never blocks: a symlink, FIFO, device or socket
-    raises UnsafeFile, a folder NotAFile. The caller checks the folders on the way
+    raises UnsafeFile, a folder NotAFile (it is never replaced or removed: it may hold
+    someone's files). The caller checks the folders on the way
     (`vault_file`). With a limit, more than `limit` bytes come back as `limit` + 1 bytes, so
     the caller can refuse an oversized file without reading it all.
     """
@@ -141,15 +142,6 @@ def _read_fd(fd: int, limit: int | None) -> bytes:
         if left is not None:
             left -= len(chunk)
     return b"".join(chunks)
-
-
-def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or None if there is no such file (a regular file only, see
-    `read_file`).
-
-    A folder where a file belongs raises NotAFile (an OSError saying so): it is never
-    replaced or removed, since it may hold someone's files."""
-    return read_file(path)
 
 
 def check_root(vault: Path) -> None:

@@ -54,7 +54,7 @@ from .files import (
     ensure_folder,
     keep_conflict,
     keep_link_aside,
-    read_bytes,
+    read_file,
     sha256,
     vault_file,
 )
@@ -368,7 +368,7 @@ def put_file(
     """
     path = vault_file(vault, rel_path, create=True)  # refuses a linked folder on the way
     try:
-        disk = read_bytes(path)
+        disk = read_file(path)
     except UnsafeFile as exc:
         if exc.kind != "symlink":
             raise  # a FIFO or device: refused, recorded, left alone
@@ -403,7 +403,7 @@ def _write_job(vault: Path, job: _Job, durable: bool) -> None:
             job.error_path = rel_path
             path = vault_file(vault, rel_path)
             try:
-                disk = read_bytes(path)
+                disk = read_file(path)
             except UnsafeFile as exc:
                 if exc.kind != "symlink":
                     raise
@@ -482,7 +482,7 @@ def _project_directory(
     ).fetchone()
     if not force and row is not None:
         try:
-            disk = read_bytes(vault_file(vault, row["path"]))
+            disk = read_file(vault_file(vault, row["path"]))
         except OSError:  # not a file it can read: render, and let the write say why
             disk = None
         if disk is not None and sha256(disk) == row["sha256"]:

@@ -88,11 +88,11 @@ class DeepMode:
         budget = review_budget(ctx.config)
         review = fit_review([review_item(ctx.conn, i) for i in ctx.batch.claim["object_ids"]],
                             budget)
-        used = len(json.dumps(review, ensure_ascii=False).encode())
+        used = _size(review)
         related = []
         for obj in duplicate_candidates(ctx.conn, ctx.batch.claim["object_ids"]):
             item = object_payload(obj)
-            cost = len(json.dumps(item, ensure_ascii=False).encode())
+            cost = _size(item)
             if used + cost <= budget:
                 related.append(item)
                 used += cost
