@@ -1,7 +1,7 @@
 """Events in context: the turns around a hit in the same conversation, the events of a date
 the query names, and the helpers memory_find's event search reads rows with.
 
-A conversation is a run of adjacent events (consecutive ids) less than CONVERSATION_GAP_US
+A conversation is a run of adjacent events (consecutive ids) at most CONVERSATION_GAP_US
 apart, whatever their source: a user's question and the agent's answer are two sources of one
 exchange. An answer often shares no word with the question that finds the turn before it
 ("How long have you been doing yoga?" -> "Been at it for three years"), so an event earns a
@@ -28,7 +28,7 @@ AFTER_WEIGHT = 0.7  # share of the turn before's score an event earns (it may an
 BEFORE_WEIGHT = 0.4  # share of the turn after's score an event earns (it may be asked)
 DATE_BONUS = 0.4  # an event dated inside a date the query names ("5月2号", "May 3, 2023")
 DATE_FETCH = 300  # events of such a date read even when no word of theirs matches
-CONVERSATION_GAP_US = 30 * 60 * 1_000_000  # adjacent events closer than this: one conversation
+CONVERSATION_GAP_US = 30 * 60 * 1_000_000  # adjacent events at most this apart: one conversation
 
 EVENT_COLS = "id, occurred_at, occurred_us, source, kind, meta, text"
 
