@@ -95,14 +95,10 @@ def recognised_lines(report: dict[str, Any], provider: str) -> list[str]:
 
 def worker_running(mem: Memory) -> str | None:
     """The live worker that holds the lease now ("host:pid"), or None."""
-    from ..store.leases import holder_gone, lease_info, parse_holder
+    from ..store.leases import live_lease, parse_holder
 
-    lease = lease_info(mem.conn)
-    if lease is None or holder_gone(lease["holder"]):
-        return None
-    from ..base.clock import to_micros
-
-    if lease["expires_us"] <= to_micros(mem.clock.now()):
+    lease = live_lease(mem.conn, mem.clock.now())
+    if lease is None:
         return None
     holder = parse_holder(lease["holder"])
     return holder.describe() if holder else lease["holder"]

@@ -32,9 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..base.clock import to_micros
 from ..base.config import exposed_paths
-from .leases import holder_gone
+from .leases import lease_is_live
 from .vault_tables import vault_status
 
 DEFAULT_LEASE_S = 360.0  # batch.timeout_s + worker.lease_extra_s by default
@@ -202,11 +201,10 @@ def _lost_events(conn: sqlite3.Connection) -> list[int]:
 def _stale_claims(conn: sqlite3.Connection, now: datetime, lease_s: float) -> list[int]:
     """Claimed batches older than a lease that no live worker can be finishing: no unexpired
     lease covers them, or the one that does belongs to a process on this host that is gone
-    (its lease would be taken over at once, see leases.holder_gone)."""
+    (its lease would be taken over at once, see leases.lease_is_live)."""
     covered: set[int | None] = {
-        batch_id for holder, batch_id in conn.execute(
-            "SELECT holder, batch_id FROM leases WHERE expires_us > ?", (to_micros(now),))
-        if not holder_gone(holder)}
+        lease["batch_id"] for lease in conn.execute(
+            "SELECT holder, batch_id, expires_us FROM leases") if lease_is_live(lease, now)}
     if None in covered:  # a live worker between batches may be about to finish any of them
         return []
     old = _ids(conn, "SELECT b.id FROM batches b WHERE b.state = 'claimed'"

@@ -34,8 +34,7 @@ def acquire_lease(
     with write(conn):
         row = conn.execute("SELECT holder, expires_us FROM leases WHERE name = ?",
                            (LEASE,)).fetchone()
-        if (row and row["holder"] != holder and row["expires_us"] > to_micros(now)
-                and not holder_gone(row["holder"])):
+        if row and row["holder"] != holder and lease_is_live(row, now):
             return False
         conn.execute(
             "INSERT INTO leases (name, holder, batch_id, acquired_at, expires_us)"
@@ -63,6 +62,18 @@ def lease_info(conn: sqlite3.Connection) -> dict | None:
     """The lease row (holder, batch_id, acquired_at, expires_us), or None when nobody holds it."""
     row = conn.execute("SELECT * FROM leases WHERE name = ?", (LEASE,)).fetchone()
     return dict(row) if row else None
+
+
+def lease_is_live(lease: sqlite3.Row | dict, now: datetime) -> bool:
+    """A lease row (holder, expires_us) that still holds: unexpired, and its holder not a gone
+    process on this host (whose lease the next worker takes at once)."""
+    return lease["expires_us"] > to_micros(now) and not holder_gone(lease["holder"])
+
+
+def live_lease(conn: sqlite3.Connection, now: datetime) -> dict | None:
+    """The lease row when it is live now (`lease_is_live`), else None."""
+    lease = lease_info(conn)
+    return lease if lease is not None and lease_is_live(lease, now) else None
 
 
 # -- holders ------------------------------------------------------------------------------------
