@@ -5,29 +5,30 @@ where in the engine the guarantee comes from:
 
 - storage: PRAGMA integrity_check is 'ok' (WAL + one BEGIN IMMEDIATE transaction per write).
 - events (engine/timeline/events.py: event and fragments in one transaction): every event's text is
-  exactly the harness text its header names, no text was stored twice, and its raw hot nodes
-  tile the text exactly as split_fragments cuts it (no event with a partial set of fragments).
-- acks: every id a child was told about (append/ingest returned) exists with that text; every
-  job id a request returned exists.
-- receipts (engine/modes/mode.py commit_proposal, engine/store/jobs.py save_receipt): a batch is committed
-  iff it has exactly one receipt; the receipt carries the batch's claim token, job, batch and
-  revision; revisions are distinct, grow in commit order, and the last is the graph revision.
-- no half-committed batch: no row of hot_nodes, object_versions, relations, evidence,
-  core_files, archive_queue (enqueued_by) or reviewed deep_snapshot names a batch that is not
-  committed; a committed compact batch has exactly its one head (the receipt's), every claimed
-  node folded under it and exactly the receipt's events enqueued by it (engine/modes/compact.py); a
-  committed organize batch's event cursor reached its page end and a final outcome is the queue
-  state (engine/modes/organize.py); a committed deep batch marked every claimed position reviewed by
-  itself (engine/modes/deep.py); a committed organize or deep batch wrote exactly the object versions,
-  relations, evidence and core files its receipt counts (engine/objects/graph_write.py).
-- jobs (engine/store/jobs.py, engine/jobs/worker.py): at most one claimed batch per job; a claimed batch
-  belongs to a running job; a queued job has no batch; a finished job has no claimed batch and
-  is partial iff it has a terminal batch; a blocked event names a terminal batch that claimed it.
-- failed batches: every failure a worker reported (an `F` line, or the final resume's ticks) is
-  an injected garbage answer or one of two known engine/modes/compact.py bugs
+  exactly the harness text its header names, no text was stored twice, and its raw hot nodes tile
+  the text exactly as split_fragments cuts it (no event with a partial set of fragments).
+- acks: every id a child was told about (append/ingest returned) exists with that text; every job id
+  a request returned exists.
+- receipts (engine/modes/mode.py commit_proposal, engine/store/jobs.py save_receipt): a batch is
+  committed iff it has exactly one receipt; the receipt carries the batch's claim token, job, batch
+  and revision; revisions are distinct, grow in commit order, and the last is the graph revision.
+- no half-committed batch: no row of hot_nodes, object_versions, relations, evidence, core_files,
+  archive_queue (enqueued_by) or reviewed deep_snapshot names a batch that is not committed; a
+  committed compact batch has exactly its one head (the receipt's), every claimed node folded under
+  it and exactly the receipt's events enqueued by it (engine/modes/compact.py); a committed organize
+  batch's event cursor reached its page end and a final outcome is the queue state
+  (engine/modes/organize.py); a committed deep batch marked every claimed position reviewed by
+  itself (engine/modes/deep.py); a committed organize or deep batch wrote exactly the object
+  versions, relations, evidence and core files its receipt counts (engine/objects/graph_write.py).
+- jobs (engine/store/jobs.py, engine/jobs/worker.py): at most one claimed batch per job; a claimed
+  batch belongs to a running job; a queued job has no batch; a finished job has no claimed batch and
+  is partial iff it has a terminal batch or (organize) its note names events still blocked; a
+  blocked event names a terminal batch that claimed it.
+- failed batches: every failure a worker reported (an `F` line, or the final resume's ticks) is an
+  injected garbage answer or one of two known engine/modes/compact.py bugs
   (crash_child.FAILURE_KINDS).
-- recall (engine/recall/index.py): the event watermark is at most the newest event, and the FTS
-  table holds exactly the events up to it.
+- recall (engine/store/recall_index.py): the event watermark is at most the newest event, and the
+  FTS table holds exactly the events up to it.
 - store/check.py check_memory: no problem except `stale_claim` (a killed worker's claim is stale
   until the next worker takes it over; the final check allows none).
 
@@ -158,9 +159,9 @@ def _per_batch(table: str) -> str:
             " WHERE batch_id IS NOT NULL GROUP BY batch_id)")
 
 
-# A graph write (organize, deep; engine/objects/graph_write.py apply_write) left exactly what its receipt
-# counts: one object version per changed object (and per merged loser), each new relation and
-# evidence row (a merge adds a supersedes relation and copies evidence), each changed core file.
+# A graph write (organize, deep; engine/objects/graph_write.py apply_write) left exactly what its
+# receipt counts: one object version per changed object (and per merged loser), each new relation
+# and evidence row (a merge adds a supersedes relation and copies evidence), each changed core file.
 GRAPH_EFFECTS = f"""
     WITH {_per_batch("object_versions")}, {_per_batch("relations")}, {_per_batch("evidence")},
          {_per_batch("core_files")}

@@ -1,4 +1,5 @@
-"""A database of the original design, as the one-phase memory left it (see engine/legacy/upgrade.py).
+"""A database of the original design, as the one-phase memory left it (see
+engine/legacy/upgrade.py).
 
 `build_legacy_db` writes a small but complete one: 32 events in Chinese and English (one split
 in three parts), a hot timeline where events 1–14 were compacted under two summary heads and a

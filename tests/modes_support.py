@@ -39,6 +39,12 @@ def make_worker(mem: Memory, steps: Iterable[Any] = (), holder: str = "worker-a"
     return Worker(mem, provider, holder=holder, scheduler=scheduler, **kwargs), provider
 
 
+def one_batch(mem: Memory, *steps: Any) -> tuple[TickResult, ScriptedProvider]:
+    """Run one worker tick with the given model steps; return (result, provider)."""
+    worker, provider = make_worker(mem, steps)
+    return worker.tick(), provider
+
+
 def payload(messages: list[Message]) -> dict[str, Any]:
     """The batch's JSON payload (the first user message)."""
     return json.loads(messages[1]["content"])

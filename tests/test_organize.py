@@ -24,6 +24,7 @@ from modes_support import (
     errors_seen,
     make_worker,
     obj,
+    one_batch,
     open_memory,
     organize_step,
     payload,
@@ -32,12 +33,6 @@ from modes_support import (
 )
 
 TEN_K = ("Ursula keeps the release calendar and signs off every launch. " * 170)[:10_000]
-
-
-def one_batch(mem: Memory, *steps: Any) -> tuple[Any, Any]:
-    """Run one organize tick with the given steps; return (result, provider)."""
-    worker, provider = make_worker(mem, steps)
-    return worker.tick(), provider
 
 
 def fields(provider: Any) -> list[str]:

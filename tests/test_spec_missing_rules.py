@@ -19,6 +19,7 @@ from modes_support import (
     job_state,
     make_worker,
     obj,
+    one_batch,
     put_object,
     queue_row,
     review_step,
@@ -26,11 +27,6 @@ from modes_support import (
 )
 
 LONG = ("Wanda runs the billing migration and reviews every invoice change. " * 140)[:9_000]
-
-
-def one_batch(mem: Memory, *steps: Any) -> tuple[Any, Any]:
-    worker, provider = make_worker(mem, steps)
-    return worker.tick(), provider
 
 
 # -- item 3: deep archives a legacy relation ----------------------------------------------------
