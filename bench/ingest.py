@@ -8,8 +8,8 @@ one in fifty up to 3,000 chars, each with a meta object), in chunks of `--chunk`
 a chunk, into a fresh database in a temporary directory, WAL with synchronous=NORMAL.
 
 - engine: `Memory.append_events` on a fresh home: validation, token estimates, fragment split,
-  the events row and its hot-timeline nodes, all in the engine's own transaction; then, per
-  chunk, `Memory.sync_recall_index` (the recall index: FTS rows and the vocabulary) in its own.
+  the events row and its hot-timeline nodes, all in the engine's own transaction; then, in a
+  second transaction, the recall index of what it stored (FTS rows and the vocabulary).
 - bare: tables with the events columns (occurred_at, occurred_us, ingested_at, source, kind,
   meta, text, chars, est_tokens), the hot_nodes columns and the same FTS5 table, no triggers and
   no index beyond the primary key; one executemany each per chunk, one transaction a chunk. Its
@@ -134,9 +134,7 @@ def run_engine(events: list[NewEvent], chunk: int, root: Path, index: bool = Tru
     try:
         began = time.perf_counter()
         for part in chunks(events, chunk):
-            mem.append_events(part)
-            if index:
-                mem.sync_recall_index(None)
+            mem.append_events(part, index=index)  # indexing included, unless events-only
         elapsed = time.perf_counter() - began
         stored = mem.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
         assert stored == len(events), (stored, len(events))

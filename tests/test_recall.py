@@ -340,7 +340,7 @@ def test_parse_quotes_every_term() -> None:
 # -- an index that lags, a migration over existing rows -----------------------------------
 
 def test_events_not_yet_indexed_are_found_and_counted(mem: Memory, filled: dict[str, int]) -> None:
-    new = mem.append_event("刚刚说到：张伟的新电话是 12345")
+    new = mem.append_events([NewEvent("刚刚说到：张伟的新电话是 12345")], index=False)[0]
     answer = memory_find(mem.conn, "张伟", types=["event"])
     assert new in ids_of(answer) and answer["unindexed_events"] == 1
     with write(mem.conn):
@@ -358,7 +358,7 @@ def test_a_long_unindexed_tail_is_cut_with_a_notice(
     mem: Memory, filled: dict[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("memvault.recall.query.TAIL_SCAN_MAX", 2)
-    new = mem.append_events([NewEvent(f"第{i}条：张伟") for i in range(3)])
+    new = mem.append_events([NewEvent(f"第{i}条：张伟") for i in range(3)], index=False)
     answer = memory_find(mem.conn, "张伟", types=["event"])
     assert answer["unindexed_events"] == 3 and "newest 2" in answer["notice"]
     assert new[0] not in ids_of(answer) and set(new[1:]) <= set(ids_of(answer))
@@ -404,7 +404,7 @@ def test_the_migration_indexes_rows_already_there(tmp_path: Path) -> None:
 
 def test_find_on_a_read_only_connection_never_writes(tmp_path: Path, mem: Memory,
                                                      filled: dict[str, int]) -> None:
-    mem.append_event("未索引的一条：张伟")
+    mem.append_events([NewEvent("未索引的一条：张伟")], index=False)
     conn = open_db(mem.config.db_path, readonly=True)
     before = conn.execute("SELECT total_changes()").fetchone()[0]
     answer = memory_find(conn, "张伟")

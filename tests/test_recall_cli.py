@@ -38,7 +38,7 @@ def home_with_memory(home: Path, clock: ManualClock) -> list[int]:
                         clock.now())
             add_evidence(mem.conn, "person:zhang-wei", first, 0, 6, clock.now())
             sync_index(mem.conn)
-        second = mem.append_event("张伟 called about the roadmap")
+        second = mem.append_events([NewEvent("张伟 called about the roadmap")], index=False)[0]
     return [first, second]
 
 

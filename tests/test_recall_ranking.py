@@ -31,7 +31,7 @@ def add(mem: Memory, texts: list[str], start: str = "2026-03-01T10:00", step_min
         total = hour * 60 + minute + i * step_min
         when = f"{start[:10]}T{total // 60 % 24:02d}:{total % 60:02d}:00+08:00"
         events.append(NewEvent(text, occurred_at=when))
-    ids = mem.append_events(events)
+    ids = mem.append_events(events, index=sync)
     if sync:
         with write(mem.conn):
             sync_index(mem.conn)

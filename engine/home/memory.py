@@ -10,6 +10,7 @@ Every method is synchronous; writes are one transaction each.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Iterable
 from datetime import datetime, tzinfo
@@ -26,6 +27,8 @@ from ..store.ledger import usage_summary
 from ..timeline import events
 from ..timeline import hot as timeline
 from .status import memory_status
+
+_log = logging.getLogger(__name__)
 
 
 class Memory:
@@ -123,8 +126,13 @@ class Memory:
         """Store one event and its hot fragments; return its id."""
         return self.append_events([events.NewEvent(text, occurred_at, source, kind, meta)])[0]
 
-    def append_events(self, batch: Iterable[events.NewEvent]) -> list[int]:
-        """Store many events in one transaction (all or none); return their ids in order."""
+    def append_events(self, batch: Iterable[events.NewEvent], index: bool = True) -> list[int]:
+        """Store many events in one transaction (all or none); return their ids in order.
+
+        Then, in a second transaction, index as many events for recall as were stored, so a
+        find right after an append runs at indexed speed. `index=False` leaves that to the
+        worker's next poll (or `memvault reindex`): for bulk loads that index once at the end.
+        """
         from ..jobs.scheduler import ACTIVITY_KEY
 
         now, tz = self.clock.now(), self.tz  # tz once: it is rebuilt from config on each read
@@ -135,13 +143,28 @@ class Memory:
                 ids = events.insert_events(self.conn, rows, now)
                 # The nightly review waits for quiet: remember when the conversation last moved.
                 set_state(self.conn, ACTIVITY_KEY, iso(now))
-                return ids
         except UnicodeEncodeError:
             # SQLite could not bind a lone surrogate (the transaction rolled back, nothing is
             # stored): validate again with the scan, which names the event and the char.
             for event in batch:
                 events.validate_event(event, now, tz)
             raise
+        if index and ids:
+            self._index_appended(len(ids))
+        return ids
+
+    def _index_appended(self, count: int) -> None:
+        """Index up to `count` more events after an append's commit. The events are stored
+        already: a failure here (a full disk, a busy database) must not turn into an error
+        that makes the caller store them twice. Recall scans what is left; the worker's poll
+        indexes it."""
+        from ..store.recall_index import sync_index
+
+        try:
+            with write(self.conn):
+                sync_index(self.conn, max_events=count, objects=False)
+        except sqlite3.OperationalError as exc:
+            _log.warning("events stored; indexing them for recall is deferred (%s)", exc)
 
     def ingest_jsonl(self, lines: Iterable[bytes | str]) -> list[int]:
         """Ingest JSONL lines; see memvault.timeline.ingest for what happens on a bad line."""
@@ -241,8 +264,9 @@ class Memory:
     def sync_recall_index(self, max_events: int | None = 5_000) -> dict[str, int]:
         """Index new events and changed objects for recall (one bounded write transaction).
 
-        Ingest stays off this path (an FTS write per event would cost it ~10x); recall scans
-        events not yet indexed, so results never depend on when this ran.
+        append_events indexes what it stored; this catches up the rest (a bulk load with
+        `index=False`, an index write that failed, events from an older version). Recall
+        scans events not yet indexed, so results never depend on when this ran.
         """
         from ..store.recall_index import sync_index
 
