@@ -1,6 +1,7 @@
 """Why CJK bigrams: three ways to index Chinese for FTS5, measured on the same synthetic events.
 
     python bench/recall_designs.py [--events 100000] [--queries 40]
+    python bench/recall_designs.py --stemming     # only the English stemming comparison
 
 1. bigram (chosen): store/recall_index.py analyze(): CJK runs become overlapping bigrams plus the
    run's last character, unicode61, detail=none. 2 chars = one token; longer = all its bigrams.
@@ -12,6 +13,13 @@
 For each: build time and index size for the events, lookup latency of CJK substrings of 2 and
 3-4 characters (rowids of the newest 1,001 matches, what recall's stage 1 reads), and substring
 recall/precision: of the events that contain the query string, how many the lookup returns.
+
+Stemming at index time (--stemming): LoCoMo turns in two FTS5 tables per conversation, one
+`unicode61` (what the events index tokenizes English with) and one `porter unicode61`, ranked by
+FTS5's bm25() for the OR of the question's words; recall@5/10/20 of the evidence per category,
+beside memory_find, which matches inflections at query time (recall/stem.py) over the same turns,
+and memory_find with Porter's stems as its word families (what a porter index would conflate,
+under the engine's scorer).
 """
 
 from __future__ import annotations
@@ -19,18 +27,36 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from memvault.recall import rank, stem, terms  # noqa: E402
+from memvault.recall.query import memory_find  # noqa: E402
 from memvault.store.recall_index import CJK_RUN, analyze  # noqa: E402
-from recall import DATA, Synth, source_texts, table  # noqa: E402
+from recall import (  # noqa: E402
+    CATEGORIES,
+    DATA,
+    Synth,
+    event_row,
+    fresh_db,
+    ingest,
+    locomo_turns,
+    source_texts,
+    table,
+)
+
+STEM_TOKENIZERS = {"unicode61": "unicode61 remove_diacritics 2",
+                   "porter unicode61": "porter unicode61 remove_diacritics 2"}
+_ASCII_WORDS = re.compile(r"[a-z0-9]+")
 
 
 def _jieba_text(text: str) -> str:
@@ -77,13 +103,110 @@ def lookup(conn: sqlite3.Connection, design: str, query: str, limit: int) -> lis
     return json.loads(row[0])
 
 
+def _fts_ranked(conn: sqlite3.Connection, table: str, question: str, limit: int) -> list[int]:
+    """Rowids by FTS5 bm25() for the OR of the question's words (each quoted: text stays text)."""
+    words = dict.fromkeys(_ASCII_WORDS.findall(question.lower()))
+    if not words:
+        return []
+    match = " OR ".join(f'"{w}"' for w in words)
+    return [r[0] for r in conn.execute(
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY bm25({table}) LIMIT ?",
+        (match, limit))]
+
+
+def _porter_stems(data: list[dict]) -> Callable[[str], str]:
+    """Porter stems (FTS5's porter tokenizer, read back through fts5vocab) of every word of the
+    LoCoMo turns and questions: a stand-in for a porter index under memory_find's scorer."""
+    words: set[str] = set()
+    for conv in data:
+        words.update(w for _, t, _ in locomo_turns(conv) for w in _ASCII_WORDS.findall(t.lower()))
+        words.update(w for qa in conv["qa"] for w in _ASCII_WORDS.findall(qa["question"].lower()))
+    ordered = sorted(words)
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE p USING fts5 (w, tokenize='porter ascii')")
+    conn.execute("CREATE VIRTUAL TABLE pv USING fts5vocab(p, 'instance')")
+    conn.executemany("INSERT INTO p (rowid, w) VALUES (?, ?)",
+                     [(i + 1, w) for i, w in enumerate(ordered)])
+    stems = {ordered[doc - 1]: term for term, doc in conn.execute("SELECT term, doc FROM pv")}
+    conn.close()
+    return lambda word: stems.get(word, word) if len(word) >= stem.MIN_WORD else word
+
+
+@contextmanager
+def _stemmer(family: Callable[[str], str]) -> Iterator[None]:
+    """memory_find with `family` as its word-family key (recall/stem.py's stem by default)."""
+    modules = (stem, terms, rank)
+    saved = [m.stem for m in modules]
+    for m in modules:
+        m.stem = family
+    try:
+        yield
+    finally:
+        for m, old in zip(modules, saved, strict=True):
+            m.stem = old
+
+
+def bench_stemming(path: Path, ks: tuple[int, ...] = (5, 10, 20)) -> None:
+    """Recall of LoCoMo evidence: bm25() over a unicode61 and a porter-stemmed FTS5 table of the
+    same turns, and memory_find (query-time inflections) over them as events."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    found: dict[tuple[str, int, int], list[float]] = {}
+    names = [*STEM_TOKENIZERS, "memory_find", "memory_find, porter"]
+    porter = _porter_stems(data)
+    with tempfile.TemporaryDirectory(prefix="memvault-stemming-") as folder:
+        for n, conv in enumerate(data):
+            turns = locomo_turns(conv)
+            conn = sqlite3.connect(":memory:")
+            for i, tokenize in enumerate(STEM_TOKENIZERS.values()):
+                conn.execute(f"CREATE VIRTUAL TABLE t{i} USING fts5 (text, tokenize='{tokenize}')")
+                conn.executemany(f"INSERT INTO t{i} (rowid, text) VALUES (?, ?)",
+                                 [(j + 1, t) for j, (_, t, _) in enumerate(turns)])
+            mem = fresh_db(folder, f"stem{n}")
+            ids = ingest(mem, [event_row(t, w) for _, t, w in turns])
+            dia = {j + 1: d for j, (d, _, _) in enumerate(turns)}
+            dia_of_event = {i: d for i, (d, _, _) in zip(ids, turns, strict=True)}
+            for qa in conv["qa"]:
+                evidence = {e for e in qa.get("evidence", []) if e in dia.values()}
+                if not evidence:
+                    continue
+                ranked = {name: [dia[r] for r in _fts_ranked(conn, f"t{i}", qa["question"],
+                                                             max(ks))]
+                          for i, name in enumerate(STEM_TOKENIZERS)}
+                for name, family in (("memory_find", stem.stem), ("memory_find, porter", porter)):
+                    with _stemmer(family):
+                        hits = memory_find(mem, qa["question"], types=["event"],
+                                           limit=max(ks))["hits"]
+                    ranked[name] = [dia_of_event[h["id"]] for h in hits]
+                for name in names:
+                    for k in ks:
+                        share = len(evidence & set(ranked[name][:k])) / len(evidence)
+                        found.setdefault((name, k, qa["category"]), []).append(share)
+            conn.close()
+            mem.close()
+    rows = []
+    for k in ks:
+        for name in names:
+            cells = [found.get((name, k, c), []) for c in CATEGORIES]
+            every = [x for c in cells for x in c]
+            rows.append([f"{name} @{k}", *(f"{sum(c) / max(1, len(c)):.3f}" for c in cells),
+                         f"{sum(every) / max(1, len(every)):.3f}"])
+    table(f"Stemming at index time: LoCoMo evidence recall ({path.name}), FTS5 bm25() over "
+          "unicode61 vs porter tables of the same turns, and memory_find",
+          ["", *CATEGORIES.values(), "all"], rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--locomo", default=str(DATA / "locomo" / "locomo-dev.json"))
     parser.add_argument("--memorybank", default=str(DATA / "memorybank"))
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=40, help="queries per length")
+    parser.add_argument("--stemming", action="store_true",
+                        help="only the English stemming comparison on LoCoMo")
     args = parser.parse_args()
+    if args.stemming:
+        bench_stemming(Path(args.locomo))
+        return
     en, cn = source_texts(Path(args.locomo), Path(args.memorybank))
     synth = Synth(en, cn, cjk_share=0.2, seed=13)
     texts = [synth.text() for _ in range(args.events)]

@@ -1,6 +1,7 @@
-"""What memory_find ranks beyond plain word matches: the turn next to a matching turn in the
-same conversation, dates the question names against occurred_at, 2-letter terms, words absent
-from the vocabulary, English inflections, and events not indexed yet ranked like indexed ones."""
+"""What memory_find ranks beyond plain word matches: the turns near a matching turn in the
+same conversation, long turns that hold a rare word, dates the question names against
+occurred_at, 2-letter terms, words absent from the vocabulary, English inflections, and events
+not indexed yet ranked like indexed ones."""
 
 from __future__ import annotations
 
@@ -67,6 +68,40 @@ def test_a_name_lookup_finds_only_events_that_mention_it(mem: Memory) -> None:
     mention, after = add(mem, ["I met Haoyu at the station.", "Then we took a taxi home."])
     assert ids_of(memory_find(mem.conn, "Haoyu", types=["event"])) == [mention]
 
+
+
+def test_a_turn_two_after_a_matching_one_in_the_same_exchange_is_context(mem: Memory) -> None:
+    add(mem, FILLER, start="2026-03-01T08:00")
+    said, aside, answer = add(mem, [
+        "Caroline: I've been thinking about my career a lot lately.",
+        "Melanie: Oh? Tell me more!",
+        "Caroline: I'm keen on counseling and working in mental health."],
+        start="2026-03-02T09:00")
+    # shorter turns that name Caroline too, newer (ties go to the newest), in other talks
+    others = add(mem, ["Caroline: Bus was late.", "Caroline: See you soon!"],
+                 start="2026-03-04T09:00", step_min=120)
+    found = memory_find(mem.conn, "What career would Caroline pursue?", types=["event"])
+    hits = {h["id"]: h for h in found["hits"]}
+    assert hits[answer]["context"] == [said] and aside in hits
+    assert all(ids_of(found).index(answer) < ids_of(found).index(o) for o in others)
+
+
+def test_a_long_turn_with_the_rarest_word_outranks_short_turns_with_a_common_one(
+    mem: Memory
+) -> None:
+    add(mem, FILLER * 12, start="2026-02-01T08:00", step_min=60)
+    add(mem, ["Tim: We should visit the lake some weekend.", "Tim: Did you visit your aunt?",
+              "Tim: Visit soon!"], start="2026-03-05T08:00", step_min=60)
+    short = add(mem, ["Let us visit grandma.", "Visit the dentist.", "We visit often."],
+                start="2026-03-06T08:00", step_min=60)
+    long = add(mem, [
+        "Tim: Last Friday I finally took the early train into the city with my cousin, we "
+        "walked along the river for an hour, had coffee in a tiny place near the old bridge, "
+        "and then spent the whole afternoon at the maritime museum looking at ship models and "
+        "old maps until they closed the doors at six."], start="2026-03-07T08:00")[0]
+    # an event is a turn: its length is what it says, not repetition, and is discounted less
+    ranked = ids_of(memory_find(mem.conn, "Which museum did Tim visit?", types=["event"]))
+    assert all(ranked.index(long) < ranked.index(s) for s in short[1:])
 
 # -- dates in the question ----------------------------------------------------------------
 
@@ -137,6 +172,14 @@ def test_inflections_of_an_english_word_match(mem: Memory) -> None:
     assert ids_of(answer)[0] == meeting
     assert stem("countries") == stem("country") and stem("painters") != stem("paint")
 
+
+
+def test_a_short_word_is_no_inflection_of_a_longer_one(mem: Memory) -> None:
+    add(mem, FILLER)
+    tim, time = add(mem, ["Tim: see you at the lake.", "What a time we had at the lake."],
+                    step_min=60)
+    # "time" and "times" share the key "tim", which the name "Tim" must not join
+    assert ids_of(memory_find(mem.conn, "time", types=["event"])) == [time]
 
 # -- the unindexed tail -------------------------------------------------------------------
 

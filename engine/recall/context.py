@@ -5,7 +5,10 @@ A conversation is a run of adjacent events (consecutive ids) at most CONVERSATIO
 apart, whatever their source: a user's question and the agent's answer are two sources of one
 exchange. An answer often shares no word with the question that finds the turn before it
 ("How long have you been doing yoga?" -> "Been at it for three years"), so an event earns a
-share of its neighbours' scores, and names them in `context`.
+share of its neighbours' scores, and names them in `context`. An exchange is more than one pair
+of turns: a speaker goes on about what they said two turns earlier ("I've been thinking about
+my career" - "Oh? Tell me more!" - "I'm keen on counseling"), so the turns up to NEIGHBOUR_REACH
+away count too, each step further for NEIGHBOUR_DECAY of the share of the step before.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from .terms import Query
 
 TAIL_EXACT_UNITS = 2_000  # a tail up to this long has its length counted, not estimated
 NEIGHBOUR_SEEDS = 20  # best-scoring events whose turns before and after are read and scored
+NEIGHBOUR_REACH = 2  # turns each way that share their score (bench/recall.py: 3 adds nothing)
+NEIGHBOUR_DECAY = 0.5  # each turn further away shares this much of what the nearer one does
 AFTER_WEIGHT = 0.7  # share of the turn before's score an event earns (it may answer it)
 BEFORE_WEIGHT = 0.4  # share of the turn after's score an event earns (it may be asked)
 DATE_BONUS = 0.4  # an event dated inside a date the query names ("5月2号", "May 3, 2023")
@@ -86,12 +91,13 @@ def add_neighbours(
     own: dict[int, tuple[float, list[str]]], by_id: dict[int, Sequence[Any]],
     allowed: set[int] | None, unread: tuple[int, int],
 ) -> None:
-    """Read and score the turns before and after the best NEIGHBOUR_SEEDS hits: the answer to
-    a question is often the turn after the one that echoes it."""
+    """Read and score the turns up to NEIGHBOUR_REACH before and after the best NEIGHBOUR_SEEDS
+    hits: the answer to a question is often a turn or two after the one that echoes it."""
     seeds = heapq.nlargest(NEIGHBOUR_SEEDS, (i for i in own if own[i][0] > 0),
                            key=lambda i: own[i][0])
-    wanted = {n for i in seeds for n in (i - 1, i + 1)
-              if n not in by_id and n > 0 and not unread[0] < n < unread[1]}
+    steps = [d for d in range(-NEIGHBOUR_REACH, NEIGHBOUR_REACH + 1) if d]
+    wanted = {i + d for i in seeds for d in steps
+              if i + d not in by_id and i + d > 0 and not unread[0] < i + d < unread[1]}
     if allowed is not None:
         wanted &= allowed
     for row in event_rows(conn, sorted(wanted)):
@@ -109,17 +115,23 @@ def in_context(
     event_id: int, own: dict[int, tuple[float, list[str]]], by_id: dict[int, Sequence[Any]],
 ) -> tuple[float, list[str], list[int]]:
     """An event's score: its own, plus a share of the turns around it in the same conversation
-    (the turn before weighs more: it is the question the event may answer)."""
+    (the turns before weigh more: they hold the question the event may answer), walking out
+    while the turns stay one conversation, each step sharing NEIGHBOUR_DECAY of the last."""
     score, why = own[event_id]
-    row, context = by_id[event_id], []
+    context: list[int] = []
     total = score
-    for other, weight, label in ((event_id - 1, AFTER_WEIGHT, "after"),
-                                 (event_id + 1, BEFORE_WEIGHT, "before")):
-        near = own.get(other)
-        if near is None or near[0] <= 0 or not same_conversation(row, by_id[other]):
-            continue
-        total += weight * near[0]
-        context.append(other)
-        if not score:
-            why = [f"{label} event {other}: {', '.join(near[1][:3])}"]
+    for step, weight, label in ((-1, AFTER_WEIGHT, "after"), (1, BEFORE_WEIGHT, "before")):
+        last = by_id[event_id]
+        for distance in range(1, NEIGHBOUR_REACH + 1):
+            other = event_id + step * distance
+            if other not in by_id or not same_conversation(last, by_id[other]):
+                break
+            last = by_id[other]
+            near = own[other]
+            if near[0] <= 0:
+                continue
+            total += weight * NEIGHBOUR_DECAY ** (distance - 1) * near[0]
+            context.append(other)
+            if not score and len(context) == 1:
+                why = [f"{label} event {other}: {', '.join(near[1][:3])}"]
     return total, why, context

@@ -10,9 +10,9 @@ Invariants:
 - Merged objects are reported as their survivor (redirect_to followed), naming the merged ids.
 - Ranking (engine/recall/rank.py): FTS5 postings give candidates, the rows give exact scores;
   a score is the share of the query's best possible score, so objects and events interleave.
-  An event also earns a share of the scores of the turns next to it in its conversation and a
-  bonus when it falls on a date the query names (engine/recall/context.py); English words match
-  their inflections (engine/recall/stem.py).
+  An event also earns a share of the scores of the turns near it (up to two each way) in its
+  conversation and a bonus when it falls on a date the query names (engine/recall/context.py);
+  English words match their inflections (engine/recall/stem.py).
 """
 
 from __future__ import annotations

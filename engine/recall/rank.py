@@ -8,9 +8,9 @@ Invariants:
 - Stage 2 never tokenizes a candidate: term frequencies are substring counts on the folded text
   (str.find/count, in C), with word boundaries checked for words; CJK bigrams are substrings by
   construction. A 16,000-char body costs a few C scans, not a Python tokenization.
-- A score is BM25 (k1 1.2, b 0.75) divided by the query's best possible score, so objects and
-  events rank on one scale; objects use field weights (BM25F) over name, aliases, cues, summary
-  and body.
+- A score is BM25 (k1 1.2; b 0.75 for object bodies, EVENT_B for events) divided by the
+  query's best possible score, so objects and events rank on one scale; objects use field
+  weights (BM25F) over name, aliases, cues, summary and body.
 """
 
 from __future__ import annotations
@@ -24,10 +24,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..store.recall_index import CJK_RUN, fold, units
-from .stem import stem
+from .stem import MIN_WORD, stem
 from .terms import Query, Term
 
 K1, B = 1.2, 0.75
+# An event is one turn or message, not a document: a long turn is long because it says more
+# (the facts a later question asks about), not because it repeats its words, so its length
+# discounts a match less than a long body does (bench/recall.py: b 0.3-0.5 all beat 0.75).
+EVENT_B = 0.4
 CAP = 1_000  # postings read per term; a term in more documents is "common"
 POSTINGS_BUDGET = 10_000  # postings summed in stage 1, rarest terms first
 MAX_EXPANSIONS = 200  # words a prefix expands to (in vocabulary order)
@@ -144,9 +148,15 @@ def _lookup_family(
     ).fetchall()
     absent = all(w != term.text for w, _ in near)
     longer = term.kind == "prefix" or (term.credit and absent)
-    words = [(w, n) for w, n in near if w == term.text or stem(w) == term.stem
+    words = [(w, n) for w, n in near if w == term.text or _kin(w, term)
              or (longer and w.startswith(term.text))]
     return _vocab_postings(conn, table, words, stats, " OR ".join(_quote(w) for w, _ in words))
+
+
+def _kin(word: str, term: Term) -> bool:
+    """Whether `word` is an inflection of the term's word. A word shorter than MIN_WORD is its
+    own family, never another's: "tim" is not "time" (whose key, "tim", it happens to equal)."""
+    return bool(term.stem) and len(word) >= MIN_WORD and stem(word) == term.stem
 
 
 def _vocab_postings(
@@ -238,7 +248,7 @@ def occurrences(term: Term, folded: str) -> tuple[float, list[str]]:
         word = folded[i:end]
         if word == text:
             tf += 1.0
-        elif term.stem and stem(word) == term.stem:
+        elif _kin(word, term):
             tf += STEM_CREDIT
         elif term.credit and word.startswith(text):
             tf += term.credit
@@ -256,7 +266,7 @@ def _why(term: str, matched: list[str]) -> str:
 def score_text(query: Query, stats: Stats, text: str) -> tuple[float, list[str]]:
     """BM25 of one event text, as a share of the best possible; the matched terms for `why`."""
     folded = fold(text)
-    norm = 1 - B + B * units(text) / stats.avg_len
+    norm = 1 - EVENT_B + EVENT_B * units(text) / stats.avg_len
     score, why = 0.0, []
     for term in query.terms:
         tf, matched = occurrences(term, folded)
