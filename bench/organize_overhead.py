@@ -3,9 +3,10 @@
 Builds a home with N objects (100,000 by default) and B pending events, then runs organize
 batches through the real worker with a scripted model that answers instantly with a typical
 proposal (two new objects, one update of an object sent in the claim, three relations, three
-evidence links, linked). Reports per batch: the whole tick (claim incl. finding related objects,
-prompt, loop, validation, commit, ledger) and the commit transaction alone, beside the bare SQL
-statements of the same writes on a copy of the database.
+evidence links, linked). Reports per batch: the whole tick (recall-index upkeep, lease and claim
+incl. finding related objects, prompt, loop, validation, commit with its ledger row) and the
+commit transaction alone, beside the bare SQL statements of the same writes on a copy of the
+database; medians, and means (which count the rare slow tick).
 
     python bench/organize_overhead.py [--objects 100000] [--batches 100]
 """
@@ -46,6 +47,9 @@ def build_home(home: Path, objects: int, events: int) -> None:
                 "INSERT INTO archive_queue (event_id, state, enqueued_at, updated_at)"
                 " VALUES (?, 'pending', ?, ?)", [(i, T0.isoformat(), T0.isoformat()) for i in ids])
             mem.conn.execute("UPDATE hot_nodes SET active = 0")
+        # Setup, not a tick's work: recall's index catches up with what was just built here
+        # (the first ticks would otherwise index it all and skew the means).
+        mem.sync_recall_index(max_events=None)
 
 
 def proposal(payload: dict) -> dict:
@@ -155,9 +159,13 @@ def main() -> None:
     rows = [("engine tick (claim+prompt+loop+commit)", ticks),
             ("engine commit transaction", commits), ("bare SQL of the same writes", bare)]
     print_table(rows)
-    bare_median = statistics.median(bare)
+    bare_median, bare_mean = statistics.median(bare), statistics.fmean(bare)
     print(f"\nratio commit/bare (median): {statistics.median(commits) / bare_median:.1f}x"
           f"   tick/bare: {statistics.median(ticks) / bare_median:.1f}x")
+    # The mean counts the rare slow tick too (e.g. the one that re-indexes the changed objects
+    # of the batches before it for recall).
+    print(f"ratio commit/bare (mean): {statistics.fmean(commits) / bare_mean:.1f}x"
+          f"   tick/bare: {statistics.fmean(ticks) / bare_mean:.1f}x")
 
 
 if __name__ == "__main__":

@@ -315,3 +315,24 @@ def test_an_explicit_job_resumes_its_scan_yet_claims_nodes_that_were_held_then_f
     assert claim_and_fold() == [7, 8]
     assert mode.next_claim(conn, job, mem.config, now) is None  # only its own heads are left
     mem.close()
+
+
+def test_the_commit_enqueues_a_batch_of_events_in_a_fixed_number_of_statements(
+    mem: Memory,
+) -> None:
+    """Issue 17: the queue writes of a commit do not grow with its events (one lookup of the
+    still-hot fragments, one insert), and the receipt still lists only the newly queued."""
+    ids = [mem.append_event(f"message {i}: the team met and agreed on the launch date")
+           for i in range(6)]
+    mem.conn.execute("INSERT INTO archive_queue (event_id, state, enqueued_at, updated_at)"
+                     " VALUES (?, 'linked', 'a', 'a')", (ids[2],))  # already organized
+    mem.compact()
+    worker, _ = make_worker(mem, [compact_step("sum")])
+    statements: list[str] = []
+    mem.conn.set_trace_callback(statements.append)
+    result = worker.tick()
+    mem.conn.set_trace_callback(None)
+    assert result.receipt["enqueued"] == [i for i in ids if i != ids[2]]
+    assert queue_row(mem.conn, ids[2])["state"] == "linked"  # never re-queued
+    assert len([s for s in statements if "INTO archive_queue" in s]) == 1
+    assert len([s for s in statements if "fragment_count > 1" in s]) == 1

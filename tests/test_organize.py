@@ -521,3 +521,22 @@ def test_configured_progress_and_reason_limits_apply(home: Path, clock: ManualCl
         commit_organize(short, "archive_only", reason="r" * 10))
     assert result.action == "committed" and fields(provider) == ["events.0.reason"]
     mem.close()
+
+
+def test_the_related_objects_of_a_claim_are_read_in_one_statement(mem: Memory) -> None:
+    """Issue 17: a page naming many objects reads them together, not one query each, and the
+    payload keeps their order (objects citing the event first, then the named ones)."""
+    names = ["Ada", "Grace", "Alan", "Edsger", "Barbara"]
+    for name in names:
+        put_object(mem, f"person:{name.lower()}", name, body=f"{name} is a colleague")
+    (event_id,) = add_archived(mem, "Ada, Grace, Alan, Edsger and Barbara met today.")
+    mem.organize()
+    seen: list[dict[str, Any]] = []
+    statements: list[str] = []
+    mem.conn.set_trace_callback(statements.append)
+    result, _ = one_batch(mem, organize_step(
+        lambda data: {"outcome": "archive_only", "reason": "a meeting, nothing durable"}, seen))
+    mem.conn.set_trace_callback(None)
+    assert result.action == "committed"
+    assert {o["id"] for o in seen[0]["related"]} == {f"person:{n.lower()}" for n in names}
+    assert len([s for s in statements if s.startswith("SELECT * FROM objects WHERE id")]) == 1

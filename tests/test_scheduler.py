@@ -259,3 +259,26 @@ def test_nightly_job_reviews_objects_through_the_worker(home: Path) -> None:
     assert worker.tick().action == "idle"
     assert job_state(mem.conn, result.job_id) == "done"
     mem.close()
+
+
+# -- cost of a poll (issue 17) ------------------------------------------------------------------
+
+
+def test_a_check_with_nothing_due_takes_no_write_transaction(
+    home: Path, clock: ManualClock,
+) -> None:
+    """Reads decide that nothing can be due; when something may be, the check decides again
+    under the write lock, as before."""
+    mem = open_memory(home, clock, SHANGHAI)
+    sch = scheduler(mem)
+    sch.check(at(1, 1, 0))  # the first hourly check: stores its time
+    statements: list[str] = []
+    mem.conn.set_trace_callback(statements.append)
+    assert sch.check(at(1, 1, 30)) == []  # 30 min later, before 02:50: nothing is due
+    assert not [s for s in statements if s.startswith("BEGIN")]
+    assert [j.mode for j in sch.check(at(1, 2, 50))] == ["deep"]  # the nightly window opens
+    assert [s for s in statements if s.startswith("BEGIN")] == ["BEGIN IMMEDIATE"]
+    assert sch.check(at(1, 2, 55)) == []  # deep made today, hourly just checked: reads only
+    assert len([s for s in statements if s.startswith("BEGIN")]) == 1
+    mem.conn.set_trace_callback(None)
+    assert parse_time(get_state(mem.conn, HOURLY_KEY)) == at(1, 2, 50)  # hourly was due too

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from helpers import T0, count
 from memvault import ManualClock, Memory
 from memvault.cli import main
+from memvault.jobs import worker as worker_module
 from memvault.jobs.scheduler import PAUSE_KEY
 from memvault.models.base import ModelReply
 from memvault.models.scripted import call
@@ -29,6 +30,7 @@ from modes_support import (
     batch_row,
     cite_page,
     commit_organize,
+    compact_step,
     counts,
     job_state,
     make_worker,
@@ -590,3 +592,172 @@ def test_a_provider_error_with_a_lone_surrogate_is_stored_escaped(
     assert result.action == "failed"
     error = mem.conn.execute("SELECT error FROM batches").fetchone()[0]
     assert "bad byte \\udc80 from the server" in error
+
+
+# -- per-tick overhead (issue 17) ---------------------------------------------------------------
+
+
+def write_transactions(mem: Memory) -> list[str]:
+    """Start recording the statements run on `mem`'s connection; the list fills as they run."""
+    seen: list[str] = []
+    mem.conn.set_trace_callback(seen.append)
+    return seen
+
+
+def test_a_committed_tick_takes_two_write_transactions_claim_and_commit(mem: Memory) -> None:
+    """With the recall index caught up, lease and claim share one transaction; the commit carries
+    the ledger row of the call that proposed it and gives the lease back."""
+    for i in range(6):
+        mem.append_event(f"turn {i}: we planned the Aurora launch and its budget in detail.")
+    mem.sync_recall_index()
+    mem.compact()
+    worker, _ = make_worker(mem, [compact_step("s")])
+    statements = write_transactions(mem)
+    result = worker.tick()
+    mem.conn.set_trace_callback(None)
+    assert result.action == "committed"
+    assert [s for s in statements if s.startswith("BEGIN")] == ["BEGIN IMMEDIATE"] * 2
+    # the claim is built from what it wrote, not read back
+    assert not [s for s in statements if s.startswith("SELECT * FROM batches WHERE id =")]
+    assert lease_info(mem.conn) is None  # released at tick end, as before
+    (row,) = mem.conn.execute("SELECT batch_id, outcome FROM model_calls").fetchall()
+    assert tuple(row) == (result.batch_id, "ok")
+
+
+def test_an_idle_tick_with_nothing_to_index_takes_one_write_transaction(mem: Memory) -> None:
+    mem.append_event("one small event")
+    worker, _ = make_worker(mem, [])
+    assert worker.tick().action == "idle"  # indexes the new event
+    statements = write_transactions(mem)
+    assert worker.tick().action == "idle"
+    mem.conn.set_trace_callback(None)
+    assert [s for s in statements if s.startswith("BEGIN")] == ["BEGIN IMMEDIATE"]
+    assert lease_info(mem.conn) is None
+
+
+def test_the_tick_syncs_the_recall_index_only_when_something_is_behind(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[int | None] = []
+    real = mem.sync_recall_index
+
+    def counting(max_events: int | None = 5_000) -> dict[str, int]:
+        calls.append(max_events)
+        return real(max_events)
+
+    monkeypatch.setattr(mem, "sync_recall_index", counting)
+    worker, _ = make_worker(mem, [])
+    mem.append_event("Ada joined the team.")
+    worker.tick()
+    assert len(calls) == 1  # a new event: indexed
+    worker.tick()
+    assert len(calls) == 1  # nothing new: no write transaction for the index
+    put_object(mem, "person:ada", "Ada")  # a changed object is something to index too
+    worker.tick()
+    assert len(calls) == 2
+    assert count(mem.conn, "recall_dirty") == 0
+
+
+def test_the_lease_is_held_while_the_model_works_and_given_back_by_the_commit(
+    mem: Memory,
+) -> None:
+    mem.append_event("We agreed the Aurora launch date and who writes the release notes.")
+    mem.compact()
+    held: list[object] = []
+
+    def step(messages, tools, max_out):
+        held.append(lease_info(mem.conn)["holder"])
+        return compact_step("s")(messages, tools, max_out)
+
+    worker, _ = make_worker(mem, [step], holder="worker-x")
+    assert worker.tick().action == "committed"
+    assert held == ["worker-x"]
+    assert lease_info(mem.conn) is None
+
+
+def test_a_refused_commit_records_its_call_before_the_next_model_call(mem: Memory) -> None:
+    """The commit's call is written with the commit; when the commit is refused (a
+    correction), its row is written on its own at once, never held through the next call."""
+    mem.append_event("We agreed the Aurora launch date and who writes the release notes.")
+    mem.compact()
+    rows_seen: list[int] = []
+
+    def bad(messages, tools, max_out):
+        return call("commit_compaction", {"node_ids": [999], "summary": "s"})
+
+    def good(messages, tools, max_out):
+        rows_seen.append(count(mem.conn, "model_calls"))
+        return compact_step("s")(messages, tools, max_out)
+
+    worker, _ = make_worker(mem, [bad, good])
+    result = worker.tick()
+    assert result.action == "committed" and result.corrections == 1
+    assert rows_seen == [1]
+    assert count(mem.conn, "model_calls") == 2
+
+
+def test_a_failed_batch_records_its_calls_and_gives_the_lease_back(mem: Memory) -> None:
+    mem.append_event("We agreed the Aurora launch date and who writes the release notes.")
+    mem.compact()
+
+    def bad(messages, tools, max_out):
+        return call("commit_compaction", {"node_ids": [999], "summary": "s"})
+
+    worker, _ = make_worker(mem, [bad] * 4)
+    result = worker.tick()
+    assert result.action == "failed"
+    assert count(mem.conn, "model_calls") == 4
+    assert lease_info(mem.conn) is None
+
+
+def test_objects_a_run_of_batches_changes_are_indexed_together_yet_always_found(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Changed objects wait for the next quiet poll (or DIRTY_BATCH of them) instead of a
+    write transaction per batch; recall finds them meanwhile from the objects table."""
+    first, second, third = add_archived(mem, "Ada Lovelace joined.", "Grace Hopper joined.",
+                                        "Alan Turing joined.")
+    mem.organize()
+    syncs: list[int | None] = []
+    real = mem.sync_recall_index
+
+    def counting(max_events: int | None = 5_000) -> dict[str, int]:
+        syncs.append(max_events)
+        return real(max_events)
+
+    monkeypatch.setattr(mem, "sync_recall_index", counting)
+    monkeypatch.setattr(worker_module, "DIRTY_BATCH", 4)
+    worker, _ = make_worker(mem, [
+        cite_page("person:ada", "Ada Lovelace", body="joined"),
+        cite_page("person:grace", "Grace Hopper", body="joined"),
+        cite_page("person:alan", "Alan Turing", body="joined"),
+    ])
+    assert worker.tick().action == "committed"  # after a quiet start: events indexed first
+    assert len(syncs) == 1
+    assert worker.tick().action == "committed"
+    assert len(syncs) == 1  # 2 changed objects wait while batches follow each other
+    assert count(mem.conn, "recall_dirty") == 2
+    assert mem.find("Grace Hopper")["hits"][0]["id"] == "person:grace"
+    assert worker.tick().action == "committed"
+    assert len(syncs) == 1
+    assert worker.tick().action == "idle"  # 3 < 4 waiting, yet the last tick ran a batch...
+    assert len(syncs) == 1
+    assert worker.tick().action == "idle"  # ...and this poll is quiet: all indexed together
+    assert len(syncs) == 2
+    assert count(mem.conn, "recall_dirty") == 0
+    assert [queue_row(mem.conn, e)["state"] for e in (first, second, third)] == ["linked"] * 3
+
+
+def test_a_run_of_batches_indexes_once_dirty_batch_objects_wait(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    add_archived(mem, "Ada Lovelace joined.", "Grace Hopper joined.")
+    mem.organize()
+    monkeypatch.setattr(worker_module, "DIRTY_BATCH", 1)
+    worker, _ = make_worker(mem, [cite_page("person:ada", "Ada Lovelace", body="joined"),
+                                  cite_page("person:grace", "Grace Hopper", body="joined")])
+    assert worker.tick().action == "committed"
+    assert count(mem.conn, "recall_dirty") == 1
+    assert worker.tick().action == "committed"  # starts by indexing the one waiting
+    assert mem.conn.execute("SELECT object_id FROM recall_dirty").fetchall()[0][0] == \
+        "person:grace"

@@ -50,7 +50,11 @@ class Scheduler:
         self.tz = tz
 
     def check(self, now: datetime) -> list[Job]:
-        """Create whatever jobs are due now; return them."""
+        """Create whatever jobs are due now; return them. A poll with nothing due takes no
+        write transaction: reads rule that out first, and whenever something may be due the
+        whole decision is made again under the write lock (two processes never both act)."""
+        if not self._maybe_due(now):
+            return []
         created: list[Job] = []
         with write(self.conn):
             paused = auto_paused(self.conn, now)
@@ -60,6 +64,28 @@ class Scheduler:
             if not paused:
                 created += self._nightly(now)
         return created
+
+    def _maybe_due(self, now: datetime) -> bool:
+        """False only when no job can be due and no check time needs storing; conservative
+        (the nightly job's quiet condition is left to the locked check)."""
+        last = _time(self.conn, HOURLY_KEY)
+        if last is None or (now - last).total_seconds() >= self.config["worker.hourly_s"]:
+            return True  # the hourly check stores its time even when it creates nothing
+        if auto_paused(self.conn, now):
+            return False
+        if self._nightly_window(now):
+            return True
+        if open_jobs(self.conn, "compact", "threshold"):
+            return False
+        return timeline_totals(self.conn)["est_tokens"] > self.config["compact.threshold_tokens"]
+
+    def _nightly_window(self, now: datetime) -> bool:
+        """Past today's deep.nightly_at (local) and today's nightly job not made yet."""
+        local = now.astimezone(self.tz) if self.tz else now.astimezone()
+        if get_state(self.conn, NIGHTLY_KEY) == local.date().isoformat():
+            return False
+        hh, mm = (int(x) for x in self.config["deep.nightly_at"].split(":"))
+        return local.time() >= time(hh, mm)
 
     def _threshold(self, now: datetime) -> list[Job]:
         if open_jobs(self.conn, "compact", "threshold"):
@@ -86,13 +112,10 @@ class Scheduler:
         return [create_job(self.conn, "organize", "hourly", now)]
 
     def _nightly(self, now: datetime) -> list[Job]:
+        if not self._nightly_window(now):
+            return []
         local = now.astimezone(self.tz) if self.tz else now.astimezone()
         today = local.date().isoformat()
-        if get_state(self.conn, NIGHTLY_KEY) == today:
-            return []
-        hh, mm = (int(x) for x in self.config["deep.nightly_at"].split(":"))
-        if local.time() < time(hh, mm):
-            return []
         last = _time(self.conn, ACTIVITY_KEY)
         quiet = timedelta(minutes=self.config["deep.quiet_minutes"])
         if last is not None and now - last < quiet:

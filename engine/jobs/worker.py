@@ -1,7 +1,10 @@
 """The worker: one lease, one batch at a time, batch after batch.
 
-Each tick: let the scheduler create due jobs; unless the agent is busy, take the lease, pick the
-next job by rotation, claim (or re-claim) its batch, run the model loop and commit. A failed
+Each tick: catch the recall index up when it is behind; let the scheduler create due jobs;
+unless the agent is busy, take the lease, pick the next job by rotation and claim (or re-claim)
+its batch, all in one write transaction; run the model loop and commit. The commit's
+transaction also records the call that proposed it and gives the lease back, so a committed
+tick costs two write transactions when the index has nothing to catch up. A failed
 batch is retried with backoff (shrinking its claim) up to worker.max_failed_claims times, then it
 is terminal: only its events become blocked and the job goes on. A batch whose worker died is
 found claimed after the lease expired and re-claimed; that counts as a failed claim.
@@ -38,8 +41,8 @@ from ..store.jobs import (
     record_failure,
     rotation,
 )
-from ..store.leases import acquire_lease, process_holder, release_lease
-from ..store.ledger import CallRecord, record_call
+from ..store.leases import drop_lease, lease_taken, process_holder, release_lease, take_lease
+from ..store.ledger import CallRecord, insert_call
 from .scheduler import Scheduler, pause_automatic
 
 BUSY_KEY = "agent.busy_until"
@@ -77,6 +80,20 @@ def default_modes() -> dict[str, Mode]:
     return {"compact": CompactMode(), "organize": OrganizeMode(), "deep": DeepMode()}
 
 
+DIRTY_BATCH = 64  # changed objects a worker going batch after batch lets wait, then indexes
+
+
+def recall_index_lag(conn: sqlite3.Connection) -> tuple[bool, int]:
+    """What recall's index has to catch up, in one read: whether an event is past its
+    watermark, and how many changed objects wait to be re-indexed."""
+    row = conn.execute(
+        "SELECT COALESCE((SELECT MAX(id) FROM events), 0)"
+        " > COALESCE((SELECT CAST(value AS INTEGER) FROM recall_state"
+        "             WHERE key = 'events_indexed_to'), 0),"
+        " (SELECT COUNT(*) FROM recall_dirty)").fetchone()
+    return bool(row[0]), int(row[1])
+
+
 def agent_busy(mem: MemoryHome, now: datetime) -> bool:
     until = get_state(mem.conn, BUSY_KEY)
     return bool(until) and now < parse_time(until)
@@ -98,6 +115,8 @@ class Worker:
         self.scheduler = Scheduler(mem.conn, mem.config, mem.tz) if scheduler else None
         self.limits = BatchLimits.from_config(mem.config)
         self.on_tick = on_tick
+        self._holding = False  # this worker's lease row is written and not yet given back
+        self._in_run = False  # the last tick ran a batch: the next one comes at once
 
     @property
     def lease_s(self) -> float:
@@ -106,21 +125,23 @@ class Worker:
     def tick(self) -> TickResult:
         """One step of work; never raises for a batch failure (it is recorded instead)."""
         now = self.mem.clock.now()
-        self.mem.sync_recall_index()  # keep recall's index caught up, a bounded step a poll
+        if self._index_due():
+            self.mem.sync_recall_index()  # keep recall's index caught up, a bounded step a poll
         if self.scheduler:
             self.scheduler.check(now)
         if agent_busy(self.mem, now):
             return self._report(TickResult("busy"))
-        if not acquire_lease(self.mem.conn, self.holder, now, self.lease_s):
+        claimed = self._lease_and_claim(now)
+        if claimed is None:
             return self._report(TickResult("waiting"))
-        try:
-            for job in rotation(self.mem.conn, now):
-                batch = self._claim(job, now)
-                if batch is not None:
-                    return self._report(self._run(job, batch))
+        if not claimed:
             return self._report(TickResult("idle"))
+        try:
+            return self._report(self._run(*claimed))
         finally:
-            release_lease(self.mem.conn, self.holder)
+            if self._holding:  # a path that could not give it back with its last write
+                release_lease(self.mem.conn, self.holder)
+                self._holding = False
 
     def run(self, burst: bool = False, stop: threading.Event | None = None,
             max_ticks: int | None = None) -> int:
@@ -141,28 +162,48 @@ class Worker:
         return ran
 
     # -- claims -------------------------------------------------------------------------------
+    def _lease_and_claim(self, now: datetime) -> tuple[Job, Batch] | tuple[()] | None:
+        """In ONE write transaction: check the lease, walk the rotation and claim the first
+        job's batch, and take the lease for it; None while another holder's lease is live,
+        () when no job has work. The write lock makes this the same as taking the lease
+        first: no other process can claim or lease in between."""
+        conn = self.mem.conn
+        with write(conn):
+            if lease_taken(conn, self.holder, now):
+                return None
+            for job in rotation(conn, now):
+                batch = self._claim(job, now)
+                if batch is not None:
+                    take_lease(conn, self.holder, now, self.lease_s)
+                    break
+            else:
+                drop_lease(conn, self.holder)  # none of ours should be left; make sure
+                return ()
+        self._holding = True
+        return job, batch
+
     def _claim(self, job: Job, now: datetime) -> Batch | None:
+        """Claim the job's next batch inside the caller's transaction (None: no work left)."""
         mode = self.modes.get(job.mode)
         if mode is None:
             return None
         conn, config = self.mem.conn, self.mem.config
-        with write(conn):
-            pending = pending_batch(conn, job.id)
-            if pending is not None and pending.next_attempt_at is None:
-                # Claimed before but never finished: the last worker died or its lease expired.
-                if self._fail(pending, job, mode, "the previous claim never finished "
-                              "(worker died or lease expired)", now):
-                    pending = None
-                else:
-                    pending = get_batch(conn, pending.id)
-            if pending is not None:
-                claim = mode.shrink(pending.claim, config) if pending.failures else None
-                return reclaim_batch(conn, pending, now, claim)
-            claim = mode.next_claim(conn, job, config, now)
-            if claim is None:
-                finish_job(conn, job.id, now)
-                return None
-            return new_batch(conn, job.id, claim, now)
+        pending = pending_batch(conn, job.id)
+        if pending is not None and pending.next_attempt_at is None:
+            # Claimed before but never finished: the last worker died or its lease expired.
+            if self._fail(pending, job, mode, "the previous claim never finished "
+                          "(worker died or lease expired)", now):
+                pending = None
+            else:
+                pending = get_batch(conn, pending.id)
+        if pending is not None:
+            claim = mode.shrink(pending.claim, config) if pending.failures else None
+            return reclaim_batch(conn, pending, now, claim)
+        claim = mode.next_claim(conn, job, config, now)
+        if claim is None:
+            finish_job(conn, job.id, now)
+            return None
+        return new_batch(conn, job.id, claim, now)
 
     def _fail(self, batch: Batch, job: Job, mode: Mode, error: str, now: datetime) -> bool:
         """Record a failed claim inside the caller's transaction; True when now terminal."""
@@ -180,39 +221,108 @@ class Worker:
     # -- running ------------------------------------------------------------------------------
     def _run(self, job: Job, batch: Batch) -> TickResult:
         mode = self.modes[job.mode]
+        calls = _Ledger(self, job, batch)
         ctx = BatchContext(self.mem.conn, self.mem.config, batch, job, self.holder,
-                           self.mem.clock.now(), clock=self.mem.clock)
-
-        def ledger(call: CallLog) -> None:
-            reply = call.reply
-            record_call(self.mem.conn, CallRecord(
-                job.id, batch.id, job.mode, self.provider.name,
-                (reply.model if reply and reply.model else self.provider.model),
-                reply.usage.input_tokens if reply else 0,
-                reply.usage.output_tokens if reply else 0,
-                reply.usage.estimated if reply else True, call.latency_ms, call.outcome,
-            ), self.mem.clock.now())
-
+                           self.mem.clock.now(), clock=self.mem.clock,
+                           in_commit=calls.in_commit, after_commit=calls.after_commit)
         try:
-            outcome = run_batch(self.provider, mode.messages(ctx), mode.tools(ctx), self.limits,
-                                self.mem.clock, ledger)
+            tools = mode.tools(ctx)
+            calls.terminal = next((t.name for t in tools if t.terminal), None)
+            outcome = run_batch(self.provider, mode.messages(ctx), tools, self.limits,
+                                self.mem.clock, calls.on_call, calls.flush)
         except Exception as exc:  # BatchFailed, or a crash while building the prompt
             error = str(exc) if isinstance(exc, BatchFailed) else f"batch crashed: {exc!r}"
-            now = self.mem.clock.now()
-            with write(self.mem.conn):
-                fresh = get_batch(self.mem.conn, batch.id)
-                if fresh.state != "claimed":  # committed meanwhile (a replay): nothing to undo
-                    return TickResult("committed", job.id, batch.id)
-                terminal = self._fail(fresh, get_job(self.mem.conn, job.id), mode, error, now)
-            return TickResult("terminal" if terminal else "failed", job.id, batch.id,
-                              error=error)
+            return self._failed(job, batch, mode, error, calls)
+        finally:
+            calls.flush()  # nothing is pending after a commit; this is for any other way out
         return TickResult("committed", job.id, batch.id, receipt=outcome.result,
                           rounds=outcome.rounds, corrections=outcome.corrections)
 
+    def _failed(self, job: Job, batch: Batch, mode: Mode, error: str,
+                calls: _Ledger) -> TickResult:
+        """Record the failed claim, the calls not yet on record and the lease given back, in
+        one write transaction."""
+        now = self.mem.clock.now()
+        conn = self.mem.conn
+        with write(conn):
+            calls.write_pending(conn)
+            drop_lease(conn, self.holder)
+            fresh = get_batch(conn, batch.id)
+            if fresh.state != "claimed":  # committed meanwhile (a replay): nothing to undo
+                result = TickResult("committed", job.id, batch.id)
+            else:
+                terminal = self._fail(fresh, get_job(conn, job.id), mode, error, now)
+                result = TickResult("terminal" if terminal else "failed", job.id, batch.id,
+                                    error=error)
+        calls.pending.clear()
+        self._holding = False
+        return result
+
+    def _index_due(self) -> bool:
+        """Whether this tick syncs recall's index: not when it has nothing to catch up (a read
+        instead of a write transaction). New events are indexed at once; changed objects (each
+        organize batch makes some) wait while the worker goes batch after batch, up to
+        DIRTY_BATCH of them, and are indexed together at the next quiet poll: recall scores a
+        changed object from the objects table until then, so no answer depends on it."""
+        events_behind, dirty = recall_index_lag(self.mem.conn)
+        return events_behind or dirty >= DIRTY_BATCH or (dirty > 0 and not self._in_run)
+
     def _report(self, result: TickResult) -> TickResult:
+        self._in_run = result.batch_id is not None
         if self.on_tick:
             self.on_tick(result)
         return result
+
+
+class _Ledger:
+    """The usage-ledger rows of one batch's model calls. Each row is written at once in its own
+    transaction, except the row of a call that proposes the commit: that one waits for the
+    commit and goes into its transaction (`in_commit`, which also gives the lease back); if the
+    commit is refused, or never runs (its arguments did not validate), the row is written on its
+    own right after, and always before the next model call (`flush`)."""
+
+    def __init__(self, worker: Worker, job: Job, batch: Batch) -> None:
+        self.worker, self.job, self.batch = worker, job, batch
+        self.terminal: str | None = None  # the commit tool's name
+        self.pending: list[tuple[CallRecord, datetime]] = []
+
+    def on_call(self, call: CallLog) -> None:
+        reply, provider = call.reply, self.worker.provider
+        record = CallRecord(
+            self.job.id, self.batch.id, self.job.mode, provider.name,
+            (reply.model if reply and reply.model else provider.model),
+            reply.usage.input_tokens if reply else 0,
+            reply.usage.output_tokens if reply else 0,
+            reply.usage.estimated if reply else True, call.latency_ms, call.outcome,
+        )
+        self.pending.append((record, self.worker.mem.clock.now()))
+        commits = call.outcome == "ok" and reply is not None and any(
+            c.name == self.terminal for c in reply.tool_calls)
+        if not commits:
+            self.flush()
+
+    def write_pending(self, conn: sqlite3.Connection) -> None:
+        """Write the held rows inside the caller's transaction (kept until it committed)."""
+        for record, when in self.pending:
+            insert_call(conn, record, when)
+
+    def flush(self) -> None:
+        """Write the held rows now, in their own transaction."""
+        if self.pending:
+            with write(self.worker.mem.conn):
+                self.write_pending(self.worker.mem.conn)
+            self.pending.clear()
+
+    def in_commit(self, conn: sqlite3.Connection) -> None:
+        self.write_pending(conn)
+        drop_lease(conn, self.worker.holder)
+
+    def after_commit(self, ok: bool) -> None:
+        if ok:
+            self.pending.clear()
+            self.worker._holding = False
+        else:
+            self.flush()
 
 
 def set_busy(mem: MemoryHome, busy: bool, minutes: float = 10.0) -> None:

@@ -109,8 +109,11 @@ def run_batch(
     limits: BatchLimits,
     clock: Clock,
     on_call: Callable[[CallLog], None] = lambda _: None,
+    before_call: Callable[[], None] = lambda: None,
 ) -> BatchOutcome:
-    """Drive the model until the terminal tool succeeds; raise BatchFailed otherwise."""
+    """Drive the model until the terminal tool succeeds; raise BatchFailed otherwise.
+    `on_call` reports each model call after it; `before_call` runs before each (the worker
+    writes there what it still holds of earlier calls)."""
     by_name = {t.name: t for t in tools}
     specs = [t.spec() for t in tools]
     terminal = next(t.name for t in tools if t.terminal)
@@ -134,6 +137,7 @@ def run_batch(
         out_tokens = min(out_tokens, cap)
         if out_tokens < 1:
             raise BatchFailed("the conversation fills the model's context: no room to answer")
+        before_call()
         began = time.perf_counter()
         try:
             reply = provider.complete(messages, specs, out_tokens)

@@ -2,12 +2,15 @@
 
 The commit runs in ONE transaction: replayed token -> original receipt, unchanged store;
 otherwise the lease must still be valid and the graph revision unchanged since the claim,
-the mode validates and applies the proposal, the revision advances and the receipt is saved.
+the mode validates and applies the proposal, the revision advances and the receipt is saved;
+last, the caller's own writes that belong with it (`in_commit`: the worker's ledger row and
+giving its lease back) join the same transaction.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -39,6 +42,13 @@ class BatchContext:
     now: datetime
     read_ids: set[str] = field(default_factory=set)  # objects this batch may overwrite
     clock: Clock | None = None  # when given, the commit checks the lease at commit time
+    # The caller's own writes that belong with the commit (the worker: the ledger row of the
+    # call that proposed it, and giving the lease back), run last inside its transaction, so a
+    # tick needs no extra transaction for them; `after_commit(ok)` then says whether they
+    # committed (ok False: the commit raised and rolled them back, the caller writes them
+    # itself).
+    in_commit: Callable[[sqlite3.Connection], None] | None = None
+    after_commit: Callable[[bool], None] | None = None
 
 
 class Mode(Protocol):
@@ -67,12 +77,27 @@ class Mode(Protocol):
 
 def commit_proposal(ctx: BatchContext, mode: Mode, proposal: BaseModel) -> dict[str, Any]:
     """Commit a validated proposal for the batch, idempotently by the batch's token."""
+    try:
+        receipt = _commit(ctx, mode, proposal)
+    except BaseException:
+        if ctx.after_commit is not None:
+            ctx.after_commit(False)
+        raise
+    if ctx.after_commit is not None:
+        ctx.after_commit(True)
+    return receipt
+
+
+def _commit(ctx: BatchContext, mode: Mode, proposal: BaseModel) -> dict[str, Any]:
+    """The commit transaction (see commit_proposal), with the caller's `in_commit` writes."""
     with write(ctx.conn):
         if ctx.clock is not None:
             # The lease must be valid when the commit happens, not when the batch started.
             ctx.now = ctx.clock.now()
         earlier = find_receipt(ctx.conn, ctx.batch.token)
         if earlier is not None:
+            if ctx.in_commit is not None:
+                ctx.in_commit(ctx.conn)
             return {**earlier, "replayed": True}
         if not lease_valid(ctx.conn, ctx.holder, ctx.now):
             raise CommitRefused("refused: the worker lease expired before the commit")
@@ -87,4 +112,6 @@ def commit_proposal(ctx: BatchContext, mode: Mode, proposal: BaseModel) -> dict[
         receipt = {"token": ctx.batch.token, "batch_id": ctx.batch.id, "job_id": ctx.job.id,
                    "mode": mode.name, "revision": new_revision, **body}
         save_receipt(ctx.conn, ctx.batch, new_revision, receipt, ctx.now)
+        if ctx.in_commit is not None:
+            ctx.in_commit(ctx.conn)
     return receipt

@@ -60,17 +60,20 @@ def object_payload(obj: ObjectRecord) -> dict[str, Any]:
 
 
 def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: int,
-                    ) -> list[dict[str, Any]]:
-    """Objects already citing the event, then objects whose name or alias occurs in the text
-    (case-insensitive), within `budget` bytes."""
-    ids = [r[0] for r in conn.execute(
-        "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (event_id,))]
-    ids += named_objects(conn, text)
+                    citing: list[str] | None = None) -> list[dict[str, Any]]:
+    """Objects already citing the event (`citing`, when the caller has read them), then objects
+    whose name or alias occurs in the text (case-insensitive), within `budget` bytes."""
+    if citing is None:
+        citing = event_citers(conn, event_id)
+    ids = list(dict.fromkeys([*citing, *named_objects(conn, text)]))[:RELATED_MAX]
+    # One read for all candidates (not one per object), then taken in the order above.
+    rows = {row["id"]: row for row in conn.execute(
+        "SELECT * FROM objects WHERE id IN (SELECT value FROM json_each(?))"
+        " AND redirect_to IS NULL", (json.dumps(ids, ensure_ascii=False),))}
     chosen: list[dict[str, Any]] = []
     used = 0
-    for object_id in list(dict.fromkeys(ids))[:RELATED_MAX]:
-        row = conn.execute("SELECT * FROM objects WHERE id = ? AND redirect_to IS NULL",
-                           (object_id,)).fetchone()
+    for object_id in ids:
+        row = rows.get(object_id)
         if row is None:
             continue
         item = object_payload(ObjectRecord.from_row(row))
@@ -80,6 +83,12 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
         chosen.append(item)
         used += cost
     return chosen
+
+
+def event_citers(conn: sqlite3.Connection, event_id: int) -> list[str]:
+    """The objects whose evidence cites the event (its targets so far)."""
+    return [r[0] for r in conn.execute(
+        "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (event_id,))]
 
 
 def claimed_events(conn: sqlite3.Connection) -> set[int]:
@@ -135,10 +144,9 @@ class OrganizeMode:
         page_text = row["text"][claim["page_start"]: claim["page_end"]]
         budget = ctx.config["organize.claim_budget_bytes"] - PAYLOAD_RESERVE - len(
             page_text.encode())
-        related = related_objects(ctx.conn, row["id"], page_text, budget)
+        targets = event_citers(ctx.conn, row["id"])
+        related = related_objects(ctx.conn, row["id"], page_text, budget, targets)
         ctx.read_ids.update(o["id"] for o in related)  # sent in the claim = read
-        targets = [r[0] for r in ctx.conn.execute(
-            "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (row["id"],))]
         payload = {
             "mode": "organize",
             "event": {"id": row["id"], "occurred_at": row["occurred_at"], "source": row["source"],

@@ -150,28 +150,33 @@ def new_batch(
     conn: sqlite3.Connection, job_id: int, claim: dict[str, Any], now: datetime
 ) -> Batch:
     """Record a new claim (inside the caller's transaction), with a fresh receipt token."""
-    claim = {"token": uuid.uuid4().hex, **claim}
+    text = json.dumps({"token": uuid.uuid4().hex, **claim}, ensure_ascii=False)
+    revision = graph_revision(conn)
     cur = conn.execute(
         "INSERT INTO batches (job_id, state, claim, base_revision, claimed_at)"
         " VALUES (?, 'claimed', ?, ?, ?)",
-        (job_id, json.dumps(claim, ensure_ascii=False), graph_revision(conn), iso(now)),
+        (job_id, text, revision, iso(now)),
     )
     mark_claimed(conn, job_id, now)
-    return get_batch(conn, int(cur.lastrowid or 0))
+    # The row just written, built here rather than read back (the claim as stored: JSON).
+    return Batch(int(cur.lastrowid or 0), job_id, BatchState.CLAIMED.value, json.loads(text),
+                 revision, 0, None)
 
 
 def reclaim_batch(
     conn: sqlite3.Connection, batch: Batch, now: datetime, claim: dict[str, Any] | None = None
 ) -> Batch:
     """Claim a pending batch again (maybe shrunk), against the current graph revision."""
-    new_claim = {**batch.claim, **(claim or {})}
+    text = json.dumps({**batch.claim, **(claim or {})}, ensure_ascii=False)
+    revision = graph_revision(conn)
     conn.execute(
         "UPDATE batches SET claim = ?, base_revision = ?, claimed_at = ?, next_attempt_at = NULL"
         " WHERE id = ?",
-        (json.dumps(new_claim, ensure_ascii=False), graph_revision(conn), iso(now), batch.id),
+        (text, revision, iso(now), batch.id),
     )
     mark_claimed(conn, batch.job_id, now)
-    return get_batch(conn, batch.id)
+    return Batch(batch.id, batch.job_id, batch.state, json.loads(text), revision, batch.failures,
+                 None)
 
 
 def mark_claimed(conn: sqlite3.Connection, job_id: int, now: datetime) -> None:

@@ -32,18 +32,33 @@ def acquire_lease(
 ) -> bool:
     """Take (or renew) the lease for `holder`; False while another holder's lease is valid."""
     with write(conn):
-        row = conn.execute("SELECT holder, expires_us FROM leases WHERE name = ?",
-                           (LEASE,)).fetchone()
-        if row and row["holder"] != holder and lease_is_live(row, now):
+        if lease_taken(conn, holder, now):
             return False
-        conn.execute(
-            "INSERT INTO leases (name, holder, batch_id, acquired_at, expires_us)"
-            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder,"
-            " batch_id = excluded.batch_id, acquired_at = excluded.acquired_at,"
-            " expires_us = excluded.expires_us",
-            (LEASE, holder, batch_id, iso(now), to_micros(now + timedelta(seconds=seconds))),
-        )
+        take_lease(conn, holder, now, seconds, batch_id)
         return True
+
+
+def lease_taken(conn: sqlite3.Connection, holder: str, now: datetime) -> bool:
+    """True while another holder's lease is live (call inside a write transaction, so the
+    answer still holds when `take_lease` follows in it)."""
+    row = conn.execute("SELECT holder, expires_us FROM leases WHERE name = ?",
+                       (LEASE,)).fetchone()
+    return bool(row and row["holder"] != holder and lease_is_live(row, now))
+
+
+def take_lease(
+    conn: sqlite3.Connection, holder: str, now: datetime, seconds: float,
+    batch_id: int | None = None,
+) -> None:
+    """Write `holder`'s lease inside the caller's write transaction, after `lease_taken` said
+    False in that same transaction (the worker folds this into its claim)."""
+    conn.execute(
+        "INSERT INTO leases (name, holder, batch_id, acquired_at, expires_us)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder,"
+        " batch_id = excluded.batch_id, acquired_at = excluded.acquired_at,"
+        " expires_us = excluded.expires_us",
+        (LEASE, holder, batch_id, iso(now), to_micros(now + timedelta(seconds=seconds))),
+    )
 
 
 def lease_valid(conn: sqlite3.Connection, holder: str, now: datetime) -> bool:
@@ -55,7 +70,13 @@ def lease_valid(conn: sqlite3.Connection, holder: str, now: datetime) -> bool:
 def release_lease(conn: sqlite3.Connection, holder: str) -> None:
     """Give the lease up (only if `holder` still has it)."""
     with write(conn):
-        conn.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (LEASE, holder))
+        drop_lease(conn, holder)
+
+
+def drop_lease(conn: sqlite3.Connection, holder: str) -> None:
+    """`release_lease` inside the caller's write transaction (the worker's commit or failure
+    record gives the lease back with its own writes)."""
+    conn.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (LEASE, holder))
 
 
 def lease_info(conn: sqlite3.Connection) -> dict | None:

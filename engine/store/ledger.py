@@ -1,7 +1,10 @@
 """The usage ledger: every model call, with tokens as the provider reported them.
 
-Invariant: a row is written for every call, failed ones included, in its own small transaction,
-so a batch that later fails still leaves its cost on record. Keys and prompts are never stored.
+Invariant: a row is written for every call, failed ones included, before the next call starts
+and before its batch ends, so a batch that later fails still leaves its cost on record: in its
+own small transaction, except the call that proposed a commit, whose row goes into that commit's
+transaction (or into its own at once when the commit is refused). Keys and prompts are never
+stored.
 """
 
 from __future__ import annotations
@@ -30,14 +33,21 @@ class CallRecord:
 
 
 def record_call(conn: sqlite3.Connection, call: CallRecord, now: datetime) -> None:
+    """Write one call's row in its own transaction."""
     with write(conn):
-        conn.execute(
-            "INSERT INTO model_calls (job_id, batch_id, mode, provider, model, input_tokens,"
-            " output_tokens, estimated, latency_ms, outcome, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (call.job_id, call.batch_id, call.mode, call.provider, call.model, call.input_tokens,
-             call.output_tokens, int(call.estimated), call.latency_ms, call.outcome, iso(now)),
-        )
+        insert_call(conn, call, now)
+
+
+def insert_call(conn: sqlite3.Connection, call: CallRecord, now: datetime) -> None:
+    """Write one call's row inside the caller's write transaction (the worker writes the row of
+    the call that proposed a commit inside that commit, and on its own if the commit fails)."""
+    conn.execute(
+        "INSERT INTO model_calls (job_id, batch_id, mode, provider, model, input_tokens,"
+        " output_tokens, estimated, latency_ms, outcome, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (call.job_id, call.batch_id, call.mode, call.provider, call.model, call.input_tokens,
+         call.output_tokens, int(call.estimated), call.latency_ms, call.outcome, iso(now)),
+    )
 
 
 def usage_summary(conn: sqlite3.Connection, days: int = 30) -> dict[str, Any]:
