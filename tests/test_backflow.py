@@ -16,6 +16,8 @@ from click.testing import CliRunner
 from helpers import run_cli
 from memvault import ManualClock, Memory
 from memvault.models.builtin import BuiltinProvider
+from memvault.modes import backflow
+from memvault.modes import organize as organize_module
 from memvault.vault.paths import object_path
 from memvault.vault.projector import project_vault
 from modes_support import (
@@ -115,7 +117,7 @@ def test_evidence_citing_a_recalled_passage_is_refused_naming_the_field(mem: Mem
 
     worker, provider = make_worker(mem, [cite(cut + 5, cut + 40), cite(0, cut - 1)])
     result = worker.tick()
-    assert result.action == "committed", result.error
+    assert result.action == "committed", (result, provider.history[-1]["messages"][-1])
     (error,) = errors_seen(provider)
     assert error["field"] == "evidence.1" and "memory output" in error["error"]
     assert "a memory_read result" in error["error"]
@@ -176,3 +178,65 @@ def test_a_notice_marked_by_kind_is_never_shown_to_the_model(mem: Memory) -> Non
     run_until_idle(worker)
     assert provider.history == []
     assert queue_row(mem.conn, event)["state"] == "archive_only"
+
+
+# -- issue 17: one span computation shared by claim and prompt ----------------------------------
+
+
+def count_event_spans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the event of every memory-output span computation (claim, prompt, commit)."""
+    calls: list[int] = []
+    real = backflow.event_spans
+
+    def counted(conn: Any, event_id: int) -> Any:
+        calls.append(event_id)
+        return real(conn, event_id)
+
+    monkeypatch.setattr(backflow, "event_spans", counted)
+    monkeypatch.setattr(organize_module, "event_spans", counted)
+    return calls
+
+
+def cite_own_words(event: int, seen: list[dict[str, Any]]) -> Any:
+    def build(data: dict[str, Any]) -> dict[str, Any]:
+        last = data["page"]["last"]
+        return {"outcome": "linked" if last else "continue",
+                **({} if last else {"progress": "read the first page"}),
+                "objects": [obj(TOM, "Tom Becker", body="- identity: DevOps lead")],
+                "evidence": [{"object_id": TOM, "event_id": event, "start": 0, "end": 10}]}
+
+    return organize_step(build, seen)
+
+
+def test_claim_and_prompt_share_one_span_computation(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    event, text, cut = mixed_event(mem)
+    calls = count_event_spans(monkeypatch)
+    seen: list[dict[str, Any]] = []
+    worker, _ = make_worker(mem, [cite_own_words(event, seen)])
+    assert worker.tick().action == "committed"
+    # Before the fix: three (claim, prompt, commit). The commit keeps its own check.
+    assert calls == [event, event]
+    assert seen[0]["memory_output"] == [{"start": cut, "end": len(text),
+                                         "what": "a memory_read result"}]
+
+
+def test_a_retried_claim_computes_its_spans_again(
+    mem: Memory, clock: ManualClock, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    event, text, cut = mixed_event(mem)
+    seen: list[dict[str, Any]] = []
+    worker, _ = make_worker(mem, [RuntimeError("model down"), cite_own_words(event, seen)])
+    assert worker.tick().action == "failed"
+    calls = count_event_spans(monkeypatch)
+    clock.advance(seconds=200)
+    result = worker.tick()
+    assert result.action == "committed", result.error
+    # The retry has no claim of its own in this tick: its prompt computes the spans itself
+    # (for its shrunk page).
+    assert calls == [event, event]
+    end = seen[0]["page"]["end"]
+    assert cut < end < len(text)
+    assert seen[0]["memory_output"] == [{"start": cut, "end": end,
+                                         "what": "a memory_read result"}]

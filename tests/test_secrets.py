@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from memvault import Memory
 from memvault.base.errors import InputError
 from memvault.jobs.worker import TickResult
 from memvault.models.scripted import call
+from memvault.objects import proposals, secrets
 from memvault.objects.corefiles import write_core_file
 from memvault.objects.secrets import find_secret, redact_secrets, scan_secrets
 from memvault.service.host import JsonLinesFormatter, TickLogger
@@ -403,3 +405,84 @@ def test_a_failed_batch_stores_its_error_redacted(mem: Memory) -> None:
     assert worker.tick().action in ("failed", "terminal")
     (error,) = mem.conn.execute("SELECT error FROM batches").fetchone()
     assert error and OPENAI not in error and "redacted" in error
+
+
+# -- issue 17: each text scanned once per commit, a faster detector that finds the same -----------
+
+
+def test_each_text_of_an_organize_commit_is_scanned_once(
+    mem: Memory, event: int, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scanned: Counter[str] = Counter()
+    real = secrets.normalise
+
+    def counted(text: str) -> Any:
+        scanned[text] += 1
+        return real(text)
+
+    monkeypatch.setattr(secrets, "normalise", counted)
+    core = "# User\nVictor leads payments on-call; his deploy key lives in 1Password (Ops).\n"
+    proposal = commit_organize(
+        event, "linked",
+        objects=[obj("person:victor", "Victor", aliases=["Vic"], cues=["who is on call?"]),
+                 obj("project:payments", "Payments")],
+        relations=[{"src": "person:victor", "label": "member_of", "dst": "project:payments"}],
+        evidence=evidence("person:victor", event) + evidence("project:payments", event),
+        core_files=[{"name": "USER.md", "content": core}])
+    worker, _ = make_worker(mem, [proposal])
+    assert worker.tick().action == "committed"
+    # Every text is still checked (the core file too), none twice: before the fix the ids were
+    # scanned once per field naming them, the core file again when written, and the schema's
+    # own field names (id, name ...) once per object.
+    for text in ("person:victor", "Victor", "Vic", "who is on call?", "Payments", core):
+        assert scanned[text] >= 1, text
+    assert {t: n for t, n in scanned.items() if n > 1} == {}
+    assert mem.read_core_file("USER.md")["content"] == core
+
+
+def test_a_secret_repeated_in_a_write_is_named_at_its_first_field(
+    mem: Memory, event: int,
+) -> None:
+    key = f"credential:{OPENAI}"
+    args = {"objects": [obj("person:victor", "Victor", aliases=["Vic", key])],
+            "relations": [{"src": key, "label": "about", "dst": "person:victor"}],
+            "evidence": evidence("person:victor", event) + evidence(key, event)}
+    result, errors = refused_until_failed(mem, commit_organize(event, "linked", **args))
+    assert result.action == "failed"
+    assert_refused(errors, "objects.0.aliases.1", "an OpenAI-style API key", OPENAI)
+
+
+def test_a_scan_scope_remembers_only_inside_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    scanned: list[str] = []
+    real = secrets.normalise
+    monkeypatch.setattr(secrets, "normalise", lambda t: (scanned.append(t), real(t))[1])
+    with secrets.scan_once():
+        assert find_secret(f"key {OPENAI}") == find_secret(f"key {OPENAI}")
+        assert find_secret("plain words") is None and find_secret("plain words") is None
+    assert find_secret("plain words") is None
+    assert scanned == [f"key {OPENAI}", "plain words", "plain words"]
+
+
+def test_no_field_name_of_the_schema_looks_like_a_secret() -> None:
+    # The proposal models skip scanning their own declared field names: this holds only while
+    # none of them is secret-looking.
+    strict = proposals.Strict
+    models = [m for m in vars(proposals).values()
+              if isinstance(m, type) and issubclass(m, strict) and m is not strict]
+    names = {name for m in models for name in m.model_fields}
+    assert len(models) >= 9 and {"id", "content", "legacy_label"} <= names
+    assert [n for n in names if find_secret(n)] == []
+
+
+NEEDLE_TEXTS = [*(t for t, _ in POSITIVES), *NEGATIVES, "", "sk-ant-", "xsk-ant-x sk-",
+                "glpat-", "ghp_gho_ghu_ghs_ghr_", "sk_live_ rk_test_", "AKIASIAGPAIDAROA",
+                "ya29.ya29.", "whsec_whsec", "eyJeyJ", "a:AA:AA", "hooks.slack SG. xox shp _v1_",
+                "-----BEGIN RSA PRIVATE KEY-----", "npm_hf_pypi-AgE://AIza"]
+
+
+def test_the_one_pass_needle_scan_finds_what_substring_tests_find() -> None:
+    # The prefixed patterns run when one of their needles is in the text: one regex pass now
+    # finds them, overlapping ones (sk- inside sk-ant-) included, exactly as `in` tests did.
+    needles = {n for _, _, ns in secrets._PREFIXED for n in ns}
+    for text in NEEDLE_TEXTS:
+        assert secrets.needles_in(text) == {n for n in needles if n in text}, text

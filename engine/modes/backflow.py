@@ -44,19 +44,21 @@ def page_spans(spans: list[Span], start: int, end: int) -> list[dict[str, object
 
 
 def settle_memory_output(conn: sqlite3.Connection, event_id: int, targets: tuple[int, int],
-                         now: datetime) -> bool:
+                         now: datetime) -> tuple[bool, list[Span] | None]:
     """End an event that is wholly memory output as archive_only (inside the caller's
-    transaction); True when it did. Nothing is deleted: the text stays findable by time.
-    `targets` are the event's durable targets (organize.event_targets)."""
+    transaction). Returns whether it did, and the event's memory-output spans when they were
+    computed (None when the event has targets), so the claim's prompt can reuse them. Nothing is
+    deleted: the text stays findable by time. `targets` are the event's durable targets
+    (organize.event_targets)."""
     if targets != (0, 0):
-        return False  # something durable was written for it already: the model decides
+        return False, None  # something durable was written for it already: the model decides
     text = conn.execute("SELECT text FROM events WHERE id = ?", (event_id,)).fetchone()[0]
     spans, provenance = event_spans(conn, event_id)
     if not provenance and not is_wholly_memory(text, spans):
-        return False
+        return False, spans
     conn.execute(
         "UPDATE archive_queue SET state = 'archive_only', page_cursor = ?, reason = ?,"
         " updated_at = ? WHERE event_id = ? AND state IN ('pending', 'continue')",
         (len(text), wholly_reason(spans, provenance)[:1_000], iso(now), event_id),
     )
-    return True
+    return True, spans

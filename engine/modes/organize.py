@@ -25,9 +25,9 @@ from ..base.config import Config
 from ..models.base import Message
 from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
 from ..objects.proposals import OrganizeProposal
-from ..objects.provenance import check_evidence
+from ..objects.provenance import Span, check_evidence
 from ..objects.records import ObjectRecord
-from ..objects.secrets import check_no_secret
+from ..objects.secrets import check_no_secret, scan_once
 from ..store.jobs import Batch, Job
 from .backflow import event_spans, page_spans, settle_memory_output
 from .batch_loop import FieldError, Tool
@@ -101,8 +101,16 @@ class OrganizeMode:
     name = "organize"
     proposal = OrganizeProposal
 
+    def __init__(self) -> None:
+        # The memory-output spans the last next_claim computed, as (event id, spans): the
+        # prompt of that claim, built right after in the same tick, takes them instead of
+        # computing them again. Taken once; a retried batch (no claim this tick) computes its
+        # own. The commit always computes its own: it is the check, the prompt only informs.
+        self._claim_spans: tuple[int, list[Span]] | None = None
+
     def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
                    now: datetime) -> dict[str, Any] | None:
+        self._claim_spans = None
         busy = claimed_events(conn)
         for row in conn.execute(
             "SELECT q.event_id, q.page_cursor, e.chars FROM archive_queue q"
@@ -113,9 +121,13 @@ class OrganizeMode:
                 continue
             # Wholly the memory's own output: the engine ends it (archive_only, with a reason
             # saying so) and never shows it to the model as something to learn from.
-            if row["page_cursor"] == 0 and settle_memory_output(
-                    conn, row["event_id"], event_targets(conn, row["event_id"]), now):
-                continue
+            if row["page_cursor"] == 0:
+                settled, spans = settle_memory_output(
+                    conn, row["event_id"], event_targets(conn, row["event_id"]), now)
+                if settled:
+                    continue
+                if spans is not None:
+                    self._claim_spans = (row["event_id"], spans)
             return self._page(conn, row["event_id"], row["page_cursor"], row["chars"],
                               config["organize.page_chars"], config)
         return None
@@ -157,11 +169,16 @@ class OrganizeMode:
             "progress": queue["progress"] if queue else None,
             "targets": targets,
             "related": related,
-            **_memory_output(ctx, claim),
+            **_memory_output(ctx, claim, self._take_claim_spans(claim["event_id"])),
             "scope": ctx.job.scope,
         }
         return [{"role": "system", "content": SYSTEM},
                 {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}]
+
+    def _take_claim_spans(self, event_id: int) -> list[Span] | None:
+        """The spans next_claim computed for `event_id` (None if it did not); taken once."""
+        kept, self._claim_spans = self._claim_spans, None
+        return kept[1] if kept is not None and kept[0] == event_id else None
 
     def tools(self, ctx: BatchContext) -> list[Tool]:
         return [*browse_tools(ctx.conn, ctx.read_ids),
@@ -170,6 +187,11 @@ class OrganizeMode:
                      lambda p: commit_proposal(ctx, self, p), terminal=True)]
 
     def apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
+        # One commit scans each of its texts for secrets once, however many checks name it.
+        with scan_once():
+            return self._apply(ctx, proposal)
+
+    def _apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
         assert isinstance(proposal, OrganizeProposal)
         claim = ctx.batch.claim
         event_id = claim["event_id"]
@@ -224,12 +246,14 @@ class OrganizeMode:
         )
 
 
-def _memory_output(ctx: BatchContext, claim: dict[str, Any]) -> dict[str, Any]:
+def _memory_output(ctx: BatchContext, claim: dict[str, Any],
+                   spans: list[Span] | None = None) -> dict[str, Any]:
     """The payload's `memory_output` (spans of the page that are memory output and cannot be
-    cited), present only when the page has any."""
-    spans = page_spans(event_spans(ctx.conn, claim["event_id"])[0], claim["page_start"],
-                       claim["page_end"])
-    return {"memory_output": spans} if spans else {}
+    cited), present only when the page has any. `spans`: the event's, if already computed."""
+    if spans is None:
+        spans = event_spans(ctx.conn, claim["event_id"])[0]
+    shown = page_spans(spans, claim["page_start"], claim["page_end"])
+    return {"memory_output": shown} if shown else {}
 
 
 def event_targets(conn: sqlite3.Connection, event_id: int) -> tuple[int, int]:

@@ -37,7 +37,7 @@ from .records import (
     resolve_redirect,
     save_object,
 )
-from .secrets import check_no_secret
+from .secrets import check_no_secret, scan_once
 
 
 @dataclass
@@ -140,9 +140,11 @@ def write_texts(write: GraphWrite) -> Iterator[tuple[str, str]]:
 
 
 def check_write_secrets(write: GraphWrite) -> None:
-    """FieldError naming the first field that holds a secret-looking value (never the value)."""
-    for where, text in write_texts(write):
-        check_no_secret(where, text)
+    """FieldError naming the first field that holds a secret-looking value (never the value).
+    A text named by several fields (an id as a relation end and in evidence) is scanned once."""
+    with scan_once():
+        for where, text in write_texts(write):
+            check_no_secret(where, text)
 
 
 def _check_id(object_id: str, where: str) -> None:

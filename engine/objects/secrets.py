@@ -12,6 +12,9 @@ hunter2", "the wifi password is correcthorsebatterystaple", "PIN 482913"), never
 words do ("I forgot my password yesterday", "the PIN pad is broken", "密码学课程"); hex hashes,
 URLs without credentials and identifiers do not look random enough to count.
 A finding names the kind of secret only: callers must never echo the value.
+Speed without weakening: the key-prefix patterns run only when one of their needles occurs
+(found by one regex pass), and inside scan_once() (one commit) each distinct text is scanned
+once, however many fields or checks name it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -51,6 +56,10 @@ def normalise(text: str) -> tuple[str, list[int] | None]:
     """The text the patterns read, and for each of its chars the index in `text` it came
     from (None when nothing changed). Normalised char by char so spans map back exactly."""
     if text.isascii():
+        return text, None
+    # Most non-ASCII text (Chinese prose) is already normal: one test per distinct char then,
+    # not a Python step per char.
+    if all(_normal_char(ch) == ch for ch in set(text) if not ch.isascii()):
         return text, None
     out: list[str] = []
     where: list[int] = []
@@ -115,10 +124,39 @@ def _mixed(value: str) -> bool:
             and any(c.isdigit() for c in value))
 
 
+def _needle_scan() -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
+    """One regex that finds, at every position, the longest needle starting there; and for
+    each needle the needles it contains. A needle inside another at the same position is a
+    prefix of it, so the longest one plus its contained needles names every needle present."""
+    needles = sorted({n for _, _, ns in _PREFIXED for n in ns}, key=len, reverse=True)
+    scan = re.compile("(?=(" + "|".join(re.escape(n) for n in needles) + "))")
+    return scan, {n: frozenset(m for m in needles if m in n) for n in needles}
+
+
+_NEEDLE_SCAN, _CONTAINED = _needle_scan()
+# Which entries of _PREFIXED a needle lets run, and those that always run (by index: the
+# entries run in table order).
+_ALWAYS = frozenset(i for i, (_, _, needles) in enumerate(_PREFIXED) if not needles)
+_GATED: dict[str, frozenset[int]] = {
+    needle: frozenset(i for i, (_, _, ns) in enumerate(_PREFIXED) if needle in ns)
+    for needle in _CONTAINED}
+
+
+def needles_in(text: str) -> set[str]:
+    """The needles of _PREFIXED that occur in `text` (the same as a substring test of each,
+    in one regex pass instead of one Python-level test per needle)."""
+    found: set[str] = set()
+    for needle in set(_NEEDLE_SCAN.findall(text)):
+        found |= _CONTAINED[needle]
+    return found
+
+
 def _prefixed(text: str) -> Iterator[tuple[str, int, int]]:
-    for kind, pattern, needles in _PREFIXED:
-        if needles and not any(needle in text for needle in needles):
-            continue
+    run = set(_ALWAYS)
+    for needle in needles_in(text):
+        run |= _GATED[needle]
+    for i in sorted(run):
+        kind, pattern, _needles = _PREFIXED[i]
         for m in pattern.finditer(text):
             if kind == "a private key body" and not _mixed(m.group()):
                 continue  # a run of hex digests or of one letter is no key
@@ -333,13 +371,40 @@ def scan_secrets(text: str) -> list[SecretHit]:
     return hits
 
 
-def find_secret(text: str) -> str | None:
-    """Name the kind of secret value found in `text`, or None."""
+# Within a commit the same text is often checked more than once (an id named again by a relation
+# and by evidence; a core file checked with the write, then again as it is written): inside
+# scan_once(), find_secret remembers its answer per text, so each text is scanned once.
+_MEMO: ContextVar[dict[str, str | None] | None] = ContextVar("secret_scan_memo", default=None)
+
+
+@contextmanager
+def scan_once() -> Iterator[None]:
+    """Within the block, find_secret scans each distinct text once (for one commit: the memo
+    dies with the block, so nothing of the texts outlives it)."""
+    outer = _MEMO.get()  # nested: share the enclosing commit's memo
+    token = _MEMO.set({} if outer is None else outer)
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def _first_kind(text: str) -> str | None:
     norm, _ = normalise(text)
     for detector in _DETECTORS:
         for kind, _start, _end in detector(norm):
             return kind
     return None
+
+
+def find_secret(text: str) -> str | None:
+    """Name the kind of secret value found in `text`, or None."""
+    memo = _MEMO.get()
+    if memo is None:
+        return _first_kind(text)
+    if text not in memo:
+        memo[text] = _first_kind(text)
+    return memo[text]
 
 
 def redact_secrets(text: str) -> str:
