@@ -1,18 +1,25 @@
 """Service benchmark: concurrent agents appending and finding against one `memvault serve`.
 
-    python bench/service.py                    # 8 clients, 60 s per side (about 3 minutes)
+    python bench/service.py                    # 1 and 8 clients, 60 s per run (about 9 minutes)
     python bench/service.py --seconds 10       # a quick look
-    python bench/service.py --clients 4 --skip inprocess
+    python bench/service.py --clients 4 --skip inprocess,bare
 
-Two runs of the same workload, each on a fresh memory seeded alike, each for --seconds:
+For each client count in --clients, four runs, each for --seconds:
 1. service: `memvault serve` (a real subprocess on a Unix socket, its worker on the builtin
    model) and --clients client processes, each one MCP session that alternates memory_append
    and memory_find as fast as answers come;
-2. in-process: the same operations called on `Memory` directly from --clients threads (each its
+2. no-op (floor): the same service (memvault.service.host.Service, same SDK app, transport
+   security and uvicorn settings), no worker, with one extra tool `noop` that returns {"ok": true};
+   the clients call only it: what the SDK and HTTP stack cost by themselves;
+3. bare HTTP (floor): a Starlette endpoint returning a fixed JSON body, under the same uvicorn
+   settings on a Unix socket, posted to by an httpx2 client per process: the HTTP floor;
+4. in-process: the same operations called on `Memory` directly from --clients threads (each its
    own Memory, as the service's pool lends them), with a Worker thread on the builtin model.
-In both, the memory is kept busy: the timeline's threshold is low so appends keep the worker
-compacting, and every few seconds an explicit memory_organize queues the archive, so finds and
-appends run while batches commit. Printed: appends/s, append and find p50/p95, errors (target
+The floor rows show one call's latency in both the append and the find columns (they alternate
+the same call).
+In runs 1 and 4 the memory is kept busy: the timeline's threshold is low so appends keep the
+worker compacting, and every few seconds an explicit memory_organize queues the archive, so finds
+and appends run while batches commit. Printed: appends/s, append and find p50/p95, errors (target
 0), and the batches the worker committed meanwhile. Timings are wall-clock on this machine;
 nothing here asserts a time.
 """
@@ -113,42 +120,69 @@ def committed_batches(home: Path) -> int:
 
 # -- the service side -----------------------------------------------------------------------------
 def client_process(index: int, socket_path: str, start_at: mp.Value, seconds: float,
-                   ready: Any, results: Any) -> None:
-    """One agent: its own MCP session; alternates append and find until the deadline."""
+                   ready: Any, results: Any, kind: str = "memvault") -> None:
+    """One agent: its own MCP session (`kind` memvault: alternates append and find; noop: calls
+    the no-op tool) or, for `kind` bare, its own HTTP client; until the deadline."""
     import anyio
-    from memvault.service.mcp_server import open_client
 
     rng = random.Random(index)
     tally = Tally()
 
-    async def run() -> None:
+    async def loop(call: Any) -> None:
+        ready.put(index)
+        while start_at.value == 0:
+            await anyio.sleep(0.01)
+        end = start_at.value + seconds
+        n = 0
+        while time.time() < end:
+            n += 1
+            op = "append" if n % 2 else "find"
+            started = time.perf_counter()
+            try:
+                error = await call(op, n)
+            except Exception as exc:  # a transport failure counts as an error
+                tally.error(f"{op}: {type(exc).__name__}: {exc}")
+                continue
+            elapsed = time.perf_counter() - started
+            if error is not None:
+                tally.error(f"{op}: {error}")
+            else:
+                getattr(tally, op).append(elapsed)
+
+    async def run_mcp() -> None:
+        from memvault.service.mcp_server import open_client
+
         async with open_client(socket_path=socket_path, timeout_s=60) as client:
             await client.call_tool("memory_status", {})
-            ready.put(index)
-            while start_at.value == 0:
-                await anyio.sleep(0.01)
-            end = start_at.value + seconds
-            n = 0
-            while time.time() < end:
-                n += 1
-                op = "append" if n % 2 else "find"
-                args = ({"text": turn(rng, n), "source": f"agent-{index}"} if op == "append"
-                        else {"query": rng.choice(NAMES), "limit": 10})
-                started = time.perf_counter()
-                try:
-                    result = await client.call_tool(f"memory_{op}", args)
-                except Exception as exc:  # a transport failure counts as an error
-                    tally.error(f"{op}: {type(exc).__name__}: {exc}")
-                    continue
-                elapsed = time.perf_counter() - started
-                if result.is_error:
-                    tally.error(f"{op}: " + " ".join(getattr(c, "text", "")
-                                                    for c in result.content))
+
+            async def call(op: str, n: int) -> str | None:
+                if kind == "noop":
+                    result = await client.call_tool("noop", {})
                 else:
-                    getattr(tally, op).append(elapsed)
+                    args = ({"text": turn(rng, n), "source": f"agent-{index}"} if op == "append"
+                            else {"query": rng.choice(NAMES), "limit": 10})
+                    result = await client.call_tool(f"memory_{op}", args)
+                if result.is_error:
+                    return " ".join(getattr(c, "text", "") for c in result.content)
+                return None
+
+            await loop(call)
+
+    async def run_bare() -> None:
+        import httpx2
+
+        transport = httpx2.AsyncHTTPTransport(uds=socket_path)
+        async with httpx2.AsyncClient(transport=transport, timeout=60) as http:
+            async def call(op: str, n: int) -> str | None:
+                body = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                        "params": {"name": "noop", "arguments": {}}}
+                answer = await http.post("http://localhost/mcp", json=body)
+                return None if answer.json().get("result") else f"HTTP {answer.status_code}"
+
+            await loop(call)
 
     try:
-        anyio.run(run)
+        anyio.run(run_bare if kind == "bare" else run_mcp)
     except BaseException as exc:  # report, never hang the parent
         tally.error(f"client {index}: {type(exc).__name__}: {exc}")
         ready.put(index)
@@ -164,13 +198,20 @@ def organizer(call: Any, stop: threading.Event) -> None:
             print(f"  organize request failed: {exc}", file=sys.stderr)
 
 
-def run_service(root: Path, clients: int, seconds: float, model: str) -> tuple[Tally, int]:
-    home = make_home(root, "service")
-    sock = root / "api.sock"
-    log = (root / "serve.log").open("wb")
-    serve = subprocess.Popen([*CLI, "--home", str(home), "serve", "--socket", str(sock),
-                              "--model", model, "--no-vault", "--log-level", "warning"],
-                             stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL)
+def run_service(root: Path, clients: int, seconds: float, model: str,
+                kind: str = "memvault") -> tuple[Tally, int]:
+    """`kind` memvault: `memvault serve` with its worker; noop or bare: a floor server."""
+    home = make_home(root, f"{kind}-{clients}")
+    sock = root / f"{kind}{clients}.sock"
+    log = (root / f"{kind}-{clients}.log").open("wb")
+    if kind == "memvault":
+        command = [*CLI, "--home", str(home), "serve", "--socket", str(sock), "--model", model,
+                   "--no-vault", "--log-level", "warning"]
+    else:
+        command = [sys.executable, __file__, "--floor-server", kind, "--socket", str(sock),
+                   "--home", str(home)]
+    serve = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log,
+                             stdin=subprocess.DEVNULL)
     ctx = mp.get_context("spawn")
     start_at = ctx.Value("d", 0.0)
     ready, results = ctx.Queue(), ctx.Queue()
@@ -179,10 +220,10 @@ def run_service(root: Path, clients: int, seconds: float, model: str) -> tuple[T
         deadline = time.monotonic() + 120
         while not sock.exists():
             if serve.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"memvault serve did not start; see {root / 'serve.log'}")
+                raise SystemExit(f"{kind} server did not start; see {log.name}")
             time.sleep(0.05)
         procs = [ctx.Process(target=client_process,
-                             args=(i, str(sock), start_at, seconds, ready, results))
+                             args=(i, str(sock), start_at, seconds, ready, results, kind))
                  for i in range(clients)]
         for p in procs:
             p.start()
@@ -192,12 +233,14 @@ def run_service(root: Path, clients: int, seconds: float, model: str) -> tuple[T
         thread = threading.Thread(target=organizer, args=(lambda: _organize_via_mcp(sock), stop))
         before = committed_batches(home)
         start_at.value = time.time() + 0.2
-        thread.start()
+        if kind == "memvault":
+            thread.start()
         tally = Tally()
         for _ in procs:
             tally.add(results.get(timeout=seconds + 120))
         stop.set()
-        thread.join()
+        if thread.is_alive():
+            thread.join()
         batches = committed_batches(home) - before
     finally:
         for p in procs:
@@ -224,11 +267,51 @@ def _organize_via_mcp(sock: Path) -> None:
     anyio.run(go)
 
 
+# -- the floors -----------------------------------------------------------------------------------
+def floor_server(kind: str, sock: Path, home: Path) -> None:
+    """Serve a floor until SIGTERM: `noop` is memvault's own Service (SDK app, transport
+    security, uvicorn settings, GIL switch interval) plus a no-op tool and no worker; `bare` is
+    a Starlette endpoint with a fixed JSON answer under the same uvicorn settings."""
+    import asyncio
+
+    from memvault.service import host
+
+    host.configure_logging("warning")
+    if kind == "noop":
+        class NoopService(host.Service):
+            def build(self, pool: Any) -> Any:
+                server = super().build(pool)
+
+                @server.tool()
+                def noop() -> dict[str, bool]:
+                    """Do nothing (the bench's floor)."""
+                    return {"ok": True}
+
+                return server
+
+        raise SystemExit(NoopService(home, host.Listen(socket=sock)).run())
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    answer = b'{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"ok":true}}}'
+
+    async def endpoint(request: Request) -> Response:
+        await request.body()
+        return Response(answer, media_type="application/json")
+
+    app = Starlette(routes=[Route("/mcp", endpoint, methods=["POST"])])
+    with host.switch_interval(host.SERVE_SWITCH_INTERVAL_S):
+        asyncio.run(uvicorn.Server(host.uvicorn_config(app)).serve(sockets=[host.bind_unix(sock)]))
+
+
 # -- the in-process side --------------------------------------------------------------------------
 def run_inprocess(root: Path, clients: int, seconds: float, model: str) -> tuple[Tally, int]:
     from memvault import Memory, MemvaultError
 
-    home = make_home(root, "inprocess")
+    home = make_home(root, f"inprocess-{clients}")
     stop = threading.Event()
     worker_mem = Memory.open(home)
     worker = worker_mem.worker(model)
@@ -282,38 +365,53 @@ def run_inprocess(root: Path, clients: int, seconds: float, model: str) -> tuple
 # -- report ---------------------------------------------------------------------------------------
 def row(name: str, tally: Tally, seconds: float, batches: int) -> str:
     ms = 1000.0
-    return (f"{name:<16} {len(tally.append) / seconds:>10.1f} "
+    return (f"{name:<20} {len(tally.append) / seconds:>10.1f} "
             f"{pct(tally.append, .5) * ms:>10.2f} {pct(tally.append, .95) * ms:>10.2f} "
             f"{len(tally.find) / seconds:>9.1f} "
             f"{pct(tally.find, .5) * ms:>9.2f} {pct(tally.find, .95) * ms:>9.2f} "
             f"{tally.errors:>7} {batches:>8}")
 
 
+RUNS = (("service (MCP)", "service", "memvault"), ("no-op (MCP)", "noop", "noop"),
+        ("bare HTTP", "bare", "bare"), ("in-process", "inprocess", None))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--clients", default="1,8", help="comma list of client counts")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--model", default="builtin", help="worker provider (default builtin)")
-    parser.add_argument("--skip", default="", help="comma list: service, inprocess")
+    parser.add_argument("--skip", default="", help="comma list: service, noop, bare, inprocess")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    parser.add_argument("--floor-server", choices=("noop", "bare"), help=argparse.SUPPRESS)
+    parser.add_argument("--socket", help=argparse.SUPPRESS)
+    parser.add_argument("--home", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.floor_server:
+        floor_server(args.floor_server, Path(args.socket), Path(args.home))
+        return
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    counts = [int(c) for c in args.clients.split(",") if c.strip()]
     root = Path(tempfile.mkdtemp(prefix="mvb", dir="/tmp"))  # short: the socket path
     os.chmod(root, 0o700)
-    print(f"{args.clients} clients, {args.seconds:g} s each, worker model {args.model}, "
+    print(f"clients {counts}, {args.seconds:g} s each, worker model {args.model}, "
           f"{SEED_EVENTS} seed events; scratch {root}")
     rows = []
     try:
-        for name, run in (("service (MCP)", run_service), ("in-process", run_inprocess)):
-            if name.split()[0] in skip:
-                continue
-            print(f"running {name} ...", flush=True)
-            tally, batches = run(root, args.clients, args.seconds, args.model)
-            rows.append((name, tally, batches))
+        for clients in counts:
+            for name, key, kind in RUNS:
+                if key in skip:
+                    continue
+                print(f"running {name}, {clients} clients ...", flush=True)
+                if kind is None:
+                    tally, batches = run_inprocess(root, clients, args.seconds, args.model)
+                else:
+                    tally, batches = run_service(root, clients, args.seconds, args.model, kind)
+                rows.append((f"{name} x{clients}", tally, batches))
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
-    header = (f"{'':<16} {'appends/s':>10} {'app p50ms':>10} {'app p95ms':>10} "
+    header = (f"{'':<20} {'appends/s':>10} {'app p50ms':>10} {'app p95ms':>10} "
               f"{'finds/s':>9} {'find p50':>9} {'find p95':>9} {'errors':>7} {'batches':>8}")
     print()
     print(header)
@@ -324,8 +422,8 @@ def main() -> None:
             print(f"  {name} error: {text}")
     if rows:
         finds = statistics.fmean(len(t.find) for _, t, _ in rows)
-        print(f"\n(find latencies in ms; {finds:.0f} finds per run on average; "
-              "batches = worker commits during the run)")
+        print(f"\n(latencies in ms; {finds:.0f} finds per run on average; batches = worker "
+              "commits during the run;\n floor rows: one no-op call in both columns, no worker)")
 
 
 if __name__ == "__main__":

@@ -411,3 +411,53 @@ def test_http_refuses_a_foreign_host_header(mem: Memory) -> None:
     with TestClient(http_app(build_server(mem)), base_url="http://evil.example") as client:
         response = client.post("/mcp", json=INITIALIZE, headers=ACCEPT)
     assert response.status_code == 421  # DNS-rebinding protection stays on
+
+
+# -- where calls run (issue 17: the thread hop costs about as much as a small find) -------------
+def test_read_only_tools_run_on_the_event_loop_with_an_idle_memory(mem: Memory) -> None:
+    """With a Memory idle, a read-only tool runs on the loop's own thread (no hop); a write
+    still goes to a worker thread, as it may wait for SQLite's write lock."""
+    where: dict[str, threading.Thread] = {}
+    real_find, real_append = mem.find, mem.append_event
+
+    def find(*args: Any, **kwargs: Any) -> Any:
+        where["find"] = threading.current_thread()
+        return real_find(*args, **kwargs)
+
+    def append_event(*args: Any, **kwargs: Any) -> Any:
+        where["append"] = threading.current_thread()
+        return real_append(*args, **kwargs)
+
+    mem.find, mem.append_event = find, append_event  # type: ignore[method-assign]
+    server = build_server(mem)
+    appended, found = run_calls(server, ("memory_append", {"text": "Alice likes tea"}),
+                                ("memory_find", {"query": "Alice"}))
+    assert ok(appended)["event_id"] and ok(found)["hits"]
+    assert where["find"] is threading.current_thread()  # anyio.run runs the loop right here
+    assert where["append"] is not threading.current_thread()
+
+
+def test_a_read_goes_to_a_thread_when_no_memory_is_idle(home: Any) -> None:
+    """Every open Memory lent (here: held by the test): the read never blocks the loop waiting
+    for one; it runs on a worker thread, which opens the pool's next connection."""
+    threads: list[threading.Thread] = []
+
+    def opener() -> Memory:
+        opened = Memory.open(home)
+        real_status = opened.status
+
+        def status() -> Any:
+            threads.append(threading.current_thread())
+            return real_status()
+
+        opened.status = status  # type: ignore[method-assign]
+        return opened
+
+    pool = MemoryPool(opener, size=2)
+    try:
+        with pool.borrow():  # the only open Memory, lent; one slot left unopened
+            result = call(build_server(pool), "memory_status")
+        assert "events" in ok(result)
+        assert len(threads) == 1 and threads[0] is not threading.current_thread()
+    finally:
+        pool.close()

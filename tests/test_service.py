@@ -272,3 +272,29 @@ def test_shutdown_waits_for_a_task_within_the_grace(home: Path, short_dir: Path,
     by_task = {e["task"]: e["event"] for e in events(captured)
                if e["event"] in ("task_stopped", "task_abandoned")}
     assert by_task == {"quick": "task_stopped", "stuck": "task_abandoned"}
+
+
+def test_serving_lowers_the_gil_switch_interval_and_restores_it(home: Path,
+                                                                 short_dir: Path) -> None:
+    """A busy worker thread must not hold the API's thread hops for 5 ms each (issue 17): the
+    service lowers the switch interval while it runs and puts the caller's value back."""
+    import sys
+
+    seen: list[float] = []
+
+    def probe(stop: threading.Event) -> None:
+        seen.append(sys.getswitchinterval())
+        stop.wait()
+
+    before = sys.getswitchinterval()
+    service = Service(home, Listen(socket=short_dir / "s.sock"),
+                      tasks=[BackgroundTask("probe", probe)], shutdown_grace_s=5)
+    thread, status = run_in_thread(service)
+    try:
+        wait_for(lambda: seen)
+    finally:
+        service.stop("test")
+        thread.join(15)
+    assert status == [0]
+    assert seen == [service_mod.SERVE_SWITCH_INTERVAL_S] and before > seen[0]
+    assert sys.getswitchinterval() == before

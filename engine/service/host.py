@@ -45,13 +45,19 @@ from ..base.errors import InputError
 from ..home.memory import Memory
 from ..jobs.worker import TickResult, Worker
 from ..objects.secrets import redact_secrets
-from .mcp_server import DEFAULT_POOL_SIZE, MemoryPool, build_server, http_app
+from .mcp_server import DEFAULT_POOL_SIZE, MemoryPool, MemvaultMCP, build_server, http_app
 
 log = logging.getLogger("memvault.service")
 
 # Settings of the [service] table, with the defaults used until engine/base/config.py has them.
 SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS; keep a margin
 RESTART_MIN_S, RESTART_MAX_S = 1.0, 300.0
+# The GIL switch interval while serving. One request hops threads several times (socket read,
+# the SDK's worker thread for the tool, the answer); each hop waits for the GIL, and while the
+# worker thread runs pure-Python batch work CPython hands the GIL over only every switch
+# interval (5 ms by default), so each hop could cost up to 5 ms. 0.5 ms keeps the API responsive
+# beside a busy worker; the worker loses little (it mostly waits on SQLite or a model).
+SERVE_SWITCH_INTERVAL_S = 0.0005
 
 
 # -- structured logs ----------------------------------------------------------------------------
@@ -328,10 +334,18 @@ class Service:
             log_event(log, "service_stopping", reason=reason)
         self.stop_event.set()
 
+    def build(self, pool: MemoryPool) -> MemvaultMCP:
+        """The MCP server this service runs over `pool` (bench/service.py adds a no-op tool)."""
+        return build_server(pool, bearer_token=self.bearer_token)
+
     def run(self) -> int:
         """Serve until stopped; return the process exit status (0 after a clean stop)."""
+        with switch_interval(SERVE_SWITCH_INTERVAL_S):
+            return self._run()
+
+    def _run(self) -> int:
         pool = MemoryPool.for_home(self.home, self.pool_size)  # opens nothing yet
-        server = build_server(pool, bearer_token=self.bearer_token)
+        server = self.build(pool)
         sock = None
         if not self.listen.stdio:
             sock = (bind_unix(self.listen.socket) if self.listen.socket is not None
@@ -390,9 +404,7 @@ class Service:
         if sock is None:
             await self._serve_stdio(server)
             return
-        config = uvicorn.Config(http_app(server), log_config=None, access_log=False,
-                                lifespan="on", ws="none", timeout_graceful_shutdown=5)
-        self._uvicorn = _Uvicorn(config)
+        self._uvicorn = _Uvicorn(uvicorn_config(http_app(server)))
         relay = asyncio.create_task(self._relay_stop())
         try:
             await self._uvicorn.serve(sockets=[sock])
@@ -451,6 +463,27 @@ class Service:
         finally:
             for sig, old in previous.items():
                 signal.signal(sig, old)
+
+
+def uvicorn_config(app: Any) -> uvicorn.Config:
+    """The uvicorn settings of `memvault serve` (bench/service.py serves its floors with them).
+
+    No access log and no uvicorn log config (our JSON lines only); no websockets; the HTTP
+    parser is uvicorn's choice (httptools when installed, else h11)."""
+    return uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", ws="none",
+                          timeout_graceful_shutdown=5)
+
+
+@contextlib.contextmanager
+def switch_interval(seconds: float) -> Iterator[None]:
+    """Lower the GIL switch interval to `seconds` (never raise it) for the block, then put
+    the previous value back: a test running a Service in a thread leaves no trace."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(min(previous, seconds))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
 
 
 class _Uvicorn(uvicorn.Server):

@@ -6,10 +6,13 @@ Nine tools, each a thin call of one public `Memory` method, with pydantic-valida
     memory_organize  memory_status  memory_project_approve  memory_busy
 
 Every tool answers synchronously from SQLite: recall never waits on the worker (WAL lets readers
-run beside a batch's commit). A sqlite3 connection is never used by two threads at once: the
-SDK runs each (sync) tool on a worker thread, and each call borrows its own `Memory` from a
-`MemoryPool` (one connection each, opened lazily, so `initialize` is answered before the
-database is even opened).
+run beside a batch's commit). A sqlite3 connection is never used by two threads at once: each
+call borrows its own `Memory` from a `MemoryPool` (one connection each, opened lazily, so
+`initialize` is answered before the database is even opened). Calls that write (append,
+organize, approve, busy) run on a worker thread, as they may wait for SQLite's write lock.
+Read-only calls never wait on a lock under WAL, so they run on the event loop with an idle
+Memory when one is free (the thread hop costs about as much as a small find, issue 17), and on
+a worker thread otherwise.
 
 Errors the model can act on come back as a tool result with `isError` and one clear line:
 arguments that fail the schema name each bad field and what is allowed (never echoing the
@@ -28,13 +31,12 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import queue
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
+import anyio
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
@@ -43,9 +45,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from ..base.clock import Clock
 from ..base.errors import MemvaultError
 from ..home.memory import Memory
+from .pool import DEFAULT_POOL_SIZE as DEFAULT_POOL_SIZE  # re-exported: callers import it here
+from .pool import MemoryPool as MemoryPool
 from .stdio_frames import serve_stdio
 
 log = logging.getLogger("memvault.mcp")
@@ -67,85 +70,7 @@ INSTRUCTIONS = (
 ObjectType = Literal["person", "task", "todo", "schedule", "knowledge", "project", "credential"]
 HitType = Literal["person", "task", "todo", "schedule", "knowledge", "project", "credential",
                   "event"]
-DEFAULT_POOL_SIZE = 4
 T = TypeVar("T")
-
-
-# -- connections --------------------------------------------------------------------------------
-class MemoryPool:
-    """Up to `size` `Memory` objects on one home, each lent to one call at a time.
-
-    Opened lazily by `opener`; a call waits when all are lent. `MemoryPool.wrap(mem)` lends one
-    existing Memory (tests, in-process use) and leaves it open on `close()`.
-    """
-
-    def __init__(self, opener: Callable[[], Memory], size: int = DEFAULT_POOL_SIZE,
-                 owned: bool = True) -> None:
-        if size < 1:
-            raise ValueError("a pool needs at least one connection")
-        self._opener = opener
-        self._size = size
-        self._owned = owned
-        self._idle: queue.LifoQueue[Memory] = queue.LifoQueue()
-        self._all: list[Memory] = []
-        self._opened = 0
-        self._lock = threading.Lock()
-        self._closed = False
-
-    @classmethod
-    def for_home(cls, home: str | Path | None, size: int = DEFAULT_POOL_SIZE,
-                 clock: Clock | None = None) -> MemoryPool:
-        """A pool opening `Memory.open(home)` connections (each its own sqlite3 connection)."""
-        return cls(lambda: Memory.open(home, clock=clock), size)
-
-    @classmethod
-    def wrap(cls, mem: Memory) -> MemoryPool:
-        """A pool of exactly `mem` (calls take turns on it); `close()` leaves it open."""
-        pool = cls(lambda: mem, 1, owned=False)
-        pool._all.append(mem)
-        pool._opened = 1
-        pool._idle.put(mem)
-        return pool
-
-    @contextmanager
-    def borrow(self) -> Iterator[Memory]:
-        """Lend one Memory for the duration of the block."""
-        mem = self._take()
-        try:
-            yield mem
-        finally:
-            self._idle.put(mem)
-
-    def _take(self) -> Memory:
-        with self._lock:
-            if self._closed:
-                raise MemvaultError("the memory service is shutting down")
-            try:
-                return self._idle.get_nowait()
-            except queue.Empty:
-                grow = self._opened < self._size
-                if grow:
-                    self._opened += 1  # reserve the slot; open outside the lock
-        if not grow:
-            return self._idle.get()
-        try:
-            mem = self._opener()
-        except BaseException:
-            with self._lock:
-                self._opened -= 1
-            raise
-        with self._lock:
-            self._all.append(mem)
-        return mem
-
-    def close(self) -> None:
-        """Close every connection this pool opened; call it once the server has stopped."""
-        with self._lock:
-            self._closed = True
-            opened, self._all = self._all, []
-        if self._owned:
-            for mem in opened:
-                mem.close()
 
 
 # -- the server ---------------------------------------------------------------------------------
@@ -246,9 +171,26 @@ def _call(pool: MemoryPool, tool: str, fn: Callable[[Memory], T]) -> T:
 
     A number too large for SQLite (an id like "99999999999999999999999" that passed the
     schema as a string) is a refusal too, not an unexpected failure."""
-    try:
+    with _refusals(tool):
         with pool.borrow() as mem:
             return fn(mem)
+
+
+async def _read(pool: MemoryPool, tool: str, fn: Callable[[Memory], T]) -> T:
+    """Run a read-only `fn` on the event loop with an idle Memory (no thread hop), or on a
+    worker thread when every Memory is lent (never block the loop waiting for one)."""
+    with _refusals(tool):
+        with pool.borrow_idle() as mem:
+            if mem is not None:
+                return fn(mem)
+    return await anyio.to_thread.run_sync(_call, pool, tool, fn)
+
+
+@contextmanager
+def _refusals(tool: str) -> Iterator[None]:
+    """Turn an engine refusal (or an out-of-range number) into the tool's one-line error."""
+    try:
+        yield
     except MemvaultError as exc:
         log.info("tool_refused", extra={"fields": {"tool": tool, "error": str(exc)}})
         raise ToolError(str(exc)) from exc
@@ -300,13 +242,13 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool) -> None:
         return _result({"event_id": event_id})
 
     @server.tool(annotations=READ_ONLY)
-    def memory_context() -> CallToolResult:
+    async def memory_context() -> CallToolResult:
         """The resident context: core files, a bounded object directory and the hot timeline
         view (its `notice`/cut fields say explicitly what did not fit)."""
-        return _result(_call(pool, "memory_context", lambda m: m.resident_context()))
+        return _result(await _read(pool, "memory_context", lambda m: m.resident_context()))
 
     @server.tool(annotations=READ_ONLY)
-    def memory_find(
+    async def memory_find(
         query: Annotated[str, Field(min_length=1, max_length=1_000,
                                     description="names, aliases, terms or cues; Chinese or "
                                                 "English (a 2-character name is a query)")],
@@ -319,20 +261,22 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool) -> None:
         limit: Annotated[int, Field(ge=1, le=100, description="most hits returned")] = 20,
     ) -> CallToolResult:
         """Lexical recall: ranked hits over objects and raw events."""
-        return _result(_call(pool, "memory_find",
-                             lambda m: m.find(query, types=types, project=project, limit=limit)))
+        return _result(await _read(pool, "memory_find",
+                                   lambda m: m.find(query, types=types, project=project,
+                                                    limit=limit)))
 
     @server.tool(annotations=READ_ONLY)
-    def memory_read(id: RecordId, offset: Offset = 0) -> CallToolResult:
+    async def memory_read(id: RecordId, offset: Offset = 0) -> CallToolResult:
         """An object's profile, relations and evidence list, or an event's text (paged by
         offset: pass the answer's next_offset)."""
-        return _result(_call(pool, "memory_read", lambda m: m.read(str(id), offset)))
+        return _result(await _read(pool, "memory_read", lambda m: m.read(str(id), offset)))
 
     @server.tool(annotations=READ_ONLY)
-    def memory_evidence(id: RecordId, offset: Offset = 0) -> CallToolResult:
+    async def memory_evidence(id: RecordId, offset: Offset = 0) -> CallToolResult:
         """The raw text behind an object's evidence, or one event's text and the objects
         citing it (paged by offset)."""
-        return _result(_call(pool, "memory_evidence", lambda m: m.evidence(str(id), offset)))
+        return _result(await _read(pool, "memory_evidence",
+                                   lambda m: m.evidence(str(id), offset)))
 
     @server.tool(annotations=APPEND)
     def memory_organize(
@@ -351,9 +295,9 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool) -> None:
                              lambda m: m.organize(mode, scope, retry_blocked)))
 
     @server.tool(annotations=READ_ONLY)
-    def memory_status() -> CallToolResult:
+    async def memory_status() -> CallToolResult:
         """Counts per state, the oldest unfinished records, jobs and the timeline's size."""
-        return _result(_call(pool, "memory_status", lambda m: m.status()))
+        return _result(await _read(pool, "memory_status", lambda m: m.status()))
 
     @server.tool(annotations=SETTING)
     def memory_project_approve(
