@@ -226,3 +226,30 @@ def test_the_transfer_budget_stops_sending_more(home: Path, clock: ManualClock) 
     assert results[0]["object"]["id"] == "knowledge:a"
     assert "transfer budget" in results[-1]["error"]
     mem.close()
+
+
+def test_each_message_is_json_encoded_once_per_batch(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 17: the loop measures what it sends (transfer budget, context room) from one
+    encoding of each message, not by re-encoding the whole conversation every round."""
+    import json
+    import types
+
+    from memvault.modes import batch_loop
+
+    compact_one(mem)
+    encoded: list[object] = []
+
+    def dumps(obj, *args, **kwargs):
+        encoded.append(obj)
+        return json.dumps(obj, *args, **kwargs)
+
+    monkeypatch.setattr(batch_loop, "json", types.SimpleNamespace(
+        dumps=dumps, loads=json.loads, JSONDecodeError=json.JSONDecodeError))
+    worker, provider = make_worker(mem, [ModelReply(text="thinking", usage=Usage(1, 1)),
+                                         compact_step("met")])
+    assert worker.tick().action == "committed"
+    system = provider.history[0]["messages"][0]
+    holding = [o for o in encoded if o == system or (isinstance(o, list) and system in o)]
+    assert len(holding) == 1

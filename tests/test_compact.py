@@ -336,3 +336,72 @@ def test_the_commit_enqueues_a_batch_of_events_in_a_fixed_number_of_statements(
     assert queue_row(mem.conn, ids[2])["state"] == "linked"  # never re-queued
     assert len([s for s in statements if "INTO archive_queue" in s]) == 1
     assert len([s for s in statements if "fragment_count > 1" in s]) == 1
+
+
+def _transactions(statements: list[str]) -> list[list[str]]:
+    """The traced statements grouped by write transaction (BEGIN..COMMIT)."""
+    groups: list[list[str]] = []
+    for sql in statements:
+        if sql.startswith("BEGIN"):
+            groups.append([])
+        if groups and (len(groups[-1]) == 0 or groups[-1][-1] != "COMMIT"):
+            groups[-1].append(sql)
+    return groups
+
+
+def test_a_compact_tick_runs_a_small_fixed_number_of_statements(mem: Memory) -> None:
+    """Issue 17: the claim transaction reads the job's batches once and takes the graph
+    revision inside its insert; the commit checks receipt, lease and revision in one read, never
+    reads the nodes' text again (the prompt did) and checks them (all still hot, a contiguous
+    run) in one statement."""
+    for i in range(12):
+        mem.append_event(f"message {i}: the team met and agreed on the launch date")
+    mem.compact()
+    worker, _ = make_worker(mem, [compact_step("sum"), compact_step("sum")])
+    assert worker.tick().action == "committed"  # a job's later claims read its last batch too
+    statements: list[str] = []
+    mem.conn.set_trace_callback(statements.append)
+    result = worker.tick()
+    mem.conn.set_trace_callback(None)
+    assert result.action == "committed"
+    claim, commit = _transactions(statements)
+    assert len(claim) <= 10, claim  # BEGIN and COMMIT included
+    assert len(commit) <= 12, commit
+    assert not [s for s in commit if "substr(e.text" in s]
+    assert len([s for s in statements if "FROM hot_nodes n LEFT JOIN events" in s]) == 1
+
+
+def test_a_node_that_left_the_timeline_after_the_prompt_refuses_the_commit(mem: Memory) -> None:
+    """The commit uses the nodes the prompt read, yet still checks them inside its own
+    transaction: one folded away meanwhile refuses it, and nothing is written."""
+    for i in range(3):
+        mem.append_event(f"message {i}: the team met and agreed on the launch date")
+    mem.compact()
+    inner = compact_step("met")
+
+    def meanwhile(messages, tools, max_out):
+        mem.conn.execute("UPDATE hot_nodes SET active = 0 WHERE id = 2")  # another writer
+        return inner(messages, tools, max_out)
+
+    before = counts(mem.conn)
+    worker, _ = make_worker(mem, [meanwhile])
+    result = worker.tick()
+    assert result.action == "failed"
+    assert "no longer all on the hot timeline" in (result.error or "")
+    assert count(mem.conn, "hot_nodes", "kind = 'head'") == 0
+    assert count(mem.conn, "archive_queue") == 0
+    assert counts(mem.conn)["receipts"] == before["receipts"]
+
+
+def test_fold_nodes_refuses_a_run_with_a_hot_node_in_between(mem: Memory) -> None:
+    from memvault.modes.compact import fold_nodes
+    from memvault.modes.mode import CommitRefused
+    from memvault.store.connection import write
+
+    for i in range(3):
+        mem.append_event(f"message {i}: the team met and agreed on the launch date")
+    with pytest.raises(CommitRefused, match="contiguous"), write(mem.conn):
+        fold_nodes(mem.conn, [1, 3], "s", None, mem.clock.now())
+    assert count(mem.conn, "hot_nodes", "kind = 'head'") == 0
+    with pytest.raises(CommitRefused, match="no longer all"), write(mem.conn):
+        fold_nodes(mem.conn, [1, 99], "s", None, mem.clock.now())

@@ -85,6 +85,13 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema()
 
 
+@functools.cache
+def _schema_json(model: type[BaseModel]) -> str:
+    """A tool's JSON schema as JSON text (what the context room counts), built once per model
+    class: the same text as json.dumps of `_schema(model)`."""
+    return json.dumps(_schema(model))
+
+
 @dataclass
 class CallLog:
     """What the loop reports of each model call, for the usage ledger."""
@@ -118,7 +125,13 @@ def run_batch(
     specs = [t.spec() for t in tools]
     terminal = next(t.name for t in tools if t.terminal)
     started = clock.now()
-    sent = sum(len(json.dumps(m, ensure_ascii=False).encode()) for m in messages)
+    # Each message is encoded once (`_encode_new`, before the round that first sends it): the
+    # transfer budget and the context room are both measured from these, never by re-encoding
+    # the conversation every round; one added by the last round is never encoded at all.
+    encoded: list[str] = []
+    _encode_new(messages, encoded)
+    sent = sum(len(e.encode()) for e in encoded)
+    tools_json = "[" + ", ".join(_schema_json(t.args) for t in tools) + "]"
     out_tokens = min(limits.max_output_tokens, provider.max_output_tokens)
     rounds = corrections = 0
     calls: list[CallLog] = []
@@ -133,7 +146,8 @@ def run_batch(
             raise BatchFailed(f"timeout: no proposal within {limits.timeout_s:g} s")
         if rounds >= limits.max_rounds:
             raise BatchFailed(f"no proposal after {limits.max_rounds} tool rounds")
-        cap = _output_cap(provider, messages, specs, limits)
+        _encode_new(messages, encoded)
+        cap = _output_cap(provider, encoded, tools_json, limits)
         out_tokens = min(out_tokens, cap)
         if out_tokens < 1:
             raise BatchFailed("the conversation fills the model's context: no room to answer")
@@ -157,8 +171,8 @@ def run_batch(
         rounds += 1
         messages.append(_assistant_message(reply))
         if not reply.tool_calls:
-            messages.append({"role": "user", "content": f"Use the tools; finish by calling "
-                                                        f"{terminal}."})
+            messages.append({"role": "user", "content": f"Use the tools; finish by "
+                                                                f"calling {terminal}."})
             continue
         for tool_call in reply.tool_calls:
             tool = by_name.get(tool_call.name)
@@ -175,7 +189,7 @@ def run_batch(
                         f"corrections); last: {exc}"
                     ) from None
                 messages.append(_tool_message(tool_call.id, {"error": str(exc),
-                                                             "field": exc.field}))
+                                                                     "field": exc.field}))
                 continue
             except BatchFailed:
                 raise
@@ -195,10 +209,17 @@ def run_batch(
             messages.append(message)
 
 
+def _encode_new(messages: list[Message], encoded: list[str]) -> None:
+    """Encode the messages added since the last call (messages are only ever appended)."""
+    encoded.extend(json.dumps(m, ensure_ascii=False) for m in messages[len(encoded):])
+
+
 def _output_cap(
-    provider: Provider, messages: list[Message], specs: list[ToolSpec], limits: BatchLimits
+    provider: Provider, encoded: list[str], tools_json: str, limits: BatchLimits
 ) -> int:
-    prompt = json.dumps(messages, ensure_ascii=False) + json.dumps([s.parameters for s in specs])
+    # The same text as json.dumps(messages) (its list separator is ", "), built from the
+    # messages' own encodings.
+    prompt = "[" + ", ".join(encoded) + "]" + tools_json
     room = provider.context_tokens - estimate_tokens(prompt)
     return max(0, min(limits.max_output_cap, provider.max_output_tokens, room))
 

@@ -57,20 +57,11 @@ class CompactMode:
             target = config["compact.threshold_tokens"] * config["compact.target_ratio"]
             if timeline_totals(conn)["est_tokens"] < target:
                 return None
-        # Nodes of this job's terminal batches stay hot and are not claimed again by it (else a
-        # compaction that cannot succeed would be retried forever and the job never end).
-        failed = {node for (claim,) in conn.execute(
-            "SELECT claim FROM batches WHERE job_id = ? AND state = 'terminal'", (job.id,))
-            for node in json.loads(claim)["node_ids"]}
-        # Nodes another job's open batch holds (its worker died, or waits to retry) are that
-        # batch's to fold: claiming them too would make its commit fail for nothing.
-        held = {node for (claim,) in conn.execute(
-            "SELECT claim FROM batches WHERE job_id != ? AND state = 'claimed'", (job.id,))
-            for node in json.loads(claim).get("node_ids", [])}
+        failed, held, scan_from = self._batch_marks(conn, job)
         # An explicit job covers the timeline as it was when it was asked for: heads that other
         # jobs made since then are not its to fold again (else two jobs re-fold each other's).
         newest = params.get("max_node_id") if job.origin != "threshold" else None
-        start = max(lo, self._scan_from(conn, job) if newest is not None else lo)
+        start = max(lo, scan_from if newest is not None else lo)
         # Iterated lazily: the loop stops at the first run, never reading a long timeline whole.
         rows = conn.execute(
             "SELECT n.id, n.seq, b.job_id AS made_by FROM hot_nodes n"
@@ -103,16 +94,36 @@ class CompactMode:
         return {"node_ids": run, "scan_from": resume}
 
     @staticmethod
-    def _scan_from(conn: sqlite3.Connection, job: Job) -> int:
-        """Where an explicit job's next claim starts scanning: its last claim's `scan_from`.
+    def _batch_marks(conn: sqlite3.Connection, job: Job) -> tuple[set[int], set[int], int]:
+        """What the job's and the other jobs' batches say about the next claim, in one read:
 
-        Everything before it was, when that claim was made, this job's own head, a node of its
-        terminal batches or newer than the job, and stays so; so the job reads each node of
-        its range about once instead of re-reading its own heads at every claim (quadratic)."""
-        row = conn.execute("SELECT claim FROM batches WHERE job_id = ? ORDER BY id DESC LIMIT 1",
-                           (job.id,)).fetchone()
-        value = json.loads(row[0]).get("scan_from") if row else None
-        return value if isinstance(value, int) else 0
+        - the nodes of this job's terminal batches: they stay hot and are not claimed again by
+          it (else a compaction that cannot succeed would be retried forever, the job unended);
+        - the nodes another job's open batch holds (its worker died, or waits to retry): that
+          batch's to fold, claiming them too would make its commit fail for nothing;
+        - where an explicit job's next claim starts scanning: its last claim's `scan_from`.
+          Everything before it was, when that claim was made, this job's own head, a node of
+          its terminal batches or newer than the job, and stays so; so the job reads each node
+          of its range about once instead of re-reading its own heads at every claim."""
+        failed: set[int] = set()
+        held: set[int] = set()
+        scan_from = 0
+        for kind, value in conn.execute(
+            "SELECT 'failed', j.value FROM batches b, json_each(b.claim, '$.node_ids') j"
+            " WHERE b.job_id = ? AND b.state = 'terminal'"
+            " UNION ALL SELECT 'held', j.value FROM batches b, json_each(b.claim, '$.node_ids') j"
+            " WHERE b.job_id != ? AND b.state = 'claimed'"
+            " UNION ALL SELECT 'scan', json_extract(claim, '$.scan_from') FROM"
+            " (SELECT claim FROM batches WHERE job_id = ? ORDER BY id DESC LIMIT 1)",
+            (job.id, job.id, job.id),
+        ):
+            if kind == "failed":
+                failed.add(value)
+            elif kind == "held":
+                held.add(value)
+            elif isinstance(value, int):
+                scan_from = value
+        return failed, held, scan_from
 
     def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
         nodes = claim["node_ids"]
@@ -120,6 +131,9 @@ class CompactMode:
 
     def messages(self, ctx: BatchContext) -> list[Message]:
         nodes = load_nodes(ctx.conn, ctx.batch.claim["node_ids"])
+        # Kept for the commit: what it needs of them (seq, level, sizes, times, event) never
+        # changes once written; whether they are still hot is checked again there.
+        ctx.loaded["compact_nodes"] = nodes
         payload = {
             "mode": "compact",
             "nodes": [
@@ -146,7 +160,10 @@ class CompactMode:
         # The head outlives the raw text it folds (recall, later compactions): a secret the
         # events held must be left out of it, e.g. "the wifi password was given".
         check_no_secret("summary", proposal.summary)
-        return fold_nodes(ctx.conn, claimed, proposal.summary, ctx.batch.id, ctx.now)
+        nodes = ctx.loaded.get("compact_nodes")
+        if nodes is not None and sorted(n["id"] for n in nodes) != sorted(claimed):
+            nodes = None  # read for another claim: read them again
+        return fold_nodes(ctx.conn, claimed, proposal.summary, ctx.batch.id, ctx.now, nodes)
 
     def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
         """A compaction that cannot succeed blocks nothing: its nodes simply stay hot."""
@@ -155,7 +172,7 @@ class CompactMode:
 def load_nodes(conn: sqlite3.Connection, node_ids: list[int]) -> list[dict[str, Any]]:
     """The claimed nodes in timeline order, with their text and their event's source."""
     marks = ",".join("?" * len(node_ids))
-    rows = conn.execute(
+    cursor = conn.execute(
         "SELECT n.id, n.kind, n.level, n.seq, n.event_id, n.active, n.chars, n.est_tokens,"
         " n.first_at, n.last_at, e.source,"
         " CASE WHEN n.kind = 'raw' THEN substr(e.text, n.start_char + 1, n.end_char - n.start_char)"
@@ -163,19 +180,27 @@ def load_nodes(conn: sqlite3.Connection, node_ids: list[int]) -> list[dict[str, 
         f" FROM hot_nodes n LEFT JOIN events e ON e.id = n.event_id WHERE n.id IN ({marks})"
         " ORDER BY n.seq",
         node_ids,
-    ).fetchall()
-    return [dict(r) for r in rows]
+    )
+    # Zipped with the column names once: dict(sqlite3.Row) looks every key up by name and
+    # cost more than the query itself (measured, issue 17).
+    columns = [d[0] for d in cursor.description]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
 def fold_nodes(
     conn: sqlite3.Connection, node_ids: list[int], summary: str, batch_id: int | None,
-    now: datetime,
+    now: datetime, nodes: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Create the head over `node_ids` inside the caller's transaction; return the receipt body."""
-    nodes = load_nodes(conn, node_ids)
-    if len(nodes) != len(node_ids) or not all(n["active"] for n in nodes):
+    """Create the head over `node_ids` inside the caller's transaction; return the receipt body.
+
+    `nodes` are those ids as `load_nodes` read them (for the prompt), to spare reading them
+    again: their columns used here never change; that they are all still hot and a contiguous
+    run is checked here, inside the transaction, either way."""
+    if nodes is None:
+        nodes = load_nodes(conn, node_ids)
+    if len(nodes) != len(node_ids):
         raise CommitRefused("refused: the claimed nodes are no longer all on the hot timeline")
-    _check_contiguous(conn, nodes)
+    _check_still_a_run(conn, node_ids, nodes)
     chars = sum(n["chars"] for n in nodes)
     tokens = sum(n["est_tokens"] for n in nodes)
     new_tokens = estimate_tokens(summary)
@@ -200,12 +225,21 @@ def fold_nodes(
             "tokens_before": tokens, "tokens_after": new_tokens}
 
 
-def _check_contiguous(conn: sqlite3.Connection, nodes: list[dict[str, Any]]) -> None:
-    between = conn.execute(
-        "SELECT COUNT(*) FROM hot_nodes WHERE active = 1 AND seq BETWEEN ? AND ?",
-        (nodes[0]["seq"], nodes[-1]["seq"]),
-    ).fetchone()[0]
-    if between != len(nodes):
+def _check_still_a_run(
+    conn: sqlite3.Connection, node_ids: list[int], nodes: list[dict[str, Any]]
+) -> None:
+    """Refuse unless every node is still active and no other active node lies between the
+    first and the last (one statement: the hot nodes of that seq range, and how many of them
+    are the claimed ones)."""
+    marks = ",".join("?" * len(node_ids))
+    between, claimed = conn.execute(
+        f"SELECT COUNT(*), COALESCE(SUM(id IN ({marks})), 0) FROM hot_nodes"
+        " WHERE active = 1 AND seq BETWEEN ? AND ?",
+        (*node_ids, nodes[0]["seq"], nodes[-1]["seq"]),
+    ).fetchone()
+    if claimed != len(node_ids):
+        raise CommitRefused("refused: the claimed nodes are no longer all on the hot timeline")
+    if between != len(node_ids):
         raise CommitRefused("refused: the claimed nodes are not a contiguous run of the timeline")
 
 
@@ -213,25 +247,20 @@ def enqueue_departed(
     conn: sqlite3.Connection, event_ids: set[int], batch_id: int | None, now: datetime
 ) -> list[int]:
     """Queue (pending) each event none of whose fragments is still hot; never re-queue one.
-    Two statements whatever the number of events (a batch folds up to 64 nodes)."""
+    One statement whatever the number of events (a batch folds up to 64 nodes)."""
     if not event_ids:
-        return []
-    ids = json.dumps(sorted(event_ids))
-    still_hot = {r[0] for r in conn.execute(
-        # Only an event of several fragments can still have one elsewhere on the timeline;
-        # this condition also lets SQLite use the partial index hot_nodes_event_multi.
-        "SELECT DISTINCT event_id FROM hot_nodes WHERE event_id IN (SELECT value FROM json_each(?))"
-        " AND active = 1 AND fragment_count > 1", (ids,))}
-    leaving = [e for e in sorted(event_ids) if e not in still_hot]
-    if not leaving:
         return []
     stamp = iso(now)
     # OR IGNORE: an event already queued (in any state) keeps its row; RETURNING lists only
-    # the rows this insert made, i.e. the events newly queued.
+    # the rows this insert made, i.e. the events newly queued. Only an event of several
+    # fragments can still have one elsewhere on the timeline; that condition also lets SQLite
+    # use the partial index hot_nodes_event_multi (a correlated NOT EXISTS measured cheaper
+    # than NOT IN over a list, and than a separate lookup).
     rows = conn.execute(
         "INSERT OR IGNORE INTO archive_queue (event_id, state, enqueued_at, updated_at,"
-        " enqueued_by) SELECT value, 'pending', ?, ?, ? FROM json_each(?) WHERE true"
-        " RETURNING event_id",
-        (stamp, stamp, batch_id, json.dumps(leaving)),
+        " enqueued_by) SELECT value, 'pending', ?, ?, ? FROM json_each(?)"
+        " WHERE NOT EXISTS (SELECT 1 FROM hot_nodes h WHERE h.event_id = value"
+        " AND h.active = 1 AND h.fragment_count > 1) RETURNING event_id",
+        (stamp, stamp, batch_id, json.dumps(sorted(event_ids))),
     ).fetchall()
     return sorted(r[0] for r in rows)

@@ -20,9 +20,8 @@ from pydantic import BaseModel
 from ..base.clock import Clock
 from ..base.config import Config
 from ..models.base import Message
-from ..store.connection import bump_revision, graph_revision, write
-from ..store.jobs import Batch, Job, find_receipt, save_receipt
-from ..store.leases import lease_valid
+from ..store.connection import bump_revision, write
+from ..store.jobs import Batch, Job, commit_state, save_receipt
 from .batch_loop import BatchFailed, Tool
 
 
@@ -49,6 +48,9 @@ class BatchContext:
     # itself).
     in_commit: Callable[[sqlite3.Connection], None] | None = None
     after_commit: Callable[[bool], None] | None = None
+    # What the mode read to build the prompt and may reuse at commit instead of reading it
+    # again: only what cannot change meanwhile (the mode still checks what can, in the commit).
+    loaded: dict[str, Any] = field(default_factory=dict)
 
 
 class Mode(Protocol):
@@ -94,14 +96,15 @@ def _commit(ctx: BatchContext, mode: Mode, proposal: BaseModel) -> dict[str, Any
         if ctx.clock is not None:
             # The lease must be valid when the commit happens, not when the batch started.
             ctx.now = ctx.clock.now()
-        earlier = find_receipt(ctx.conn, ctx.batch.token)
-        if earlier is not None:
+        # Receipt, lease and revision in one read; a replay is answered before the others.
+        state = commit_state(ctx.conn, ctx.batch.token, ctx.holder, ctx.now)
+        if state.receipt is not None:
             if ctx.in_commit is not None:
                 ctx.in_commit(ctx.conn)
-            return {**earlier, "replayed": True}
-        if not lease_valid(ctx.conn, ctx.holder, ctx.now):
+            return {**state.receipt, "replayed": True}
+        if not state.lease_valid:
             raise CommitRefused("refused: the worker lease expired before the commit")
-        revision = graph_revision(ctx.conn)
+        revision = state.revision
         if revision != ctx.batch.base_revision:
             raise CommitRefused(
                 f"refused: stale graph revision (claimed at {ctx.batch.base_revision}, "

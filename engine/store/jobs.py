@@ -16,9 +16,10 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from ..base.clock import iso
+from ..base.clock import iso, to_micros
 from ..base.errors import InputError, NotFound
 from .connection import graph_revision
+from .leases import LEASE, LEASE_VALID_SQL
 
 MODES = ("compact", "organize", "deep")
 ORIGINS = ("threshold", "explicit", "hourly", "nightly")
@@ -151,16 +152,17 @@ def new_batch(
 ) -> Batch:
     """Record a new claim (inside the caller's transaction), with a fresh receipt token."""
     text = json.dumps({"token": uuid.uuid4().hex, **claim}, ensure_ascii=False)
-    revision = graph_revision(conn)
-    cur = conn.execute(
+    # The graph revision is read by the insert itself (one statement, same transaction).
+    batch_id, revision = conn.execute(
         "INSERT INTO batches (job_id, state, claim, base_revision, claimed_at)"
-        " VALUES (?, 'claimed', ?, ?, ?)",
-        (job_id, text, revision, iso(now)),
-    )
+        " VALUES (?, 'claimed', ?, COALESCE((SELECT CAST(value AS INTEGER) FROM state"
+        " WHERE key = 'graph_revision'), 0), ?) RETURNING id, base_revision",
+        (job_id, text, iso(now)),
+    ).fetchone()
     mark_claimed(conn, job_id, now)
     # The row just written, built here rather than read back (the claim as stored: JSON).
-    return Batch(int(cur.lastrowid or 0), job_id, BatchState.CLAIMED.value, json.loads(text),
-                 revision, 0, None)
+    return Batch(int(batch_id), job_id, BatchState.CLAIMED.value, json.loads(text),
+                 int(revision), 0, None)
 
 
 def reclaim_batch(
@@ -180,10 +182,11 @@ def reclaim_batch(
 
 
 def mark_claimed(conn: sqlite3.Connection, job_id: int, now: datetime) -> None:
+    stamp = iso(now)
     conn.execute(
         "UPDATE jobs SET state = 'running', last_claim_at = ?, started_at = COALESCE(started_at, ?)"
         " WHERE id = ?",
-        (iso(now), iso(now), job_id),
+        (stamp, stamp, job_id),
     )
 
 
@@ -255,6 +258,30 @@ def _partial_note(terminal: int, blocked: list[int]) -> str | None:
     return "partial: " + "; ".join(parts) if parts else None
 
 
+@dataclass(frozen=True)
+class CommitState:
+    """What a commit checks first, read in one statement (see `commit_state`)."""
+
+    receipt: dict[str, Any] | None  # the stored receipt of this token: the commit is a replay
+    lease_valid: bool  # the holder still holds an unexpired lease
+    revision: int  # the graph revision now
+
+
+def commit_state(
+    conn: sqlite3.Connection, token: str, holder: str, now: datetime
+) -> CommitState:
+    """The receipt of `token`, whether `holder`'s lease is valid (leases.lease_valid's test)
+    and the graph revision, in ONE read (call inside the commit's write transaction, so all
+    three still hold when it writes)."""
+    row = conn.execute(
+        f"SELECT (SELECT receipt FROM receipts WHERE token = ?), {LEASE_VALID_SQL},"
+        " COALESCE((SELECT value FROM state WHERE key = 'graph_revision'), 0)",
+        (token, LEASE, holder, to_micros(now)),
+    ).fetchone()
+    return CommitState(json.loads(row[0]) if row[0] is not None else None, bool(row[1]),
+                       int(row[2]))
+
+
 def find_receipt(conn: sqlite3.Connection, token: str) -> dict[str, Any] | None:
     row = conn.execute("SELECT receipt FROM receipts WHERE token = ?", (token,)).fetchone()
     return json.loads(row[0]) if row else None
@@ -263,16 +290,17 @@ def find_receipt(conn: sqlite3.Connection, token: str) -> dict[str, Any] | None:
 def save_receipt(
     conn: sqlite3.Connection, batch: Batch, revision: int, receipt: dict[str, Any], now: datetime
 ) -> None:
+    stamp = iso(now)
     conn.execute(
         "INSERT INTO receipts (token, batch_id, job_id, revision, receipt, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?)",
         (batch.token, batch.id, batch.job_id, revision, json.dumps(receipt, ensure_ascii=False),
-         iso(now)),
+         stamp),
     )
     conn.execute(
         "UPDATE batches SET state = 'committed', committed_at = ?, failures = 0, error = NULL"
         " WHERE id = ?",
-        (iso(now), batch.id),
+        (stamp, batch.id),
     )
 
 
