@@ -31,13 +31,27 @@ from .proposals import (
 )
 from .records import (
     ObjectRecord,
-    add_evidence,
+    add_evidence_items,
     add_relation,
+    add_relations,
     check_object_id,
+    redirect_targets,
     resolve_redirect,
     save_object,
+    save_read_objects,
 )
 from .secrets import check_no_secret, scan_once
+
+
+@dataclass
+class _Reads:
+    """What validate_write read for a write, kept for apply_write: valid only on the same
+    connection, inside a transaction, while that connection has changed nothing since."""
+
+    conn: sqlite3.Connection
+    changes: int  # conn.total_changes when read
+    rows: dict[str, sqlite3.Row | None]  # `objects` row of every id the write names
+    targets: dict[str, str]  # survivor of each relation end and evidence object
 
 
 @dataclass
@@ -48,6 +62,8 @@ class GraphWrite:
     core_files: list[CoreWrite] = field(default_factory=list)
     merges: list[Merge] = field(default_factory=list)
     archive_relations: list[LegacyArchive] = field(default_factory=list)
+    # Set by a passing validate_write, taken by apply_write: the rows are read once a commit.
+    _reads: _Reads | None = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass
@@ -60,6 +76,40 @@ class WriteRules:
 
 def _existing(conn: sqlite3.Connection, object_id: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM objects WHERE id = ?", (object_id,)).fetchone()
+
+
+def _named_ids(write: GraphWrite) -> list[str]:
+    """Every object id the write names (objects, relation ends, evidence, merge ends)."""
+    return list(dict.fromkeys([*(o.id for o in write.objects),
+                               *(x for r in write.relations for x in (r.src, r.dst)),
+                               *(e.object_id for e in write.evidence),
+                               *(x for m in write.merges for x in (m.loser, m.survivor))]))
+
+
+def _read_rows(conn: sqlite3.Connection, ids: list[str]) -> dict[str, sqlite3.Row | None]:
+    """The `objects` row of each id (None: no such object), in one query."""
+    rows: dict[str, sqlite3.Row | None] = dict.fromkeys(ids)
+    if ids:
+        for row in conn.execute("SELECT * FROM objects WHERE id IN"
+                                " (SELECT value FROM json_each(?))", (json.dumps(ids),)):
+            rows[row["id"]] = row
+    return rows
+
+
+def _link_ends(write: GraphWrite) -> list[str]:
+    return [*(x for r in write.relations for x in (r.src, r.dst)),
+            *(e.object_id for e in write.evidence)]
+
+
+def _take_reads(conn: sqlite3.Connection, write: GraphWrite) -> _Reads:
+    """validate_write's reads if they are still current, else a fresh read."""
+    reads, write._reads = write._reads, None  # used once: the write makes them stale
+    if (reads is not None and reads.conn is conn and conn.in_transaction
+            and reads.changes == conn.total_changes):
+        return reads
+    rows = _read_rows(conn, _named_ids(write))
+    return _Reads(conn, conn.total_changes, rows,
+                  redirect_targets(conn, _link_ends(write), rows))
 
 
 def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
@@ -77,24 +127,25 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
     # Before any rule that repeats a value back (an unknown id, a duplicate): a secret in an id
     # must be refused without ever being echoed.
     check_write_secrets(write)
-    written = _check_objects(conn, config, write.objects, rules)
-    known = written | {r["id"] for r in conn.execute(
-        "SELECT id FROM objects WHERE id IN (SELECT value FROM json_each(?))",
-        (json.dumps([x for r in write.relations for x in (r.src, r.dst)]
-                    + [e.object_id for e in write.evidence]),),
-    )}
+    write._reads = None
+    # Every row the checks need, read at once (and kept for apply_write).
+    rows = _read_rows(conn, _named_ids(write))
+    written = _check_objects(config, write.objects, rules, rows)
+    known = written | {oid for oid, row in rows.items() if row is not None}
+    targets = redirect_targets(conn, _link_ends(write), rows)
+    checked = set(written)  # ids that passed _check_id: one named again is not re-checked
     for j, rel in enumerate(write.relations):
         for end in ("src", "dst"):
             target = getattr(rel, end)
-            _check_id(target, f"relations.{j}.{end}")
+            _check_id(target, f"relations.{j}.{end}", checked)
             if target not in known:
                 raise FieldError(f"relations.{j}.{end}", f"no object {target} (create it first)")
-        if resolve_redirect(conn, rel.src) == resolve_redirect(conn, rel.dst):
+        if targets[rel.src] == targets[rel.dst]:
             # A merged id stands for its survivor: a relation to it would be a self-relation.
             why = "" if rel.src == rel.dst else " (one end was merged into the other)"
             raise FieldError(f"relations.{j}", "a relation needs two different objects" + why)
     for k, ev in enumerate(write.evidence):
-        _check_id(ev.object_id, f"evidence.{k}.object_id")
+        _check_id(ev.object_id, f"evidence.{k}.object_id", checked)
         if ev.object_id not in known:
             raise FieldError(f"evidence.{k}.object_id", f"no object {ev.object_id}")
         allowed = rules.evidence_range
@@ -110,8 +161,10 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
             raise FieldError(f"core_files.{c}.name", "the nightly review never rewrites SOUL.md")
         if len(core.content.encode()) > config["vault.core_file_max_bytes"]:
             raise FieldError(f"core_files.{c}.content", "larger than vault.core_file_max_bytes")
-    _check_merges(conn, write.merges, rules)
+    _check_merges(write.merges, rules, rows)
     _check_archives(conn, write, rules)
+    if conn.in_transaction:  # outside one, another connection may change the rows meanwhile
+        write._reads = _Reads(conn, conn.total_changes, rows, targets)
 
 
 def write_texts(write: GraphWrite) -> Iterator[tuple[str, str]]:
@@ -147,22 +200,26 @@ def check_write_secrets(write: GraphWrite) -> None:
             check_no_secret(where, text)
 
 
-def _check_id(object_id: str, where: str) -> None:
+def _check_id(object_id: str, where: str, checked: set[str] | None = None) -> None:
+    if checked is not None and object_id in checked:
+        return
     try:
         check_object_id(object_id)
     except InputError as exc:
         raise FieldError(where, str(exc)) from None
+    if checked is not None:
+        checked.add(object_id)
 
 
-def _check_objects(conn: sqlite3.Connection, config: Config, objects: list[ObjectWrite],
-                   rules: WriteRules) -> set[str]:
+def _check_objects(config: Config, objects: list[ObjectWrite], rules: WriteRules,
+                   rows: dict[str, sqlite3.Row | None]) -> set[str]:
     seen: set[str] = set()
     for i, obj in enumerate(objects):
         _check_id(obj.id, f"objects.{i}.id")
         if obj.id in seen:
             raise FieldError(f"objects.{i}.id", f"{obj.id} appears twice in this write")
         seen.add(obj.id)
-        row = _existing(conn, obj.id)
+        row = rows[obj.id]
         if row is not None and row["redirect_to"]:
             raise FieldError(f"objects.{i}.id",
                              f"{obj.id} was merged into {row['redirect_to']}; write that id")
@@ -189,12 +246,13 @@ def _check_status(obj: ObjectWrite, row: sqlite3.Row | None, i: int) -> None:
                                                 "project (memvault project approve)")
 
 
-def _check_merges(conn: sqlite3.Connection, merges: list[Merge], rules: WriteRules) -> None:
+def _check_merges(merges: list[Merge], rules: WriteRules,
+                  rows: dict[str, sqlite3.Row | None]) -> None:
     for m, merge in enumerate(merges):
         for end in ("loser", "survivor"):
             target = getattr(merge, end)
             _check_id(target, f"merges.{m}.{end}")
-            row = _existing(conn, target)
+            row = rows[target]
             if row is None:
                 raise FieldError(f"merges.{m}.{end}", f"no object {target}")
             if row["redirect_to"]:
@@ -256,21 +314,22 @@ def archive_legacy(conn: sqlite3.Connection, item: LegacyArchive, now: datetime,
 
 def apply_write(conn: sqlite3.Connection, write: GraphWrite, rules: WriteRules,
                 now: datetime) -> dict[str, Any]:
-    """Apply a validated write inside the caller's transaction; return what changed."""
-    changed = 0
-    for obj in write.objects:
-        row = _existing(conn, obj.id)
-        status = obj.status or (row["status"] if row is not None else
-                                "candidate" if obj.id.startswith("project:") else "active")
-        record = ObjectRecord(id=obj.id, type=obj.id.split(":", 1)[0], name=obj.name,
-                              aliases=list(dict.fromkeys(obj.aliases)), summary=obj.summary,
-                              body=obj.body, cues=list(dict.fromkeys(obj.cues)), status=status)
-        before = row["version"] if row is not None else 0
-        changed += save_object(conn, record, now, rules.batch_id).version != before
-    relations = sum(add_relation(conn, r.src, r.label, r.dst, now, rules.batch_id)
-                    for r in write.relations)
-    evidence = sum(add_evidence(conn, e.object_id, e.event_id, e.start, e.end, now,
-                                rules.batch_id) for e in write.evidence)
+    """Apply a validated write inside the caller's transaction; return what changed.
+
+    Called right after validate_write in the same transaction, it reuses the rows the
+    validation read (each object row is read once a commit); otherwise it reads them."""
+    reads = _take_reads(conn, write)
+    items = [(_record(obj, reads.rows[obj.id]), reads.rows[obj.id]) for obj in write.objects]
+    saved = save_read_objects(conn, items, now, rules.batch_id)
+    changed = sum(record.version != (row["version"] if row is not None else 0)
+                  for record, (_, row) in zip(saved, items, strict=True))
+    # The survivors found before the objects were written still hold: a written object is
+    # never merged (validation refuses one) and merges come after the links.
+    relations = add_relations(conn, [(r.src, r.label, r.dst) for r in write.relations], now,
+                              rules.batch_id, reads.targets)
+    evidence = add_evidence_items(
+        conn, [(e.object_id, e.event_id, e.start, e.end) for e in write.evidence], now,
+        rules.batch_id, reads.targets)
     cores = sum(write_core_file(conn, c.name, c.content, rules.origin, now, rules.batch_id)
                 is not None for c in write.core_files)
     for merge in write.merges:
@@ -279,6 +338,16 @@ def apply_write(conn: sqlite3.Connection, write: GraphWrite, rules: WriteRules,
     return {"objects_changed": changed, "objects_unchanged": len(write.objects) - changed,
             "relations_added": relations, "evidence_added": evidence, "core_files": cores,
             "merged": [m.loser for m in write.merges], "relations_archived": archived}
+
+
+def _record(obj: ObjectWrite, row: sqlite3.Row | None) -> ObjectRecord:
+    """The profile an ObjectWrite stores; no status given keeps the stored one (a new project
+    is a candidate, anything else new is active)."""
+    status = obj.status or (row["status"] if row is not None else
+                            "candidate" if obj.id.startswith("project:") else "active")
+    return ObjectRecord(id=obj.id, type=obj.id.split(":", 1)[0], name=obj.name,
+                        aliases=list(dict.fromkeys(obj.aliases)), summary=obj.summary,
+                        body=obj.body, cues=list(dict.fromkeys(obj.cues)), status=status)
 
 
 def merge_objects(conn: sqlite3.Connection, loser: str, survivor: str, now: datetime,

@@ -189,25 +189,59 @@ def quote_spans(text: str, quotes: Iterable[str]) -> Iterator[Span]:
 def stored_quotes(conn: sqlite3.Connection, object_ids: Iterable[str],
                   own_event: int | None = None) -> list[str]:
     """The stored texts whose verbatim copies are memory output: each object's summary, body
-    and body lines, its evidence slices (not those of `own_event`: its own text is not a
-    copy), and the core files' paragraphs."""
+    and body lines, its evidence slices (at most QUOTE_SLICES, not those of `own_event`: its
+    own text is not a copy), and the core files' paragraphs: three queries for up to
+    QUOTE_IDS_PER_QUERY objects, not two per object."""
+    ids = list(dict.fromkeys(object_ids))
     quotes: list[str] = []
-    for object_id in dict.fromkeys(object_ids):
-        row = conn.execute("SELECT summary, body FROM objects WHERE id = ?",
-                           (object_id,)).fetchone()
-        if row is None:
-            continue
-        quotes += [row["summary"], row["body"], *row["body"].split("\n")]
-        quotes += [r[0] for r in conn.execute(
-            "SELECT substr(e.text, v.start_char + 1, v.end_char - v.start_char) FROM evidence v"
-            " JOIN events e ON e.id = v.event_id WHERE v.object_id = ? AND v.event_id IS NOT ?"
-            " LIMIT 200", (object_id, own_event))]
+    if ids:
+        quotes = _object_quotes(conn, ids, own_event)
     for (content,) in conn.execute(
         "SELECT c.content FROM core_files c WHERE c.version = (SELECT MAX(version)"
         " FROM core_files d WHERE d.name = c.name)"
     ):
         quotes += [p for p in re.split(r"\n\s*\n", content) if p.strip()]
     return [q for q in dict.fromkeys(quotes) if len(q.strip()) >= QUOTE_MIN_CHARS]
+
+
+QUOTE_SLICES = 200  # evidence slices per object taken as quotes: bounds a much-cited object
+QUOTE_IDS_PER_QUERY = 100  # objects per slices query (SQLite caps a compound SELECT at 500)
+# One object's first QUOTE_SLICES slices in (event, start, end) order: the evidence index's
+# order, so nothing is sorted.
+_SLICES_ONE = (
+    "SELECT v.object_id, substr(e.text, v.start_char + 1, v.end_char - v.start_char)"
+    " FROM evidence v JOIN events e ON e.id = v.event_id"
+    " WHERE v.object_id = ? AND v.event_id IS NOT ?"
+    " ORDER BY v.event_id, v.start_char, v.end_char LIMIT ?")
+
+
+def _slices_sql(objects: int) -> str:
+    """The slices query for this many objects (a compound member needs its own subquery to
+    keep its ORDER BY and LIMIT)."""
+    if objects == 1:
+        return _SLICES_ONE
+    return " UNION ALL ".join([f"SELECT * FROM ({_SLICES_ONE})"] * objects)
+
+
+def _object_quotes(conn: sqlite3.Connection, ids: list[str], own_event: int | None
+                   ) -> list[str]:
+    """Profile texts and evidence slices of the objects `ids` (distinct), in their order: per
+    QUOTE_IDS_PER_QUERY objects, one query for the profiles and one for the slices."""
+    quotes: list[str] = []
+    for at in range(0, len(ids), QUOTE_IDS_PER_QUERY):
+        chunk = ids[at:at + QUOTE_IDS_PER_QUERY]
+        profiles = {row[0]: [row[1], row[2], *row[2].split("\n")] for row in conn.execute(
+            f"SELECT id, summary, body FROM objects WHERE id IN ({', '.join('?' * len(chunk))})",
+            chunk)}
+        listed = [oid for oid in chunk if oid in profiles]  # no object: its evidence is no quote
+        slices: dict[str, list[str]] = {}
+        if listed:
+            for object_id, text in conn.execute(
+                    _slices_sql(len(listed)),
+                    [x for oid in listed for x in (oid, own_event, QUOTE_SLICES)]):
+                slices.setdefault(object_id, []).append(text)
+        quotes += [q for oid in listed for q in profiles[oid] + slices.get(oid, [])]
+    return quotes
 
 
 def is_wholly_memory(text: str, spans: list[Span]) -> bool:

@@ -11,6 +11,7 @@ import json
 import re
 import sqlite3
 import unicodedata
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -70,7 +71,8 @@ def check_object_id(object_id: Any) -> tuple[str, str]:
             f"object id {object_id!r}: the slug may not hold spaces, path separators or "
             "any of : # | ^ [ ] % < > \" ' * ? ` { } (nor start with '.' or hold '..')"
         )
-    if any(unicodedata.category(ch).startswith("C") for ch in slug):
+    # A printable slug holds no control, format or unassigned char (all are unprintable).
+    if not slug.isprintable() and any(unicodedata.category(ch).startswith("C") for ch in slug):
         raise InputError(f"object id {object_id!r}: the slug holds a control character")
     return kind, slug
 
@@ -185,10 +187,48 @@ def save_object(
     conn: sqlite3.Connection, obj: ObjectRecord, now: datetime, batch_id: int | None = None
 ) -> ObjectRecord:
     """Create or update an object and record the version, inside the caller's transaction."""
+    _check_record(obj)
+    current = conn.execute("SELECT * FROM objects WHERE id = ?", (obj.id,)).fetchone()
+    return _write_object(conn, obj, current, now, batch_id)
+
+
+def save_read_objects(
+    conn: sqlite3.Connection, items: Iterable[tuple[ObjectRecord, sqlite3.Row | None]],
+    now: datetime, batch_id: int | None = None,
+) -> list[ObjectRecord]:
+    """save_object for each (object, row) whose row the caller has already read in this
+    transaction (its `SELECT * FROM objects` row, None when the object does not exist), so no
+    row is read a second time; their versions are recorded in one executemany. Each row must
+    still be current: nothing may have written that object since it was read."""
+    versions: list[tuple[Any, ...]] = []
+    saved = []
+    for obj, current in items:
+        _check_record(obj)
+        saved.append(_write_object(conn, obj, current, now, batch_id, versions))
+    conn.executemany(_VERSION_SQL, versions)
+    return saved
+
+
+def _check_record(obj: ObjectRecord) -> None:
     kind, _ = check_object_id(obj.id)
     if obj.type != kind:
         raise InputError(f"object {obj.id}: type {obj.type!r} does not match its id")
-    current = conn.execute("SELECT * FROM objects WHERE id = ?", (obj.id,)).fetchone()
+
+
+_VERSION_SQL = (
+    "INSERT INTO object_versions (object_id, version, name, aliases, summary, body, cues,"
+    " status, redirect_to, changed_at, batch_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+
+
+_PROFILE_COLUMNS = ("name", "aliases", "summary", "body", "cues", "status", "redirect_to")
+
+
+def _write_object(
+    conn: sqlite3.Connection, obj: ObjectRecord, current: sqlite3.Row | None, now: datetime,
+    batch_id: int | None, versions: list[tuple[Any, ...]] | None = None,
+) -> ObjectRecord:
+    """Write the object unless unchanged; its version row goes to `versions` if given (the
+    caller inserts them), else is inserted here."""
     stamp = iso(now)
     values = (
         obj.name, json.dumps(obj.aliases, ensure_ascii=False), obj.summary, obj.body,
@@ -208,19 +248,55 @@ def save_object(
         if old == values:
             return ObjectRecord.from_row(current)
         version = current["version"] + 1
+        # Only the changed columns are set: an unchanged name and aliases then leave the name
+        # index alone (its trigger fires on UPDATE OF name, aliases, whatever the values).
+        changed = [(column, new) for column, new, was in zip(_PROFILE_COLUMNS, values, old,
+                                                              strict=True) if new != was]
         conn.execute(
-            "UPDATE objects SET name=?, aliases=?, summary=?, body=?, cues=?, status=?,"
-            " redirect_to=?, version=?, updated_at=? WHERE id=?",
-            (*values, version, stamp, obj.id),
+            f"UPDATE objects SET {''.join(f'{column}=?, ' for column, _ in changed)}"
+            "version=?, updated_at=? WHERE id=?",
+            (*(new for _, new in changed), version, stamp, obj.id),
         )
         obj.created_at = current["created_at"]
-    conn.execute(
-        "INSERT INTO object_versions (object_id, version, name, aliases, summary, body, cues,"
-        " status, redirect_to, changed_at, batch_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-        (obj.id, version, *values, stamp, batch_id),
-    )
+    version_row = (obj.id, version, *values, stamp, batch_id)
+    if versions is None:
+        conn.execute(_VERSION_SQL, version_row)
+    else:
+        versions.append(version_row)
     obj.version, obj.updated_at = version, stamp
     return obj
+
+
+def redirect_targets(
+    conn: sqlite3.Connection, object_ids: Iterable[str],
+    rows: Mapping[str, sqlite3.Row | None] | None = None,
+) -> dict[str, str]:
+    """The surviving id of each id, as resolve_redirect finds it (cycle-safe; an id with no
+    object is its own), in one query per level of redirects instead of one per id and level.
+    `rows`: `objects` rows already read in this transaction (None: no such object), not read
+    again."""
+    parent: dict[str, str | None] = {
+        oid: (row["redirect_to"] if row is not None else None) for oid, row in (rows or {}).items()
+    }
+    wanted = list(dict.fromkeys(object_ids))
+    missing = [oid for oid in wanted if oid not in parent]
+    while missing:
+        parent.update(dict.fromkeys(missing))
+        found = conn.execute(
+            "SELECT id, redirect_to FROM objects WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(missing),)).fetchall()
+        parent.update({row[0]: row[1] for row in found})
+        # Follow the next level only for redirects whose target was never looked at.
+        missing = list(dict.fromkeys(row[1] for row in found
+                                     if row[1] is not None and row[1] not in parent))
+    targets: dict[str, str] = {}
+    for oid in wanted:
+        seen, current = {oid}, oid
+        while (nxt := parent.get(current)) is not None and nxt not in seen:
+            current = nxt
+            seen.add(current)
+        targets[oid] = current
+    return targets
 
 
 def add_relation(
@@ -228,17 +304,37 @@ def add_relation(
     batch_id: int | None = None,
 ) -> bool:
     """Link two objects with a short label; True if the relation is new."""
-    if label not in RELATION_LABELS:
-        raise InputError(
-            f"relation label {label!r} is not allowed (short labels only: "
-            f"{', '.join(RELATION_LABELS)}); put details in the body"
-        )
-    cur = conn.execute(
+    return add_relations(conn, [(src, label, dst)], now, batch_id) > 0
+
+
+def add_relations(
+    conn: sqlite3.Connection, items: Iterable[tuple[str, str, str]], now: datetime,
+    batch_id: int | None = None, targets: Mapping[str, str] | None = None,
+) -> int:
+    """Add (src, label, dst) relations in order, each end followed to its survivor (one
+    lookup for all ends), in one executemany; return how many are new (a relation already
+    stored, or given twice, is not). `targets`: survivors from redirect_targets, if the
+    caller has them already."""
+    rows = list(items)
+    for _, label, _ in rows:
+        if label not in RELATION_LABELS:
+            raise InputError(
+                f"relation label {label!r} is not allowed (short labels only: "
+                f"{', '.join(RELATION_LABELS)}); put details in the body"
+            )
+    if not rows:
+        return 0
+    ends = [end for src, _, dst in rows for end in (src, dst)]
+    if targets is None or any(end not in targets for end in ends):
+        targets = redirect_targets(conn, ends)
+    stamp = iso(now)
+    # executemany's rowcount sums the rows each INSERT added.
+    cur = conn.executemany(
         "INSERT OR IGNORE INTO relations (src_id, label, dst_id, created_at, batch_id)"
         " VALUES (?, ?, ?, ?, ?)",
-        (resolve_redirect(conn, src), label, resolve_redirect(conn, dst), iso(now), batch_id),
+        [(targets[src], label, targets[dst], stamp, batch_id) for src, label, dst in rows],
     )
-    return cur.rowcount > 0
+    return cur.rowcount
 
 
 def add_evidence(
@@ -246,12 +342,27 @@ def add_evidence(
     now: datetime, batch_id: int | None = None,
 ) -> bool:
     """Cite chars [start, end) of an event as evidence for an object; True if new."""
-    cur = conn.execute(
+    return add_evidence_items(conn, [(object_id, event_id, start, end)], now, batch_id) > 0
+
+
+def add_evidence_items(
+    conn: sqlite3.Connection, items: Iterable[tuple[str, int, int, int]], now: datetime,
+    batch_id: int | None = None, targets: Mapping[str, str] | None = None,
+) -> int:
+    """Cite (object_id, event_id, start, end) slices in order, each object followed to its
+    survivor, in one executemany; return how many are new. `targets` as in add_relations."""
+    rows = list(items)
+    if not rows:
+        return 0
+    if targets is None or any(row[0] not in targets for row in rows):
+        targets = redirect_targets(conn, [row[0] for row in rows])
+    stamp = iso(now)
+    cur = conn.executemany(
         "INSERT OR IGNORE INTO evidence (object_id, event_id, start_char, end_char, created_at,"
         " batch_id) VALUES (?, ?, ?, ?, ?, ?)",
-        (resolve_redirect(conn, object_id), event_id, start, end, iso(now), batch_id),
+        [(targets[oid], event, start, end, stamp, batch_id) for oid, event, start, end in rows],
     )
-    return cur.rowcount > 0
+    return cur.rowcount
 
 
 def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0) -> dict[str, Any]:
