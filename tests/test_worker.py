@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import T0, count
-from memvault import ManualClock, Memory
+from memvault import ManualClock, Memory, NewEvent
 from memvault.cli import main
 from memvault.jobs import worker as worker_module
 from memvault.jobs.scheduler import PAUSE_KEY
@@ -638,6 +638,24 @@ def test_an_idle_tick_with_nothing_to_index_takes_one_write_transaction(mem: Mem
 def test_the_tick_syncs_the_recall_index_only_when_something_is_behind(
     mem: Memory, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    calls = count_index_syncs(mem, monkeypatch)
+    worker, _ = make_worker(mem, [])
+    worker.tick()  # the built-in project:daily was new: indexed
+    assert len(calls) == 1
+    mem.append_event("Ada joined the team.")  # the append indexed it itself
+    worker.tick()
+    assert len(calls) == 1  # nothing behind: no write transaction for the index
+    mem.append_events([NewEvent("Grace joined too.")], index=False)  # a bulk load
+    worker.tick()
+    assert len(calls) == 2  # an event behind: indexed
+    put_object(mem, "person:ada", "Ada")  # a changed object is something to index too
+    worker.tick()
+    assert len(calls) == 3
+    assert count(mem.conn, "recall_dirty") == 0
+
+
+def count_index_syncs(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """The max_events of each Memory.sync_recall_index call from now on."""
     calls: list[int | None] = []
     real = mem.sync_recall_index
 
@@ -646,16 +664,7 @@ def test_the_tick_syncs_the_recall_index_only_when_something_is_behind(
         return real(max_events)
 
     monkeypatch.setattr(mem, "sync_recall_index", counting)
-    worker, _ = make_worker(mem, [])
-    mem.append_event("Ada joined the team.")
-    worker.tick()
-    assert len(calls) == 1  # a new event: indexed
-    worker.tick()
-    assert len(calls) == 1  # nothing new: no write transaction for the index
-    put_object(mem, "person:ada", "Ada")  # a changed object is something to index too
-    worker.tick()
-    assert len(calls) == 2
-    assert count(mem.conn, "recall_dirty") == 0
+    return calls
 
 
 def test_the_lease_is_held_while_the_model_works_and_given_back_by_the_commit(
@@ -718,14 +727,7 @@ def test_objects_a_run_of_batches_changes_are_indexed_together_yet_always_found(
     first, second, third = add_archived(mem, "Ada Lovelace joined.", "Grace Hopper joined.",
                                         "Alan Turing joined.")
     mem.organize()
-    syncs: list[int | None] = []
-    real = mem.sync_recall_index
-
-    def counting(max_events: int | None = 5_000) -> dict[str, int]:
-        syncs.append(max_events)
-        return real(max_events)
-
-    monkeypatch.setattr(mem, "sync_recall_index", counting)
+    syncs = count_index_syncs(mem, monkeypatch)
     monkeypatch.setattr(worker_module, "DIRTY_BATCH", 4)
     worker, _ = make_worker(mem, [
         cite_page("person:ada", "Ada Lovelace", body="joined"),
