@@ -240,3 +240,26 @@ def test_a_retried_claim_computes_its_spans_again(
     assert cut < end < len(text)
     assert seen[0]["memory_output"] == [{"start": cut, "end": end,
                                          "what": "a memory_read result"}]
+
+
+def test_a_prompt_that_failed_to_build_leaves_no_spans_for_the_retry(
+    mem: Memory, clock: ManualClock, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    event, _text, _cut = mixed_event(mem)
+    seen: list[dict[str, Any]] = []
+    real_related = organize_module.related_objects
+    failures = [RuntimeError("related objects unreadable")]
+
+    def related_once_broken(*args: Any, **kwargs: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return real_related(*args, **kwargs)
+
+    monkeypatch.setattr(organize_module, "related_objects", related_once_broken)
+    worker, _ = make_worker(mem, [cite_own_words(event, seen)])
+    assert worker.tick().action == "failed"  # the claim computed spans; its prompt crashed
+    calls = count_event_spans(monkeypatch)
+    clock.advance(seconds=200)
+    assert worker.tick().action == "committed"
+    # the retry's prompt computed its own (for its shrunk page), then the commit its check
+    assert calls == [event, event]

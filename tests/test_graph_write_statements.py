@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -110,8 +111,9 @@ def test_a_typical_write_reads_each_row_once_and_writes_links_in_one_call_each(
     # redirect lookups.
     assert len(reads) == 1, reads
     # One read; 2 INSERTs and 1 UPDATE of objects; one executemany each for their versions,
-    # the relations and the evidence (was 40 statements).
-    assert len(counting.calls) == 7, counting.calls
+    # the relations and the evidence (was 40 statements); PRAGMA data_version when the rows
+    # are kept and when they are taken (another connection's commit makes them stale).
+    assert len(counting.calls) == 9, counting.calls
     # The updated object had only its body changed: its name index is left alone.
     assert [s for s in seen if s.startswith("UPDATE objects")][0].startswith(
         "UPDATE objects SET body=")
@@ -314,3 +316,28 @@ def test_a_name_or_alias_change_alone_still_moves_the_object_in_the_name_index(
                                   (2, "Priya Nair", '["release captain"]', ""),
                                   (3, "Zed Nair", '["release captain"]', ""),
                                   (4, "Zed Nair", '["release captain"]', "changed")]
+
+
+def test_rows_kept_by_validation_are_read_again_in_a_later_transaction(home: Path) -> None:
+    """validate_write keeps its rows for apply_write only while nothing else can have changed
+    them: another connection's commit in between makes apply_write read them again."""
+    a, b = Memory.open(home), Memory.open(home)
+    try:
+        with write(a.conn):
+            save_object(a.conn, ObjectRecord(id="knowledge:x", type="knowledge", name="x",
+                                             body="v1"), T0)
+        graph = GraphWrite(objects=[ObjectWrite(id="knowledge:x", name="x", body="mine")])
+        rules = WriteRules({"knowledge:x"}, None, "deep", None)
+        with write(a.conn):
+            validate_write(a.conn, a.config, graph, rules, 100)
+        with write(b.conn):  # another process changes the object meanwhile
+            save_object(b.conn, ObjectRecord(id="knowledge:x", type="knowledge", name="x",
+                                             body="theirs"), T0)
+        with write(a.conn):
+            apply_write(a.conn, graph, rules, T0)
+        rows = a.conn.execute("SELECT version, body FROM object_versions WHERE object_id ="
+                              " 'knowledge:x' ORDER BY version").fetchall()
+        assert [tuple(r) for r in rows] == [(1, "v1"), (2, "theirs"), (3, "mine")]
+    finally:
+        a.close()
+        b.close()

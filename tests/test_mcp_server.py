@@ -444,20 +444,60 @@ def test_a_read_goes_to_a_thread_when_no_memory_is_idle(home: Any) -> None:
 
     def opener() -> Memory:
         opened = Memory.open(home)
-        real_status = opened.status
+        real_find = opened.find
 
-        def status() -> Any:
+        def find(*args: Any, **kwargs: Any) -> Any:
             threads.append(threading.current_thread())
-            return real_status()
+            return real_find(*args, **kwargs)
 
-        opened.status = status  # type: ignore[method-assign]
+        opened.find = find  # type: ignore[method-assign]
         return opened
 
     pool = MemoryPool(opener, size=2)
     try:
         with pool.borrow():  # the only open Memory, lent; one slot left unopened
-            result = call(build_server(pool), "memory_status")
-        assert "events" in ok(result)
+            result = call(build_server(pool), "memory_find", query="tea")
+        assert "hits" in ok(result)
         assert len(threads) == 1 and threads[0] is not threading.current_thread()
     finally:
         pool.close()
+
+
+def test_a_slow_status_does_not_stall_a_concurrent_append(home: Any) -> None:
+    """memory_status (PRAGMA quick_check) and memory_context (the timeline view) grow with the
+    memory: they run on a thread, so the loop still dispatches other calls meanwhile."""
+    appended = threading.Event()
+    saw: list[bool] = []
+
+    def opener() -> Memory:
+        opened = Memory.open(home)
+        real_status, real_append = opened.status, opened.append_event
+
+        def status() -> Any:  # a long quick_check: ends once the concurrent append ran
+            saw.append(appended.wait(timeout=10))
+            return real_status()
+
+        def append_event(*args: Any, **kwargs: Any) -> Any:
+            out = real_append(*args, **kwargs)
+            appended.set()
+            return out
+
+        opened.status, opened.append_event = status, append_event  # type: ignore[method-assign]
+        return opened
+
+    pool = MemoryPool(opener, size=2)
+    with pool.borrow(), pool.borrow():
+        pass  # both connections open and idle
+
+    async def both() -> None:
+        async with Client(build_server(pool)) as client:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.call_tool, "memory_status", {})
+                await anyio.sleep(0)
+                tg.start_soon(client.call_tool, "memory_append", {"text": "hello"})
+
+    try:
+        anyio.run(both)
+    finally:
+        pool.close()
+    assert saw == [True]  # the append ran while status was still running

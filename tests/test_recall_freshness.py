@@ -66,3 +66,11 @@ def test_an_index_write_that_fails_otherwise_is_not_swallowed(
     with pytest.raises(TypeError):
         mem.append_event("stored before the bug shows")
     assert count(mem.conn, "events") == 1
+
+
+def test_a_damaged_index_never_fails_an_append_that_stored_its_events(mem: Memory) -> None:
+    mem.append_event("first")
+    with mem.conn:  # FTS5's structure record gone: any index write is SQLITE_CORRUPT_VTAB
+        mem.conn.execute("DELETE FROM recall_events_fts_data WHERE id = 10")
+    second = mem.append_event("second")  # a DatabaseError, not an OperationalError
+    assert second == 2 and count(mem.conn, "events") == 2

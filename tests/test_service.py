@@ -8,6 +8,7 @@ import logging
 import os
 import socket
 import stat
+import sys
 import tempfile
 import threading
 import time
@@ -30,6 +31,7 @@ from memvault.service.host import (
     log_event,
 )
 from memvault.service.mcp_server import open_client, tool_payload
+from memvault.service.switch import switch_interval
 
 
 def wait_for(predicate: Any, timeout: float = 10.0, step: float = 0.02) -> Any:
@@ -278,8 +280,6 @@ def test_serving_lowers_the_gil_switch_interval_and_restores_it(home: Path,
                                                                  short_dir: Path) -> None:
     """A busy worker thread must not hold the API's thread hops for 5 ms each (issue 17): the
     service lowers the switch interval while it runs and puts the caller's value back."""
-    import sys
-
     seen: list[float] = []
 
     def probe(stop: threading.Event) -> None:
@@ -298,3 +298,19 @@ def test_serving_lowers_the_gil_switch_interval_and_restores_it(home: Path,
     assert status == [0]
     assert seen == [service_mod.SERVE_SWITCH_INTERVAL_S] and before > seen[0]
     assert sys.getswitchinterval() == before
+
+
+def test_overlapping_services_restore_the_process_switch_interval() -> None:
+    """Two Services in threads whose runs overlap (the first stops while the second serves):
+    the interval stays lowered until the last one stops, then the process's own comes back."""
+    original = sys.getswitchinterval()
+    first, second = switch_interval(0.0005), switch_interval(0.0005)
+    try:
+        first.__enter__()
+        second.__enter__()
+        first.__exit__(None, None, None)
+        during = sys.getswitchinterval()
+        second.__exit__(None, None, None)
+        assert during == 0.0005 and sys.getswitchinterval() == original
+    finally:
+        sys.setswitchinterval(original)

@@ -155,7 +155,8 @@ class Memory:
 
     def _index_appended(self, count: int) -> None:
         """Index up to `count` more events after an append's commit. The events are stored
-        already: a failure here (a full disk, a busy database) must not turn into an error
+        already: a failure here (a full disk, a busy database, a damaged index) must not turn
+        into an error
         that makes the caller store them twice. Recall scans what is left; the worker's poll
         indexes it."""
         from ..store.recall_index import sync_index
@@ -163,7 +164,7 @@ class Memory:
         try:
             with write(self.conn):
                 sync_index(self.conn, max_events=count, objects=False)
-        except sqlite3.OperationalError as exc:
+        except sqlite3.Error as exc:  # a full disk, a busy or a damaged index: never the events
             _log.warning("events stored; indexing them for recall is deferred (%s)", exc)
 
     def ingest_jsonl(self, lines: Iterable[bytes | str]) -> list[int]:

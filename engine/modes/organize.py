@@ -150,6 +150,8 @@ class OrganizeMode:
 
     def messages(self, ctx: BatchContext) -> list[Message]:
         claim = ctx.batch.claim
+        # taken first: if building this prompt fails, a later retry must not find them
+        claim_spans = self._take_claim_spans(claim["event_id"])
         row = ctx.conn.execute("SELECT * FROM events WHERE id = ?", (claim["event_id"],)).fetchone()
         queue = ctx.conn.execute("SELECT progress FROM archive_queue WHERE event_id = ?",
                                  (claim["event_id"],)).fetchone()
@@ -169,7 +171,7 @@ class OrganizeMode:
             "progress": queue["progress"] if queue else None,
             "targets": targets,
             "related": related,
-            **_memory_output(ctx, claim, self._take_claim_spans(claim["event_id"])),
+            **_memory_output(ctx, claim, claim_spans),
             "scope": ctx.job.scope,
         }
         return [{"role": "system", "content": SYSTEM},

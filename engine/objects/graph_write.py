@@ -46,10 +46,12 @@ from .secrets import check_no_secret, scan_once
 @dataclass
 class _Reads:
     """What validate_write read for a write, kept for apply_write: valid only on the same
-    connection, inside a transaction, while that connection has changed nothing since."""
+    connection, inside a transaction, while that connection has changed nothing since and no
+    other connection has committed anything (a later transaction may see other rows)."""
 
     conn: sqlite3.Connection
     changes: int  # conn.total_changes when read
+    version: int  # PRAGMA data_version when read: it moves when another connection commits
     rows: dict[str, sqlite3.Row | None]  # `objects` row of every id the write names
     targets: dict[str, str]  # survivor of each relation end and evidence object
 
@@ -105,11 +107,15 @@ def _take_reads(conn: sqlite3.Connection, write: GraphWrite) -> _Reads:
     """validate_write's reads if they are still current, else a fresh read."""
     reads, write._reads = write._reads, None  # used once: the write makes them stale
     if (reads is not None and reads.conn is conn and conn.in_transaction
-            and reads.changes == conn.total_changes):
+            and reads.changes == conn.total_changes and reads.version == _data_version(conn)):
         return reads
     rows = _read_rows(conn, _named_ids(write))
-    return _Reads(conn, conn.total_changes, rows,
+    return _Reads(conn, conn.total_changes, _data_version(conn), rows,
                   redirect_targets(conn, _link_ends(write), rows))
+
+
+def _data_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
 
 def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
@@ -164,7 +170,7 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
     _check_merges(write.merges, rules, rows)
     _check_archives(conn, write, rules)
     if conn.in_transaction:  # outside one, another connection may change the rows meanwhile
-        write._reads = _Reads(conn, conn.total_changes, rows, targets)
+        write._reads = _Reads(conn, conn.total_changes, _data_version(conn), rows, targets)
 
 
 def write_texts(write: GraphWrite) -> Iterator[tuple[str, str]]:

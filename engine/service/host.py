@@ -46,6 +46,7 @@ from ..home.memory import Memory
 from ..jobs.worker import TickResult, Worker
 from ..objects.secrets import redact_secrets
 from .mcp_server import DEFAULT_POOL_SIZE, MemoryPool, MemvaultMCP, build_server, http_app
+from .switch import switch_interval
 
 log = logging.getLogger("memvault.service")
 
@@ -472,18 +473,6 @@ def uvicorn_config(app: Any) -> uvicorn.Config:
     parser is uvicorn's choice (httptools when installed, else h11)."""
     return uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", ws="none",
                           timeout_graceful_shutdown=5)
-
-
-@contextlib.contextmanager
-def switch_interval(seconds: float) -> Iterator[None]:
-    """Lower the GIL switch interval to `seconds` (never raise it) for the block, then put
-    the previous value back: a test running a Service in a thread leaves no trace."""
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(min(previous, seconds))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(previous)
 
 
 class _Uvicorn(uvicorn.Server):

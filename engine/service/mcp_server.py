@@ -242,10 +242,11 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool) -> None:
         return _result({"event_id": event_id})
 
     @server.tool(annotations=READ_ONLY)
-    async def memory_context() -> CallToolResult:
+    def memory_context() -> CallToolResult:
         """The resident context: core files, a bounded object directory and the hot timeline
         view (its `notice`/cut fields say explicitly what did not fit)."""
-        return _result(await _read(pool, "memory_context", lambda m: m.resident_context()))
+        # on a thread: the timeline view grows with an uncompacted timeline (seconds at 200k)
+        return _result(_call(pool, "memory_context", lambda m: m.resident_context()))
 
     @server.tool(annotations=READ_ONLY)
     async def memory_find(
@@ -295,9 +296,10 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool) -> None:
                              lambda m: m.organize(mode, scope, retry_blocked)))
 
     @server.tool(annotations=READ_ONLY)
-    async def memory_status() -> CallToolResult:
+    def memory_status() -> CallToolResult:
         """Counts per state, the oldest unfinished records, jobs and the timeline's size."""
-        return _result(await _read(pool, "memory_status", lambda m: m.status()))
+        # on a thread: status runs PRAGMA quick_check, which grows with the database
+        return _result(_call(pool, "memory_status", lambda m: m.status()))
 
     @server.tool(annotations=SETTING)
     def memory_project_approve(

@@ -3,7 +3,8 @@
 Invariant: a row is written for every call, failed ones included, before the next call starts
 and before its batch ends, so a batch that later fails still leaves its cost on record: in its
 own small transaction, except the call that proposed a commit, whose row goes into that commit's
-transaction (or into its own at once when the commit is refused). Keys and prompts are never
+transaction (or into its own at once when the commit is refused; a process killed inside that
+commit loses the row with it, and the batch is claimed again). Keys and prompts are never
 stored.
 """
 
