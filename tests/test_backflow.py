@@ -188,9 +188,9 @@ def count_event_spans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = backflow.event_spans
 
-    def counted(conn: Any, event_id: int) -> Any:
+    def counted(conn: Any, event_id: int, **known: Any) -> Any:
         calls.append(event_id)
-        return real(conn, event_id)
+        return real(conn, event_id, **known)
 
     monkeypatch.setattr(backflow, "event_spans", counted)
     monkeypatch.setattr(organize_module, "event_spans", counted)

@@ -4,6 +4,7 @@ crash between pages."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,8 @@ from memvault.jobs.scheduler import Scheduler
 from memvault.models.scripted import call
 from memvault.modes import organize as organize_module
 from memvault.modes.batch_loop import FieldError
+from memvault.store.connection import write
+from memvault.store.jobs import get_job
 from memvault.store.leases import acquire_lease
 from modes_support import (
     add_archived,
@@ -540,3 +543,148 @@ def test_the_related_objects_of_a_claim_are_read_in_one_statement(mem: Memory) -
     assert result.action == "committed"
     assert {o["id"] for o in seen[0]["related"]} == {f"person:{n.lower()}" for n in names}
     assert len([s for s in statements if s.startswith("SELECT * FROM objects WHERE id")]) == 1
+
+
+# -- issue 17: the rest of the tick (claim, prompt, validation) reads once ---------------------
+
+
+def tick_statements(mem: Memory, build: Any) -> tuple[list[str], list[dict[str, Any]]]:
+    """The SQL statements of one organize tick whose model commits what `build` returns."""
+    seen: list[dict[str, Any]] = []
+    statements: list[str] = []
+    mem.conn.set_trace_callback(statements.append)
+    try:
+        result, _ = one_batch(mem, organize_step(build, seen))
+    finally:
+        mem.conn.set_trace_callback(None)
+    assert result.action == "committed", result.error
+    return statements, seen
+
+
+def test_a_fresh_claim_and_its_prompt_read_the_event_and_its_names_once(mem: Memory) -> None:
+    """The prompt of a claim made in the same tick reuses what the claim read of the event (its
+    row, progress, citing objects, and the objects its whole text names): only the commit,
+    which is the check, reads them again."""
+    put_object(mem, "person:ada", "Ada", body="Ada keeps the build green")
+    (event_id,) = add_archived(mem, "Ada said the build is green again.")
+    mem.organize()
+    statements, seen = tick_statements(mem, lambda data: {
+        "outcome": "linked", "evidence": [evidence("person:ada", data["event"]["id"], 0, 3)]})
+
+    def counted(prefix: str) -> int:
+        return len([s for s in statements if s.startswith(prefix)])
+
+    # Before: 5 event reads (claim 3, prompt 1, commit 1), 3 name lookups and 3 citer reads
+    # (claim, prompt, commit), and the progress read again by the prompt.
+    assert counted("SELECT") and counted("SELECT * FROM events WHERE id") == 1
+    assert len([s for s in statements if " FROM events WHERE id = " in s]) == 2
+    assert len([s for s in statements if "FROM object_names" in s]) == 2
+    assert counted("SELECT DISTINCT object_id FROM evidence WHERE event_id") == 1
+    assert counted("SELECT progress FROM archive_queue") == 0
+    assert [o["id"] for o in seen[0]["related"]] == ["person:ada"]
+    assert seen[0]["event"]["id"] == event_id and seen[0]["targets"] == []
+
+
+def test_a_prompt_built_from_the_claim_equals_one_read_afresh(
+    mem: Memory, clock: ManualClock, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every prompt the worker builds is the same as a mode with nothing kept from the claim
+    builds for that batch: a single page naming objects, both pages of a long event (the
+    second has targets and progress) and a page holding the memory's own output."""
+    real = organize_module.OrganizeMode.messages
+    compared: list[int] = []
+    sent: list[dict[str, Any]] = []
+
+    def checked(self: Any, ctx: Any) -> Any:
+        built = real(self, ctx)
+        afresh = real(organize_module.OrganizeMode(), ctx)
+        assert afresh == built
+        compared.append(ctx.batch.claim["event_id"])
+        sent.append(payload(built))
+        return built
+
+    monkeypatch.setattr(organize_module.OrganizeMode, "messages", checked)
+    put_object(mem, "person:ursula", "Ursula", body="Ursula keeps the release calendar")
+    put_object(mem, "person:ada", "Ada", body="- role: keeps the build green, every day of it")
+    long_id, short_id = add_archived(mem, TEN_K, "Ada and Ursula shipped the release.")
+    # quotes Ada's stored body (memory output), around words of its own
+    (mixed_id,) = add_archived(mem, "Ada wrote back; memory says: - role: keeps the build "
+                                    "green, every day of it. Then we went out for lunch.")
+    mem.organize()
+    first = {"outcome": "continue", "progress": "page one read",
+             "objects": [obj("knowledge:cal", "calendar", body="release calendar")],
+             "evidence": [evidence("knowledge:cal", long_id)]}
+    result, _ = one_batch(mem, organize_step(lambda data: first))
+    assert result.action == "committed", result.error
+    clock.advance(seconds=1)
+    for _ in range(3):
+        result, _ = one_batch(mem, organize_step(lambda data: {
+            "outcome": "linked", "evidence": [evidence(
+                "person:ada", data["event"]["id"], data["page"]["start"],
+                data["page"]["start"] + 3)]}))
+        assert result.action == "committed", result.error
+        clock.advance(seconds=1)
+    assert compared == [long_id, long_id, short_id, mixed_id]
+    assert sent[1]["progress"] == "page one read" and sent[1]["targets"] == ["knowledge:cal"]
+    assert {o["id"] for o in sent[2]["related"]} == {"person:ursula", "person:ada"}
+    assert "memory_output" in sent[3] and "memory_output" not in sent[2]
+
+
+def test_a_proposal_checks_only_undeclared_field_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Field names the schema declares are fixed text with no secret: validating a proposal
+    scans none of them (before: every key of every item was checked twice), and an undeclared
+    name is still refused, a surrogate or secret in it first."""
+    from memvault.objects import proposals
+
+    scanned: list[str] = []
+    real = proposals.find_lone_surrogate
+    monkeypatch.setattr(proposals, "find_lone_surrogate",
+                        lambda text: scanned.append(text) or real(text))
+    proposal = {"objects": [obj("person:ada", "Ada", summary="engineer", body="keeps builds")],
+                "relations": [{"src": "person:ada", "label": "knows", "dst": "person:bob"}],
+                "evidence": [evidence("person:ada", 1)],
+                "events": [{"event_id": 1, "outcome": "linked"}]}
+    proposals.OrganizeProposal.model_validate(proposal)
+    declared = {name for model in (proposals.OrganizeProposal, proposals.ObjectWrite,
+                                   proposals.RelationWrite, proposals.EvidenceWrite,
+                                   proposals.Disposition) for name in model.model_fields}
+    assert scanned and not declared & set(scanned)
+    for key, message in (("note\ud800", "lone UTF-16 surrogate"),
+                         ("sk-" + "a1B2c3D4" * 6, "looks like"), ("colour", "Extra inputs")):
+        with pytest.raises(ValueError, match=message):
+            proposals.OrganizeProposal.model_validate({**proposal, key: 1})
+
+
+def test_the_claim_takes_the_oldest_waiting_event_without_sorting_the_backlog(
+    mem: Memory, clock: ManualClock,
+) -> None:
+    """Claim order is enqueued_at, then event id, across pending and continue events, skipping
+    held and finished ones; the claim reads the waiting events along their index, never
+    sorting every waiting row to find the first (before: a temp B-tree per claim)."""
+    ids = add_archived(mem, *[f"note {i}" for i in range(6)])  # all enqueued at one instant
+    stamps = {ids[0]: 3, ids[1]: 1, ids[2]: 1, ids[3]: 2, ids[4]: 0, ids[5]: 1}
+    states = {ids[0]: "continue", ids[1]: "pending", ids[2]: "continue", ids[3]: "pending",
+              ids[4]: "linked", ids[5]: "pending"}
+    with write(mem.conn):
+        for event_id in ids:
+            mem.conn.execute(
+                "UPDATE archive_queue SET state = ?, enqueued_at = ? WHERE event_id = ?",
+                (states[event_id], f"2026-01-0{stamps[event_id] + 1}T00:00:00+00:00", event_id))
+    mode = organize_module.OrganizeMode()
+    job = get_job(mem.conn, mem.organize()["job_id"])
+    order: list[int] = []
+    statements: list[str] = []
+    mem.conn.set_trace_callback(statements.append)
+    with write(mem.conn):
+        while (claim := mode.next_claim(mem.conn, job, mem.config, clock.now())) is not None:
+            order.append(claim["event_id"])
+            # held by an open batch from now on, as the worker's claim would record it
+            mem.conn.execute("INSERT INTO batches (job_id, state, claim, base_revision,"
+                             " claimed_at) VALUES (?, 'claimed', ?, 0, ?)",
+                             (job.id, json.dumps(claim), clock.now().isoformat()))
+        mem.conn.execute("DELETE FROM batches")
+    mem.conn.set_trace_callback(None)
+    assert order == [ids[1], ids[2], ids[5], ids[3], ids[0]]
+    (waiting,) = {s for s in statements if s.startswith("SELECT") and "FROM archive_queue" in s}
+    plan = " ".join(r[3] for r in mem.conn.execute("EXPLAIN QUERY PLAN " + waiting))
+    assert "TEMP B-TREE" not in plan, plan

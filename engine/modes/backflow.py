@@ -24,16 +24,25 @@ from .names import named_objects
 PROVENANCE = "marked as memvault's own output (its source or kind)"
 
 
-def event_spans(conn: sqlite3.Connection, event_id: int) -> tuple[list[Span], bool]:
+def event_spans(conn: sqlite3.Connection, event_id: int, *, row: sqlite3.Row | None = None,
+                citing: set[str] | None = None,
+                named: list[str] | None = None) -> tuple[list[Span], bool]:
     """The event's memory-output spans, and whether its provenance alone makes it memory
-    output. Profiles built from this event (those citing it) are not quotes of it."""
-    row = conn.execute("SELECT text, source, kind, chars FROM events WHERE id = ?",
-                       (event_id,)).fetchone()
+    output. Profiles built from this event (those citing it) are not quotes of it. When the
+    caller has read them in the same transaction: `row`, the event's row (text, source, kind,
+    chars; events never change), `citing`, the objects citing it, and `named`, the objects its
+    text names (names.named_objects)."""
+    if row is None:
+        row = conn.execute("SELECT text, source, kind, chars FROM events WHERE id = ?",
+                           (event_id,)).fetchone()
     if is_memory_event(row["source"], row["kind"]):
         return [Span(0, row["chars"], PROVENANCE)], True
-    citing = {r[0] for r in conn.execute(
-        "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (event_id,))}
-    named = [i for i in named_objects(conn, row["text"]) if i not in citing]
+    if citing is None:
+        citing = {r[0] for r in conn.execute(
+            "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (event_id,))}
+    if named is None:
+        named = named_objects(conn, row["text"])
+    named = [i for i in named if i not in citing]
     return memory_spans(row["text"], stored_quotes(conn, named, event_id)), False
 
 
@@ -44,16 +53,22 @@ def page_spans(spans: list[Span], start: int, end: int) -> list[dict[str, object
 
 
 def settle_memory_output(conn: sqlite3.Connection, event_id: int, targets: tuple[int, int],
-                         now: datetime) -> tuple[bool, list[Span] | None]:
+                         now: datetime, row: sqlite3.Row | None = None,
+                         named: list[str] | None = None) -> tuple[bool, list[Span] | None]:
     """End an event that is wholly memory output as archive_only (inside the caller's
     transaction). Returns whether it did, and the event's memory-output spans when they were
     computed (None when the event has targets), so the claim's prompt can reuse them. Nothing is
     deleted: the text stays findable by time. `targets` are the event's durable targets
-    (organize.event_targets)."""
+    (organize.event_targets); `row` the event's row and `named` the objects its text names,
+    when the caller has read them in the same transaction."""
     if targets != (0, 0):
         return False, None  # something durable was written for it already: the model decides
-    text = conn.execute("SELECT text FROM events WHERE id = ?", (event_id,)).fetchone()[0]
-    spans, provenance = event_spans(conn, event_id)
+    if row is None:
+        row = conn.execute("SELECT text, source, kind, chars FROM events WHERE id = ?",
+                           (event_id,)).fetchone()
+    text = row["text"]
+    # No targets means no evidence cites the event: nothing to read to know who cites it.
+    spans, provenance = event_spans(conn, event_id, row=row, citing=set(), named=named)
     if not provenance and not is_wholly_memory(text, spans):
         return False, spans
     conn.execute(

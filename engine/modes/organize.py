@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -25,7 +26,7 @@ from ..base.config import Config
 from ..models.base import Message
 from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
 from ..objects.proposals import OrganizeProposal
-from ..objects.provenance import Span, check_evidence
+from ..objects.provenance import Span, check_evidence, is_memory_event
 from ..objects.records import ObjectRecord
 from ..objects.secrets import check_no_secret, scan_once
 from ..store.jobs import Batch, Job
@@ -60,12 +61,16 @@ def object_payload(obj: ObjectRecord) -> dict[str, Any]:
 
 
 def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: int,
-                    citing: list[str] | None = None) -> list[dict[str, Any]]:
+                    citing: list[str] | None = None,
+                    named: list[str] | None = None) -> list[dict[str, Any]]:
     """Objects already citing the event (`citing`, when the caller has read them), then objects
-    whose name or alias occurs in the text (case-insensitive), within `budget` bytes."""
+    whose name or alias occurs in the text (case-insensitive; `named`, when the caller has
+    looked them up for this same text), within `budget` bytes."""
     if citing is None:
         citing = event_citers(conn, event_id)
-    ids = list(dict.fromkeys([*citing, *named_objects(conn, text)]))[:RELATED_MAX]
+    if named is None:
+        named = named_objects(conn, text)
+    ids = list(dict.fromkeys([*citing, *named]))[:RELATED_MAX]
     # One read for all candidates (not one per object), then taken in the order above.
     rows = {row["id"]: row for row in conn.execute(
         "SELECT * FROM objects WHERE id IN (SELECT value FROM json_each(?))"
@@ -97,46 +102,86 @@ def claimed_events(conn: sqlite3.Connection) -> set[int]:
         " AND json_extract(claim, '$.event_id') IS NOT NULL")}
 
 
+# The waiting events, oldest first (enqueued_at, event id). One ordered index range per state,
+# merged: the first row comes without sorting the whole backlog (`state IN (...)` sorted every
+# waiting row on every claim).
+_WAITING = (
+    "SELECT * FROM (SELECT event_id, page_cursor, progress, enqueued_at FROM archive_queue"
+    " WHERE state = 'pending' UNION ALL SELECT event_id, page_cursor, progress, enqueued_at"
+    " FROM archive_queue WHERE state = 'continue' ORDER BY enqueued_at, event_id)")
+
+
+@dataclass
+class _Claimed:
+    """What next_claim read of the event it claimed, in the claim's transaction, for that
+    claim's prompt built right after in the same tick. The event row never changes; the rest
+    is what the graph revision the batch is claimed at stands for (a commit is refused once
+    the revision moved), so the prompt reads the same as if it read them again."""
+
+    event_id: int
+    page: tuple[int, int]
+    row: sqlite3.Row  # the event (events never change)
+    progress: str | None
+    spans: list[Span] | None = None  # its memory-output spans, when computed
+    citers: list[str] | None = None  # the objects citing it, when known
+    named: list[str] | None = None  # the objects its whole text names, when looked up
+
+
 class OrganizeMode:
     name = "organize"
     proposal = OrganizeProposal
 
     def __init__(self) -> None:
-        # The memory-output spans the last next_claim computed, as (event id, spans): the
-        # prompt of that claim, built right after in the same tick, takes them instead of
-        # computing them again. Taken once; a retried batch (no claim this tick) computes its
-        # own. The commit always computes its own: it is the check, the prompt only informs.
-        self._claim_spans: tuple[int, list[Span]] | None = None
+        # What the last next_claim read of its event: the prompt of that claim, built right
+        # after in the same tick, takes it instead of reading it again. Taken once, and only
+        # for the very page claimed; a retried batch (no claim this tick: shrink ran instead)
+        # reads its own. The commit always computes its own spans: it is the check, the prompt
+        # only informs.
+        self._claimed: _Claimed | None = None
 
     def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
                    now: datetime) -> dict[str, Any] | None:
-        self._claim_spans = None
+        self._claimed = None
         busy = claimed_events(conn)
-        for row in conn.execute(
-            "SELECT q.event_id, q.page_cursor, e.chars FROM archive_queue q"
-            " JOIN events e ON e.id = q.event_id WHERE q.state IN ('pending', 'continue')"
-            " ORDER BY q.enqueued_at, q.event_id"
-        ):
-            if row["event_id"] in busy:
+        for row in conn.execute(_WAITING):
+            event_id = row["event_id"]
+            if event_id in busy:
                 continue
+            event = conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
+            if event is None:  # a queue row without its event is never claimable (as the join was)
+                continue
+            claimed = _Claimed(event_id, (0, 0), event, row["progress"])
             # Wholly the memory's own output: the engine ends it (archive_only, with a reason
             # saying so) and never shows it to the model as something to learn from.
-            if row["page_cursor"] == 0:
-                settled, spans = settle_memory_output(
-                    conn, row["event_id"], event_targets(conn, row["event_id"]), now)
-                if settled:
-                    continue
-                if spans is not None:
-                    self._claim_spans = (row["event_id"], spans)
-            return self._page(conn, row["event_id"], row["page_cursor"], row["chars"],
+            if row["page_cursor"] == 0 and not self._unread_settled(conn, claimed, now):
+                continue
+            page = self._page(event_id, event["text"], row["page_cursor"], event["chars"],
                               config["organize.page_chars"], config)
+            claimed.page = (page["page_start"], page["page_end"])
+            self._claimed = claimed
+            return page
         return None
 
-    def _page(self, conn: sqlite3.Connection, event_id: int, start: int, chars: int,
-              page_chars: int, config: Config) -> dict[str, Any]:
+    @staticmethod
+    def _unread_settled(conn: sqlite3.Connection, claimed: _Claimed, now: datetime) -> bool:
+        """For an unread event: False when it is wholly memory output and now ended (not to
+        be claimed); True when it goes to the model, keeping in `claimed` what was read."""
+        event_id, event = claimed.event_id, claimed.row
+        targets = event_targets(conn, event_id)
+        if targets == (0, 0):
+            # No targets: no evidence cites it, and (unless its provenance settles it) the
+            # span check looks up what its whole text names, which the prompt can reuse.
+            claimed.citers = []
+            if not is_memory_event(event["source"], event["kind"]):
+                claimed.named = named_objects(conn, event["text"])
+        settled, claimed.spans = settle_memory_output(conn, event_id, targets, now, event,
+                                                      claimed.named)
+        return not settled
+
+    def _page(self, event_id: int, text: str, start: int, chars: int, page_chars: int,
+              config: Config) -> dict[str, Any]:
         budget = config["organize.claim_budget_bytes"] - PAYLOAD_RESERVE
         floor = config["organize.page_min_chars"]
-        text = conn.execute("SELECT text FROM events WHERE id = ?", (event_id,)).fetchone()[0]
         end = min(chars, start + page_chars)
         # Shrink by byte margin: the page alone may use at most half the budget.
         while end - start > floor and len(text[start:end].encode()) > budget // 2:
@@ -145,21 +190,32 @@ class OrganizeMode:
                 "page_chars": end - start}
 
     def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
+        self._claimed = None  # a retry: its prompt reads its own
         size = max(config["organize.page_min_chars"], claim["page_chars"] // 2)
         return {"page_chars": size, "page_end": min(claim["page_end"], claim["page_start"] + size)}
 
     def messages(self, ctx: BatchContext) -> list[Message]:
         claim = ctx.batch.claim
-        # taken first: if building this prompt fails, a later retry must not find them
-        claim_spans = self._take_claim_spans(claim["event_id"])
-        row = ctx.conn.execute("SELECT * FROM events WHERE id = ?", (claim["event_id"],)).fetchone()
-        queue = ctx.conn.execute("SELECT progress FROM archive_queue WHERE event_id = ?",
-                                 (claim["event_id"],)).fetchone()
+        # taken first: if building this prompt fails, a later retry must not find it
+        claimed = self._take_claimed(claim)
+        if claimed is not None:
+            row, progress = claimed.row, claimed.progress
+        else:
+            row = ctx.conn.execute("SELECT * FROM events WHERE id = ?",
+                                   (claim["event_id"],)).fetchone()
+            queue = ctx.conn.execute("SELECT progress FROM archive_queue WHERE event_id = ?",
+                                     (claim["event_id"],)).fetchone()
+            progress = queue["progress"] if queue else None
         page_text = row["text"][claim["page_start"]: claim["page_end"]]
         budget = ctx.config["organize.claim_budget_bytes"] - PAYLOAD_RESERVE - len(
             page_text.encode())
-        targets = event_citers(ctx.conn, row["id"])
-        related = related_objects(ctx.conn, row["id"], page_text, budget, targets)
+        targets = claimed.citers if claimed is not None else None
+        if targets is None:
+            targets = event_citers(ctx.conn, row["id"])
+        # The names the claim looked up in the whole text are the page's when the page is it.
+        named = (claimed.named if claimed is not None and len(page_text) == len(row["text"])
+                 else None)
+        related = related_objects(ctx.conn, row["id"], page_text, budget, targets, named)
         ctx.read_ids.update(o["id"] for o in related)  # sent in the claim = read
         payload = {
             "mode": "organize",
@@ -168,19 +224,23 @@ class OrganizeMode:
                       "chars": row["chars"]},
             "page": {"start": claim["page_start"], "end": claim["page_end"],
                      "last": claim["page_end"] >= row["chars"], "text": page_text},
-            "progress": queue["progress"] if queue else None,
+            "progress": progress,
             "targets": targets,
             "related": related,
-            **_memory_output(ctx, claim, claim_spans),
+            **_memory_output(ctx, claim, claimed.spans if claimed is not None else None),
             "scope": ctx.job.scope,
         }
         return [{"role": "system", "content": SYSTEM},
                 {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}]
 
-    def _take_claim_spans(self, event_id: int) -> list[Span] | None:
-        """The spans next_claim computed for `event_id` (None if it did not); taken once."""
-        kept, self._claim_spans = self._claim_spans, None
-        return kept[1] if kept is not None and kept[0] == event_id else None
+    def _take_claimed(self, claim: dict[str, Any]) -> _Claimed | None:
+        """What next_claim read for exactly this claim (its event and page), or None; taken
+        once."""
+        kept, self._claimed = self._claimed, None
+        if kept is None or kept.event_id != claim["event_id"] or kept.page != (
+                claim["page_start"], claim["page_end"]):
+            return None
+        return kept
 
     def tools(self, ctx: BatchContext) -> list[Tool]:
         return [*browse_tools(ctx.conn, ctx.read_ids),
@@ -241,6 +301,7 @@ class OrganizeMode:
 
     def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
         """Only this batch's event becomes blocked; its text and checkpoint stay."""
+        self._claimed = None
         conn.execute(
             "UPDATE archive_queue SET state = 'blocked', blocked_batch = ?, updated_at = ?"
             " WHERE event_id = ? AND state IN ('pending', 'continue')",

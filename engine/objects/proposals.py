@@ -13,6 +13,7 @@ correction names the field, so the name must be sendable) or that holds a secret
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -46,22 +47,31 @@ class Strict(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _text_keys(cls, data: Any) -> Any:
-        if isinstance(data, dict) and any(
-            isinstance(key, str) and find_lone_surrogate(key) is not None for key in data
-        ):
+        if not isinstance(data, dict):
+            return data
+        # The schema's own field names are fixed text and none looks like a secret (a test
+        # keeps it so): only a name the schema does not declare needs either check. Most
+        # proposals have none, so the common case is one set lookup per key.
+        names = _field_names(cls)
+        unknown = [key for key in data if key not in names]
+        if not unknown:
+            return data
+        if any(isinstance(key, str) and find_lone_surrogate(key) is not None for key in unknown):
             raise ValueError("a field name holds a lone UTF-16 surrogate, which is not text")
-        if isinstance(data, dict):
-            # A refused field's name is echoed in the correction: a secret as a key must not be.
-            # The schema's own field names are fixed and none looks like a secret (a test keeps
-            # it so): only a name the schema does not declare needs scanning.
-            for key in data:
-                if key in cls.model_fields:
-                    continue
-                kind = find_secret(key) if isinstance(key, str) else None
-                if kind:
-                    raise ValueError(f"a field name holds what looks like {kind}; field names "
-                                     "are fixed by the schema")
+        # A refused field's name is echoed in the correction: a secret as a key must not be.
+        for key in unknown:
+            kind = find_secret(key) if isinstance(key, str) else None
+            if kind:
+                raise ValueError(f"a field name holds what looks like {kind}; field names "
+                                 "are fixed by the schema")
         return data
+
+
+@functools.cache
+def _field_names(model: type[BaseModel]) -> frozenset[str]:
+    """A model's declared field names, gathered once per class (read for every key of every
+    proposal item)."""
+    return frozenset(model.model_fields)
 
 
 class ObjectWrite(Strict):
