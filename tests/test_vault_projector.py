@@ -220,6 +220,82 @@ def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch
     assert [p.name for p in tmp_path.iterdir()] == ["f.md"]
 
 
+def test_atomic_write_names_its_temp_file_without_mkstemp(tmp_path, monkeypatch) -> None:
+    """Issue 17: a counter names the temp file (mkstemp's random names cost a render more than
+    the write); it is still created exclusively, never through a link, and private."""
+    def no_mkstemp(*args, **kwargs):
+        raise AssertionError("atomic_write must not use tempfile.mkstemp")
+
+    monkeypatch.setattr("tempfile.mkstemp", no_mkstemp)
+    opened: list[tuple[str, int, int]] = []
+    real_open = os.open
+
+    def spy_open(path, flags, mode=0o777, *args, **kwargs):
+        opened.append((os.fspath(path), flags, mode))
+        return real_open(path, flags, mode, *args, **kwargs)
+
+    monkeypatch.setattr(vault_files_module.os, "open", spy_open)
+    target = tmp_path / "f.md"
+    vault_files_module.atomic_write(target, b"new")
+    assert target.read_bytes() == b"new"
+    assert target.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["f.md"]
+    [(tmp, flags, mode)] = opened
+    name = Path(tmp).name
+    assert name.startswith(".f.md.") and name.endswith(".memvault-tmp")
+    wanted = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)
+    assert flags & wanted == wanted and mode == 0o600
+
+
+def test_atomic_write_skips_a_taken_temp_name_and_never_follows_a_link_there(
+        tmp_path, monkeypatch) -> None:
+    import itertools
+
+    monkeypatch.setattr(vault_files_module, "_temp_counter", itertools.count())
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"not yours")
+    vault_dir = tmp_path / "v"
+    vault_dir.mkdir()
+    pid = os.getpid()
+    (vault_dir / f".f.md.{pid}-0.memvault-tmp").symlink_to(outside)  # a planted link
+    (vault_dir / f".f.md.{pid}-1.memvault-tmp").write_bytes(b"a leftover")
+    vault_files_module.atomic_write(vault_dir / "f.md", b"new")
+    assert (vault_dir / "f.md").read_bytes() == b"new"
+    assert outside.read_bytes() == b"not yours"
+    assert sorted(p.name for p in vault_dir.iterdir()) == [
+        f".f.md.{pid}-0.memvault-tmp", f".f.md.{pid}-1.memvault-tmp", "f.md"]
+
+
+def test_atomic_write_still_refuses_a_link_at_the_target(tmp_path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"not yours")
+    (tmp_path / "f.md").symlink_to(outside)
+    with pytest.raises(vault_files_module.UnsafeFile):
+        vault_files_module.atomic_write(tmp_path / "f.md", b"new")
+    assert outside.read_bytes() == b"not yours"
+    assert (tmp_path / "f.md").is_symlink()
+
+
+def test_a_new_file_is_not_lstat_again_after_its_read(mem, monkeypatch) -> None:
+    """Issue 17: put_file has just opened the file (O_NOFOLLOW) and found nothing; the write
+    does not lstat it a second time. The folders on the way are still checked."""
+    put_object(mem, "person:a", "Alice")
+    root = vault(mem)
+    target = os.path.join(root, *object_path("person:a").split("/"))
+    seen: list[str] = []
+    real_lstat = os.lstat
+
+    def spy_lstat(path, *args, **kwargs):
+        seen.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(vault_files_module.os, "lstat", spy_lstat)
+    project(mem)
+    assert (root / object_path("person:a")).is_file()
+    assert target not in seen
+    assert os.path.join(root, "objects", "person") in seen  # its folder was checked
+
+
 def test_a_failed_write_is_recorded_shown_and_retried(mem, monkeypatch) -> None:
     put_object(mem, "person:a", "Alice")
     put_object(mem, "person:b", "Bob")

@@ -82,3 +82,57 @@ def test_batched_reads_render_the_same_bytes_as_per_object_reads(mem) -> None:
             assert batched[oid] is not None and one_by_one[oid] is not None
             assert batched[oid].files == one_by_one[oid].files, (oid, max_links)
             assert batched[oid].pages == one_by_one[oid].pages
+
+
+def test_an_object_file_renders_in_one_template_context(mem, monkeypatch) -> None:
+    """Issue 17: no `{% include %}` in the object template (each costs a second context a
+    file), and the render context is the variables themselves, not a copy with the globals."""
+    import jinja2.environment
+
+    put_object(mem, "person:a", "Alice")
+    put_object(mem, "person:b", "Bob")
+    relate(mem, "person:a", "knows", "person:b")
+    contexts: list[bool] = []
+    real = jinja2.environment.new_context
+
+    def counting(*args, **kwargs):
+        contexts.append(kwargs.get("shared", args[4] if len(args) > 4 else False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(jinja2.environment, "new_context", counting)
+    from memvault.objects.records import ObjectRecord
+
+    renderer = Renderer(mem.conn)
+    row = mem.conn.execute("SELECT * FROM objects WHERE id = 'person:a'").fetchone()
+    rendered = renderer.render_object(ObjectRecord.from_row(row))
+    assert "## Relations (1)" in rendered.files[rendered.main_path].decode()
+    assert contexts == [True]
+
+
+def test_relations_and_sources_are_unpacked_not_looked_up(mem, monkeypatch) -> None:
+    """Issue 17: the templates unpack each relation and source in their `for`, rather than
+    reading `rel.label`, `src.event_id`... through jinja2's getattr (four calls a link)."""
+    put_object(mem, "person:a", "Alice")
+    put_object(mem, "person:b", "Bob")
+    relate(mem, "person:a", "knows", "person:b")
+    event = mem.append_event("Alice met Bob", occurred_at="2026-10-05T10:00:00+08:00")
+    with write(mem.conn):
+        add_evidence(mem.conn, "person:a", event, 0, 5, tick(mem))
+    renderer = Renderer(mem.conn)
+    looked_up: list[str] = []
+    real = renderer.env.getattr
+
+    def counting(obj, attribute):
+        looked_up.append(attribute)
+        return real(obj, attribute)
+
+    monkeypatch.setattr(renderer.env, "getattr", counting)
+    text = renderer.render_owner("person:a").files["objects/person/" + _stem("person:a")]
+    assert "- knows → [[" in text.decode() and "· event 1 · chars 0–5" in text.decode()
+    assert looked_up == []
+
+
+def _stem(object_id: str) -> str:
+    from memvault.vault.paths import object_hash
+
+    return object_hash(object_id) + ".md"

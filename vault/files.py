@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import itertools
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from ..base.errors import MemvaultError
@@ -30,7 +30,7 @@ from .paths import CONFLICT_SUFFIX, TEMP_SUFFIX, to_disk
 # No symlink followed at the last step, no blocking open of a FIFO, no descriptor leaked to a
 # child. (O_NOFOLLOW is missing only on Windows, where the lstat checks below still apply.)
 # The vault holds a person's memory: its folders are the owner's alone (files come from
-# mkstemp, 0600), so a writing open of the home never has to tighten them.
+# `_create_temp`, 0600), so a writing open of the home never has to tighten them.
 PRIVATE_FOLDER = 0o700
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
                | getattr(os, "O_CLOEXEC", 0))
@@ -45,12 +45,12 @@ def sha256(data: bytes) -> str:
 class NotAFile(IsADirectoryError):
     """A folder sits where the vault keeps a file; it is left alone, the file not written."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | str) -> None:
         super().__init__(
             f"{path} is a folder where the vault keeps a file: move it away "
             "(its contents are left alone); the next projection writes the file"
         )
-        self.path = path
+        self.path = Path(path)
 
 
 class UnsafeFile(OSError):
@@ -71,7 +71,7 @@ class VaultFolderError(MemvaultError):
     """The vault folder cannot be used: it is a file, a symlink, or it cannot be created."""
 
 
-def _link_text(path: Path) -> str:
+def _link_text(path: Path | str) -> str:
     try:
         return f" (to {os.readlink(path)})"
     except OSError:
@@ -88,20 +88,20 @@ def _file_kind(mode: int) -> str:
     return "a special file"
 
 
-def refuse_link(path: Path) -> UnsafeFile:
+def refuse_link(path: Path | str) -> UnsafeFile:
     """The refusal of a symlink found where the vault keeps a file."""
     return UnsafeFile(
         f"{path} is a symbolic link{_link_text(path)}: memvault does not follow links in the "
         "vault; replace it with a regular file", "symlink")
 
 
-def refuse_special(path: Path, mode: int) -> UnsafeFile:
+def refuse_special(path: Path | str, mode: int) -> UnsafeFile:
     """The refusal of a FIFO, device or socket found where the vault keeps a file."""
     return UnsafeFile(
         f"{path} is {_file_kind(mode)}, not a regular file: left alone; remove it", "special")
 
 
-def read_file(path: Path, limit: int | None = None) -> bytes | None:
+def read_file(path: Path | str, limit: int | None = None) -> bytes | None:
     """The bytes of the regular file `path` (at most `limit` + 1 of them), or None if absent.
 
     Never follows a symlink at `path` and never blocks: a symlink, FIFO, device or socket
@@ -161,7 +161,14 @@ def vault_file(vault: Path, rel_path: str, create: bool = False) -> Path:
     UnsafeFile (kind 'folder'). The file itself is checked when it is opened (`read_file`) or
     replaced (`atomic_write`).
     """
-    folder = os.fspath(vault)  # plain strings: this runs for every file of a render
+    checked_file(os.fspath(vault), rel_path, create)
+    return to_disk(vault, rel_path)
+
+
+def checked_file(vault: str, rel_path: str, create: bool = False) -> str:
+    """`vault_file` as a plain string path: the projector calls it for every file it writes,
+    and a Path a file cost more than the folder checks themselves."""
+    folder = vault
     present = _check_folder(folder, None, create=False)  # made by ensure_folder
     parts = rel_path.split("/")
     for depth in range(1, len(parts)):
@@ -169,7 +176,7 @@ def vault_file(vault: Path, rel_path: str, create: bool = False) -> Path:
             break  # missing and not created: nothing below it exists to read
         folder = os.path.join(folder, parts[depth - 1])
         present = _check_folder(folder, parts[:depth], create)
-    return to_disk(vault, rel_path)
+    return os.path.join(vault, *parts)
 
 
 def _check_folder(folder: str, shown: list[str] | None, create: bool) -> bool:
@@ -213,28 +220,32 @@ def ensure_folder(vault: Path) -> None:
         ) from None
 
 
-def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
+def atomic_write(path: Path | str, data: bytes, durable: bool = True, *,
+                 target_checked: bool = False) -> None:
     """Replace `path` with `data` atomically (temp file + fsync + rename).
 
     `durable=False` skips the fsync: still atomic for readers and for a crash of this process,
     but a power loss may leave an empty file on filesystems that do not order rename after data.
     A symlink or special file at `path` is refused (UnsafeFile), never replaced or followed;
-    the vault's callers check the folders first (`vault_file`).
+    the vault's callers check the folders first (`vault_file`). `target_checked` skips that
+    lstat when the caller has just opened `path` itself with `read_file` (which refuses the
+    same things): one system call less a file. The rename replaces a link that appears in
+    between, never what it points to.
     """
-    _refuse_unsafe_target(path)
+    target = os.fspath(path)
+    if not target_checked:
+        _refuse_unsafe_target(target)
+    fd, tmp = _create_temp(target)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
-    except FileNotFoundError:  # the folder is missing (the vault's callers made it already)
-        path.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX,
-                                   dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
+        try:
+            view = memoryview(data)
+            while view:  # os.write may write less than asked (a signal, a full pipe)
+                view = view[os.write(fd, view):]
             if durable:
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -243,7 +254,33 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
         raise
 
 
-def _refuse_unsafe_target(path: Path) -> None:
+# The temporary file: `.<name>.<pid>-<n>.memvault-tmp` beside the target, created exclusively
+# (O_EXCL: never an existing file, O_NOFOLLOW: never through a link) and private (0600). A
+# counter in place of mkstemp's random letters: the name only has to be free, and O_EXCL makes
+# a clash (a leftover of a crashed run with the same pid) a retry with the next number.
+_TEMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+_TEMP_MODE = 0o600
+_TEMP_TRIES = 10_000
+_temp_counter = itertools.count()
+
+
+def _create_temp(target: str) -> tuple[int, str]:
+    folder, name = os.path.split(target)
+    prefix = os.path.join(folder, f".{name}.{os.getpid()}-")
+    for _ in range(_TEMP_TRIES):
+        tmp = f"{prefix}{next(_temp_counter)}{TEMP_SUFFIX}"
+        try:
+            return os.open(tmp, _TEMP_FLAGS, _TEMP_MODE), tmp
+        except FileExistsError:
+            continue
+        except FileNotFoundError:  # the folder is missing (the vault's callers made it already)
+            os.makedirs(folder or ".", mode=PRIVATE_FOLDER, exist_ok=True)
+            return os.open(tmp, _TEMP_FLAGS, _TEMP_MODE), tmp
+    raise FileExistsError(errno.EEXIST, f"no free temporary name beside {target}")
+
+
+def _refuse_unsafe_target(path: str) -> None:
     try:
         mode = os.lstat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):

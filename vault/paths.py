@@ -73,7 +73,7 @@ def is_core_file(rel_path: str) -> bool:
 
 
 def is_temp_name(name: str) -> bool:
-    """A temporary file of the projector (`.<name>.<random>.memvault-tmp`)."""
+    """A temporary file of the projector (`.<name>.<pid>-<n>.memvault-tmp`)."""
     return name.endswith(TEMP_SUFFIX)
 
 

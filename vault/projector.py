@@ -51,6 +51,7 @@ from .core_sync import sync_core_file
 from .files import (
     UnsafeFile,
     atomic_write,
+    checked_file,
     ensure_folder,
     keep_conflict,
     keep_link_aside,
@@ -366,21 +367,21 @@ def put_file(
     Not rewritten when its bytes are already `data`. Bytes that are not what the projector
     last wrote (`last_written`, a sha256) are kept as a conflict copy first.
     """
-    path = vault_file(vault, rel_path, create=True)  # refuses a linked folder on the way
+    path = checked_file(os.fspath(vault), rel_path, create=True)  # a str; refuses linked folders
     try:
         disk = read_file(path)
     except UnsafeFile as exc:
         if exc.kind != "symlink":
             raise  # a FIFO or device: refused, recorded, left alone
-        conflict = relative(vault, keep_link_aside(path))  # the link, never what it points to
+        conflict = relative(vault, keep_link_aside(Path(path)))  # the link, not its target
         atomic_write(path, data, durable=durable)
         return True, conflict
     if disk == data:
         return False, None
-    conflict = None
-    if disk is not None and sha256(disk) != last_written:
-        conflict = relative(vault, keep_conflict(path, disk))
-    atomic_write(path, data, durable=durable)
+    conflict = (relative(vault, keep_conflict(Path(path), disk))
+                if disk is not None and sha256(disk) != last_written else None)
+    # read_file just found a regular file or nothing there (O_NOFOLLOW): no second lstat.
+    atomic_write(path, data, durable=durable, target_checked=True)
     return True, conflict
 
 

@@ -20,7 +20,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jinja2
 
@@ -80,6 +80,10 @@ _RESERVED = {"y", "n", "yes", "no", "true", "false", "on", "off", "null"}
 _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
 
 
+# Scalars already written: types, statuses, tags recur in every file (bounded: ids do not).
+_SCALARS: dict[str, str] = {}
+
+
 def yaml_scalar(value: str | int | datetime) -> str:
     """One YAML scalar: ints and datetimes plain, strings plain only when that is unambiguous.
 
@@ -93,10 +97,27 @@ def yaml_scalar(value: str | int | datetime) -> str:
             return str(value)
         if isinstance(value, datetime):
             return value.isoformat()
+    cached = _SCALARS.get(value)
+    if cached is not None:
+        return cached
     if _PLAIN.fullmatch(value) and not value.endswith(":") and value.lower() not in _RESERVED:
-        return value
-    quoted = json.dumps(value, ensure_ascii=False)
-    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+        scalar = value
+    else:
+        quoted = json.dumps(value, ensure_ascii=False)
+        scalar = _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+    if len(_SCALARS) < 4096:
+        _SCALARS[value] = scalar
+    return scalar
+
+
+_GOOD_KEYS: set[str] = set()  # keys already checked: a handful, in every file
+
+
+def _check_key(key: str) -> None:
+    if not _KEY.fullmatch(key):
+        raise ValueError(f"front matter key {key!r}: lowercase letters and _ only")
+    if len(_GOOD_KEYS) < 64:  # bounded, though the keys come from code, not from data
+        _GOOD_KEYS.add(key)
 
 
 def front_matter(fields: dict[str, Any]) -> str:
@@ -108,14 +129,16 @@ def front_matter(fields: dict[str, Any]) -> str:
     """
     lines = []
     for key, value in fields.items():
-        if not _KEY.fullmatch(key):
-            raise ValueError(f"front matter key {key!r}: lowercase letters and _ only")
+        if key not in _GOOD_KEYS:
+            _check_key(key)
         if isinstance(value, list):
             if not value:
                 lines.append(f"{key}: []")
                 continue
             lines.append(f"{key}:")
-            lines.extend(f"- {yaml_scalar(item)}" for item in value)
+            lines.extend([f"- {yaml_scalar(item)}" for item in value])
+        elif type(value) is int:  # counts and versions: no call for them
+            lines.append(f"{key}: {value}")
         else:
             lines.append(f"{key}: {yaml_scalar(value)}")
     return "\n".join(lines) + "\n"
@@ -135,14 +158,26 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _render(template: jinja2.Template, variables: dict[str, Any]) -> str:
+    """`template.render(**variables)` in a shared context: `variables` as they are, not copied
+    with the environment's globals (a ChainMap) for every file. The templates use no globals."""
+    context = template.new_context(variables, shared=True)
+    try:
+        return template.environment.concat(  # type: ignore[attr-defined]
+            template.root_render_func(context))
+    except Exception:
+        template.environment.handle_exception()  # raises, with the template's line numbers
+
+
 def _finish(text: str) -> bytes:
     """Normalise the end of a rendered file to one newline; encode UTF-8."""
     return (text.rstrip("\n") + "\n").encode("utf-8")
 
 
-# What the templates read as `page.link`, `rel.label`, `src.event_id`: plain attributes, since
+# What the templates read as `page.link`, `page.first`: plain attributes, since
 # jinja2 tries getattr before the item lookup and a dict's failed getattr costs an exception.
-@dataclass(slots=True, frozen=True)
+# Not frozen: a frozen dataclass sets each field by object.__setattr__, slow for one a link.
+@dataclass(slots=True)
 class _Page:
     number: int
     first: int
@@ -150,16 +185,16 @@ class _Page:
     link: str
 
 
-@dataclass(slots=True, frozen=True)
-class _Relation:
+# Relations and sources are tuples: the templates unpack them in the `for` (`{% for direction,
+# label, link, note in relations %}`), a plain Python unpacking, not four jinja2 getattr calls.
+class _Relation(NamedTuple):
     direction: str
     label: str
     link: str
     note: str
 
 
-@dataclass(slots=True, frozen=True)
-class _Source:
+class _Source(NamedTuple):
     occurred_at: str
     event_id: int
     start: int
@@ -171,12 +206,15 @@ def _label(label: str) -> str:
     return one_line(label)
 
 
+_NOTES = {(False, False): "", (True, False): " (legacy)", (False, True): " (archived)",
+          (True, True): " (legacy, archived)"}
+
+
 def _relation(direction: str, label: str, other: str, name: str | None, legacy: int,
               archived: int) -> _Relation:
     """A relation as the templates show it."""
-    notes = [n for n, on in (("legacy", legacy), ("archived", archived)) if on]
-    return _Relation(direction=direction, label=_label(label), link=object_link(other, name),
-                     note=f" ({', '.join(notes)})" if notes else "")
+    return _Relation(direction, _label(label), object_link(other, name),
+                     _NOTES[bool(legacy), bool(archived)])
 
 
 def _shown(link: dict[str, Any]) -> _Relation | _Source:
@@ -312,7 +350,7 @@ class Renderer:
             "total_links": len(links),
         }
         files: dict[str, bytes] = {}
-        files[object_path(obj.id)] = _finish(self._object.render(
+        files[object_path(obj.id)] = _finish(_render(self._object, dict(
             **common,
             **self._page_links(chunks[0]),
             front_matter=front_matter(fields),
@@ -325,7 +363,7 @@ class Renderer:
             cues=[one_line(c) for c in obj.cues if c.strip()],
             shown=len(chunks[0]),
             page_number=1,
-        ))
+        )))
         owner_link = object_link(obj.id, obj.name)
         numbers: dict[str, int] = {}
         for page, chunk in zip(pages[1:], chunks[1:], strict=True):
@@ -337,7 +375,7 @@ class Renderer:
                 "tags": [f"memvault/{obj.type}", "memvault/continuation"],
             }
             numbers[page_path(obj.id, page.number)] = page.number
-            files[page_path(obj.id, page.number)] = _finish(self._page.render(
+            files[page_path(obj.id, page.number)] = _finish(_render(self._page, dict(
                 **common,
                 **self._page_links(chunk),
                 front_matter=front_matter(page_fields),
@@ -345,7 +383,7 @@ class Renderer:
                 page_number=page.number,
                 first=page.first,
                 last=page.last,
-            ))
+            )))
         return Rendered(obj.id, obj.version, files, numbers)
 
     @staticmethod
