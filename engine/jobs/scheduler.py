@@ -68,13 +68,19 @@ class Scheduler:
     def _maybe_due(self, now: datetime) -> bool:
         """False only when no job can be due and no check time needs storing; conservative
         (the nightly job's quiet condition is left to the locked check)."""
-        last = _time(self.conn, HOURLY_KEY)
-        if last is None or (now - last).total_seconds() >= self.config["worker.hourly_s"]:
+        if self._hourly_due(now):
             return True  # the hourly check stores its time even when it creates nothing
         if auto_paused(self.conn, now):
             return False
-        if self._nightly_window(now):
-            return True
+        return self._nightly_window(now) or self._threshold_due()
+
+    def _hourly_due(self, now: datetime) -> bool:
+        """worker.hourly_s passed since the hourly check last ran (or it never ran)."""
+        last = _time(self.conn, HOURLY_KEY)
+        return last is None or (now - last).total_seconds() >= self.config["worker.hourly_s"]
+
+    def _threshold_due(self) -> bool:
+        """The hot timeline is over compact.threshold_tokens and no threshold job is open."""
         if open_jobs(self.conn, "compact", "threshold"):
             return False
         return timeline_totals(self.conn)["est_tokens"] > self.config["compact.threshold_tokens"]
@@ -88,9 +94,7 @@ class Scheduler:
         return local.time() >= time(hh, mm)
 
     def _threshold(self, now: datetime) -> list[Job]:
-        if open_jobs(self.conn, "compact", "threshold"):
-            return []
-        if timeline_totals(self.conn)["est_tokens"] <= self.config["compact.threshold_tokens"]:
+        if not self._threshold_due():
             return []
         max_seq = self.conn.execute(
             "SELECT COALESCE(MAX(seq), 0) FROM hot_nodes WHERE active = 1"
@@ -98,8 +102,7 @@ class Scheduler:
         return [create_job(self.conn, "compact", "threshold", now, params={"max_seq": max_seq})]
 
     def _hourly(self, now: datetime, paused: bool) -> list[Job]:
-        last = _time(self.conn, HOURLY_KEY)
-        if last is not None and (now - last).total_seconds() < self.config["worker.hourly_s"]:
+        if not self._hourly_due(now):
             return []
         set_state(self.conn, HOURLY_KEY, iso(now))
         if paused or open_jobs(self.conn, "organize", "hourly"):
