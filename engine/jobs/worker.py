@@ -43,6 +43,7 @@ from ..store.jobs import (
 )
 from ..store.leases import drop_lease, lease_taken, process_holder, release_lease, take_lease
 from ..store.ledger import CallRecord, insert_call
+from ..store.recall_index import index_lag
 from .scheduler import Scheduler, pause_automatic
 
 BUSY_KEY = "agent.busy_until"
@@ -81,17 +82,6 @@ def default_modes() -> dict[str, Mode]:
 
 
 DIRTY_BATCH = 64  # changed objects a worker going batch after batch lets wait, then indexes
-
-
-def recall_index_lag(conn: sqlite3.Connection) -> tuple[bool, int]:
-    """What recall's index has to catch up, in one read: whether an event is past its
-    watermark, and how many changed objects wait to be re-indexed."""
-    row = conn.execute(
-        "SELECT COALESCE((SELECT MAX(id) FROM events), 0)"
-        " > COALESCE((SELECT CAST(value AS INTEGER) FROM recall_state"
-        "             WHERE key = 'events_indexed_to'), 0),"
-        " (SELECT COUNT(*) FROM recall_dirty)").fetchone()
-    return bool(row[0]), int(row[1])
 
 
 def agent_busy(mem: MemoryHome, now: datetime) -> bool:
@@ -264,7 +254,7 @@ class Worker:
         organize batch makes some) wait while the worker goes batch after batch, up to
         DIRTY_BATCH of them, and are indexed together at the next quiet poll: recall scores a
         changed object from the objects table until then, so no answer depends on it."""
-        events_behind, dirty = recall_index_lag(self.mem.conn)
+        events_behind, dirty = index_lag(self.mem.conn)
         return events_behind or dirty >= DIRTY_BATCH or (dirty > 0 and not self._in_run)
 
     def _report(self, result: TickResult) -> TickResult:

@@ -113,6 +113,17 @@ def get_stat(conn: sqlite3.Connection, key: str) -> int:
     return int(row[0]) if row else 0
 
 
+def index_lag(conn: sqlite3.Connection) -> tuple[bool, int]:
+    """What the index has to catch up, in one read: whether an event is past the watermark,
+    and how many changed objects wait to be re-indexed (the worker syncs only when either)."""
+    row = conn.execute(
+        "SELECT COALESCE((SELECT MAX(id) FROM events), 0)"
+        " > COALESCE((SELECT CAST(value AS INTEGER) FROM recall_state"
+        "             WHERE key = 'events_indexed_to'), 0),"
+        " (SELECT COUNT(*) FROM recall_dirty)").fetchone()
+    return bool(row[0]), int(row[1])
+
+
 def _set_stats(conn: sqlite3.Connection, **values: int) -> None:
     conn.executemany(
         "INSERT INTO recall_state (key, value) VALUES (?, ?)"
