@@ -4,11 +4,14 @@ never costs the events."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
+from pathlib import Path
 
 import pytest
-from helpers import count
+from click.testing import CliRunner
+from helpers import count, run_cli
 from memvault import Memory, NewEvent
 from memvault.recall.query import memory_find
 from memvault.store import recall_index
@@ -74,3 +77,17 @@ def test_a_damaged_index_never_fails_an_append_that_stored_its_events(mem: Memor
         mem.conn.execute("DELETE FROM recall_events_fts_data WHERE id = 10")
     second = mem.append_event("second")  # a DatabaseError, not an OperationalError
     assert second == 2 and count(mem.conn, "events") == 2
+
+
+def test_ingest_acknowledges_its_events_when_the_index_is_damaged(
+    home: Path, runner: CliRunner, mem: Memory,
+) -> None:
+    """The CLI's catch-up after ingest treats a damaged index as the append does: the events
+    are stored, so it exits 0 with their ids and says the indexing is deferred."""
+    mem.append_event("first")
+    with mem.conn:
+        mem.conn.execute("DELETE FROM recall_events_fts_data WHERE id = 10")
+    result = run_cli(runner, "ingest", "--json", "-", input='{"text": "second"}\n')
+    assert json.loads(result.stdout)["stored"] == [2]
+    assert "deferred" in result.stderr
+    assert count(mem.conn, "events") == 2

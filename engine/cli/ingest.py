@@ -59,7 +59,7 @@ def _sync_index(mem: Memory) -> str | None:
     the worker's poll (or `memvault reindex`) indexes them later."""
     try:
         mem.sync_recall_index(max_events=None)
-    except sqlite3.OperationalError as exc:
+    except sqlite3.Error as exc:  # a full disk, a busy or a damaged index
         click.echo(f"the events are stored; indexing them for recall is deferred ({exc})",
                    err=True)
         return str(exc)
