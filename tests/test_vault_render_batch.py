@@ -136,3 +136,23 @@ def _stem(object_id: str) -> str:
     from memvault.vault.paths import object_hash
 
     return object_hash(object_id) + ".md"
+
+
+def test_object_and_continuation_pages_keep_their_section_spacing(mem) -> None:
+    """The Relations and Sources sections come from one macro (templates/links.md.j2) in both
+    the main file and its continuation pages: each section is followed by exactly one blank
+    line, never two, on every page."""
+    from memvault import NewEvent
+
+    mem.append_events([NewEvent("first event", tick(mem).isoformat())])
+    ids = _tricky_memory(mem)
+    renderer = Renderer(mem.conn, 1)
+    pages = [data.decode() for oid in ids if (owner := renderer.render_owner(oid))
+             for data in owner.files.values()]
+    continuations = [page for page in pages if " · page " in page]
+    assert continuations and len(pages) > len(continuations)
+    for page in pages:
+        assert "\n\n\n" not in page
+        assert "## Relations (" in page and "\n\n## Sources (" in page
+    for page in continuations:
+        assert "\n\n---\n*Projected from memvault" in page
