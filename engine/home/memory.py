@@ -156,9 +156,8 @@ class Memory:
     def _index_appended(self, count: int) -> None:
         """Index up to `count` more events after an append's commit. The events are stored
         already: a failure here (a full disk, a busy database, a damaged index) must not turn
-        into an error
-        that makes the caller store them twice. Recall scans what is left; the worker's poll
-        indexes it."""
+        into an error that makes the caller store them twice. Recall scans what is left; the
+        worker's poll indexes it."""
         from ..store.recall_index import sync_index
 
         try:

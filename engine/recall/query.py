@@ -196,7 +196,7 @@ def _find_events(
         tail = [row for row in tail if row[0] in allowed]
     docs = get_stat(conn, "events_docs") + len(tail)
     total_units = get_stat(conn, "events_units")
-    total = get_stat(conn, "events_units") + tail_units(tail, docs - len(tail), total_units)
+    total = total_units + tail_units(tail, docs - len(tail), total_units)
     stats = Stats(docs, total / max(docs, 1))
     ids = candidates(conn, "recall_events_fts", query, stats, watermark, allowed, set(), want,
                      vocab=True)
