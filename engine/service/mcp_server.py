@@ -10,9 +10,10 @@ run beside a batch's commit). A sqlite3 connection is never used by two threads 
 call borrows its own `Memory` from a `MemoryPool` (one connection each, opened lazily, so
 `initialize` is answered before the database is even opened). Calls that write (append,
 organize, approve, busy) run on a worker thread, as they may wait for SQLite's write lock.
-Read-only calls never wait on a lock under WAL, so they run on the event loop with an idle
-Memory when one is free (the thread hop costs about as much as a small find, issue 17), and on
-a worker thread otherwise.
+find, read and evidence never wait on a lock under WAL and stay short, so they run on the
+event loop with an idle Memory when one is free (the thread hop costs about as much as a small
+find, issue 17), and on a worker thread otherwise. status (PRAGMA quick_check) and context (the
+timeline view) grow with the memory, so they run on a worker thread like the writes.
 
 Errors the model can act on come back as a tool result with `isError` and one clear line:
 arguments that fail the schema name each bad field and what is allowed (never echoing the
