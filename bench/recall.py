@@ -41,6 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memvault.objects.records import ObjectRecord, add_relation, save_object  # noqa: E402
+from memvault.recall.dates import date_windows  # noqa: E402
 from memvault.recall.query import memory_find  # noqa: E402
 from memvault.store.connection import open_db, write  # noqa: E402
 from memvault.store.recall_index import CJK_RUN, sync_index  # noqa: E402
@@ -458,10 +459,12 @@ def scale_queries(locomo: Path, memorybank: Path, synth: Synth, per_kind: int) -
         return out
 
     names = [t.split(":")[0] for t in synth.en[:3000]]
+    dated = [q for q in questions + probing["cn"] if date_windows(q)]
     return {
         "LoCoMo question (en)": rnd.sample(questions, per_kind),
         "MemoryBank question (zh)": probing["cn"][:per_kind],
         "MemoryBank question (en)": probing["en"][:per_kind],
+        "question naming a date": rnd.sample(dated, min(per_kind, len(dated))),
         "CJK 2 chars": cut(2), "CJK 3 chars": cut(3), "CJK 4 chars": cut(4),
         "English name": [rnd.choice(names) for _ in range(per_kind)],
         "English prefix (4)": [rnd.choice(names)[:4] for _ in range(per_kind)],

@@ -23,6 +23,7 @@ from typing import Any
 from ..store.recall_index import units
 from .dates import DateWindow
 from .rank import Stats, score_text
+from .spoken import spoken_spans
 from .terms import Query
 
 TAIL_EXACT_UNITS = 2_000  # a tail up to this long has its length counted, not estimated
@@ -31,7 +32,8 @@ NEIGHBOUR_REACH = 2  # turns each way that share their score (bench/recall.py: 3
 NEIGHBOUR_DECAY = 0.5  # each turn further away shares this much of what the nearer one does
 AFTER_WEIGHT = 0.7  # share of the turn before's score an event earns (it may answer it)
 BEFORE_WEIGHT = 0.4  # share of the turn after's score an event earns (it may be asked)
-DATE_BONUS = 0.4  # an event dated inside a date the query names ("5月2号", "May 3, 2023")
+DATE_BONUS = 0.4  # an event dated inside a date the query names ("5月2号", "May 3, 2023"),
+# or that speaks of a day inside it ("next month", said in the month before)
 DATE_FETCH = 300  # events of such a date read even when no word of theirs matches
 CONVERSATION_GAP_US = 30 * 60 * 1_000_000  # adjacent events at most this apart: one conversation
 
@@ -79,6 +81,24 @@ def events_in_windows(
         found |= {r[0] for r in rows if any(w.holds(r[1]) for w in windows)
                   and not unread[0] < r[0] < unread[1]}
     return found if allowed is None else found & allowed
+
+
+def date_reason(
+    windows: list[DateWindow], occurred_at: str, text: str, found: bool,
+) -> str | None:
+    """Why an event is about a date the query names: it happened on it ("on 2023-05-08"), or,
+    when its words or its turns' were `found`, its text speaks of a day in it relative to the
+    day it was said ("said 2023-08-31 of 2023-09-01..2023-09-30"); None when neither. (A date
+    alone lifts only the events said on it: reading every turn's phrases would cost a scan.)"""
+    if any(w.holds(occurred_at) for w in windows):
+        return f"on {occurred_at[:10]}"
+    if not found:
+        return None
+    for first, last in spoken_spans(text, occurred_at):
+        if any(w.overlaps(first, last) for w in windows):
+            days = str(first) if first == last else f"{first}..{last}"
+            return f"said {occurred_at[:10]} of {days}"
+    return None
 
 
 def year_of(micros: int) -> int:

@@ -2,15 +2,17 @@
 read as calendar windows that an event's `occurred_at` (its local date) falls in or not.
 
 Only explicit dates are read: relative ones ("last July", "yesterday") need a "now" the
-question does not state. A month alone counts only after "in"/"during"/"of" or as "N月" (so
-the verb "may" is not a month); a bare year is too coarse to be a window and is left to words.
+question does not state. (An event's own relative phrases have one, the day it was said:
+engine/recall/spoken.py reads them.) A month alone counts only after "in"/"during"/"of" or as
+"N月" (so the verb "may" is not a month); a bare year is too coarse to be a window and is left
+to words.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
           "september", "october", "november", "december")
@@ -44,6 +46,19 @@ class DateWindow:
                 occurred_at[8:10])
         except ValueError:
             return False
+        return self._holds(year, month, day)
+
+    def overlaps(self, first: date, last: date) -> bool:
+        """Whether a day from `first` to `last` (inclusive; a span of days an event speaks
+        of, at most a month long) falls in the window."""
+        day = first
+        while day <= last:
+            if self._holds(day.year, day.month, day.day):
+                return True
+            day += timedelta(days=1)
+        return False
+
+    def _holds(self, year: int, month: int, day: int) -> bool:
         return ((self.year is None or year == self.year) and month == self.month
                 and (self.day is None or day == self.day))
 

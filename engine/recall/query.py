@@ -11,7 +11,8 @@ Invariants:
 - Ranking (engine/recall/rank.py): FTS5 postings give candidates, the rows give exact scores;
   a score is the share of the query's best possible score, so objects and events interleave.
   An event also earns a share of the scores of the turns near it (up to two each way) in its
-  conversation and a bonus when it falls on a date the query names (engine/recall/context.py);
+  conversation and a bonus when it falls on a date the query names or speaks of a day in it
+  ("next month": engine/recall/spoken.py) (engine/recall/context.py);
   English words match their inflections (engine/recall/stem.py).
 """
 
@@ -37,6 +38,7 @@ from ..timeline.events import parse_event_id, read_event_page
 from .context import (
     DATE_BONUS,
     add_neighbours,
+    date_reason,
     event_rows,
     events_in_windows,
     in_context,
@@ -217,9 +219,10 @@ def _find_events(
         if not asks and own[event_id][0] <= 0 and event_id not in dated:
             continue
         score, why, context = in_context(event_id, own, by_id)
-        if windows and any(w.holds(row[1]) for w in windows):
+        dated_why = date_reason(windows, row[1], row[6], score > 0) if windows else None
+        if dated_why is not None:
             score += DATE_BONUS
-            why = [*why, f"on {row[1][:10]}"]
+            why = [*why, dated_why]
         if score > 0:
             hit = {
                 "kind": "event", "id": event_id, "score": round(score, 4), "snippet": "",

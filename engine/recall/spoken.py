@@ -1,0 +1,130 @@
+"""The days an event's text speaks of, relative to the day it was said: "yesterday", "next
+month", "last Friday", "上周", "下个月". A question that names a date ("in September 2023",
+"5月2号") asks about what happened then, and a turn said on August 31 about "a trip next month"
+is about September, though it was not said in it.
+
+Only phrases that name a day, a week or a month relative to the day of saying are read ("last
+year" and seasons are too coarse to lift an event for a date); each becomes an inclusive span of
+days. Weeks start on Monday.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import date, timedelta
+
+Span = tuple[date, date]  # first and last day, inclusive
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_CJK_WEEKDAYS = "一二三四五六日天"
+_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+           "a couple of": 2, "a few": 3, "few": 3, "several": 4}
+_COUNT = r"(\d{1,2}|a couple of|a few|few|several|an?|one|two|three|four|five|six)"
+
+
+def _day(said: date, offset: int) -> Span:
+    day = said + timedelta(days=offset)
+    return day, day
+
+
+def _week(said: date, weeks: int) -> Span:
+    monday = said - timedelta(days=said.weekday()) + timedelta(weeks=weeks)
+    return monday, monday + timedelta(days=6)
+
+
+def _month(said: date, months: int) -> Span:
+    index = said.year * 12 + said.month - 1 + months
+    first = date(index // 12, index % 12 + 1, 1)
+    after = date((index + 1) // 12, (index + 1) % 12 + 1, 1)
+    return first, after - timedelta(days=1)
+
+
+def _weekend(said: date, weeks: int) -> Span:
+    saturday = said - timedelta(days=said.weekday()) + timedelta(days=5, weeks=weeks)
+    return saturday, saturday + timedelta(days=1)
+
+
+def _last_weekday(said: date, weekday: int) -> Span:
+    """The latest such weekday before the day of saying (1 to 7 days back)."""
+    return _day(said, -((said.weekday() - weekday - 1) % 7 + 1))
+
+
+def _next_weekday(said: date, weekday: int) -> Span:
+    """The first such weekday after the day of saying (1 to 7 days on)."""
+    return _day(said, (weekday - said.weekday() - 1) % 7 + 1)
+
+
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else _COUNTS[word.lower()]
+
+
+def _ago(unit: str, count: int, said: date) -> Span:
+    if unit.startswith("day"):
+        return _day(said, -count)
+    if unit.startswith("week"):  # "two weeks ago": that week, give or take a few days
+        middle = said - timedelta(weeks=count)
+        return middle - timedelta(days=3), middle + timedelta(days=3)
+    return _month(said, -count)
+
+
+_Reader = Callable[[re.Match[str], date], Span]
+_RULES: tuple[tuple[re.Pattern[str], _Reader], ...] = (
+    (re.compile(r"\bthe day before yesterday\b|前天"), lambda m, d: _day(d, -2)),
+    (re.compile(r"\bthe day after tomorrow\b|后天|後天"), lambda m, d: _day(d, 2)),
+    (re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b|今天|今晚|今早"),
+     lambda m, d: _day(d, 0)),
+    (re.compile(r"\b(?:yesterday|last night)\b|昨天|昨晚"), lambda m, d: _day(d, -1)),
+    (re.compile(r"\btomorrow\b|明天|明晚"), lambda m, d: _day(d, 1)),
+    (re.compile(rf"\b{_COUNT} (day|week|month)s? ago\b"),
+     lambda m, d: _ago(m.group(2), _count(m.group(1)), d)),
+    (re.compile(r"(\d{1,2})\s*(天|周|个?星期|个月)前"),
+     lambda m, d: _ago({"天": "day", "个月": "month"}.get(m.group(2), "week"),
+                       int(m.group(1)), d)),
+    (re.compile(r"\b(last|this|next) weekend\b"),
+     lambda m, d: _weekend(d, {"last": -1, "this": 0, "next": 1}[m.group(1)])),
+    (re.compile(rf"\b(last|next) ({'|'.join(_WEEKDAYS)})\b"),
+     lambda m, d: (_last_weekday if m.group(1) == "last" else _next_weekday)(
+         d, _WEEKDAYS.index(m.group(2)))),
+    (re.compile(rf"(上|下)(?:个)?(?:周|星期|礼拜)([{_CJK_WEEKDAYS}])"),
+     lambda m, d: _day(_week(d, -1 if m.group(1) == "上" else 1)[0],
+                       min(_CJK_WEEKDAYS.index(m.group(2)), 6))),
+    (re.compile(r"\b(last|this|next) week\b|(上|这|本|下)(?:个)?(?:周|星期|礼拜)"),
+     lambda m, d: _week(d, _STEP[m.group(1) or m.group(2)])),
+    (re.compile(r"\b(last|this|next) month\b|(上|这|本|下)(?:个)?月"),
+     lambda m, d: _month(d, _STEP[m.group(1) or m.group(2)])),
+)
+# Every rule's phrase holds one of these (a test checks it): one scan of a text that holds
+# none (nine in ten turns) costs about a tenth of reading it with every rule.
+_MENTIONS = re.compile(
+    r"yesterday|today|tonight|tomorrow|ago\b|week|month|last night|"
+    r"this (?:morning|afternoon|evening)|(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"[昨今明前后後]天|[昨今明]晚|今早|[上下这本]个?(?:周|星期|礼拜|月)|\d\s*(?:天|周|个?星期|个月)前")
+_STEP = {"last": -1, "this": 0, "next": 1, "上": -1, "这": 0, "本": 0, "下": 1}
+
+
+def spoken_spans(text: str, said_on: str) -> list[Span]:
+    """The spans of days `text` speaks of, read relative to `said_on` (an ISO date or
+    datetime, of which the first 10 chars are used); [] when it names none or said_on is no
+    date. Each phrase is read once, by the first (longest) rule that matches it."""
+    try:
+        said = date.fromisoformat(said_on[:10])
+    except ValueError:
+        return []
+    folded = text.lower()
+    if _MENTIONS.search(folded) is None:
+        return []
+    taken: list[tuple[int, int]] = []
+    spans: list[Span] = []
+    for pattern, read in _RULES:
+        for match in pattern.finditer(folded):
+            if any(a < match.end() and match.start() < b for a, b in taken):
+                continue
+            try:
+                span = read(match, said)
+            except (OverflowError, ValueError):  # a date outside what `date` holds
+                continue
+            taken.append(match.span())
+            if span not in spans:
+                spans.append(span)
+    return spans

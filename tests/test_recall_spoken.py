@@ -1,0 +1,95 @@
+"""The days an event speaks of ("next month", "上周三"), read against the day it was said, and
+how memory_find uses them for a question that names a date."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from memvault import Memory
+from memvault.recall import spoken
+from memvault.recall.query import memory_find
+from memvault.recall.spoken import spoken_spans
+
+from tests.test_recall_ranking import add, ids_of
+
+
+def d(text: str) -> date:
+    return date.fromisoformat(text)
+
+
+EXAMPLES = [  # (text, said on, the spans it speaks of)
+    ("I went to the support group yesterday.", "2023-05-08", [("2023-05-07", "2023-05-07")]),
+    ("We met the day before yesterday.", "2023-05-08", [("2023-05-06", "2023-05-06")]),
+    ("The party is the day after tomorrow!", "2023-05-08", [("2023-05-10", "2023-05-10")]),
+    ("Tonight we cook.", "2023-05-08T21:00:00+08:00", [("2023-05-08", "2023-05-08")]),
+    ("See you tomorrow", "2023-05-08", [("2023-05-09", "2023-05-09")]),
+    ("Planning a trip there next month.", "2023-08-31", [("2023-09-01", "2023-09-30")]),
+    ("Next month is the new year.", "2023-12-15", [("2024-01-01", "2024-01-31")]),
+    ("Last month was hard.", "2024-01-10", [("2023-12-01", "2023-12-31")]),
+    ("I quit last Friday.", "2023-05-12", [("2023-05-05", "2023-05-05")]),  # said on a Friday
+    ("I quit last Friday.", "2023-05-13", [("2023-05-12", "2023-05-12")]),
+    ("The exam is next Monday.", "2023-05-08", [("2023-05-15", "2023-05-15")]),
+    ("Last week was busy.", "2023-05-10", [("2023-05-01", "2023-05-07")]),
+    ("Any plans this weekend?", "2023-05-10", [("2023-05-13", "2023-05-14")]),
+    ("I moved two weeks ago.", "2023-05-15", [("2023-04-28", "2023-05-04")]),
+    ("It broke 3 days ago", "2023-05-15", [("2023-05-12", "2023-05-12")]),
+    ("我昨天去了公园", "2023-05-08", [("2023-05-07", "2023-05-07")]),
+    ("下个月去北京出差", "2023-05-08", [("2023-06-01", "2023-06-30")]),
+    ("上周三我们去爬山了", "2023-05-08", [("2023-05-03", "2023-05-03")]),
+    ("上周日下雨了", "2023-05-08", [("2023-05-07", "2023-05-07")]),
+    ("3天前我感冒了", "2023-05-08", [("2023-05-05", "2023-05-05")]),
+    ("上个星期很忙", "2023-05-10", [("2023-05-01", "2023-05-07")]),
+    ("Yesterday I ran; next week I swim.", "2023-05-10",
+     [("2023-05-09", "2023-05-09"), ("2023-05-15", "2023-05-21")]),
+]
+
+
+@pytest.mark.parametrize(("text", "said", "spans"), EXAMPLES)
+def test_relative_phrases_read_against_the_day_of_saying(
+    text: str, said: str, spans: list[tuple[str, str]],
+) -> None:
+    assert spoken_spans(text, said) == [(d(a), d(b)) for a, b in spans]
+
+
+def test_every_rule_has_an_example_that_passes_the_quick_scan() -> None:
+    # spoken_spans answers [] when _MENTIONS finds nothing, so a rule whose phrase the scan
+    # misses would silently never apply: each rule must match an example that yields spans
+    for pattern, _ in spoken._RULES:
+        assert any(pattern.search(text.lower()) for text, _, _ in EXAMPLES), pattern.pattern
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("We went to the park and had lunch.", "2023-05-08"),
+    ("See you on Monday.", "2023-05-08"),  # a weekday without last/next is not read
+    ("yesterday", "not a date"),
+    ("yesterday", ""),
+    ("我们在天台上看月亮", "2023-05-08"),
+])
+def test_no_span_without_a_relative_phrase_or_a_day_of_saying(text: str, said: str) -> None:
+    assert spoken_spans(text, said) == []
+
+
+def test_a_turn_that_speaks_of_the_named_month_ranks_above_one_that_does_not(
+    mem: Memory,
+) -> None:
+    plans, quiet = add(mem, ["Tim: Planning a trip to Universal Studios next month!",
+                             "Tim: Planning a quiet day."],
+                       start="2023-08-31T10:00", step_min=90)
+    found = memory_find(mem.conn, "What is Tim planning for September 2023?", types=["event"])
+    hits = {h["id"]: h for h in found["hits"]}
+    assert ids_of(found).index(plans) < ids_of(found).index(quiet)  # the shorter turn, unlifted
+    assert "said 2023-08-31 of 2023-09-01..2023-09-30" in hits[plans]["why"]
+    assert not any(w.startswith("said") for w in hits[quiet]["why"])
+
+
+def test_a_spoken_date_alone_does_not_make_a_hit(mem: Memory) -> None:
+    # no word of the query in it: the phrase is not even read (that would mean reading every
+    # turn near the date); an event said on the date is still found by the date alone
+    add(mem, ["Caroline: The weather was grey and windy all afternoon."],
+        start="2023-08-20T10:00")
+    unrelated = add(mem, ["Melanie: Next month will be busy."], start="2023-08-31T10:00")[0]
+    on_day = add(mem, ["Melanie: The garden looks lovely."], start="2023-09-03T10:00")[0]
+    found = memory_find(mem.conn, "What did Tim do in September 2023?", types=["event"])
+    assert on_day in ids_of(found)
+    assert unrelated not in ids_of(found)
