@@ -65,6 +65,9 @@ def test_every_rule_has_an_example_that_passes_the_quick_scan() -> None:
     ("yesterday", "not a date"),
     ("yesterday", ""),
     ("我们在天台上看月亮", "2023-05-08"),
+    ("next month", "9999-12-15"),  # past the last date Python holds: no span, no error
+    ("99 months ago", "0001-03-01"),  # before the first
+    ("tomorrow", "9999-12-31"),
 ])
 def test_no_span_without_a_relative_phrase_or_a_day_of_saying(text: str, said: str) -> None:
     assert spoken_spans(text, said) == []
