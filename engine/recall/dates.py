@@ -11,8 +11,12 @@ to words.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from typing import TypeVar
+
+T = TypeVar("T")
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
           "september", "october", "november", "december")
@@ -115,18 +119,28 @@ def _window(kind: str, groups: tuple[str | None, ...]) -> DateWindow | None:
     return DateWindow(year, month, day)
 
 
-def date_windows(text: str) -> list[DateWindow]:
-    """The explicit dates a query names, each once, longest phrase first (a phrase already
-    read is not read again as a shorter one: "May 3, 2023" is not also "May 3")."""
+def first_readings(
+    text: str, rules: Sequence[tuple[re.Pattern[str], Callable[[re.Match[str]], T | None]]],
+) -> list[T]:
+    """What `rules` read in `text`, each distinct reading once: a phrase is read by the first
+    rule whose pattern matches it and whose reader makes something of it (None: a later,
+    shorter rule may still read it), and a phrase already read is not read again in part."""
     taken: list[tuple[int, int]] = []
-    found: list[DateWindow] = []
-    for pattern, kind in _PATTERNS:
+    found: list[T] = []
+    for pattern, read in rules:
         for match in pattern.finditer(text):
             if any(a < match.end() and match.start() < b for a, b in taken):
                 continue
-            window = _window(kind, match.groups())
-            if window is not None:
+            reading = read(match)
+            if reading is not None:
                 taken.append(match.span())
-                if window not in found:
-                    found.append(window)
+                if reading not in found:
+                    found.append(reading)
     return found
+
+
+def date_windows(text: str) -> list[DateWindow]:
+    """The explicit dates a query names, each once, longest phrase first (a phrase already
+    read is not read again as a shorter one: "May 3, 2023" is not also "May 3")."""
+    return first_readings(text, [
+        (pattern, lambda m, kind=kind: _window(kind, m.groups())) for pattern, kind in _PATTERNS])

@@ -13,6 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import date, timedelta
+from functools import partial
+
+from .dates import first_readings
 
 Span = tuple[date, date]  # first and last day, inclusive
 
@@ -114,17 +117,13 @@ def spoken_spans(text: str, said_on: str) -> list[Span]:
     folded = text.lower()
     if _MENTIONS.search(folded) is None:
         return []
-    taken: list[tuple[int, int]] = []
-    spans: list[Span] = []
-    for pattern, read in _RULES:
-        for match in pattern.finditer(folded):
-            if any(a < match.end() and match.start() < b for a, b in taken):
-                continue
-            try:
-                span = read(match, said)
-            except (OverflowError, ValueError):  # a date outside what `date` holds
-                continue
-            taken.append(match.span())
-            if span not in spans:
-                spans.append(span)
-    return spans
+
+    return first_readings(folded, [(pattern, partial(_span_or_none, read, said))
+                                   for pattern, read in _RULES])
+
+
+def _span_or_none(read: _Reader, said: date, match: re.Match[str]) -> Span | None:
+    try:
+        return read(match, said)
+    except (OverflowError, ValueError):  # a day outside what `date` holds ("9999-12-15")
+        return None
