@@ -42,6 +42,15 @@ EXAMPLES = [  # (text, said on, the spans it speaks of)
     ("上个星期很忙", "2023-05-10", [("2023-05-01", "2023-05-07")]),
     ("Yesterday I ran; next week I swim.", "2023-05-10",
      [("2023-05-09", "2023-05-09"), ("2023-05-15", "2023-05-21")]),
+    ("day before yesterday we met", "2023-05-08", [("2023-05-06", "2023-05-06")]),
+    ("See you next\nmonth", "2023-05-08", [("2023-06-01", "2023-06-30")]),
+    ("A Couple  Of weeks ago", "2023-05-15", [("2023-04-28", "2023-05-04")]),
+    ("ten days ago", "2023-05-15", [("2023-05-05", "2023-05-05")]),
+    ("三天前我感冒了", "2023-05-03", [("2023-04-30", "2023-04-30")]),
+    ("两个月前搬的家", "2023-05-03", [("2023-03-01", "2023-03-31")]),
+    ("3天前天气很好", "2023-05-03", [("2023-04-30", "2023-04-30")]),  # not also 前天
+    ("上周一直在下雨", "2023-05-10", [("2023-05-01", "2023-05-07")]),  # the week, not Monday
+    ("上周天气很好", "2023-05-10", [("2023-05-01", "2023-05-07")]),
 ]
 
 
@@ -68,6 +77,19 @@ def test_every_rule_has_an_example_that_passes_the_quick_scan() -> None:
     ("next month", "9999-12-15"),  # past the last date Python holds: no span, no error
     ("99 months ago", "0001-03-01"),  # before the first
     ("tomorrow", "9999-12-31"),
+    # Chinese words that hold a phrase's characters without being one
+    ("目前天气很好", "2023-06-02"),
+    ("之前天气不错", "2023-06-02"),
+    ("然后天就黑了", "2023-06-02"),
+    ("晚上月亮很圆，我们去了公园", "2023-04-28"),
+    ("我们登上月球", "2023-04-28"),
+    ("这个月饼很好吃", "2023-04-28"),
+    ("马上周末了", "2023-06-01"),
+    ("路上周围都是树", "2023-06-01"),
+    ("日本周末游", "2023-06-01"),
+    ("一本月刊", "2023-06-01"),
+    ("上上周", "2023-06-01"),  # two weeks back: not read, rather than read as one
+    ("123天前", "2023-06-01"),  # not 23 days
 ])
 def test_no_span_without_a_relative_phrase_or_a_day_of_saying(text: str, said: str) -> None:
     assert spoken_spans(text, said) == []
@@ -96,3 +118,17 @@ def test_a_spoken_date_alone_does_not_make_a_hit(mem: Memory) -> None:
     found = memory_find(mem.conn, "What did Tim do in September 2023?", types=["event"])
     assert on_day in ids_of(found)
     assert unrelated not in ids_of(found)
+
+
+@pytest.mark.parametrize("query", ["garden party in December", "garden party today",
+                                   "2月29号 garden party", "garden party on 2023-05-01"])
+def test_events_at_the_calendars_ends_never_fail_a_find(mem: Memory, query: str) -> None:
+    # 9999-12-31: its "today" spans the last day a date holds; December's window ends past it.
+    # Years 2023 and 9999 between them: a date without a year is looked up in the years that
+    # hold events, not in the 7,977 between; 2月29号 in 2023 is no day at all.
+    first = add(mem, ["Tim: the garden party is today"], start="2023-05-01T10:00")[0]
+    last = add(mem, ["Tim: the garden party is today"], start="9999-12-31T10:00")[0]
+    found = ids_of(memory_find(mem.conn, query, types=["event"]))
+    assert {first, last} <= set(found)
+    if "December" in query:
+        assert found[0] == last

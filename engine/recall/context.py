@@ -17,7 +17,7 @@ import heapq
 import json
 import sqlite3
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import MAXYEAR, MINYEAR, UTC, datetime
 from typing import Any
 
 from ..store.recall_index import units
@@ -36,6 +36,7 @@ DATE_BONUS = 0.4  # an event dated inside a date the query names ("5月2号", "M
 # or that speaks of a day inside it ("next month", said in the month before)
 DATE_FETCH = 300  # events of such a date read even when no word of theirs matches
 CONVERSATION_GAP_US = 30 * 60 * 1_000_000  # adjacent events at most this apart: one conversation
+YEARS_MAX = 50  # distinct years of events a date without a year is looked for in, at most
 
 EVENT_COLS = "id, occurred_at, occurred_us, source, kind, meta, text"
 
@@ -62,11 +63,9 @@ def events_in_windows(
 ) -> set[int]:
     """Ids of the events dated inside the query's windows, when there are at most DATE_FETCH
     of them (more: the window only lifts events found by their words)."""
-    first = conn.execute("SELECT min(occurred_us) FROM events").fetchone()[0]
-    last = conn.execute("SELECT max(occurred_us) FROM events").fetchone()[0]
-    if first is None:
-        return set()
-    years = range(year_of(first), year_of(last) + 1)
+    years = event_years(conn)
+    if years is None:  # events over too many years: a window without a year only lifts
+        years = []
     spans = [s for w in windows for s in w.spans_us(years)]
     found: set[int] = set()
     read = 0
@@ -99,6 +98,24 @@ def date_reason(
             days = str(first) if first == last else f"{first}..{last}"
             return f"said {occurred_at[:10]} of {days}"
     return None
+
+
+def event_years(conn: sqlite3.Connection) -> list[int] | None:
+    """The years a date without a year is looked for in: each UTC year that holds an event
+    (one index seek each, skipping empty years), with the years either side (a local date
+    may fall in the UTC year next to it); None when events span more than YEARS_MAX years."""
+    found: list[int] = []
+    row = conn.execute("SELECT min(occurred_us) FROM events").fetchone()
+    while row[0] is not None:
+        found.append(year_of(row[0]))
+        if len(found) > YEARS_MAX:
+            return None
+        if found[-1] >= MAXYEAR:
+            break
+        next_year = int(datetime(found[-1] + 1, 1, 1, tzinfo=UTC).timestamp()) * 1_000_000
+        row = conn.execute("SELECT min(occurred_us) FROM events WHERE occurred_us >= ?",
+                           (next_year,)).fetchone()
+    return sorted({y + d for y in found for d in (-1, 0, 1) if MINYEAR <= y + d <= MAXYEAR})
 
 
 def year_of(micros: int) -> int:

@@ -10,13 +10,15 @@ to words.
 
 from __future__ import annotations
 
+import calendar
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import TypeVar
 
 T = TypeVar("T")
+DAY_US = 86_400 * 1_000_000
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
           "september", "october", "november", "december")
@@ -54,36 +56,36 @@ class DateWindow:
 
     def overlaps(self, first: date, last: date) -> bool:
         """Whether a day from `first` to `last` (inclusive; a span of days an event speaks
-        of, at most a month long) falls in the window."""
-        day = first
-        while day <= last:
-            if self._holds(day.year, day.month, day.day):
+        of) falls in the window."""
+        for year in [self.year] if self.year is not None else range(first.year, last.year + 1):
+            try:
+                start = date(year, self.month, self.day or 1)
+            except ValueError:  # 2月29号 in a year without it
+                continue
+            end = start if self.day else date(
+                year, self.month, calendar.monthrange(year, self.month)[1])
+            if start <= last and first <= end:
                 return True
-            day += timedelta(days=1)
         return False
 
     def _holds(self, year: int, month: int, day: int) -> bool:
         return ((self.year is None or year == self.year) and month == self.month
                 and (self.day is None or day == self.day))
 
-    def spans_us(self, years: range) -> list[tuple[int, int]]:
+    def spans_us(self, years: Iterable[int]) -> list[tuple[int, int]]:
         """UTC microsecond ranges that hold the window in any offset (a day's slack each side),
-        for the `years` given when the window names none."""
+        for the `years` given when the window names none (a year without the day, 2月29号 in
+        2023, has no range). Integer arithmetic: a window in 9999 or in year 1 is still one."""
         out = []
         for year in [self.year] if self.year is not None else years:
-            if self.day is not None:
-                start = datetime(year, self.month, self.day, tzinfo=UTC)
-                end = start + timedelta(days=1)
-            else:
-                start = datetime(year, self.month, 1, tzinfo=UTC)
-                end = datetime(year + (self.month == 12), self.month % 12 + 1, 1, tzinfo=UTC)
-            slack = timedelta(days=1)
-            out.append((_us(start - slack), _us(end + slack)))
+            try:
+                start = datetime(year, self.month, self.day or 1, tzinfo=UTC)
+            except ValueError:
+                continue
+            days = 1 if self.day else calendar.monthrange(year, self.month)[1]
+            start_us = int(start.timestamp()) * 1_000_000
+            out.append((start_us - DAY_US, start_us + (days + 1) * DAY_US))
         return out
-
-
-def _us(when: datetime) -> int:
-    return int(when.timestamp() * 1_000_000)
 
 
 def _month(name: str) -> int:

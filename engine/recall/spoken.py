@@ -22,8 +22,20 @@ Span = tuple[date, date]  # first and last day, inclusive
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _CJK_WEEKDAYS = "一二三四五六日天"
 _COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-           "a couple of": 2, "a few": 3, "few": 3, "several": 4}
-_COUNT = r"(\d{1,2}|a couple of|a few|few|several|an?|one|two|three|four|five|six)"
+           "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+           "a couple of": 2, "a couple": 2, "couple of": 2, "a few": 3, "few": 3, "several": 4}
+_COUNT = (r"(\d{1,2}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|several|an?|one|two|three|"
+          r"four|five|six|seven|eight|nine|ten|eleven|twelve)")
+_CJK_COUNTS = {ch: n for n, ch in enumerate("一二三四五六七八九十", 1)} | {"两": 2, "几": 3}
+# Chinese words that hold a date phrase's characters without being one:
+# 目前天气 (前天), 然后天 (后天), 晚上月亮 / 这个月饼 (上月, 这个月), 马上周末 (上周),
+# 路上周围 / 日本周末 (上周, 本周), 一本月刊 (本月), 上周一直 (上周一), 上上周 (上周)
+_NOT_BEFORE_DAY = r"(?<![之以目提从此先然最其午])"
+_NOT_AFTER_DAY = r"(?![气空])"
+_CJK_STEP = r"(?<![马路登日上下])(上|这|本|下)"
+_NOT_MONTH = r"(?![亮光球饼色份刊])"
+_NOT_WEEK = r"(?![围边])"
+_NOT_WEEKDAY = r"(?![直起些次定样共切般点气空])"
 
 
 def _day(said: date, offset: int) -> Span:
@@ -59,7 +71,7 @@ def _next_weekday(said: date, weekday: int) -> Span:
 
 
 def _count(word: str) -> int:
-    return int(word) if word.isdigit() else _COUNTS[word.lower()]
+    return int(word) if word.isdigit() else _COUNTS[" ".join(word.split())]
 
 
 def _ago(unit: str, count: int, said: date) -> Span:
@@ -73,36 +85,39 @@ def _ago(unit: str, count: int, said: date) -> Span:
 
 _Reader = Callable[[re.Match[str], date], Span]
 _RULES: tuple[tuple[re.Pattern[str], _Reader], ...] = (
-    (re.compile(r"\bthe day before yesterday\b|前天"), lambda m, d: _day(d, -2)),
-    (re.compile(r"\bthe day after tomorrow\b|后天|後天"), lambda m, d: _day(d, 2)),
-    (re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b|今天|今晚|今早"),
-     lambda m, d: _day(d, 0)),
-    (re.compile(r"\b(?:yesterday|last night)\b|昨天|昨晚"), lambda m, d: _day(d, -1)),
-    (re.compile(r"\btomorrow\b|明天|明晚"), lambda m, d: _day(d, 1)),
-    (re.compile(rf"\b{_COUNT} (day|week|month)s? ago\b"),
-     lambda m, d: _ago(m.group(2), _count(m.group(1)), d)),
-    (re.compile(r"(\d{1,2})\s*(天|周|个?星期|个月)前"),
+    (re.compile(r"(?<![\d一二三四五六七八九十两几])(\d{1,2}|[一二三四五六七八九十两几])\s*"
+                r"(天|周|个?星期|个月)前"),
      lambda m, d: _ago({"天": "day", "个月": "month"}.get(m.group(2), "week"),
-                       int(m.group(1)), d)),
-    (re.compile(r"\b(last|this|next) weekend\b"),
-     lambda m, d: _weekend(d, {"last": -1, "this": 0, "next": 1}[m.group(1)])),
-    (re.compile(rf"\b(last|next) ({'|'.join(_WEEKDAYS)})\b"),
+                       _CJK_COUNTS.get(m.group(1)) or int(m.group(1)), d)),
+    (re.compile(rf"\b(?:the\s+)?day\s+before\s+yesterday\b|{_NOT_BEFORE_DAY}前天{_NOT_AFTER_DAY}"),
+     lambda m, d: _day(d, -2)),
+    (re.compile(rf"\b(?:the\s+)?day\s+after\s+tomorrow\b|{_NOT_BEFORE_DAY}[后後]天{_NOT_AFTER_DAY}"),
+     lambda m, d: _day(d, 2)),
+    (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b|今天|今晚|今早"),
+     lambda m, d: _day(d, 0)),
+    (re.compile(r"\b(?:yesterday|last\s+night)\b|昨天|昨晚"), lambda m, d: _day(d, -1)),
+    (re.compile(r"\btomorrow\b|明天|明晚"), lambda m, d: _day(d, 1)),
+    (re.compile(rf"\b{_COUNT}\s+(day|week|month)s?\s+ago\b"),
+     lambda m, d: _ago(m.group(2), _count(m.group(1)), d)),
+    (re.compile(r"\b(last|this|next)\s+weekend\b"),
+     lambda m, d: _weekend(d, _STEP[m.group(1)])),
+    (re.compile(rf"\b(last|next)\s+({'|'.join(_WEEKDAYS)})\b"),
      lambda m, d: (_last_weekday if m.group(1) == "last" else _next_weekday)(
          d, _WEEKDAYS.index(m.group(2)))),
-    (re.compile(rf"(上|下)(?:个)?(?:周|星期|礼拜)([{_CJK_WEEKDAYS}])"),
-     lambda m, d: _day(_week(d, -1 if m.group(1) == "上" else 1)[0],
+    (re.compile(rf"(?<![马路登上下])(上|下)(?:个)?(?:周|星期|礼拜)([{_CJK_WEEKDAYS}]){_NOT_WEEKDAY}"),
+     lambda m, d: _day(_week(d, _STEP[m.group(1)])[0],
                        min(_CJK_WEEKDAYS.index(m.group(2)), 6))),
-    (re.compile(r"\b(last|this|next) week\b|(上|这|本|下)(?:个)?(?:周|星期|礼拜)"),
+    (re.compile(rf"\b(last|this|next)\s+week\b|{_CJK_STEP}(?:个)?(?:周|星期|礼拜){_NOT_WEEK}"),
      lambda m, d: _week(d, _STEP[m.group(1) or m.group(2)])),
-    (re.compile(r"\b(last|this|next) month\b|(上|这|本|下)(?:个)?月"),
+    (re.compile(rf"\b(last|this|next)\s+month\b|{_CJK_STEP}(?:个)?月{_NOT_MONTH}"),
      lambda m, d: _month(d, _STEP[m.group(1) or m.group(2)])),
 )
 # Every rule's phrase holds one of these (a test checks it): one scan of a text that holds
 # none (nine in ten turns) costs about a tenth of reading it with every rule.
 _MENTIONS = re.compile(
-    r"yesterday|today|tonight|tomorrow|ago\b|week|month|last night|"
-    r"this (?:morning|afternoon|evening)|(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
-    r"[昨今明前后後]天|[昨今明]晚|今早|[上下这本]个?(?:周|星期|礼拜|月)|\d\s*(?:天|周|个?星期|个月)前")
+    r"yesterday|today|tonight|tomorrow|ago\b|week|month|night|"
+    r"morning|afternoon|evening|(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"[昨今明前后後]天|[昨今明]晚|今早|[上下这本]个?(?:周|星期|礼拜|月)|(?:天|周|个?星期|个月)前")
 _STEP = {"last": -1, "this": 0, "next": 1, "上": -1, "这": 0, "本": 0, "下": 1}
 
 
