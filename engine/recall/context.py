@@ -17,11 +17,11 @@ import heapq
 import json
 import sqlite3
 from collections.abc import Sequence
-from datetime import MAXYEAR, MINYEAR, UTC, datetime
+from datetime import MAXYEAR, MINYEAR, UTC, date, datetime
 from typing import Any
 
 from ..store.recall_index import units
-from .dates import DateWindow
+from .dates import DateWindow, day_us
 from .rank import Stats, score_text
 from .spoken import spoken_spans
 from .terms import Query
@@ -112,9 +112,8 @@ def event_years(conn: sqlite3.Connection) -> list[int] | None:
             return None
         if found[-1] >= MAXYEAR:
             break
-        next_year = int(datetime(found[-1] + 1, 1, 1, tzinfo=UTC).timestamp()) * 1_000_000
         row = conn.execute("SELECT min(occurred_us) FROM events WHERE occurred_us >= ?",
-                           (next_year,)).fetchone()
+                           (day_us(date(found[-1] + 1, 1, 1)),)).fetchone()
     return sorted({y + d for y in found for d in (-1, 0, 1) if MINYEAR <= y + d <= MAXYEAR})
 
 

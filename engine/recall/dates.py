@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import TypeVar
 
 T = TypeVar("T")
 DAY_US = 86_400 * 1_000_000
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
           "september", "october", "november", "december")
@@ -52,40 +53,36 @@ class DateWindow:
                 occurred_at[8:10])
         except ValueError:
             return False
-        return self._holds(year, month, day)
+        return ((self.year is None or year == self.year) and month == self.month
+                and (self.day is None or day == self.day))
+
+    def days_in(self, years: Iterable[int]) -> Iterator[tuple[date, date]]:
+        """The window's first and last day in each year it covers: its own year, else each of
+        `years` (a year without the day, 2月29号 in 2023, has none)."""
+        for year in [self.year] if self.year is not None else years:
+            try:
+                first = date(year, self.month, self.day or 1)
+            except ValueError:
+                continue
+            yield first, first.replace(day=self.day or calendar.monthrange(year, self.month)[1])
 
     def overlaps(self, first: date, last: date) -> bool:
         """Whether a day from `first` to `last` (inclusive; a span of days an event speaks
         of) falls in the window."""
-        for year in [self.year] if self.year is not None else range(first.year, last.year + 1):
-            try:
-                start = date(year, self.month, self.day or 1)
-            except ValueError:  # 2月29号 in a year without it
-                continue
-            end = start if self.day else date(
-                year, self.month, calendar.monthrange(year, self.month)[1])
-            if start <= last and first <= end:
-                return True
-        return False
-
-    def _holds(self, year: int, month: int, day: int) -> bool:
-        return ((self.year is None or year == self.year) and month == self.month
-                and (self.day is None or day == self.day))
+        return any(start <= last and first <= end
+                   for start, end in self.days_in(range(first.year, last.year + 1)))
 
     def spans_us(self, years: Iterable[int]) -> list[tuple[int, int]]:
         """UTC microsecond ranges that hold the window in any offset (a day's slack each side),
-        for the `years` given when the window names none (a year without the day, 2月29号 in
-        2023, has no range). Integer arithmetic: a window in 9999 or in year 1 is still one."""
-        out = []
-        for year in [self.year] if self.year is not None else years:
-            try:
-                start = datetime(year, self.month, self.day or 1, tzinfo=UTC)
-            except ValueError:
-                continue
-            days = 1 if self.day else calendar.monthrange(year, self.month)[1]
-            start_us = int(start.timestamp()) * 1_000_000
-            out.append((start_us - DAY_US, start_us + (days + 1) * DAY_US))
-        return out
+        for the `years` given when the window names none. Integer arithmetic: a window in 9999
+        or in year 1 is still one."""
+        return [(day_us(first) - DAY_US, day_us(last) + 2 * DAY_US)
+                for first, last in self.days_in(years)]
+
+
+def day_us(day: date) -> int:
+    """Microseconds since the epoch at the start of `day`, UTC (for occurred_us ranges)."""
+    return (day.toordinal() - _EPOCH_ORDINAL) * DAY_US
 
 
 def _month(name: str) -> int:
@@ -115,7 +112,7 @@ def _window(kind: str, groups: tuple[str | None, ...]) -> DateWindow | None:
     if year is not None and not 1900 <= year <= 2999:
         return None
     try:  # a day the month does not have ("2月30号") is no window
-        datetime(year or 2000, month, day or 1)
+        date(year or 2000, month, day or 1)
     except ValueError:
         return None
     return DateWindow(year, month, day)

@@ -32,7 +32,8 @@ _CJK_COUNTS = {ch: n for n, ch in enumerate("一二三四五六七八九十", 1)
 # 路上周围 / 日本周末 (上周, 本周), 一本月刊 (本月), 上周一直 (上周一), 上上周 (上周)
 _NOT_BEFORE_DAY = r"(?<![之以目提从此先然最其午])"
 _NOT_AFTER_DAY = r"(?![气空])"
-_CJK_STEP = r"(?<![马路登日上下])(上|这|本|下)"
+_NOT_STEP = r"(?<![马路登日上下])"  # 马上, 路上, 登上, 日本, 上上周 hold no step
+_CJK_STEP = rf"{_NOT_STEP}(上|这|本|下)"
 _NOT_MONTH = r"(?![亮光球饼色份刊])"
 _NOT_WEEK = r"(?![围边])"
 _NOT_WEEKDAY = r"(?![直起些次定样共切般点气空])"
@@ -104,7 +105,7 @@ _RULES: tuple[tuple[re.Pattern[str], _Reader], ...] = (
     (re.compile(rf"\b(last|next)\s+({'|'.join(_WEEKDAYS)})\b"),
      lambda m, d: (_last_weekday if m.group(1) == "last" else _next_weekday)(
          d, _WEEKDAYS.index(m.group(2)))),
-    (re.compile(rf"(?<![马路登上下])(上|下)(?:个)?(?:周|星期|礼拜)([{_CJK_WEEKDAYS}]){_NOT_WEEKDAY}"),
+    (re.compile(rf"{_NOT_STEP}(上|下)(?:个)?(?:周|星期|礼拜)([{_CJK_WEEKDAYS}]){_NOT_WEEKDAY}"),
      lambda m, d: _day(_week(d, _STEP[m.group(1)])[0],
                        min(_CJK_WEEKDAYS.index(m.group(2)), 6))),
     (re.compile(rf"\b(last|this|next)\s+week\b|{_CJK_STEP}(?:个)?(?:周|星期|礼拜){_NOT_WEEK}"),
@@ -132,7 +133,6 @@ def spoken_spans(text: str, said_on: str) -> list[Span]:
     folded = text.lower()
     if _MENTIONS.search(folded) is None:
         return []
-
     return first_readings(folded, [(pattern, partial(_span_or_none, read, said))
                                    for pattern, read in _RULES])
 
