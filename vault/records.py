@@ -24,12 +24,7 @@ def record_owner(
     conn: sqlite3.Connection, owner: str, path: str, digest: str, version: int, now: datetime,
 ) -> None:
     """Record what the projector wrote (or found already right) as an owner's main file."""
-    conn.execute(
-        "INSERT INTO projection (object_id, path, sha256, version, written_at)"
-        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (object_id) DO UPDATE SET path = excluded.path,"
-        " sha256 = excluded.sha256, version = excluded.version, written_at = excluded.written_at",
-        (owner, path, digest, version, iso(now)),
-    )
+    record_owners(conn, [(owner, path, digest, version)], now)
 
 
 def record_pages(
@@ -51,17 +46,6 @@ def record_pages(
         )
 
 
-def recorded_files(conn: sqlite3.Connection, owner: str) -> dict[str, str]:
-    """{path: sha256} of every file last written for an owner (main file and pages)."""
-    files = {r[0]: r[1] for r in conn.execute(
-        "SELECT path, sha256 FROM projection WHERE object_id = ?", (owner,)
-    )}
-    files.update({r[0]: r[1] for r in conn.execute(
-        "SELECT path, sha256 FROM projection_pages WHERE object_id = ?", (owner,)
-    )})
-    return files
-
-
 def placeholders(n: int) -> str:
     """`?, ?, ...` for an IN list of `n` values (callers keep n to a chunk, far below SQLite's
     limit on bound parameters)."""
@@ -71,11 +55,8 @@ def placeholders(n: int) -> str:
 def recorded_files_many(
     conn: sqlite3.Connection, owners: Sequence[str],
 ) -> dict[str, dict[str, str]]:
-    """`recorded_files` of several owners in two queries: {owner: {path: sha256}}.
-
-    Every owner gets an entry (empty if nothing was written for it); the main file comes
-    first, then the pages by number, as `recorded_files` lists them.
-    """
+    """{owner: {path: sha256}} of every file last written for each owner (main file first,
+    then the pages by number), in two queries; an owner with none written gets {}."""
     files: dict[str, dict[str, str]] = {owner: {} for owner in owners}
     if not owners:
         return files
@@ -127,7 +108,8 @@ def open_report_paths(conn: sqlite3.Connection, paths: Sequence[str]) -> set[str
 def record_owners(
     conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str, int]], now: datetime,
 ) -> None:
-    """`record_owner` for many (owner, path, sha256, version) rows in one statement."""
+    """Record what the projector wrote (or found already right) as the main file of each
+    (owner, path, sha256, version) row, in one statement."""
     stamp = iso(now)
     conn.executemany(
         "INSERT INTO projection (object_id, path, sha256, version, written_at)"
@@ -138,7 +120,8 @@ def record_owners(
 
 
 def clear_dirty_many(conn: sqlite3.Connection, seen: Iterable[tuple[str, int]]) -> None:
-    """`clear_dirty` for many (owner, mark seen) pairs in one statement."""
+    """Clear each owner's dirty mark if it is still the mark its rendering saw (nothing marked
+    it again since), for many (owner, mark seen) pairs in one statement."""
     conn.executemany("DELETE FROM vault_dirty WHERE object_id = ? AND mark = ?", list(seen))
 
 
@@ -161,11 +144,6 @@ def owner_of(conn: sqlite3.Connection, path: str) -> tuple[str, str] | None:
     return (row[0], row[1]) if row else None
 
 
-def dirty_mark(conn: sqlite3.Connection, object_id: str) -> int | None:
-    row = conn.execute("SELECT mark FROM vault_dirty WHERE object_id = ?", (object_id,)).fetchone()
-    return row[0] if row else None
-
-
 def mark_dirty(conn: sqlite3.Connection, object_id: str, reason: str) -> None:
     """Ask the next projection to render an object again."""
     conn.execute(
@@ -173,14 +151,6 @@ def mark_dirty(conn: sqlite3.Connection, object_id: str, reason: str) -> None:
         " ON CONFLICT (object_id) DO UPDATE SET mark = mark + 1, reason = excluded.reason",
         (object_id, reason),
     )
-
-
-def clear_dirty(conn: sqlite3.Connection, object_id: str, seen_mark: int | None) -> None:
-    """Clear an object's mark if nothing marked it again since it was rendered."""
-    if seen_mark is not None:
-        conn.execute(
-            "DELETE FROM vault_dirty WHERE object_id = ? AND mark = ?", (object_id, seen_mark)
-        )
 
 
 def record_error(
