@@ -37,7 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memvault import ManualClock, Memory  # noqa: E402
-from service import NAMES, TEMPLATES  # noqa: E402  (the same turns as the service bench)
+from service import pct, turn  # noqa: E402  (the same turns as the service bench)
 
 BASIC_MEMORY_VERSION = "0.24.1"
 START = datetime(2026, 10, 5, 9, 0, tzinfo=timezone(timedelta(hours=8)))
@@ -46,12 +46,7 @@ QUERIES = ["设计稿", "invoice", "Lighthouse milestone", "项目进度", "tea 
 
 def make_turns(n: int, seed: int = 7) -> list[str]:
     rng = random.Random(seed)
-    return [rng.choice(TEMPLATES).format(name=rng.choice(NAMES), n=i) for i in range(n)]
-
-
-def pct(times: list[float], q: float) -> float:
-    ordered = sorted(times)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] if ordered else float("nan")
+    return [turn(rng, i) for i in range(n)]
 
 
 def run_memvault(root: Path, turns: list[str], finds: int) -> dict[str, Any]:
