@@ -69,12 +69,7 @@ class MemoryPool:
         """Lend an already open, idle Memory for the block, or None when none is idle right
         now (never waits, never opens one: the caller then takes `borrow` on a thread)."""
         with self._lock:
-            if self._closed:
-                raise MemvaultError("the memory service is shutting down")
-            try:
-                mem = self._idle.get_nowait()
-            except queue.Empty:
-                mem = None
+            mem = self._idle_now()
         if mem is None:
             yield None
             return
@@ -83,16 +78,23 @@ class MemoryPool:
         finally:
             self._idle.put(mem)
 
+    def _idle_now(self) -> Memory | None:
+        """An idle Memory, or None when none is idle now (call holding the lock)."""
+        if self._closed:
+            raise MemvaultError("the memory service is shutting down")
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            return None
+
     def _take(self) -> Memory:
         with self._lock:
-            if self._closed:
-                raise MemvaultError("the memory service is shutting down")
-            try:
-                return self._idle.get_nowait()
-            except queue.Empty:
-                grow = self._opened < self._size
-                if grow:
-                    self._opened += 1  # reserve the slot; open outside the lock
+            mem = self._idle_now()
+            if mem is not None:
+                return mem
+            grow = self._opened < self._size
+            if grow:
+                self._opened += 1  # reserve the slot; open outside the lock
         if not grow:
             return self._idle.get()
         try:
