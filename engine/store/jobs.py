@@ -270,7 +270,7 @@ class CommitState:
 def commit_state(
     conn: sqlite3.Connection, token: str, holder: str, now: datetime
 ) -> CommitState:
-    """The receipt of `token`, whether `holder`'s lease is valid (leases.lease_valid's test)
+    """The receipt of `token`, whether `holder`'s lease is valid (leases.LEASE_VALID_SQL)
     and the graph revision, in ONE read (call inside the commit's write transaction, so all
     three still hold when it writes)."""
     row = conn.execute(
@@ -280,11 +280,6 @@ def commit_state(
     ).fetchone()
     return CommitState(json.loads(row[0]) if row[0] is not None else None, bool(row[1]),
                        int(row[2]))
-
-
-def find_receipt(conn: sqlite3.Connection, token: str) -> dict[str, Any] | None:
-    row = conn.execute("SELECT receipt FROM receipts WHERE token = ?", (token,)).fetchone()
-    return json.loads(row[0]) if row else None
 
 
 def save_receipt(

@@ -61,15 +61,10 @@ def take_lease(
     )
 
 
-# The test of a valid lease as an SQL expression, parameters (LEASE, holder, now in micros): the
-# commit reads it together with its other checks (store/jobs.py commit_state).
+# The test of a valid lease (the holder's, unexpired) as an SQL expression, parameters (LEASE,
+# holder, now in micros): the commit reads it together with its other checks
+# (store/jobs.py commit_state), inside its write transaction.
 LEASE_VALID_SQL = "EXISTS (SELECT 1 FROM leases WHERE name = ? AND holder = ? AND expires_us > ?)"
-
-
-def lease_valid(conn: sqlite3.Connection, holder: str, now: datetime) -> bool:
-    """True when `holder` holds an unexpired lease (call inside the commit transaction)."""
-    row = conn.execute(f"SELECT {LEASE_VALID_SQL}", (LEASE, holder, to_micros(now))).fetchone()
-    return bool(row[0])
 
 
 def release_lease(conn: sqlite3.Connection, holder: str) -> None:

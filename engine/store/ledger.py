@@ -16,7 +16,6 @@ from datetime import datetime
 from typing import Any
 
 from ..base.clock import iso
-from .connection import write
 
 
 @dataclass
@@ -31,12 +30,6 @@ class CallRecord:
     estimated: bool
     latency_ms: int
     outcome: str
-
-
-def record_call(conn: sqlite3.Connection, call: CallRecord, now: datetime) -> None:
-    """Write one call's row in its own transaction."""
-    with write(conn):
-        insert_call(conn, call, now)
 
 
 def insert_call(conn: sqlite3.Connection, call: CallRecord, now: datetime) -> None:
