@@ -227,7 +227,8 @@ class OrganizeMode:
             "progress": progress,
             "targets": targets,
             "related": related,
-            **_memory_output(ctx, claim, claimed.spans if claimed is not None else None),
+            **_memory_output(ctx, claim, claimed.spans if claimed is not None else None,
+                             row, targets),
             "scope": ctx.job.scope,
         }
         return [{"role": "system", "content": SYSTEM},
@@ -309,12 +310,13 @@ class OrganizeMode:
         )
 
 
-def _memory_output(ctx: BatchContext, claim: dict[str, Any],
-                   spans: list[Span] | None = None) -> dict[str, Any]:
+def _memory_output(ctx: BatchContext, claim: dict[str, Any], spans: list[Span] | None,
+                   row: sqlite3.Row, citers: list[str]) -> dict[str, Any]:
     """The payload's `memory_output` (spans of the page that are memory output and cannot be
-    cited), present only when the page has any. `spans`: the event's, if already computed."""
+    cited), present only when the page has any. `spans`: the event's, if already computed;
+    else computed from the event's `row` and `citers`, which the prompt has just read."""
     if spans is None:
-        spans = event_spans(ctx.conn, claim["event_id"])[0]
+        spans = event_spans(ctx.conn, claim["event_id"], row=row, citing=set(citers))[0]
     shown = page_spans(spans, claim["page_start"], claim["page_end"])
     return {"memory_output": shown} if shown else {}
 
