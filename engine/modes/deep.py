@@ -29,7 +29,6 @@ from ..models.base import Message
 from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
 from ..objects.proposals import ReviewProposal
 from ..objects.records import ObjectRecord, get_object, object_links
-from ..objects.secrets import scan_once
 from ..store.jobs import Batch, Job
 from .batch_loop import FieldError, Tool
 from .browse import browse_tools
@@ -110,11 +109,6 @@ class DeepMode:
                      ReviewProposal, lambda p: commit_proposal(ctx, self, p), terminal=True)]
 
     def apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
-        # One commit scans each of its texts for secrets once, however many checks name it.
-        with scan_once():
-            return self._apply(ctx, proposal)
-
-    def _apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
         assert isinstance(proposal, ReviewProposal)
         claimed = ctx.batch.claim["object_ids"]
         if sorted(set(proposal.reviewed)) != sorted(claimed):

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from ..base.clock import Clock
 from ..base.config import Config
 from ..models.base import Message
+from ..objects.secrets import scan_once
 from ..store.connection import bump_revision, write
 from ..store.jobs import Batch, Job, commit_state, save_receipt
 from .batch_loop import BatchFailed, Tool
@@ -110,7 +111,9 @@ def _commit(ctx: BatchContext, mode: Mode, proposal: BaseModel) -> dict[str, Any
                 f"refused: stale graph revision (claimed at {ctx.batch.base_revision}, "
                 f"now {revision})"
             )
-        body = mode.apply(ctx, proposal)
+        # One commit scans each of its texts for secrets once, however many checks name it.
+        with scan_once():
+            body = mode.apply(ctx, proposal)
         new_revision = bump_revision(ctx.conn)
         receipt = {"token": ctx.batch.token, "batch_id": ctx.batch.id, "job_id": ctx.job.id,
                    "mode": mode.name, "revision": new_revision, **body}

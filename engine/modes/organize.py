@@ -28,7 +28,7 @@ from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_
 from ..objects.proposals import OrganizeProposal
 from ..objects.provenance import Span, check_evidence, is_memory_event
 from ..objects.records import ObjectRecord
-from ..objects.secrets import check_no_secret, scan_once
+from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
 from .backflow import event_spans, page_spans, settle_memory_output
 from .batch_loop import FieldError, Tool
@@ -250,11 +250,6 @@ class OrganizeMode:
                      lambda p: commit_proposal(ctx, self, p), terminal=True)]
 
     def apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
-        # One commit scans each of its texts for secrets once, however many checks name it.
-        with scan_once():
-            return self._apply(ctx, proposal)
-
-    def _apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
         assert isinstance(proposal, OrganizeProposal)
         claim = ctx.batch.claim
         event_id = claim["event_id"]
