@@ -217,9 +217,14 @@ def bump_revision(conn: sqlite3.Connection) -> int:
     return int(row[0])
 
 
+# The graph revision as an SQL expression (0 before any commit): statements that need it
+# with other reads or writes read it in the same statement (store/jobs.py).
+GRAPH_REVISION_SQL = (
+    "COALESCE((SELECT CAST(value AS INTEGER) FROM state WHERE key = 'graph_revision'), 0)")
+
+
 def graph_revision(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT value FROM state WHERE key = 'graph_revision'").fetchone()
-    return int(row[0]) if row else 0
+    return int(conn.execute(f"SELECT {GRAPH_REVISION_SQL}").fetchone()[0])
 
 
 def get_state(conn: sqlite3.Connection, key: str, default: str | None = None) -> str | None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..base.clock import iso, to_micros
 from ..base.errors import InputError, NotFound
-from .connection import graph_revision
+from .connection import GRAPH_REVISION_SQL
 from .leases import LEASE, LEASE_VALID_SQL
 
 MODES = ("compact", "organize", "deep")
@@ -153,16 +153,13 @@ def new_batch(
     """Record a new claim (inside the caller's transaction), with a fresh receipt token."""
     text = json.dumps({"token": uuid.uuid4().hex, **claim}, ensure_ascii=False)
     # The graph revision is read by the insert itself (one statement, same transaction).
-    batch_id, revision = conn.execute(
+    row = conn.execute(
         "INSERT INTO batches (job_id, state, claim, base_revision, claimed_at)"
-        " VALUES (?, 'claimed', ?, COALESCE((SELECT CAST(value AS INTEGER) FROM state"
-        " WHERE key = 'graph_revision'), 0), ?) RETURNING id, base_revision",
+        f" VALUES (?, 'claimed', ?, {GRAPH_REVISION_SQL}, ?) RETURNING *",
         (job_id, text, iso(now)),
     ).fetchone()
     mark_claimed(conn, job_id, now)
-    # The row just written, built here rather than read back (the claim as stored: JSON).
-    return Batch(int(batch_id), job_id, BatchState.CLAIMED.value, json.loads(text),
-                 int(revision), 0, None)
+    return Batch.from_row(row)
 
 
 def reclaim_batch(
@@ -170,15 +167,13 @@ def reclaim_batch(
 ) -> Batch:
     """Claim a pending batch again (maybe shrunk), against the current graph revision."""
     text = json.dumps({**batch.claim, **(claim or {})}, ensure_ascii=False)
-    revision = graph_revision(conn)
-    conn.execute(
-        "UPDATE batches SET claim = ?, base_revision = ?, claimed_at = ?, next_attempt_at = NULL"
-        " WHERE id = ?",
-        (text, revision, iso(now), batch.id),
-    )
+    row = conn.execute(
+        f"UPDATE batches SET claim = ?, base_revision = {GRAPH_REVISION_SQL}, claimed_at = ?,"
+        " next_attempt_at = NULL WHERE id = ? RETURNING *",
+        (text, iso(now), batch.id),
+    ).fetchone()
     mark_claimed(conn, batch.job_id, now)
-    return Batch(batch.id, batch.job_id, batch.state, json.loads(text), revision, batch.failures,
-                 None)
+    return Batch.from_row(row)
 
 
 def mark_claimed(conn: sqlite3.Connection, job_id: int, now: datetime) -> None:
@@ -275,7 +270,7 @@ def commit_state(
     three still hold when it writes)."""
     row = conn.execute(
         f"SELECT (SELECT receipt FROM receipts WHERE token = ?), {LEASE_VALID_SQL},"
-        " COALESCE((SELECT value FROM state WHERE key = 'graph_revision'), 0)",
+        f" {GRAPH_REVISION_SQL}",
         (token, LEASE, holder, to_micros(now)),
     ).fetchone()
     return CommitState(json.loads(row[0]) if row[0] is not None else None, bool(row[1]),
