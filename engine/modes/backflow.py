@@ -53,19 +53,17 @@ def page_spans(spans: list[Span], start: int, end: int) -> list[dict[str, object
 
 
 def settle_memory_output(conn: sqlite3.Connection, event_id: int, targets: tuple[int, int],
-                         now: datetime, row: sqlite3.Row | None = None,
-                         named: list[str] | None = None) -> tuple[bool, list[Span] | None]:
+                         now: datetime, row: sqlite3.Row,
+                         named: list[str] | None) -> tuple[bool, list[Span] | None]:
     """End an event that is wholly memory output as archive_only (inside the caller's
     transaction). Returns whether it did, and the event's memory-output spans when they were
     computed (None when the event has targets), so the claim's prompt can reuse them. Nothing is
     deleted: the text stays findable by time. `targets` are the event's durable targets
-    (organize.event_targets); `row` the event's row and `named` the objects its text names,
-    when the caller has read them in the same transaction."""
+    (organize.event_targets); `row` the event's row, and `named` the objects its text names
+    when the caller has looked them up (None: looked up here if needed), both read in the same
+    transaction."""
     if targets != (0, 0):
         return False, None  # something durable was written for it already: the model decides
-    if row is None:
-        row = conn.execute("SELECT text, source, kind, chars FROM events WHERE id = ?",
-                           (event_id,)).fetchone()
     text = row["text"]
     # No targets means no evidence cites the event: nothing to read to know who cites it.
     spans, provenance = event_spans(conn, event_id, row=row, citing=set(), named=named)
