@@ -25,7 +25,7 @@ import stat
 from pathlib import Path
 
 from ..base.errors import MemvaultError
-from .paths import CONFLICT_SUFFIX, TEMP_SUFFIX, to_disk
+from .paths import CONFLICT_SUFFIX, TEMP_SUFFIX
 
 # No symlink followed at the last step, no blocking open of a FIFO, no descriptor leaked to a
 # child. (O_NOFOLLOW is missing only on Windows, where the lstat checks below still apply.)
@@ -161,8 +161,7 @@ def vault_file(vault: Path, rel_path: str, create: bool = False) -> Path:
     UnsafeFile (kind 'folder'). The file itself is checked when it is opened (`read_file`) or
     replaced (`atomic_write`).
     """
-    checked_file(os.fspath(vault), rel_path, create)
-    return to_disk(vault, rel_path)
+    return Path(checked_file(os.fspath(vault), rel_path, create))
 
 
 def checked_file(vault: str, rel_path: str, create: bool = False) -> str:
