@@ -407,8 +407,8 @@ def find_secret(text: str) -> str | None:
     return memo[text]
 
 
-def redact_secrets(text: str) -> str:
-    """`text` with every secret-looking value replaced by `[redacted: kind]` (for logs)."""
+def redact_secrets(text: str, label: str = "redacted") -> str:
+    """`text` with every secret-looking value replaced by `[<label>: kind]` (for logs)."""
     hits = sorted(scan_secrets(text), key=lambda h: (h.start, -h.end))
     if not hits:
         return text
@@ -417,10 +417,15 @@ def redact_secrets(text: str) -> str:
         if hit.end <= pos:
             continue
         out.append(text[pos: max(pos, hit.start)])
-        out.append(f"[redacted: {hit.kind}]")
+        out.append(f"[{label}: {hit.kind}]")
         pos = hit.end
     out.append(text[pos:])
     return "".join(out)
+
+
+def mask_secrets(text: str) -> str:
+    """`text` as recall and the vault show it: each secret-looking value as `[secret: kind]`."""
+    return redact_secrets(text, "secret")
 
 
 def secret_refusal(kind: str) -> str:
