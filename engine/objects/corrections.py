@@ -35,8 +35,13 @@ from ..store.connection import bump_revision, graph_revision, write
 from .graph_write import GraphWrite, WriteRules, apply_write, validate_write
 from .proposals import Merge, ObjectWrite
 from .records import ObjectRecord, get_object, resolve_object_ref
+from .versions import changed_since, describe_changes
 
 MAX_ALIASES = 32  # proposals.ObjectWrite.aliases: a merge adds the loser's names up to this
+
+
+class StaleCorrection(InputError):
+    """The object changed since the version the person corrected; nothing was written."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,9 @@ class Correction:
     refs: list[str]
     edit: ProfileEdit = field(default_factory=ProfileEdit)
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # The version of refs[0] the person saw (a hand-edited file's front matter): when the
+    # object has changed since, the correction is refused naming what changed. None: no check.
+    base_version: int | None = None
 
 
 def correct(conn: sqlite3.Connection, config: Config, correction: Correction,
@@ -118,6 +126,8 @@ def correct(conn: sqlite3.Connection, config: Config, correction: Correction,
         if replay is not None:
             return {**json.loads(replay[0]), "replayed": True}
         ids = [_live_id(conn, ref) for ref in correction.refs]
+        if correction.base_version is not None:
+            _check_unchanged(conn, ids[0], correction.base_version)
         graph = _graph_write(conn, correction, ids)
         rules = WriteRules(read_ids=set(ids), evidence_range=None, origin="person")
         size = len(json.dumps([o.model_dump() for o in graph.objects], ensure_ascii=False)
@@ -152,6 +162,17 @@ def _live_id(conn: sqlite3.Connection, ref: str) -> str:
         raise InputError(f"{object_id} was merged into {obj.redirect_to}: correct that one "
                          "(`memvault object` shows it); nothing changed")
     return object_id
+
+
+def _check_unchanged(conn: sqlite3.Connection, object_id: str, seen: int) -> None:
+    """Refuse a correction made on version `seen` of an object that has changed since."""
+    newer = changed_since(conn, object_id, seen)
+    if newer:
+        raise StaleCorrection(
+            f"{object_id} changed since version {seen}, which your copy shows: "
+            f"{describe_changes(newer)}; nothing changed (look at `memvault object "
+            f"{object_id} --versions`, then redo the edit on the current file, or pass "
+            "--force to apply your changed fields over the current version)")
 
 
 def _graph_write(conn: sqlite3.Connection, correction: Correction,

@@ -12,6 +12,7 @@ import sqlite3
 from typing import Any
 
 from ..base.errors import NotFound
+from .records import ObjectRecord
 
 # The profile fields a version holds, in the order a person reads them.
 PROFILE_FIELDS = ("name", "aliases", "summary", "body", "cues", "status", "redirect_to")
@@ -56,3 +57,14 @@ def describe_changes(entries: list[dict[str, Any]]) -> str:
     return "; ".join(
         f"version {e['version']} ({e['origin']}, {e['changed_at']}): "
         f"{', '.join(e['changed']) or 'no profile field'}" for e in entries)
+
+
+def record_at(conn: sqlite3.Connection, object_id: str, version: int) -> ObjectRecord:
+    """The object's profile as it was at `version` (NotFound when it never had that one)."""
+    row = conn.execute("SELECT * FROM object_versions WHERE object_id = ? AND version = ?",
+                       (object_id, version)).fetchone()
+    if row is None:
+        raise NotFound(f"{object_id} has no version {version}")
+    profile = _profile(row)
+    return ObjectRecord(id=object_id, type=object_id.partition(":")[0], version=version,
+                        created_at=row["changed_at"], updated_at=row["changed_at"], **profile)
