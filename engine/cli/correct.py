@@ -21,6 +21,7 @@ from .app import json_option, open_memory, print_json
 if TYPE_CHECKING:
     from ..home.memory import Memory
     from ..objects.corrections import Correction
+    from ..vault.hand_edit import HandEdit
 
 TOKEN_HELP = ("Idempotency token: sending the same token again returns the first receipt and "
               "changes nothing (default: a new one each run).")
@@ -62,7 +63,7 @@ def edit(ctx: click.Context, ref: str, name: str | None, summary: str | None,
         change = ProfileEdit(name=name, summary=summary, body=body, add_aliases=add_alias,
                              remove_aliases=remove_alias, add_cues=add_cue,
                              remove_cues=remove_cue)
-        _run(ctx, mem, Correction("edit", [ref], change, **_token(token)), as_json)
+        _run(mem, Correction("edit", [ref], change, **_token(token)), as_json)
 
 
 @click.command("merge")
@@ -80,7 +81,7 @@ def merge(ctx: click.Context, loser: str, survivor: str, token: str | None,
     from ..objects.corrections import Correction
 
     with open_memory(ctx) as mem:
-        _run(ctx, mem, Correction("merge", [loser, survivor], **_token(token)), as_json)
+        _run(mem, Correction("merge", [loser, survivor], **_token(token)), as_json)
 
 
 @click.command("archive")
@@ -93,7 +94,7 @@ def archive(ctx: click.Context, ref: str, token: str | None, as_json: bool) -> N
     from ..objects.corrections import Correction
 
     with open_memory(ctx) as mem:
-        _run(ctx, mem, Correction("archive", [ref], **_token(token)), as_json)
+        _run(mem, Correction("archive", [ref], **_token(token)), as_json)
 
 
 @click.command("accept-edit")
@@ -133,7 +134,7 @@ def accept_edit(ctx: click.Context, file: str, force: bool, as_json: bool) -> No
         correction = Correction("accept_edit", [hand.object_id], hand.edit,
                                 token=f"accept:{hand.object_id}:{hand.digest}",
                                 base_version=None if force else hand.version)
-        _run(ctx, mem, correction, as_json, accepted=hand)
+        _run(mem, correction, as_json, accepted=hand)
 
 
 def _token(token: str | None) -> dict[str, str]:
@@ -158,8 +159,8 @@ def _read_text(source: str, max_chars: int) -> str:
     return text
 
 
-def _run(ctx: click.Context, mem: Memory, correction: Correction, as_json: bool,
-         accepted: Any = None) -> None:
+def _run(mem: Memory, correction: Correction, as_json: bool,
+         accepted: HandEdit | None = None) -> None:
     """Commit the correction, refresh the vault for its objects, print the receipt."""
     receipt = mem.correct(correction)
     vault_line = None
@@ -176,7 +177,7 @@ def _run(ctx: click.Context, mem: Memory, correction: Correction, as_json: bool,
         click.echo(vault_line, err=True)
 
 
-def _adopt(mem: Memory, hand: Any) -> None:
+def _adopt(mem: Memory, hand: HandEdit) -> None:
     """The accepted object file is in memory now: let the projector replace it without keeping
     it as a conflict copy (bytes that differ from these are still kept)."""
     from ..store.connection import write
