@@ -255,6 +255,13 @@ def _not_an_object_file(home: Path, tmp_path: Path) -> str:
     return str(home / "vault" / "objects" / "README.md")
 
 
+def _continuation_page(home: Path, tmp_path: Path) -> str:
+    page = file_of(home, "person:sarah").with_name(
+        file_of(home, "person:sarah").stem + "-p2.md")
+    page.write_bytes(file_of(home, "person:sarah").read_bytes())
+    return str(page)
+
+
 def _secret(home: Path, tmp_path: Path) -> str:
     path = file_of(home, "person:sarah")
     typed(path, "- role: designer", f"- role: designer, key {SECRET}")
@@ -270,6 +277,7 @@ def _secret(home: Path, tmp_path: Path) -> str:
     (_other_object, "names person:sc, whose file is"),
     (_layout_broken, "the `## Body` heading is missing"),
     (_not_an_object_file, "is not an object file"),
+    (_continuation_page, "a continuation page holds no profile"),
     (_secret, "body: holds what looks like"),
 ])
 def test_bad_files_for_accept_edit_are_one_line_and_change_nothing(
@@ -280,6 +288,16 @@ def test_bad_files_for_accept_edit_are_one_line_and_change_nothing(
     result = run_cli(runner, "accept-edit", path, code=1)
     assert message in result.output and SECRET not in result.output
     assert state(vhome) == before
+
+
+def test_accept_edit_takes_an_old_style_conflict_copy(vhome: Path, runner: CliRunner) -> None:
+    path = file_of(vhome, "person:sarah")
+    old_style = path.with_name(path.name + ".conflict")  # as memvault named copies before
+    old_style.write_text(path.read_text(encoding="utf-8").replace(
+        "designer on Aurora\n", "art director\n", 1), encoding="utf-8")
+    run_cli(runner, "accept-edit", str(old_style))
+    with opened(vhome) as mem:
+        assert get_object(mem.conn, "person:sarah").summary == "art director"
 
 
 # -- conflict copies Obsidian shows ----------------------------------------------------------
