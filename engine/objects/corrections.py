@@ -142,15 +142,22 @@ def correct(conn: sqlite3.Connection, config: Config, correction: Correction,
         receipt = {"token": correction.token, "kind": correction.kind, "objects": ids,
                    "origin": "person", "changed": changed, "revision": revision,
                    "versions": _versions(conn, ids), **body}
-        cur = conn.execute(
-            "INSERT INTO corrections (token, kind, objects, revision, receipt, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (correction.token, correction.kind, json.dumps(ids, ensure_ascii=False), revision,
-             json.dumps(receipt, ensure_ascii=False), iso(now)))
-        receipt["correction_id"] = cur.lastrowid
-        conn.execute("UPDATE corrections SET receipt = ? WHERE id = ?",
-                     (json.dumps(receipt, ensure_ascii=False), cur.lastrowid))
+        _save_receipt(conn, correction, receipt, now)
     return receipt
+
+
+def _save_receipt(conn: sqlite3.Connection, correction: Correction, receipt: dict[str, Any],
+                  now: datetime) -> None:
+    """Keep the receipt under the correction's token (it gains its `correction_id`). The id is
+    taken inside the write transaction, which holds the write lock: no other writer can take it."""
+    receipt["correction_id"] = conn.execute(
+        "SELECT COALESCE(MAX(id), 0) + 1 FROM corrections").fetchone()[0]
+    conn.execute(
+        "INSERT INTO corrections (id, token, kind, objects, revision, receipt, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (receipt["correction_id"], correction.token, correction.kind,
+         json.dumps(receipt["objects"], ensure_ascii=False), receipt["revision"],
+         json.dumps(receipt, ensure_ascii=False), iso(now)))
 
 
 def _live_id(conn: sqlite3.Connection, ref: str) -> str:
