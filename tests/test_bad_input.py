@@ -197,12 +197,12 @@ def test_a_mangled_object_file_is_reported_then_kept_byte_for_byte(vmem: Memory)
     path.write_bytes(mangled)
     [outcome] = watch_once(vmem, rel)
     assert (outcome.action, outcome.object_id) == ("hand_edit", "person:qhy")
-    assert "not imported" in outcome.message and ".conflict" in outcome.message
+    assert "not imported" in outcome.message and ".conflict-1.md" in outcome.message
     assert get_object(vmem.conn, "person:qhy").summary == "the user"
     result = project(vmem)
-    assert result.conflicts == [f"{rel}.conflict"] and result.errors == []
+    assert result.conflicts == [rel.replace(".md", ".conflict-1.md")] and result.errors == []
     assert path.read_bytes() == original
-    assert path.with_name(path.name + ".conflict").read_bytes() == mangled
+    assert path.with_name(path.stem + ".conflict-1.md").read_bytes() == mangled
 
 
 def test_a_folder_where_an_object_file_belongs_is_reported_and_left_alone(

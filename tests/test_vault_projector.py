@@ -188,7 +188,7 @@ def test_500_relations_make_ten_pages_and_shrinking_removes_stale_pages(mem) -> 
     result = project(mem)
     assert sorted(result.removed) == sorted(page_path("project:hub", n) for n in range(3, 11))
     assert _links_on(read(mem, page_path("project:hub", 2))) == 1
-    assert not list(vault(mem).rglob("*.conflict"))
+    assert not list(vault(mem).rglob("*.conflict*"))
     assert broken_links(vault(mem)) == []
 
 
@@ -409,14 +409,15 @@ def test_a_hand_edit_is_kept_as_conflict_when_the_file_is_rewritten(mem) -> None
     path.write_text("my own notes\n", encoding="utf-8")
     put_object(mem, "person:a", body="new body")
     result = project(mem)
-    conflict = path.with_name(path.name + ".conflict")
+    # A Markdown name beside the file, so Obsidian lists it next to the object.
+    conflict = path.with_name(path.stem + ".conflict-1.md")
     assert conflict.read_text(encoding="utf-8") == "my own notes\n"
-    assert result.conflicts == [f"{object_path('person:a')}.conflict"]
+    assert result.conflicts == [object_path('person:a').replace(".md", ".conflict-1.md")]
     assert "new body" in path.read_text(encoding="utf-8")
-    assert vault_status(mem.conn)["conflicts"][0]["conflict_path"].endswith(".conflict")
+    assert vault_status(mem.conn)["conflicts"][0]["conflict_path"].endswith(".conflict-1.md")
     path.write_text("second edit\n", encoding="utf-8")
     project(mem, rebuild=True)
-    assert path.with_name(path.name + ".2.conflict").read_text() == "second edit\n"
+    assert path.with_name(path.stem + ".conflict-2.md").read_text() == "second edit\n"
     assert conflict.read_text(encoding="utf-8") == "my own notes\n"
 
 
@@ -426,7 +427,7 @@ def test_a_file_the_projector_never_wrote_is_not_overwritten_silently(mem) -> No
     path.parent.mkdir(parents=True)
     path.write_text("was here first\n", encoding="utf-8")
     project(mem)
-    assert path.with_name(path.name + ".conflict").read_text() == "was here first\n"
+    assert path.with_name(path.stem + ".conflict-1.md").read_text() == "was here first\n"
 
 
 def test_a_core_file_edit_is_imported_by_the_projector_too(mem) -> None:

@@ -124,11 +124,11 @@ def test_an_object_file_edit_is_reported_then_restored_with_a_conflict_copy(mem)
     result = project(mem, all=False)
     assert rel in result.written
     assert path.read_text(encoding="utf-8") == original
-    conflict = path.with_name(path.name + ".conflict")
+    conflict = path.with_name(path.stem + ".conflict-1.md")
     assert conflict.read_text(encoding="utf-8") == typed
     status = vault_status(mem.conn)
     assert status["hand_edits"] == []
-    assert status["conflicts"][0]["conflict_path"] == f"{rel}.conflict"
+    assert status["conflicts"][0]["conflict_path"] == rel.replace(".md", ".conflict-1.md")
 
 
 def test_a_deleted_object_file_is_reported_and_written_back(mem) -> None:

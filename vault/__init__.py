@@ -4,7 +4,8 @@ SQLite is authoritative. The projector (`render_vault`, `project_vault`) renders
 `objects/<type>/<hash>.md` in bounded batches, the directory into `objects/README.md` and the
 core files AGENTS.md, SOUL.md, USER.md into the vault root. Only those three core files flow
 back: the watcher (`VaultWatcher`) imports their hand edits and reports hand edits of object
-files, which the next projection restores while keeping the edit as a `.conflict` copy.
+files, which the next projection restores while keeping the edit beside it as a conflict
+copy `<name>.conflict-1.md` (`memvault accept-edit` takes one as a person's correction).
 
 The engine never imports this package; this package imports the engine.
 """

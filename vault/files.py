@@ -7,7 +7,10 @@ Invariants:
   file as it was.
 - temporary files end in `.memvault-tmp` and start with '.', so the watcher and Obsidian ignore
   them.
-- a conflict copy never overwrites an earlier one: `<file>.conflict`, then `<file>.2.conflict`, ...
+- a conflict copy never overwrites an earlier one: `<stem>.conflict-1.md`, then
+  `<stem>.conflict-2.md`, ... A Markdown name, so Obsidian shows it beside the file (a symlink
+  moved aside, and every copy older memvault made, is named `<file>.conflict`,
+  `<file>.2.conflict`, ...: not Markdown; `paths.is_conflict_copy` knows both forms).
 - nothing on disk is trusted: a file is opened with O_NOFOLLOW|O_NONBLOCK and checked on the
   opened descriptor, so a symlink is never followed, a FIFO or device never blocks or streams
   without end, and a read is bounded when the caller gives a limit. Every folder from the vault
@@ -22,10 +25,12 @@ import hashlib
 import itertools
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..base.errors import MemvaultError
-from .paths import CONFLICT_SUFFIX, TEMP_SUFFIX
+from .paths import CONFLICT_SUFFIX, TEMP_SUFFIX, conflict_name
 
 # No symlink followed at the last step, no blocking open of a FIFO, no descriptor leaked to a
 # child. (O_NOFOLLOW is missing only on Windows, where the lstat checks below still apply.)
@@ -69,6 +74,34 @@ class UnsafeFile(OSError):
 
 class VaultFolderError(MemvaultError):
     """The vault folder cannot be used: it is a file, a symlink, or it cannot be created."""
+
+
+class ProjectionBusy(MemvaultError):
+    """Another projection of this vault is running."""
+
+
+@contextmanager
+def vault_lock(vault: Path) -> Iterator[None]:
+    """Hold `<vault>.lock` (beside the vault, not in it) for a run; ProjectionBusy if held."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no advisory locks here; runs must not overlap
+        yield
+        return
+    lock_path = vault.with_name(vault.name + ".lock")
+    lock_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "r+b") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ProjectionBusy(
+                f"another projection of {vault} is running (it holds {lock_path}); skipped"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _link_text(path: Path | str) -> str:
@@ -292,12 +325,18 @@ def _refuse_unsafe_target(path: str) -> None:
         raise refuse_special(path, mode)
 
 
-def conflict_path(path: Path) -> Path:
-    """The first free conflict-copy name beside `path` (a dangling link counts as taken)."""
-    candidate = path.with_name(path.name + CONFLICT_SUFFIX)
-    n = 2
-    while os.path.lexists(candidate):
-        candidate = path.with_name(f"{path.name}.{n}{CONFLICT_SUFFIX}")
+def conflict_path(path: Path, markdown: bool = True) -> Path:
+    """The first free conflict-copy name beside `path` (a dangling link counts as taken):
+    `<stem>.conflict-1.md`, `-2`, ...; with `markdown=False` the old-style name Obsidian does
+    not show, `<file>.conflict`, `<file>.2.conflict`, ... (for a symlink moved aside: a link
+    is no one's edit, and Obsidian would follow it)."""
+    def name(n: int) -> str:
+        if markdown:
+            return conflict_name(path.name, n)
+        return path.name + (CONFLICT_SUFFIX if n == 1 else f".{n}{CONFLICT_SUFFIX}")
+
+    n = 1
+    while os.path.lexists(candidate := path.with_name(name(n))):
         n += 1
     return candidate
 
@@ -312,6 +351,6 @@ def keep_conflict(path: Path, data: bytes) -> Path:
 def keep_link_aside(path: Path) -> Path:
     """Move the symlink at `path` (not what it points to) to a new conflict-copy name beside
     it; return that name. Whatever the link pointed to is neither read nor touched."""
-    target = conflict_path(path)
+    target = conflict_path(path, markdown=False)
     os.rename(path, target)
     return target

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from pathlib import Path
 
 from ..store.migrations import CORE_FILES, OBJECT_TYPES
@@ -25,7 +26,10 @@ HASH_CHARS = 16
 OBJECTS_DIR = "objects"
 DIRECTORY_PATH = DIRECTORY_KEY  # objects/README.md
 TEMP_SUFFIX = ".memvault-tmp"
-CONFLICT_SUFFIX = ".conflict"
+CONFLICT_SUFFIX = ".conflict"  # the old-style copy `<file>.conflict`, `<file>.<n>.conflict`
+# A conflict copy: `<stem>.conflict-<n>.md` (Markdown, so Obsidian shows it), or old-style.
+_CONFLICT_NAME = re.compile(
+    r"(?P<stem>.+)\.conflict-[1-9]\d*\.md|(?P<old>.+\.md)(?:\.[1-9]\d*)?\.conflict")
 
 _LINK_SAFE = str.maketrans({"|": "｜", "[": "［", "]": "］"})
 
@@ -59,12 +63,35 @@ def page_stem(object_id: str, page: int) -> str:
 
 
 def is_object_file(rel_path: str) -> bool:
-    """True for `objects/<type>/<anything>.md` (a projected object file or page)."""
+    """True for `objects/<type>/<name>.md` (a projected object file or page), not for a
+    conflict copy kept beside one."""
     parts = rel_path.split("/")
     return (
         len(parts) == 3 and parts[0] == OBJECTS_DIR and parts[1] in OBJECT_TYPES
-        and parts[2].endswith(".md")
+        and parts[2].endswith(".md") and not is_conflict_copy(parts[2])
     )
+
+
+def conflict_name(name: str, n: int) -> str:
+    """The `n`th conflict copy of the file `name`: `<stem>.conflict-<n>.md` (`abc.md` ->
+    `abc.conflict-1.md`); a name without `.md` keeps its whole name as the stem."""
+    stem = name[:-3] if name.endswith(".md") else name
+    return f"{stem}.conflict-{n}.md"
+
+
+def is_conflict_copy(name: str) -> bool:
+    """True for a conflict copy's file name, new-style (`<stem>.conflict-<n>.md`) or old-style
+    (`<file>.md.conflict`, `<file>.md.<n>.conflict`)."""
+    return _CONFLICT_NAME.fullmatch(name) is not None
+
+
+def conflict_original(name: str) -> str | None:
+    """The name of the file a conflict copy was kept beside (`abc.conflict-2.md` and
+    `abc.md.2.conflict` -> `abc.md`), or None when `name` is not a conflict copy."""
+    match = _CONFLICT_NAME.fullmatch(name)
+    if match is None:
+        return None
+    return match["old"] or f"{match['stem']}.md"
 
 
 def is_core_file(rel_path: str) -> bool:

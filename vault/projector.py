@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -43,12 +43,12 @@ from typing import Any
 
 from ..base.clock import iso
 from ..base.config import Config
-from ..base.errors import MemvaultError
 from ..store.connection import get_state, set_state, write
 from ..store.migrations import CORE_FILES
 from ..store.vault_tables import DIRECTORY_KEY, PENDING_SQL
 from .core_sync import sync_core_file
 from .files import (
+    ProjectionBusy,  # noqa: F401 - callers import it from here, where it is raised
     UnsafeFile,
     atomic_write,
     checked_file,
@@ -58,6 +58,7 @@ from .files import (
     read_file,
     sha256,
     vault_file,
+    vault_lock,
 )
 from .paths import relative
 from .records import (
@@ -80,10 +81,6 @@ CHUNK = 100  # owners rendered per read snapshot / recorded per write transactio
 MISSING_CHECK = 200  # projected files a batch run checks for existence (one lstat each)
 CHECK_CURSOR = "vault.missing_check_after"  # state key: the last path a batch run checked
 Progress = Callable[[int, int], None]
-
-
-class ProjectionBusy(MemvaultError):
-    """Another projection of this vault is running."""
 
 
 @dataclass
@@ -125,30 +122,6 @@ class _Job:
     conflicts: dict[str, str] = field(default_factory=dict)
     removed: list[str] = field(default_factory=list)
     unchanged: int = 0
-
-
-@contextmanager
-def vault_lock(vault: Path) -> Iterator[None]:
-    """Hold `<vault>.lock` (beside the vault, not in it) for a run; ProjectionBusy if held."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - no advisory locks here; runs must not overlap
-        yield
-        return
-    lock_path = vault.with_name(vault.name + ".lock")
-    lock_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "r+b") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ProjectionBusy(
-                f"another projection of {vault} is running (it holds {lock_path}); skipped"
-            ) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 @contextmanager
@@ -195,6 +168,7 @@ def project_vault(
     max_links: int = 50,
     core_max_bytes: int = 262_144,
     rebuild: bool = False,
+    first: Sequence[str] = (),
     durable: bool = False,
     now: datetime | None = None,
     progress: Progress | None = None,
@@ -203,6 +177,7 @@ def project_vault(
 
     `rebuild` renders every object, pending or not (files already right are still not
     rewritten): it restores deleted or hand-edited files the watcher did not report.
+    `first`: owners rendered before the batch, whatever the limit (a correction's objects).
     """
     now = now or datetime.now(UTC)
     vault = Path(vault)
@@ -217,6 +192,7 @@ def project_vault(
         owners = all_owners(conn) if rebuild else pending_owners(conn, limit)
         if rebuild and limit is not None:
             owners = owners[:limit]
+        owners = list(dict.fromkeys([*first, *owners]))
         renderer = Renderer(conn, max_links)
         done = 0
         for start in range(0, len(owners), CHUNK):

@@ -9,7 +9,9 @@ burst of saves is one change (watchfiles groups changes until `step_ms` pass qui
   (origin 'hand'); refused with a message, the file left alone, when not UTF-8 or too large.
 - a projected object file (or page, or objects/README.md): NOT imported. The edit or deletion is
   reported (`vault_reports`, listed by status with the file and the object) and the object is
-  marked dirty, so the next projection restores the file and keeps the edit as a `.conflict`.
+  marked dirty, so the next projection restores the file and keeps the edit beside it as a
+  conflict copy `<name>.conflict-1.md`, which `memvault accept-edit` can take as a correction.
+  A conflict copy itself is a person's file: never reported, never imported.
 
 Invariants:
 - the projection's own writes are never taken for hand edits: temp files are filtered out by
@@ -250,7 +252,8 @@ class VaultWatcher:
             kind, action = "hand_edit", "hand_edit"
             detail = (f"{rel} ({label}) was edited by hand: not imported (object files are a "
                       "projection of SQLite); the next projection restores it and keeps the "
-                      "edit as a .conflict copy beside it")
+                      "edit beside it as a conflict copy (<name>.conflict-1.md); "
+                      "`memvault accept-edit FILE` takes it as your correction")
         with write(conn):
             open_report(conn, rel, owner if ":" in owner else None, kind, detail,
                         sha256(data) if data is not None else None, self._now())

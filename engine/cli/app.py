@@ -53,11 +53,14 @@ class NumericArgsCommand(click.Command):
 
 # Every subcommand -> "module:attribute" under memvault.cli, loaded when it runs (or for --help).
 COMMANDS: dict[str, str] = {
+    "accept-edit": "correct:accept_edit", "archive": "correct:archive",
     "backup": "maintenance:backup", "check": "maintenance:check",
     "compact": "work:compact", "core": "core:core", "demo": "demo:demo",
-    "event": "inspect:event", "events": "inspect:events", "evidence": "recall:evidence",
+    "edit": "correct:edit", "event": "inspect:event", "events": "inspect:events",
+    "evidence": "recall:evidence",
     "expand": "inspect:expand", "find": "recall:find", "ingest": "ingest:ingest",
-    "list": "inspect:list_", "mcp": "serve:mcp_stdio", "migrate": "maintenance:migrate",
+    "list": "inspect:list_", "mcp": "serve:mcp_stdio", "merge": "correct:merge",
+    "migrate": "maintenance:migrate",
     "object": "inspect:object_", "organize": "work:organize", "project": "work:project",
     "project-vault": "vault:project_vault", "read": "recall:read", "reindex": "recall:reindex",
     "serve": "serve:serve", "status": "inspect:status", "timeline": "inspect:timeline",

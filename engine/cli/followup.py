@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,8 +19,9 @@ if TYPE_CHECKING:
 GUIDE = "docs/builtin-model.md"
 
 
-def refresh_vault(mem: Memory) -> dict[str, Any]:
+def refresh_vault(mem: Memory, first: Sequence[str] = ()) -> dict[str, Any]:
     """Render one projection batch if the vault exists; report what happened either way.
+    `first`: objects rendered before the batch, whatever its limit (a correction's).
 
     Returns {"refreshed": bool, "line": one line for people, plus the run's summary}."""
     path = mem.config.vault_path
@@ -29,7 +31,8 @@ def refresh_vault(mem: Memory) -> dict[str, Any]:
     from ..vault.projector import ProjectionBusy, render_vault  # the CLI composes the vault
 
     try:
-        result = render_vault(mem.conn, path, all=False, config=mem.config, now=mem.clock.now())
+        result = render_vault(mem.conn, path, all=False, config=mem.config,
+                              now=mem.clock.now(), first=first)
     except ProjectionBusy:
         return {"refreshed": False, "line": "vault: another projection is running and will "
                                             "pick the change up (`memvault project-vault`)"}

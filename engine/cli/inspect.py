@@ -158,9 +158,13 @@ def list_(ctx: click.Context, type_: str, as_json: bool) -> None:
 @click.command("object", cls=NumericArgsCommand)
 @click.argument("object_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
+@click.option("--versions", is_flag=True,
+              help="List the object's versions instead: when, made by whom (model or person), "
+                   "which fields changed.")
 @json_option
 @click.pass_context
-def object_(ctx: click.Context, object_id: str, offset: int, as_json: bool) -> None:
+def object_(ctx: click.Context, object_id: str, offset: int, versions: bool,
+            as_json: bool) -> None:
     """Show an object's profile, relations and evidence (paged: pass next_offset as OFFSET).
 
     ID is an object id (person:zhang-wei) or a unique name or alias (张伟, "zhang wei")."""
@@ -169,12 +173,35 @@ def object_(ctx: click.Context, object_id: str, offset: int, as_json: bool) -> N
 
     if object_id.strip().isdigit() or object_id.startswith("event:"):
         check_object_id(object_id)  # an event's id is refused: `memvault event` shows events
+    if versions:
+        _print_versions(ctx, object_id, as_json)
+        return
     with open_memory(ctx, readonly=True) as mem:
         data = mem.read(object_id, offset)
     if as_json:
         print_json(data)
         return
     print_profile(data)
+
+
+def _print_versions(ctx: click.Context, ref: str, as_json: bool) -> None:
+    """`memvault object ID --versions`: every version, oldest first, with who made it."""
+    from ..objects.records import resolve_object_ref
+    from ..objects.versions import object_history
+
+    with open_memory(ctx, readonly=True) as mem:
+        object_id = resolve_object_ref(mem.conn, ref)
+        rows = object_history(mem.conn, object_id)
+    if as_json:
+        print_json({"id": object_id, "versions": rows})
+        return
+    table = _table(escape(f"{object_id}: {len(rows)} versions"), "version", "changed_at",
+                   "made by", "batch", "status", "changed")
+    for row in rows:
+        status = f"merged into {row['redirect_to']}" if row["redirect_to"] else row["status"]
+        table.add_row(str(row["version"]), row["changed_at"], row["origin"],
+                      str(row["batch_id"] or ""), escape(status), ", ".join(row["changed"]))
+    console.print(table)
 
 
 @click.command(cls=NumericArgsCommand)

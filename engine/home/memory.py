@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from ..base.clock import Clock, SystemClock, iso, parse_time
@@ -27,6 +27,9 @@ from ..store.ledger import usage_summary
 from ..timeline import events
 from ..timeline import hot as timeline
 from .status import memory_status
+
+if TYPE_CHECKING:
+    from ..objects.corrections import Correction
 
 _log = logging.getLogger(__name__)
 
@@ -328,6 +331,13 @@ class Memory:
         if provider is None or isinstance(provider, str):
             provider = make_provider(self.config, provider, model)
         return Worker(self, provider, **kwargs)
+
+    def correct(self, correction: Correction) -> dict[str, Any]:
+        """A person's correction (objects.corrections.Correction: edit, merge, archive,
+        accept_edit), committed in one transaction with a receipt; versions say `person`."""
+        from ..objects.corrections import correct
+
+        return correct(self.conn, self.config, correction, self.clock.now())
 
     def approve_project(self, project_id: str) -> dict[str, Any]:
         """memory_project_approve: activate a candidate project (nothing else does)."""

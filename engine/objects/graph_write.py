@@ -72,8 +72,13 @@ class GraphWrite:
 class WriteRules:
     read_ids: set[str]
     evidence_range: tuple[int, int, int] | None  # (event_id, start, end) the batch may cite
-    origin: str  # "organize" | "deep"
+    origin: str  # "organize" | "deep" | "person" (a correction: its versions say so)
     batch_id: int | None = None
+
+    @property
+    def version_origin(self) -> str:
+        """Who the object versions this write records were made by: "person" or "model"."""
+        return "person" if self.origin == "person" else "model"
 
 
 def _existing(conn: sqlite3.Connection, object_id: str) -> sqlite3.Row | None:
@@ -326,7 +331,7 @@ def apply_write(conn: sqlite3.Connection, write: GraphWrite, rules: WriteRules,
     validation read (each object row is read once a commit); otherwise it reads them."""
     reads = _take_reads(conn, write)
     items = [(_record(obj, reads.rows[obj.id]), reads.rows[obj.id]) for obj in write.objects]
-    saved = save_read_objects(conn, items, now, rules.batch_id)
+    saved = save_read_objects(conn, items, now, rules.batch_id, rules.version_origin)
     changed = sum(record.version != (row["version"] if row is not None else 0)
                   for record, (_, row) in zip(saved, items, strict=True))
     # The survivors found before the objects were written still hold: a written object is
@@ -339,7 +344,8 @@ def apply_write(conn: sqlite3.Connection, write: GraphWrite, rules: WriteRules,
     cores = sum(write_core_file(conn, c.name, c.content, rules.origin, now, rules.batch_id)
                 is not None for c in write.core_files)
     for merge in write.merges:
-        merge_objects(conn, merge.loser, merge.survivor, now, rules.batch_id)
+        merge_objects(conn, merge.loser, merge.survivor, now, rules.batch_id,
+                      rules.version_origin)
     archived = sum(archive_legacy(conn, a, now, rules.batch_id) for a in write.archive_relations)
     return {"objects_changed": changed, "objects_unchanged": len(write.objects) - changed,
             "relations_added": relations, "evidence_added": evidence, "core_files": cores,
@@ -357,7 +363,7 @@ def _record(obj: ObjectWrite, row: sqlite3.Row | None) -> ObjectRecord:
 
 
 def merge_objects(conn: sqlite3.Connection, loser: str, survivor: str, now: datetime,
-                  batch_id: int | None) -> None:
+                  batch_id: int | None, origin: str = "model") -> None:
     """Fold `loser` into `survivor`: supersedes relation, evidence copied, loser redirects."""
     from ..base.clock import iso
 
@@ -372,4 +378,4 @@ def merge_objects(conn: sqlite3.Connection, loser: str, survivor: str, now: date
     assert row is not None
     record = ObjectRecord.from_row(row)
     record.redirect_to = survivor
-    save_object(conn, record, now, batch_id)
+    save_object(conn, record, now, batch_id, origin)

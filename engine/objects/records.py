@@ -184,17 +184,19 @@ def list_objects(
 
 
 def save_object(
-    conn: sqlite3.Connection, obj: ObjectRecord, now: datetime, batch_id: int | None = None
+    conn: sqlite3.Connection, obj: ObjectRecord, now: datetime, batch_id: int | None = None,
+    origin: str = "model",
 ) -> ObjectRecord:
-    """Create or update an object and record the version, inside the caller's transaction."""
+    """Create or update an object and record the version, inside the caller's transaction.
+    `origin` says who made the version: "model" or "person" (a correction)."""
     _check_record(obj)
     current = conn.execute("SELECT * FROM objects WHERE id = ?", (obj.id,)).fetchone()
-    return _write_object(conn, obj, current, now, batch_id)
+    return _write_object(conn, obj, current, now, batch_id, origin=origin)
 
 
 def save_read_objects(
     conn: sqlite3.Connection, items: Iterable[tuple[ObjectRecord, sqlite3.Row | None]],
-    now: datetime, batch_id: int | None = None,
+    now: datetime, batch_id: int | None = None, origin: str = "model",
 ) -> list[ObjectRecord]:
     """save_object for each (object, row) whose row the caller has already read in this
     transaction (its `SELECT * FROM objects` row, None when the object does not exist), so no
@@ -204,7 +206,7 @@ def save_read_objects(
     saved = []
     for obj, current in items:
         _check_record(obj)
-        saved.append(_write_object(conn, obj, current, now, batch_id, versions))
+        saved.append(_write_object(conn, obj, current, now, batch_id, versions, origin))
     conn.executemany(_VERSION_SQL, versions)
     return saved
 
@@ -217,7 +219,7 @@ def _check_record(obj: ObjectRecord) -> None:
 
 _VERSION_SQL = (
     "INSERT INTO object_versions (object_id, version, name, aliases, summary, body, cues,"
-    " status, redirect_to, changed_at, batch_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+    " status, redirect_to, changed_at, batch_id, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
 _PROFILE_COLUMNS = ("name", "aliases", "summary", "body", "cues", "status", "redirect_to")
@@ -226,6 +228,7 @@ _PROFILE_COLUMNS = ("name", "aliases", "summary", "body", "cues", "status", "red
 def _write_object(
     conn: sqlite3.Connection, obj: ObjectRecord, current: sqlite3.Row | None, now: datetime,
     batch_id: int | None, versions: list[tuple[Any, ...]] | None = None,
+    origin: str = "model",
 ) -> ObjectRecord:
     """Write the object unless unchanged; its version row goes to `versions` if given (the
     caller inserts them), else is inserted here."""
@@ -258,7 +261,7 @@ def _write_object(
             (*(new for _, new in changed), version, stamp, obj.id),
         )
         obj.created_at = current["created_at"]
-    version_row = (obj.id, version, *values, stamp, batch_id)
+    version_row = (obj.id, version, *values, stamp, batch_id, origin)
     if versions is None:
         conn.execute(_VERSION_SQL, version_row)
     else:

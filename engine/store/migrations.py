@@ -420,5 +420,32 @@ def m006_batch_lookups(conn: sqlite3.Connection) -> None:
     )
 
 
+VERSION_ORIGINS = ("model", "person")
+CORRECTION_KINDS = ("edit", "merge", "archive", "accept_edit")
+
+
+def m008_version_origin(conn: sqlite3.Connection) -> None:
+    """Who made each object version: `model` (organize, deep, and every version before this
+    migration) or `person` (a correction from the command line). A person's corrections keep
+    their receipts in `corrections`, as a batch's commit keeps its in `receipts`: the same
+    token sent again returns the original receipt."""
+    run_script(
+        conn,
+        f"""
+        ALTER TABLE object_versions ADD COLUMN origin TEXT NOT NULL DEFAULT 'model'
+            CHECK (origin IN {_in(VERSION_ORIGINS)});
+        CREATE TABLE corrections (
+            id         INTEGER PRIMARY KEY,
+            token      TEXT NOT NULL UNIQUE,
+            kind       TEXT NOT NULL CHECK (kind IN {_in(CORRECTION_KINDS)}),
+            objects    TEXT NOT NULL,                  -- JSON list of the ids it named
+            revision   INTEGER NOT NULL,               -- the graph revision after it
+            receipt    TEXT NOT NULL,                  -- JSON returned again on replay
+            created_at TEXT NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS.extend([m002_recall_index, m003_vault, m004_object_names, m005_fragment_index,
-                   m006_batch_lookups])
+                   m006_batch_lookups, m008_version_origin])
