@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from .ledger import m009_forget_audit
 from .recall_tables import m002_recall_index
 from .script import run_script
 from .vault_tables import m003_vault
@@ -422,3 +423,4 @@ def m006_batch_lookups(conn: sqlite3.Connection) -> None:
 
 MIGRATIONS.extend([m002_recall_index, m003_vault, m004_object_names, m005_fragment_index,
                    m006_batch_lookups])
+MIGRATIONS.append(m009_forget_audit)
