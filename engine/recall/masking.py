@@ -42,12 +42,13 @@ def mask_slice(text: str, start: int, end: int, hits: list[SecretHit] | None = N
     """text[start:end] with every part of a secret found in the whole `text` as
     `[secret: kind]` (a secret cut by the slice is masked too)."""
     hits = scan_secrets(text) if hits is None else hits
-    out, pos = [], start
+    out, pos, covered = [], start, start  # covered: raw text masked so far (may pass end)
     for hit in sorted(hits, key=lambda h: (h.start, -h.end)):
-        if hit.end <= pos or hit.start >= end:
+        if hit.end <= covered or hit.start >= end:
             continue
         out.append(text[pos:max(pos, hit.start)])
         out.append(f"[secret: {hit.kind}]")
+        covered = hit.end
         pos = min(hit.end, end)
     out.append(text[pos:end])
     return "".join(out)
