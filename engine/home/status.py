@@ -16,9 +16,9 @@ from ..store.vault_tables import vault_status
 from ..timeline.hot import timeline_totals
 
 UNFINISHED = ("pending", "continue", "blocked")
-# Newest events scanned for secret-looking text per status call: a bounded scan (about 100 us
+# Newest events scanned for secret-looking text per status call: a bounded scan (100-250 us
 # an event of a few hundred chars), so status stays cheap at any size of memory.
-SECRET_SCAN_EVENTS = 500
+SECRET_SCAN_EVENTS = 200
 SECRET_IDS_SHOWN = 10
 
 

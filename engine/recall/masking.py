@@ -58,10 +58,22 @@ def secret_words(texts: Iterable[str]) -> set[str]:
     """The folded words (as recall matches them) of every secret in `texts`."""
     words: set[str] = set()
     for text in texts:
-        for hit in scan_secrets(text):
-            words.update(w for w in _WORD.findall(fold(text[hit.start:hit.end]))
-                         if len(w) >= _MIN_WORD and w not in _CUE_WORDS)
+        words |= words_of(text, scan_secrets(text))
     return words
+
+
+def words_of(text: str, hits: list[SecretHit]) -> set[str]:
+    """The folded words of the secrets `hits` found in `text`."""
+    return {w for hit in hits for w in _WORD.findall(fold(text[hit.start:hit.end]))
+            if len(w) >= _MIN_WORD and w not in _CUE_WORDS}
+
+
+def masked_text(text: str) -> tuple[str, set[str]]:
+    """`text` with its secrets masked, and their words (one scan of the text)."""
+    hits = scan_secrets(text)
+    if not hits:
+        return text, set()
+    return mask_slice(text, 0, len(text), hits), words_of(text, hits)
 
 
 def mask_words(value: str, words: set[str] | frozenset[str]) -> str:
@@ -81,15 +93,18 @@ def mask_words(value: str, words: set[str] | frozenset[str]) -> str:
 
 
 def mask_tree(value: Any, words: set[str] | frozenset[str] = frozenset(),
-              key: str | None = None) -> Any:
+              key: str | None = None, done: frozenset[str] = frozenset()) -> Any:
     """A copy of an answer (dicts, lists, strings) with every string masked: secrets as
-    `[secret: kind]`, then `words` as `[secret]`. Ids and engine labels stay as they are."""
+    `[secret: kind]`, then `words` as `[secret]`. Ids and engine labels stay as they are;
+    strings under a key in `done` were masked already and only get `words`."""
     if isinstance(value, str):
-        return value if key in _KEEP else mask_words(mask_secrets(value), words)
+        if key in _KEEP:
+            return value
+        return mask_words(value if key in done else mask_secrets(value), words)
     if isinstance(value, dict):
-        return {k: mask_tree(v, words, k) for k, v in value.items()}
+        return {k: mask_tree(v, words, k, done) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [mask_tree(v, words, key) for v in value]
+        return [mask_tree(v, words, key, done) for v in value]
     return value
 
 

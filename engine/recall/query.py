@@ -32,7 +32,6 @@ from ..objects.records import (
     resolve_object_ref,
     resolve_redirect,
 )
-from ..objects.secrets import mask_secrets
 from ..store.migrations import OBJECT_TYPES
 from ..store.recall_index import fold, get_stat, object_field_texts
 from ..timeline.events import parse_event_id, read_event_page
@@ -50,6 +49,7 @@ from .masking import (
     mask_event_page,
     mask_evidence_items,
     mask_tree,
+    masked_text,
     secret_words,
 )
 from .rank import (
@@ -177,37 +177,37 @@ def memory_find(
     hits.sort(key=lambda h: (-h["score"], h["kind"] != "object",  # ties: objects, then newest
                              -h["id"] if h["kind"] == "event" else 0, str(h["id"])))
     answer["hits"] = hits[:limit]
-    _add_snippets(answer["hits"], parsed, reveal)
+    words = _add_snippets(answer["hits"], parsed, reveal)
     if reveal:
         return answer
-    words = secret_words([query, *(t for h in answer["hits"] for t in h.pop("_texts"))])
-    return mask_tree(answer, words)
+    words |= secret_words([query])
+    return mask_tree(answer, words, done=frozenset({"snippet"}))
 
 
-def _add_snippets(hits: list[dict[str, Any]], parsed: Query, reveal: bool) -> None:
+def _add_snippets(hits: list[dict[str, Any]], parsed: Query, reveal: bool) -> set[str]:
     """Snippets for the hits returned, cut from masked text unless `reveal` (a snippet cut
-    from raw text could hold part of a secret no detector sees once it is cut); each hit
-    keeps its raw texts in `_texts` for the caller's masking."""
+    from raw text could hold part of a secret no detector sees once it is cut). Returns the
+    words of the secrets in the hits' texts, for the caller to mask wherever they appear."""
+    words: set[str] = set()
+
+    def shown(text: str) -> str:
+        if reveal:
+            return text
+        masked, found = masked_text(text)
+        words.update(found)
+        return masked
+
     for hit in hits:
         source = hit.pop("_source")
         summary = hit.pop("_summary")
-        texts: list[str] = []
         if hit["kind"] == "event":
-            texts = [source[0]]
-            hit["snippet"] = snippet(_shown(source[0], reveal), parsed, source[1])
+            hit["snippet"] = snippet(shown(source[0]), parsed, source[1])
         elif source is not None:
-            texts = list(source[0])
-            fields = [_shown(f, reveal) for f in source[0]]
+            fields = [shown(f) for f in source[0]]
             hit["snippet"] = object_snippet(fields, source[1], parsed, source[2])
         else:
-            texts = [summary]
-            hit["snippet"] = _shown(summary, reveal)[:SNIPPET_CHARS] or hit["name"]
-        if not reveal:
-            hit["_texts"] = texts
-
-
-def _shown(text: str, reveal: bool) -> str:
-    return text if reveal else mask_secrets(text)
+            hit["snippet"] = shown(summary)[:SNIPPET_CHARS] or hit["name"]
+    return words
 
 
 def _find_events(
