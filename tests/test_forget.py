@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from memvault.objects.corefiles import write_core_file
 from memvault.objects.records import add_evidence
 from memvault.store.connection import write
 from memvault.store.leases import acquire_lease, process_holder
+from memvault.store.recall_index import analyze_tokens, get_stat, units
 from test_vault_support import open_memory, project, put_object
 
 SECRETS = [
@@ -101,6 +103,22 @@ def seed(mem: Memory, text: str) -> dict[str, int]:
     return {"long": long_id, "meta": meta_id, "plain": plain_id, "start": start}
 
 
+def assert_index_matches_events(conn: sqlite3.Connection) -> None:
+    """The recall index's counts are what indexing the events as they are now would give."""
+    watermark = get_stat(conn, "events_indexed_to")
+    vocab: Counter[str] = Counter()
+    units_total = 0
+    for (text,) in conn.execute("SELECT text FROM events WHERE id <= ?", (watermark,)):
+        vocab.update(analyze_tokens(text)[1])
+        units_total += units(text)
+    assert dict(conn.execute("SELECT term, docs FROM recall_vocab").fetchall()) == dict(vocab)
+    assert get_stat(conn, "events_units") == units_total
+    for term in list(vocab)[:50]:  # the FTS5 table answers for what the vocabulary counts
+        hits = conn.execute("SELECT count(*) FROM recall_events_fts WHERE recall_events_fts"
+                            " MATCH ?", (f'"{term}"',)).fetchone()[0]
+        assert hits == vocab[term], term
+
+
 @pytest.mark.parametrize("text", SECRETS, ids=["ascii", "chinese", "json-escapes"])
 def test_forget_leaves_no_copy_in_any_file_and_the_memory_still_holds_together(
     home: Path, runner: CliRunner, text: str,
@@ -112,6 +130,7 @@ def test_forget_leaves_no_copy_in_any_file_and_the_memory_still_holds_together(
     result = run_cli(runner, "forget", text, "--yes", "--json")
     report = json.loads(result.output)
     assert report["occurrences"] >= 15 and report["residue"] == [] and report["check_ok"]
+    assert report["objects_marked"] == 1  # person:bob cites the rewritten event
     assert text not in result.output
     assert files_with(home, text) == []
     run_cli(runner, "check")
@@ -127,6 +146,12 @@ def test_forget_leaves_no_copy_in_any_file_and_the_memory_still_holds_together(
         assert evidence["end_char"] - evidence["start_char"] == len(text) + 20
         assert evidence["text"][10:-10] == "X" * len(text)
         assert mem.read_event(ids["plain"])["text"] == "an ordinary line about lunch"
+        assert_index_matches_events(mem.conn)
+        vocab = {r[0] for r in mem.conn.execute("SELECT term FROM recall_vocab")}
+        for token in analyze_tokens(text)[1] - vocab:  # the forgotten text's own tokens
+            found = mem.conn.execute("SELECT count(*) FROM recall_events_fts WHERE"
+                                     " recall_events_fts MATCH ?", (f'"{token}"',))
+            assert found.fetchone()[0] == 0, token
         audit = mem.conn.execute("SELECT * FROM forget_audit").fetchall()
         assert len(audit) == 1 and audit[0]["occurrences"] == report["occurrences"]
         assert text not in json.dumps(dict(audit[0]), ensure_ascii=False)
