@@ -22,6 +22,8 @@ from typing import Any
 
 from ..objects.secrets import SecretHit, mask_secrets, scan_secrets
 from ..store.recall_index import fold
+from .rank import SNIPPET_CHARS, object_snippet, snippet
+from .terms import Query
 
 SECRET_WORD = "[secret]"
 _WORD = re.compile(r"[^\W_]+")
@@ -148,3 +150,30 @@ def mask_previews(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> list
 def holds_secret(text: str) -> bool:
     """Whether `text` holds a secret-looking value."""
     return bool(scan_secrets(text))
+
+
+def add_snippets(hits: list[dict[str, Any]], parsed: Query, reveal: bool) -> set[str]:
+    """Snippets for the hits memory_find returns (their `_source` and `_summary` taken out),
+    cut from masked text unless `reveal` (a snippet cut from raw text could hold part of a
+    secret no detector sees once it is cut). Returns the words of the secrets in the hits'
+    texts, for the caller to mask wherever they appear."""
+    words: set[str] = set()
+
+    def shown(text: str) -> str:
+        if reveal:
+            return text
+        masked, found = masked_text(text)
+        words.update(found)
+        return masked
+
+    for hit in hits:
+        source = hit.pop("_source")
+        summary = hit.pop("_summary")
+        if hit["kind"] == "event":
+            hit["snippet"] = snippet(shown(source[0]), parsed, source[1])
+        elif source is not None:
+            fields = [shown(f) for f in source[0]]
+            hit["snippet"] = object_snippet(fields, source[1], parsed, source[2])
+        else:
+            hit["snippet"] = shown(summary)[:SNIPPET_CHARS] or hit["name"]
+    return words

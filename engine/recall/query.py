@@ -46,20 +46,17 @@ from .context import (
 )
 from .dates import date_windows
 from .masking import (
+    add_snippets,
     mask_event_page,
     mask_evidence_items,
     mask_tree,
-    masked_text,
     secret_words,
 )
 from .rank import (
-    SNIPPET_CHARS,
     Stats,
     candidates,
-    object_snippet,
     score_object,
     score_text,
-    snippet,
     tail_candidates,
 )
 from .terms import Query, parse_query
@@ -177,37 +174,11 @@ def memory_find(
     hits.sort(key=lambda h: (-h["score"], h["kind"] != "object",  # ties: objects, then newest
                              -h["id"] if h["kind"] == "event" else 0, str(h["id"])))
     answer["hits"] = hits[:limit]
-    words = _add_snippets(answer["hits"], parsed, reveal)
+    words = add_snippets(answer["hits"], parsed, reveal)
     if reveal:
         return answer
     words |= secret_words([query])
     return mask_tree(answer, words, done=frozenset({"snippet"}))
-
-
-def _add_snippets(hits: list[dict[str, Any]], parsed: Query, reveal: bool) -> set[str]:
-    """Snippets for the hits returned, cut from masked text unless `reveal` (a snippet cut
-    from raw text could hold part of a secret no detector sees once it is cut). Returns the
-    words of the secrets in the hits' texts, for the caller to mask wherever they appear."""
-    words: set[str] = set()
-
-    def shown(text: str) -> str:
-        if reveal:
-            return text
-        masked, found = masked_text(text)
-        words.update(found)
-        return masked
-
-    for hit in hits:
-        source = hit.pop("_source")
-        summary = hit.pop("_summary")
-        if hit["kind"] == "event":
-            hit["snippet"] = snippet(shown(source[0]), parsed, source[1])
-        elif source is not None:
-            fields = [shown(f) for f in source[0]]
-            hit["snippet"] = object_snippet(fields, source[1], parsed, source[2])
-        else:
-            hit["snippet"] = shown(summary)[:SNIPPET_CHARS] or hit["name"]
-    return words
 
 
 def _find_events(
