@@ -36,8 +36,8 @@ def _read_text(text: str) -> str:
 @json_option
 @click.pass_context
 def forget(ctx: click.Context, text: str, yes: bool, dry_run: bool, as_json: bool) -> None:
-    """Replace every stored copy of TEXT (at least 6 chars; `-` reads it from stdin) by a
-    run of one marker char of the same length.
+    """Replace every stored copy of TEXT (exact, case-sensitive; at least 6 chars; `-` reads
+    it from stdin) by a run of one marker char of the same length.
 
     Covers event text, summary heads, objects and their versions, core files and their
     history, jobs, batches, receipts, stored errors, the usage ledger, the recall index and

@@ -18,6 +18,8 @@ owner asked for it. The order, and why:
    its WAL keeps an old page; `files_holding` then checks every file under the home.
 
 Ids are never rewritten: objects whose id holds the text are named in the report.
+A new table that keeps text needs its owner's `forget_in_*` call in `_forget_everywhere`
+(tests/test_forget.py seeds every place and walks every file afterwards).
 Backups made earlier (`memvault backup`) are out of reach; the report says so.
 """
 
