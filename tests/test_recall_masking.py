@@ -117,3 +117,20 @@ def test_ordinary_text_is_not_masked(home: Path) -> None:
         page = mem.read(event)
         assert page["text"] == "I forgot my password yesterday; the PIN pad broke"
         assert mem.status()["secrets"]["events"] == 0
+
+
+def test_the_mcp_tools_mask_and_cannot_reveal(home: Path) -> None:
+    from memvault.service.mcp_server import build_server
+    from test_mcp_server import ok, run_calls
+
+    with open_memory(home) as mem:
+        ids = seed(mem)
+        found, read, evidence, asked = run_calls(
+            build_server(mem),
+            ("memory_find", {"query": "router"}),
+            ("memory_read", {"id": ids["short"]}),
+            ("memory_evidence", {"id": "person:alice"}),
+            ("memory_read", {"id": ids["short"], "reveal": True}),
+        )
+        assert not leaks([ok(found), ok(read), ok(evidence), ok(asked)])  # no reveal over MCP
+        assert "[secret: an assigned secret value]" in ok(read)["text"]
