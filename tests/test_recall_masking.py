@@ -88,6 +88,7 @@ def test_read_commands_mask_unless_revealed_and_a_reveal_is_logged(
     for args in (["event", short], ["events", "2020-01-01T00:00:00+00:00",
                                      "2030-01-01T00:00:00+00:00"],
                  ["timeline"], ["object", "person:alice"], ["find", "router"],
+                 ["list", "person"],
                  ["read", short], ["evidence", "person:alice"], ["status"]):
         for fmt in ([], ["--json"]):
             result = run_cli(runner, *args, *fmt)

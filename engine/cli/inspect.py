@@ -148,12 +148,19 @@ _SHOWN = {"usage", "disk", "vault", "home", "quick_check", "graph_revision", "ev
 
 @click.command("list")
 @click.argument("type_", metavar="TYPE", type=click.Choice(OBJECT_TYPES))
+@reveal_option
 @json_option
 @click.pass_context
-def list_(ctx: click.Context, type_: str, as_json: bool) -> None:
+def list_(ctx: click.Context, type_: str, reveal: bool, as_json: bool) -> None:
     """List the objects of one type."""
+    from ..recall.masking import mask_tree
+
     with open_memory(ctx, readonly=True) as mem:
         rows = mem.list_objects(type_)
+        if reveal:
+            log_reveal(mem, "list", [row["id"] for row in rows])
+        else:
+            rows = mask_tree(rows)
     if as_json:
         print_json(rows)
         return
