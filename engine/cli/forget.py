@@ -17,7 +17,6 @@ from ..base.forgetting import check_forget_text
 from .app import LazyConsole, escape, json_option, open_memory, print_json
 
 console = LazyConsole(highlight=False, soft_wrap=True, emoji=False)
-CORE_FILES = ("AGENTS.md", "SOUL.md", "USER.md")
 
 
 def _read_text(text: str) -> str:
@@ -55,7 +54,7 @@ def forget(ctx: click.Context, text: str, yes: bool, dry_run: bool, as_json: boo
     else:
         _render(report)
     # Ids are never rewritten: a copy in an id is expected to remain (the report names them).
-    if report.get("check_ok") is False or (report["residue"] and not report["ids_kept"]):
+    if report["check_ok"] is False or (report["residue"] and not report["ids_kept"]):
         ctx.exit(1)
 
 
@@ -78,37 +77,10 @@ def _dry_run(ctx: click.Context, text: str) -> dict[str, Any]:
 
 
 def _forget(ctx: click.Context, text: str) -> dict[str, Any]:
-    from ..home.forget import (
-        compact_database,
-        files_holding,
-        forget_in_database,
-        holding_lease,
-        record_files,
-        scrub_files,
-        who_forgets,
-    )
-    from ..store.check import check_memory
+    from ..home.forget import forget_everywhere
 
     with open_memory(ctx) as mem:
-        home, now = mem.config.home, mem.clock.now()
-        lease_s = mem.config["batch.timeout_s"] + mem.config["worker.lease_extra_s"]
-        with holding_lease(mem.conn, now, lease_s):
-            report = forget_in_database(mem.conn, text, now, who_forgets())
-            vault = mem.config.vault_path
-            # Core files first: a hand-edited one holding the text would be imported back.
-            cores = [vault / n for n in CORE_FILES if (vault / n).is_file()]
-            holding = set(files_holding(home, text, skip_db=True))
-            scrub_files(home, text, report, [p for p in cores if p in holding])
-            vault_note = _render_vault(mem) if vault.is_dir() else None
-            scrub_files(home, text, report)
-            record_files(mem.conn, report)
-        report.checkpoint_busy = compact_database(mem.conn)
-        report.residue = [str(p.relative_to(home)) for p in files_holding(home, text)]
-        result = report.to_dict()
-        check = check_memory(mem.conn, now=now, lease_s=lease_s)
-        result["check_ok"] = check["ok"]
-        result["vault"] = vault_note
-    return result
+        return forget_everywhere(mem, text, lambda: _render_vault(mem)).to_dict()
 
 
 def _render_vault(mem: Any) -> str:
@@ -149,7 +121,7 @@ def _render(report: dict[str, Any]) -> None:
     if report["checkpoint_busy"]:
         console.print("[yellow]a reader kept the WAL from being truncated: run `memvault "
                       "forget` again once the service is stopped[/yellow]")
-    if "check_ok" in report:
+    if report["check_ok"] is not None:
         console.print("check: ok" if report["check_ok"] else
                       "[red]check found problems: run `memvault check`[/red]")
     console.print(f"[yellow]{report['backups']}[/yellow]")

@@ -30,7 +30,7 @@ import os
 import sqlite3
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -42,14 +42,17 @@ from ..base.forgetting import Forgetting
 from ..modes.organize import forget_in_queue
 from ..objects.corefiles import forget_in_core_files
 from ..objects.records import forget_in_objects
+from ..store.check import check_memory
 from ..store.connection import forget_in_state, write
 from ..store.jobs import forget_in_jobs
 from ..store.leases import acquire_lease, lease_info, parse_holder, process_holder, release_lease
 from ..store.ledger import forget_in_ledger, record_forget, set_forget_files
+from ..store.migrations import CORE_FILES
 from ..store.recall_index import optimize_index, reindex_forgotten
 from ..store.vault_tables import forget_in_vault_tables, mark_citers_dirty
 from ..timeline.events import forget_in_events
 from ..timeline.hot import forget_in_heads
+from .memory import Memory
 
 BACKUPS_NOTE = ("backups made earlier (memvault backup) still hold the text: forget cannot "
                 "reach them; delete or re-make them")
@@ -70,6 +73,8 @@ class ForgetReport:
     files_not_text: list[str] = field(default_factory=list)  # holding it, left alone
     residue: list[str] = field(default_factory=list)  # files still holding it afterwards
     checkpoint_busy: bool = False
+    vault: str | None = None  # what re-rendering the vault did
+    check_ok: bool | None = None  # `memvault check` afterwards (None: a dry run)
     backups: str = BACKUPS_NOTE
 
     @property
@@ -147,6 +152,30 @@ def forget_in_database(
         audit_id = record_forget(conn, who, now, dict(forgetting.counts))
     return ForgetReport(False, dict(forgetting.counts), sorted(old_texts), ids, marked,
                         audit_id)
+
+
+def forget_everywhere(
+    memory: Memory, text: str, render_vault: Callable[[], str | None],
+) -> ForgetReport:
+    """The whole forget, in the order the module docstring gives: lease, database, the vault's
+    core files, `render_vault` (the caller's: the engine never imports the vault; it returns a
+    line for the report), every other file, VACUUM and checkpoint, the residue, `check`."""
+    conn, home, now = memory.conn, memory.config.home, memory.clock.now()
+    lease_s = memory.config["batch.timeout_s"] + memory.config["worker.lease_extra_s"]
+    with holding_lease(conn, now, lease_s):
+        report = forget_in_database(conn, text, now, who_forgets())
+        vault = memory.config.vault_path
+        # Core files first: a hand-edited one still holding the text would be imported back.
+        cores = {vault / name for name in CORE_FILES}
+        scrub_files(home, text, report,
+                    [p for p in files_holding(home, text, skip_db=True) if p in cores])
+        report.vault = render_vault() if vault.is_dir() else None
+        scrub_files(home, text, report)
+        record_files(conn, report)
+    report.checkpoint_busy = compact_database(conn)
+    report.residue = [str(p.relative_to(home)) for p in files_holding(home, text)]
+    report.check_ok = check_memory(conn, now=now, lease_s=lease_s)["ok"]
+    return report
 
 
 def record_files(conn: sqlite3.Connection, report: ForgetReport) -> None:
