@@ -96,11 +96,17 @@ def _render_vault(mem: Any) -> str:
     return f"{summary['objects']} objects re-rendered, {summary['written']} files written"
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def _render(report: dict[str, Any]) -> None:
     verb = "would replace" if report["dry_run"] else "replaced"
     places = report["places"]
-    console.print(f"forget: {verb} {report['occurrences']} copies in {len(places)} places"
-                  + (f" ({len(report['events'])} events)" if report["events"] else ""))
+    events = len(report["events"])
+    console.print(f"forget: {verb} {_count(report['occurrences'], 'copy', 'copies')} in "
+                  f"{_count(len(places), 'place', 'places')}"
+                  + (f" ({_count(events, 'event', 'events')})" if events else ""))
     for place, copies in sorted(places.items()):
         console.print(f"  {place}: {copies}")
     files = report["files"]
