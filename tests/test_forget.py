@@ -209,3 +209,19 @@ def test_text_can_be_read_from_stdin_and_ids_are_kept(home: Path, runner: CliRun
     assert report["ids_kept"] == ["task:deploy-hunter2x"]
     with Memory.open(home) as mem:
         assert mem.read_object("task:deploy-hunter2x")["object"]["body"] == "uses XXXXXXXX daily"
+
+
+def test_a_migrated_home_forgets_in_the_tables_kept_from_the_original_design(
+    tmp_path: Path, runner: CliRunner,
+) -> None:
+    from legacy_fixture import build_legacy_db, event_text
+
+    home = tmp_path / "old"
+    home.mkdir()
+    build_legacy_db(home / "memory.db")
+    run_cli(runner, "--home", str(home), "migrate")
+    text = event_text(3)  # in the old timeline table and in the migrated event
+    report = json.loads(run_cli(runner, "--home", str(home), "forget", text, "--yes",
+                                "--json").output)
+    assert report["places"]["timeline.text"] == 1 and report["places"]["events.text"] == 1
+    assert files_with(home, text) == [] and report["check_ok"]

@@ -39,6 +39,7 @@ from typing import Any
 
 from ..base.errors import StoreError
 from ..base.forgetting import Forgetting
+from ..legacy.upgrade import forget_in_legacy_tables
 from ..modes.organize import forget_in_queue
 from ..objects.corefiles import forget_in_core_files
 from ..objects.records import forget_in_objects
@@ -122,6 +123,7 @@ def _forget_everywhere(conn: sqlite3.Connection, forgetting: Forgetting) -> tupl
     forget_in_ledger(conn, forgetting)
     forget_in_vault_tables(conn, forgetting)
     forget_in_state(conn, forgetting)
+    forget_in_legacy_tables(conn, forgetting)
     return old_texts, ids
 
 
