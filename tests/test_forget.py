@@ -131,6 +131,7 @@ def test_forget_leaves_no_copy_in_any_file_and_the_memory_still_holds_together(
     report = json.loads(result.output)
     assert report["occurrences"] >= 15 and report["residue"] == [] and report["check_ok"]
     assert report["objects_marked"] == 1  # person:bob cites the rewritten event
+    assert report["left"] == {}  # every table's owner replaced it
     assert text not in result.output
     assert files_with(home, text) == []
     run_cli(runner, "check")
@@ -207,6 +208,7 @@ def test_text_can_be_read_from_stdin_and_ids_are_kept(home: Path, runner: CliRun
     result = run_cli(runner, "forget", "-", "--yes", "--json", input="hunter2x\n", code=0)
     report = json.loads(result.output)
     assert report["ids_kept"] == ["task:deploy-hunter2x"]
+    assert set(report["left"]) >= {"objects.id", "object_versions.object_id"}
     with Memory.open(home) as mem:
         assert mem.read_object("task:deploy-hunter2x")["object"]["body"] == "uses XXXXXXXX daily"
 

@@ -96,6 +96,12 @@ def _render_vault(mem: Any) -> str:
     return f"{summary['objects']} objects re-rendered, {summary['written']} files written"
 
 
+def _is_id(place: str) -> bool:
+    """A column of ids (never rewritten): objects.id, evidence.object_id, relations.src_id…"""
+    column = place.rpartition(".")[2]
+    return column == "id" or column.endswith("_id")
+
+
 def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
@@ -116,6 +122,11 @@ def _render(report: dict[str, Any]) -> None:
     if report["files_not_text"]:
         console.print("[yellow]not text, left alone (a backup?): "
                       + escape(", ".join(report["files_not_text"])) + "[/yellow]")
+    others = {k: v for k, v in report.get("left", {}).items() if not _is_id(k)}
+    if others:
+        console.print("[red]tables still holding it (no owner replaced it): "
+                      + escape(", ".join(f"{k} {v}" for k, v in sorted(others.items())))
+                      + "[/red]")
     if report["ids_kept"]:
         console.print("[yellow]ids are never rewritten; these object ids hold the text and "
                       "keep it: " + escape(", ".join(report["ids_kept"])) + "[/yellow]")

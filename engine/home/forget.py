@@ -50,6 +50,7 @@ from ..store.leases import acquire_lease, lease_info, parse_holder, process_hold
 from ..store.ledger import forget_in_ledger, record_forget, set_forget_files
 from ..store.migrations import CORE_FILES
 from ..store.recall_index import optimize_index, reindex_forgotten
+from ..store.script import forget_in_rows
 from ..store.vault_tables import forget_in_vault_tables, mark_citers_dirty
 from ..timeline.events import forget_in_events
 from ..timeline.hot import forget_in_heads
@@ -73,6 +74,7 @@ class ForgetReport:
     files: list[str] = field(default_factory=list)  # rewritten (or, dry run, holding it)
     files_not_text: list[str] = field(default_factory=list)  # holding it, left alone
     residue: list[str] = field(default_factory=list)  # files still holding it afterwards
+    left: dict[str, int] = field(default_factory=dict)  # copies a table still holds (ids)
     checkpoint_busy: bool = False
     vault: str | None = None  # what re-rendering the vault did
     check_ok: bool | None = None  # `memvault check` afterwards (None: a dry run)
@@ -166,6 +168,7 @@ def forget_everywhere(
     lease_s = memory.config["batch.timeout_s"] + memory.config["worker.lease_extra_s"]
     with holding_lease(conn, now, lease_s):
         report = forget_in_database(conn, text, now, who_forgets())
+        report.left = copies_left(conn, text)
         vault = memory.config.vault_path
         # Core files first: a hand-edited one still holding the text would be imported back.
         cores = {vault / name for name in CORE_FILES}
@@ -178,6 +181,20 @@ def forget_everywhere(
     report.residue = [str(p.relative_to(home)) for p in files_holding(home, text)]
     report.check_ok = check_memory(conn, now=now, lease_s=lease_s)["ok"]
     return report
+
+
+def copies_left(conn: sqlite3.Connection, text: str) -> dict[str, int]:
+    """Copies of the text any table still holds, by table.column: a check of the owners'
+    work (reads only), not a redaction. Ids are expected here (they are never rewritten);
+    anything else names a table whose owner has no `forget_in_*` call yet."""
+    probe = Forgetting(text, apply=False)
+    tables = [row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        " AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name")]
+    for table in tables:
+        columns = tuple(row[1] for row in conn.execute(f"PRAGMA table_info({table})"))
+        forget_in_rows(conn, probe, table, columns, key=columns[0])
+    return dict(probe.counts)
 
 
 def record_files(conn: sqlite3.Connection, report: ForgetReport) -> None:
