@@ -100,6 +100,10 @@ def test_read_commands_mask_unless_revealed_and_a_reveal_is_logged(
     log = [json.loads(line) for line in (home / "reveals.log").read_text().splitlines()]
     assert log[0]["command"] == "event" and log[0]["records"] == [f"event:{short}"]
     assert not leaks(log) and (home / "reveals.log").stat().st_mode & 0o777 == 0o600
+    found = run_cli(runner, "find", "router", "--reveal-secrets", "--json")
+    assert "Tr0ub4dor-and-3" in found.stdout and "secrets revealed by find" in found.stderr
+    assert [entry["command"] for entry in map(json.loads, (home / "reveals.log").read_text()
+                                              .splitlines())] == ["event", "find"]
 
 
 def test_status_points_at_events_holding_secrets_without_their_values(home: Path) -> None:
