@@ -42,6 +42,8 @@ def forget(ctx: click.Context, text: str, yes: bool, dry_run: bool, as_json: boo
     history, jobs, batches, receipts, stored errors, the usage ledger, the recall index and
     the vault's files. Ids stay. The database is vacuumed and its WAL truncated; an audit row
     keeps who, when and how many copies (never the text). Backups made earlier keep it.
+    A TEXT starting with '-' goes after `--` (`memvault forget --yes -- -----BEGIN…`), or
+    through stdin.
     """
     text = check_forget_text(_read_text(text))
     if dry_run:
