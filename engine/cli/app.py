@@ -53,13 +53,14 @@ class NumericArgsCommand(click.Command):
 
 # Every subcommand -> "module:attribute" under memvault.cli, loaded when it runs (or for --help).
 COMMANDS: dict[str, str] = {
-    "accept-edit": "correct:accept_edit", "archive": "correct:archive",
+    "accept-edit": "edits:accept_edit", "archive": "edits:archive",
     "backup": "maintenance:backup", "check": "maintenance:check",
-    "compact": "work:compact", "core": "core:core", "demo": "demo:demo",
-    "edit": "correct:edit", "event": "inspect:event", "events": "inspect:events",
+    "compact": "work:compact", "core": "edits:core", "demo": "demo:demo",
+    "edit": "edits:edit", "event": "inspect:event", "events": "inspect:events",
     "evidence": "recall:evidence",
-    "expand": "inspect:expand", "find": "recall:find", "ingest": "ingest:ingest",
-    "list": "inspect:list_", "mcp": "serve:mcp_stdio", "merge": "correct:merge",
+    "expand": "inspect:expand", "find": "recall:find", "forget": "forget:forget",
+    "ingest": "ingest:ingest",
+    "list": "inspect:list_", "mcp": "serve:mcp_stdio", "merge": "edits:merge",
     "migrate": "maintenance:migrate",
     "object": "inspect:object_", "organize": "work:organize", "project": "work:project",
     "project-vault": "vault:project_vault", "read": "recall:read", "reindex": "recall:reindex",
@@ -224,3 +225,40 @@ def print_json(data: Any) -> None:
 
 def json_option(f: Any) -> Any:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(f)
+
+
+REVEAL_LOG = "reveals.log"  # in the home: one JSON line per --reveal-secrets, never a value
+
+
+def reveal_option(f: Any) -> Any:
+    return click.option(
+        "--reveal-secrets", "reveal", is_flag=True,
+        help="Show secret-looking values instead of [secret: kind] (logged, without them, to "
+             f"{REVEAL_LOG} in the home and on stderr).")(f)
+
+
+def log_reveal(memory: Memory, command: str, records: list[str]) -> None:
+    """Record that the owner revealed secrets: when, who, which command and records, never a
+    value. One line on stderr, and one JSON line appended to the home's reveal log (0600;
+    skipped with a word on stderr when the home is read-only)."""
+    import getpass
+    import os
+
+    from ..base.clock import iso
+    from ..base.config import FILE_MODE
+
+    try:
+        who = getpass.getuser()
+    except (KeyError, OSError):
+        who = f"uid {os.getuid()}"
+    entry = {"at": iso(memory.clock.now()), "who": who, "command": command,
+             "records": records[:200]}
+    click.echo(f"secrets revealed by {command} for {', '.join(records[:10]) or 'nothing'}"
+               + (" …" if len(records) > 10 else "") + f" (logged to {REVEAL_LOG})", err=True)
+    path = memory.config.home / REVEAL_LOG
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
+        with os.fdopen(fd, "a", encoding="utf-8") as out:
+            out.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        click.echo(f"could not write {path}: {exc.strerror or exc}", err=True)

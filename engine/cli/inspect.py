@@ -1,7 +1,8 @@
 """Read-only inspection, no model calls: status, list, object, events, event, timeline, expand.
 
 Each opens the database read-only. object/event answers carry next_offset and time lists a
-cursor; pass it as the last argument to go on.
+cursor; pass it as the last argument to go on. Secret-looking values in what they show are
+masked as [secret: kind] (engine/recall/masking.py) unless --reveal-secrets, which is logged.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from .app import (
     NumericArgsCommand,
     escape,
     json_option,
+    log_reveal,
     open_memory,
     print_json,
+    reveal_option,
 )
 
 if TYPE_CHECKING:
@@ -94,6 +97,8 @@ def render_status(report: dict[str, Any]) -> None:
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
                                                                   default=str)
         console.print(escape(f"{key}: {shown}"))
+    if report.get("secrets", {}).get("events"):
+        render_secrets(report["secrets"])
     if report["oldest_unfinished"]:
         un = _table("oldest unfinished", "event", "state", "enqueued", "read", "preview")
         for row in report["oldest_unfinished"]:
@@ -101,6 +106,15 @@ def render_status(report: dict[str, Any]) -> None:
                        f"{row['page_cursor']}/{row['chars']}",
                        escape(row["preview"].replace("\n", " ")))
         console.print(un)
+
+
+def render_secrets(secrets: dict[str, Any]) -> None:
+    """The status line pointing at events that hold secret-looking text."""
+    ids = ", ".join(str(i) for i in secrets["ids"])
+    more = " …" if secrets["events"] > len(secrets["ids"]) else ""
+    console.print(f"[yellow]secret-looking text ({escape(', '.join(secrets['kinds']))}) in "
+                  f"{secrets['events']} of the newest {secrets['scanned']} events: "
+                  f"{ids}{more}; {escape(secrets['hint'])}[/yellow]")
 
 
 def render_vault_status(vault: dict[str, Any]) -> None:
@@ -129,17 +143,24 @@ def render_vault_status(vault: dict[str, Any]) -> None:
 
 _SHOWN = {"usage", "disk", "vault", "home", "quick_check", "graph_revision", "events",
           "timeline", "objects", "relations", "evidence", "jobs", "core_files_chars",
-          "oldest_unfinished"}
+          "oldest_unfinished", "secrets"}
 
 
 @click.command("list")
 @click.argument("type_", metavar="TYPE", type=click.Choice(OBJECT_TYPES))
+@reveal_option
 @json_option
 @click.pass_context
-def list_(ctx: click.Context, type_: str, as_json: bool) -> None:
+def list_(ctx: click.Context, type_: str, reveal: bool, as_json: bool) -> None:
     """List the objects of one type."""
+    from ..recall.masking import mask_tree
+
     with open_memory(ctx, readonly=True) as mem:
         rows = mem.list_objects(type_)
+        if reveal:
+            log_reveal(mem, "list", [row["id"] for row in rows])
+        else:
+            rows = mask_tree(rows)
     if as_json:
         print_json(rows)
         return
@@ -161,9 +182,10 @@ def list_(ctx: click.Context, type_: str, as_json: bool) -> None:
 @click.option("--versions", is_flag=True,
               help="List the object's versions instead: when, made by whom (model or person), "
                    "which fields changed.")
+@reveal_option
 @json_option
 @click.pass_context
-def object_(ctx: click.Context, object_id: str, offset: int, versions: bool,
+def object_(ctx: click.Context, object_id: str, offset: int, versions: bool, reveal: bool,
             as_json: bool) -> None:
     """Show an object's profile, relations and evidence (paged: pass next_offset as OFFSET).
 
@@ -177,7 +199,9 @@ def object_(ctx: click.Context, object_id: str, offset: int, versions: bool,
         _print_versions(ctx, object_id, as_json)
         return
     with open_memory(ctx, readonly=True) as mem:
-        data = mem.read(object_id, offset)
+        data = mem.read(object_id, offset, reveal=reveal)
+        if reveal:
+            log_reveal(mem, "object", [data["object"]["id"]])
     if as_json:
         print_json(data)
         return
@@ -210,14 +234,22 @@ def _print_versions(ctx: click.Context, ref: str, as_json: bool) -> None:
 @click.argument("cursor", required=False)
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True,
               help="Events per page.")
+@reveal_option
 @json_option
 @click.pass_context
 def events(
-    ctx: click.Context, start: str, end: str, cursor: str | None, limit: int, as_json: bool
+    ctx: click.Context, start: str, end: str, cursor: str | None, limit: int, reveal: bool,
+    as_json: bool,
 ) -> None:
     """List events with FROM <= occurred_at < TO (ISO times, e.g. 2026-10-13T12:30:00+08:00)."""
+    from ..recall.masking import mask_previews
+
     with open_memory(ctx, readonly=True) as mem:
         data = mem.list_events(start, end, cursor, limit)
+        if reveal:
+            log_reveal(mem, "events", [f"event:{row['id']}" for row in data["events"]])
+        else:
+            data["events"] = mask_previews(mem.conn, data["events"])
     if as_json:
         print_json(data)
         return
@@ -233,15 +265,18 @@ def events(
 @click.command(cls=NumericArgsCommand)
 @click.argument("event_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
+@reveal_option
 @json_option
 @click.pass_context
-def event(ctx: click.Context, event_id: str, offset: int, as_json: bool) -> None:
+def event(ctx: click.Context, event_id: str, offset: int, reveal: bool, as_json: bool) -> None:
     """Show one event's raw text (paged: pass next_offset as OFFSET)."""
     from ..timeline.events import parse_event_id
     from .recall import print_event
 
     with open_memory(ctx, readonly=True) as mem:
-        data = mem.read(str(parse_event_id(event_id)), offset)
+        data = mem.read(str(parse_event_id(event_id)), offset, reveal=reveal)
+        if reveal:
+            log_reveal(mem, "event", [f"event:{data['id']}"])
     if as_json:
         print_json(data)
         return
@@ -251,12 +286,19 @@ def event(ctx: click.Context, event_id: str, offset: int, as_json: bool) -> None
 @click.command()
 @click.option("--max-bytes", type=click.IntRange(min=1), default=None,
               help="Bytes the view may carry (default timeline.view_max_bytes).")
+@reveal_option
 @json_option
 @click.pass_context
-def timeline(ctx: click.Context, max_bytes: int | None, as_json: bool) -> None:
+def timeline(ctx: click.Context, max_bytes: int | None, reveal: bool, as_json: bool) -> None:
     """Show the hot timeline as the agent sees it, with an explicit account of any cut."""
+    from ..recall.masking import mask_tree
+
     with open_memory(ctx, readonly=True) as mem:
         view = mem.timeline_view(max_bytes)
+        if reveal:
+            log_reveal(mem, "timeline", [f"node:{node['id']}" for node in view["nodes"]])
+        else:
+            view["nodes"] = mask_tree(view["nodes"])
     if as_json:
         print_json(view)
         return
@@ -274,12 +316,19 @@ def timeline(ctx: click.Context, max_bytes: int | None, as_json: bool) -> None:
 
 @click.command(cls=NumericArgsCommand)
 @click.argument("node_id", metavar="NODE", type=click.IntRange(1, SQLITE_MAX_INT))
+@reveal_option
 @json_option
 @click.pass_context
-def expand(ctx: click.Context, node_id: int, as_json: bool) -> None:
+def expand(ctx: click.Context, node_id: int, reveal: bool, as_json: bool) -> None:
     """Show the children a summary head replaced."""
+    from ..recall.masking import mask_tree
+
     with open_memory(ctx, readonly=True) as mem:
         children = mem.expand(node_id)
+        if reveal:
+            log_reveal(mem, "expand", [f"node:{node_id}"])
+        else:
+            children = mask_tree(children)
     if as_json:
         print_json(children)
         return

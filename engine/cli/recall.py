@@ -16,7 +16,15 @@ import click
 from ..store.connection import write
 from ..store.migrations import OBJECT_TYPES
 from ..store.recall_index import sync_index
-from .app import LazyConsole, NumericArgsCommand, json_option, open_memory, print_json
+from .app import (
+    LazyConsole,
+    NumericArgsCommand,
+    json_option,
+    log_reveal,
+    open_memory,
+    print_json,
+    reveal_option,
+)
 
 if TYPE_CHECKING:
     from rich.table import Column
@@ -53,16 +61,22 @@ def id_column(ids: Iterable[str], header: str = "id") -> Column:
 @click.option("--project", default=None, help="Only this project, its members and their events.")
 @click.option("--limit", type=click.IntRange(1, 200), default=20, show_default=True,
               help="Most hits to show.")
+@reveal_option
 @json_option
 @click.pass_context
 def find(
     ctx: click.Context, query: tuple[str, ...], types: tuple[str, ...], project: str | None,
-    limit: int, as_json: bool,
+    limit: int, reveal: bool, as_json: bool,
 ) -> None:
-    """Find objects and raw events by names, aliases, cues and words (Chinese or English)."""
+    """Find objects and raw events by names, aliases, cues and words (Chinese or English).
+
+    Secret-looking values show as [secret: kind] unless --reveal-secrets."""
     text = " ".join(query)
     with open_memory(ctx, readonly=True) as mem:
-        data = mem.find(text, types=list(types) or None, project=project, limit=limit)
+        data = mem.find(text, types=list(types) or None, project=project, limit=limit,
+                        reveal=reveal)
+        if reveal:
+            log_reveal(mem, "find", [_record(hit) for hit in data["hits"]])
     if as_json:
         print_json(data)
         return
@@ -87,14 +101,17 @@ def find(
 @click.command(cls=NumericArgsCommand)
 @click.argument("record_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
+@reveal_option
 @json_option
 @click.pass_context
-def read(ctx: click.Context, record_id: str, offset: int, as_json: bool) -> None:
+def read(ctx: click.Context, record_id: str, offset: int, reveal: bool, as_json: bool) -> None:
     """Show an object's profile, relations and evidence list, or an event (paged: OFFSET).
 
     ID is an object id, a unique name or alias, or an event id (42, event:42)."""
     with open_memory(ctx, readonly=True) as mem:
-        data = mem.read(record_id, offset)
+        data = mem.read(record_id, offset, reveal=reveal)
+        if reveal:
+            log_reveal(mem, "read", [_record(data)])
     if as_json:
         print_json(data)
         return
@@ -102,6 +119,13 @@ def read(ctx: click.Context, record_id: str, offset: int, as_json: bool) -> None
         print_event(data)
         return
     print_profile(data)
+
+
+def _record(data: dict[str, Any]) -> str:
+    """The record an answer (or a hit) shows: event:ID or the object id."""
+    if data["kind"] == "event":
+        return f"event:{data['id']}"
+    return str(data.get("id") or data["object"]["id"])
 
 
 def print_profile(data: dict[str, Any]) -> None:
@@ -149,12 +173,16 @@ def print_event(data: dict[str, Any]) -> None:
 @click.command(cls=NumericArgsCommand)
 @click.argument("record_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
+@reveal_option
 @json_option
 @click.pass_context
-def evidence(ctx: click.Context, record_id: str, offset: int, as_json: bool) -> None:
+def evidence(ctx: click.Context, record_id: str, offset: int, reveal: bool,
+             as_json: bool) -> None:
     """Show the raw text behind an object's evidence, or an event and who cites it (paged)."""
     with open_memory(ctx, readonly=True) as mem:
-        data = mem.evidence(record_id, offset)
+        data = mem.evidence(record_id, offset, reveal=reveal)
+        if reveal:
+            log_reveal(mem, "evidence", [_record(data)])
     if as_json:
         print_json(data)
         return

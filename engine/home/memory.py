@@ -246,23 +246,28 @@ class Memory:
 
     # -- recall -------------------------------------------------------------------------------
     def find(self, query: str, types: list[str] | None = None, project: str | None = None,
-             limit: int = 20) -> dict[str, Any]:
-        """memory_find: ranked lexical hits over objects and raw events (Chinese and English)."""
+             limit: int = 20, reveal: bool = False) -> dict[str, Any]:
+        """memory_find: ranked lexical hits over objects and raw events (Chinese and English);
+        secret-looking values masked unless `reveal` (the owner, on the command line)."""
         from ..recall.query import memory_find
 
-        return memory_find(self.conn, query, types=types, project=project, limit=limit)
+        return memory_find(self.conn, query, types=types, project=project, limit=limit,
+                           reveal=reveal)
 
-    def read(self, object_id: str, offset: int = 0) -> dict[str, Any]:
-        """memory_read: an object's profile, relations and evidence list, paged."""
+    def read(self, object_id: str, offset: int = 0, reveal: bool = False) -> dict[str, Any]:
+        """memory_read: an object's profile, relations and evidence list, paged (masked
+        unless `reveal`)."""
         from ..recall.query import memory_read
 
-        return memory_read(self.conn, object_id, offset)
+        return memory_read(self.conn, object_id, offset, reveal)
 
-    def evidence(self, id_or_event: str, offset: int = 0) -> dict[str, Any]:
-        """memory_evidence: the raw text behind an object's evidence (or an event), paged."""
+    def evidence(self, id_or_event: str, offset: int = 0, reveal: bool = False,
+                 ) -> dict[str, Any]:
+        """memory_evidence: the raw text behind an object's evidence (or an event), paged
+        (masked unless `reveal`)."""
         from ..recall.query import memory_evidence
 
-        return memory_evidence(self.conn, id_or_event, offset)
+        return memory_evidence(self.conn, id_or_event, offset, reveal)
 
     def sync_recall_index(self, max_events: int | None = 5_000) -> dict[str, int]:
         """Index new events and changed objects for recall (one bounded write transaction).

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from ..objects.secrets import find_secret
+from ..recall.masking import mask_slice
 from ..store.connection import graph_revision
 from ..store.disk import disk_usage
 from ..store.ledger import usage_summary
@@ -14,6 +16,10 @@ from ..store.vault_tables import vault_status
 from ..timeline.hot import timeline_totals
 
 UNFINISHED = ("pending", "continue", "blocked")
+# Newest events scanned for secret-looking text per status call: a bounded scan (100-250 us
+# an event of a few hundred chars), so status stays cheap at any size of memory.
+SECRET_SCAN_EVENTS = 200
+SECRET_IDS_SHOWN = 10
 
 
 def event_counts(conn: sqlite3.Connection) -> dict[str, int]:
@@ -51,6 +57,7 @@ def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> dict[str, Any]:
             (oldest,),
         )
     ]
+    _mask_previews(conn, unfinished)
     core = {
         name: (row[0] if (row := conn.execute(
             "SELECT length(content) FROM core_files WHERE name = ? ORDER BY version DESC LIMIT 1",
@@ -72,4 +79,33 @@ def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> dict[str, Any]:
         "disk": disk_usage(conn),
         "usage": usage_summary(conn, days=7),
         "quick_check": conn.execute("PRAGMA quick_check").fetchone()[0],
+        "secrets": secret_pointer(conn),
     }
+
+
+def _mask_previews(conn: sqlite3.Connection, rows: list[dict[str, Any]]) -> None:
+    """Mask secret-looking values in the previews of unfinished events (found in the whole
+    event, so a value cut by the preview's end is masked too)."""
+    for row in rows:
+        text = conn.execute("SELECT text FROM events WHERE id = ?",
+                            (row["event_id"],)).fetchone()[0]
+        row["preview"] = mask_slice(text, 0, len(row["preview"]))
+
+
+def secret_pointer(conn: sqlite3.Connection, newest: int = SECRET_SCAN_EVENTS) -> dict[str, Any]:
+    """Which of the newest `newest` events hold secret-looking text (count, the newest ids),
+    with how to remove a value. Names kinds only, never a value."""
+    found: list[int] = []
+    kinds: set[str] = set()
+    scanned = 0
+    for event_id, text in conn.execute(
+            "SELECT id, text FROM events ORDER BY id DESC LIMIT ?", (newest,)):
+        scanned += 1
+        kind = find_secret(text)
+        if kind:
+            found.append(event_id)
+            kinds.add(kind)
+    hint = ("see one with `memvault event ID` (masked; --reveal-secrets shows it), then remove "
+            "the value everywhere with `memvault forget TEXT --yes`") if found else None
+    return {"events": len(found), "scanned": scanned, "ids": found[:SECRET_IDS_SHOWN],
+            "kinds": sorted(kinds), "hint": hint}

@@ -27,6 +27,9 @@ What the upgrade does, all in one transaction after a read-only preflight:
   again, and takes the old lease for good, so an old worker can never run beside a new one;
 - deletes nothing: every old table and row stays where it was.
 It refuses while an old or new worker holds a valid lease.
+
+Because the old tables stay, `memvault forget` must reach them too: `forget_in_legacy_tables`
+replaces a forgotten text in their text columns (ids excepted, as everywhere).
 """
 
 from __future__ import annotations
@@ -40,9 +43,11 @@ from typing import Any
 
 from ..base.clock import iso, to_micros
 from ..base.errors import InputError, StoreError
+from ..base.forgetting import Forgetting
 from ..objects.corefiles import write_core_file
 from ..store.connection import bump_revision, connect, get_state, set_state, use_wal, write
 from ..store.migrations import LEGACY_DONE_KEY, apply_migrations, table_names, unmigrated_legacy
+from ..store.script import forget_in_rows
 from .plan import LegacyPlan, plan_migration
 
 LEGACY_LEASE_FOREVER_MS = 253_402_300_799_000  # 9999-12-31: the old worker never runs again
@@ -242,3 +247,28 @@ def apply_plan(conn: sqlite3.Connection, plan: LegacyPlan, now: datetime) -> dic
         "evidence_added": len(plan.evidence), "core_imported": core,
         "snapshots_released": released, **plan.notes,
     }
+
+
+# The old tables' text columns: ids are never rewritten, as in memvault's own tables.
+_LEGACY_TEXT = {
+    "timeline": ("text",),
+    "hot_timeline": ("text",),
+    "memory_objects": ("name", "aliases", "summary", "body", "cues"),
+    "memory_object_versions": ("summary", "body"),
+    "memory_relations": ("relation",),
+    "core_documents": ("content",),
+    "memory_snapshots": ("payload", "error"),
+}
+
+
+def forget_in_legacy_tables(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
+    """Replace the forgotten text in the tables a migrated database kept from the original
+    design (those present, and their columns present); inside the caller's transaction."""
+    tables = table_names(conn)
+    for table, columns in _LEGACY_TEXT.items():
+        if table not in tables:
+            continue
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        wanted = tuple(c for c in columns if c in present)
+        if wanted:
+            forget_in_rows(conn, forgetting, table, wanted)

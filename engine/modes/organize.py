@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from ..base.clock import iso
 from ..base.config import Config
+from ..base.forgetting import Forgetting
 from ..models.base import Message
 from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
 from ..objects.proposals import OrganizeProposal
@@ -30,6 +31,7 @@ from ..objects.provenance import Span, check_evidence, is_memory_event
 from ..objects.records import ObjectRecord
 from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
+from ..store.script import forget_in_rows
 from .backflow import event_spans, page_spans, settle_memory_output
 from .batch_loop import FieldError, Tool
 from .browse import browse_tools
@@ -378,3 +380,9 @@ def _check_targets(disposition: Any, last: bool, had: tuple[int, int],
                                              "(evidence, objects, relations or core files "
                                              "written for it); it cannot be archive_only "
                                              "(cite it and use linked)")
+
+
+def forget_in_queue(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
+    """Replace the forgotten text in the archive queue's saved progress and reasons (organize
+    writes them); inside the caller's write transaction."""
+    forget_in_rows(conn, forgetting, "archive_queue", ("progress", "reason"), key="event_id")

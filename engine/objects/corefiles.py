@@ -1,6 +1,7 @@
 """Core files AGENTS.md, SOUL.md and USER.md, kept in SQLite with every version.
 
-Invariant: a version row is never changed; writing identical content adds no version.
+Invariant: a version row is never changed (except by `memvault forget`, which the owner asked
+for: `forget_in_core_files`); writing identical content adds no version.
 A model's write (origin organize or deep) never stores a secret-looking value: graph_write
 refuses it first as a correction; the check here is the last line, should a caller skip that.
 A person's own edit (api, hand, import) is theirs to keep.
@@ -15,7 +16,9 @@ from typing import Any
 
 from ..base.clock import iso
 from ..base.errors import InputError
+from ..base.forgetting import Forgetting
 from ..store.migrations import CORE_FILES
+from ..store.script import forget_in_rows
 from ..timeline.fragments import find_lone_surrogate
 from .secrets import find_secret
 
@@ -80,3 +83,16 @@ def write_core_file(
         (name, version, content, digest, origin, iso(now), batch_id),
     )
     return version
+
+
+def forget_in_core_files(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
+    """Replace the forgotten text in every version of every core file, and its sha256 with
+    the new content's; inside the caller's write transaction."""
+    found = forget_in_rows(conn, forgetting, "core_files", ("content",))
+    if not forgetting.apply:
+        return
+    for rowid, _old in found:
+        content = conn.execute("SELECT content FROM core_files WHERE rowid = ?",
+                               (rowid,)).fetchone()[0]
+        conn.execute("UPDATE core_files SET sha256 = ? WHERE rowid = ?",
+                     (hashlib.sha256(content.encode("utf-8")).hexdigest(), rowid))

@@ -3,6 +3,7 @@
 Invariants: every change of an object adds an object_versions row (history is never rewritten);
 an object merged into another keeps its row, readable, with `redirect_to` naming the survivor;
 relation labels are the short ones (legacy rows excepted); evidence points at event slices.
+`forget_in_objects` is the one rewrite of history, asked for by the owner (`memvault forget`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from typing import Any
 
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
+from ..base.forgetting import Forgetting
 from ..store.migrations import OBJECT_TYPES, RELATION_LABELS
+from ..store.script import forget_in_rows
 
 READ_PAGE = 50
 _SLUG_BAD = re.compile(r"[\s/\\:#|^\[\]%<>\"'*?`{}]")
@@ -439,3 +442,20 @@ def object_directory(
         entries.append(entry)
         used += cost
     return {"entries": entries, "total": total, "omitted": total - len(entries), "bytes": used}
+
+
+_TEXT_FIELDS = ("name", "aliases", "summary", "body", "cues")
+
+
+def forget_in_objects(conn: sqlite3.Connection, forgetting: Forgetting) -> list[str]:
+    """Replace the forgotten text in objects, every version of them and legacy relation
+    labels, in place (versions keep their numbers); inside the caller's write transaction.
+    Ids are never rewritten: returns the ids that hold the text, which stay as they are.
+
+    The objects triggers mark each changed object for the recall index and the vault.
+    """
+    forget_in_rows(conn, forgetting, "objects", _TEXT_FIELDS, key="id")
+    forget_in_rows(conn, forgetting, "object_versions", _TEXT_FIELDS)
+    forget_in_rows(conn, forgetting, "relations", ("label",), key="id")
+    where, params = forgetting.sql_match("id")
+    return [row[0] for row in conn.execute(f"SELECT id FROM objects WHERE {where}", params)]

@@ -45,14 +45,18 @@ from .context import (
     tail_units,
 )
 from .dates import date_windows
+from .masking import (
+    add_snippets,
+    mask_event_page,
+    mask_evidence_items,
+    mask_tree,
+    secret_words,
+)
 from .rank import (
-    SNIPPET_CHARS,
     Stats,
     candidates,
-    object_snippet,
     score_object,
     score_text,
-    snippet,
     tail_candidates,
 )
 from .terms import Query, parse_query
@@ -139,6 +143,7 @@ def _merged_into(conn: sqlite3.Connection, survivor: str) -> list[str]:
 def memory_find(
     conn: sqlite3.Connection, query: str, types: Sequence[str] | None = None,
     project: str | None = None, limit: int = 20, include_events: bool = True,
+    reveal: bool = False,
 ) -> dict[str, Any]:
     """Ranked hits over objects (name, aliases, cues, summary, body, direct project membership)
     and raw events, for Chinese and English text; each hit with a snippet and why it matched.
@@ -147,6 +152,7 @@ def memory_find(
     events out whatever `types` says; `project` narrows to that project, its direct members and
     the events they cite as evidence. Read-only. Raises InputError for an empty query, one over
     1,000 chars, a bad `types`, `project` or `limit`; never for query content.
+    Secret-looking values are masked (engine/recall/masking.py) unless `reveal`.
     """
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"limit must be an integer from 1 to {MAX_LIMIT}")
@@ -168,13 +174,11 @@ def memory_find(
     hits.sort(key=lambda h: (-h["score"], h["kind"] != "object",  # ties: objects, then newest
                              -h["id"] if h["kind"] == "event" else 0, str(h["id"])))
     answer["hits"] = hits[:limit]
-    for hit in answer["hits"]:  # snippets only for what is returned
-        source = hit.pop("_source")
-        if hit["kind"] == "event":
-            hit["snippet"] = snippet(source[0], parsed, source[1])
-        elif source is not None:
-            hit["snippet"] = object_snippet(source[0], source[1], parsed, source[2])
-    return answer
+    words = add_snippets(answer["hits"], parsed, reveal)
+    if reveal:
+        return answer
+    words |= secret_words([query])
+    return mask_tree(answer, words, done=frozenset({"snippet"}))
 
 
 def _find_events(
@@ -228,6 +232,7 @@ def _find_events(
                 "kind": "event", "id": event_id, "score": round(score, 4), "snippet": "",
                 "why": why, "occurred_at": row[1], "source": row[3], "event_kind": row[4],
                 "meta": json.loads(row[5]) if row[5] else None, "_source": (row[6], stats.idf),
+                "_summary": "",
             }
             if context:
                 hit["context"] = context
@@ -302,8 +307,8 @@ def _add_object_hit(
     if hit is None:
         hit = found[row[0]] = {
             "kind": "object", "id": row[0], "type": row[6], "name": row[1], "status": row[7],
-            "score": 0.0, "snippet": row[4][:SNIPPET_CHARS] or row[1], "why": [],
-            "_source": None,
+            "score": 0.0, "snippet": "", "why": [], "_source": None,
+            "_summary": row[4],
         }
     if row[0] != object_id:
         hit.setdefault("merged", []).append(object_id)
@@ -340,34 +345,38 @@ def _is_event_ref(value: object) -> bool:
     return isinstance(value, str) and (value.strip().isdigit() or value.startswith("event:"))
 
 
-def memory_read(conn: sqlite3.Connection, object_id: str | int, offset: int = 0) -> dict[str, Any]:
+def memory_read(
+    conn: sqlite3.Connection, object_id: str | int, offset: int = 0, reveal: bool = False,
+) -> dict[str, Any]:
     """An object's profile, relations and evidence list, paged by next_offset (redirects
     followed; `merged` lists ids merged into it). An event id (42, "event:42") reads the event;
-    a unique name or alias stands for its object's id.
+    a unique name or alias stands for its object's id. Secrets are masked unless `reveal`.
     """
     if not isinstance(offset, int) or offset < 0:
         raise InputError("offset must be an integer >= 0")
     with _snapshot(conn):
         if _is_event_ref(object_id):
-            return _event_page(conn, parse_event_id(object_id), offset)
+            return _event_page(conn, parse_event_id(object_id), offset, reveal)
         data = read_object(conn, resolve_object_ref(conn, str(object_id)), offset)
         data["merged"] = _merged_into(conn, data["object"]["id"])
-    return {"kind": "object", **data}
+    answer = {"kind": "object", **data}
+    return answer if reveal else mask_tree(answer)
 
 
 def memory_evidence(
-    conn: sqlite3.Connection, id_or_event: str | int, offset: int = 0
+    conn: sqlite3.Connection, id_or_event: str | int, offset: int = 0, reveal: bool = False,
 ) -> dict[str, Any]:
     """The raw text behind an object's evidence (its own and that of objects merged into it),
     oldest first, at most EVIDENCE_PAGE_CHARS chars a page; `offset`/`next_offset` count chars
     of evidence text. For an event id: the event's text, paged, and the objects citing it.
+    Secrets are masked unless `reveal` (the pages are cut from the raw text first).
     """
     if not isinstance(offset, int) or offset < 0:
         raise InputError("offset must be an integer >= 0")
     with _snapshot(conn):
         if _is_event_ref(id_or_event):
             event_id = parse_event_id(id_or_event)
-            page = _event_page(conn, event_id, offset)
+            page = _event_page(conn, event_id, offset, reveal)
             cited = [
                 {"object_id": r[0], "start_char": r[1], "end_char": r[2]}
                 for r in conn.execute(
@@ -380,12 +389,20 @@ def memory_evidence(
         target = resolve_redirect(conn, object_id)
         if conn.execute("SELECT 1 FROM objects WHERE id = ?", (target,)).fetchone() is None:
             raise NotFound(f"no object {id_or_event}")
-        return _evidence_page(conn, object_id, target, offset)
+        answer = _evidence_page(conn, object_id, target, offset)
+        if not reveal:
+            answer["items"] = mask_evidence_items(conn, answer["items"])
+        return answer
 
 
-def _event_page(conn: sqlite3.Connection, event_id: int, offset: int) -> dict[str, Any]:
-    """read_event_page with the event's own kind as `event_kind` (`kind` says "event")."""
+def _event_page(
+    conn: sqlite3.Connection, event_id: int, offset: int, reveal: bool,
+) -> dict[str, Any]:
+    """read_event_page with the event's own kind as `event_kind` (`kind` says "event"),
+    masked unless `reveal`."""
     page = read_event_page(conn, event_id, offset)
+    if not reveal:
+        page = mask_event_page(conn, page)
     page["event_kind"] = page.pop("kind")
     return {"kind": "event", **page}
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..base.config import FILE_MODE, make_private_dir
 from ..base.errors import StoreError
+from ..base.forgetting import Forgetting
 from .migrations import (
     apply_migrations,
     newer_version_error,
@@ -29,6 +30,7 @@ from .migrations import (
     unknown_migrations,
     unmigrated_legacy,
 )
+from .script import forget_in_rows
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -238,3 +240,8 @@ def set_state(conn: sqlite3.Connection, key: str, value: str) -> None:
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         (key, value),
     )
+
+
+def forget_in_state(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
+    """The forgotten text out of the `state` table's values (inside the caller's transaction)."""
+    forget_in_rows(conn, forgetting, "state", ("value",), key="key")

@@ -18,8 +18,10 @@ from typing import Any
 
 from ..base.clock import iso, to_micros
 from ..base.errors import InputError, NotFound
+from ..base.forgetting import Forgetting
 from .connection import GRAPH_REVISION_SQL
 from .leases import LEASE, LEASE_VALID_SQL
+from .script import forget_in_rows
 
 MODES = ("compact", "organize", "deep")
 ORIGINS = ("threshold", "explicit", "hourly", "nightly")
@@ -305,3 +307,12 @@ def job_summary(conn: sqlite3.Connection, job_id: int) -> dict[str, Any]:
     return {"job_id": job.id, "mode": job.mode, "origin": job.origin, "scope": job.scope,
             "state": job.state, "batches": counts, "note": note,
             "blocked_events": blocked_events(conn, job)[:BLOCKED_SHOWN]}
+
+
+def forget_in_jobs(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
+    """Replace the forgotten text in jobs (scope, params, notes), batches (claims, stored
+    errors) and receipts; JSON columns are matched in their escaped forms too. Inside the
+    caller's write transaction."""
+    forget_in_rows(conn, forgetting, "jobs", ("scope", "params", "error"), key="id")
+    forget_in_rows(conn, forgetting, "batches", ("claim", "error"), key="id")
+    forget_in_rows(conn, forgetting, "receipts", ("receipt",), key="token")

@@ -1,4 +1,4 @@
-"""The usage ledger: every model call, with tokens as the provider reported them.
+"""The ledgers: every model call, with tokens as the provider reported them; every forget.
 
 Invariant: a row is written for every call, failed ones included, before the next call starts
 and before its batch ends, so a batch that later fails still leaves its cost on record: in its
@@ -6,16 +6,23 @@ own small transaction, except the call that proposed a commit, whose row goes in
 transaction (or into its own at once when the commit is refused; a process killed inside that
 commit loses the row with it, and the batch is claimed again). Keys and prompts are never
 stored.
+
+The forget audit (`forget_audit`, migration m009_forget_audit) keeps who forgot, when, and how
+many copies each place held, never the text nor a hash of it (a short hash of a password is a
+way to check guesses).
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from ..base.clock import iso
+from ..base.forgetting import Forgetting
+from .script import forget_in_rows, run_script
 
 
 @dataclass
@@ -65,3 +72,54 @@ def usage_summary(conn: sqlite3.Connection, days: int = 30) -> dict[str, Any]:
         "total": {"calls": total[0], "input_tokens": total[1], "output_tokens": total[2],
                   "estimated_calls": total[3]},
     }
+
+
+def forget_in_ledger(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
+    """Replace the forgotten text in the usage ledger's text columns (a provider's outcome
+    may quote what it was sent); inside the caller's write transaction."""
+    forget_in_rows(conn, forgetting, "model_calls", ("mode", "provider", "model", "outcome"),
+                   key="id")
+
+
+def m009_forget_audit(conn: sqlite3.Connection) -> None:
+    """The forget audit: one row per `memvault forget`, without the text."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE forget_audit (
+            id           INTEGER PRIMARY KEY,
+            forgotten_at TEXT    NOT NULL,
+            who          TEXT    NOT NULL,          -- the OS user who ran it
+            occurrences  INTEGER NOT NULL,          -- copies replaced in the database
+            places       TEXT    NOT NULL,          -- JSON {"events.text": 2, ...}
+            files        INTEGER NOT NULL DEFAULT 0 -- files under the home rewritten
+        );
+        """,
+    )
+
+
+def record_forget(
+    conn: sqlite3.Connection, who: str, now: datetime, places: dict[str, int], files: int = 0,
+) -> int:
+    """Write one forget's audit row inside the caller's write transaction; return its id."""
+    cur = conn.execute(
+        "INSERT INTO forget_audit (forgotten_at, who, occurrences, places, files)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (iso(now), who, sum(places.values()), json.dumps(places, sort_keys=True), files),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def set_forget_files(conn: sqlite3.Connection, audit_id: int, files: int) -> None:
+    """Record how many files under the home a forget rewrote (they are scrubbed after the
+    database commit)."""
+    conn.execute("UPDATE forget_audit SET files = ? WHERE id = ?", (files, audit_id))
+
+
+def forget_history(conn: sqlite3.Connection, limit: int = 20) -> list[dict[str, Any]]:
+    """The latest forgets, newest first."""
+    return [
+        {**dict(r), "places": json.loads(r["places"])} for r in conn.execute(
+            "SELECT id, forgotten_at, who, occurrences, places, files FROM forget_audit"
+            " ORDER BY id DESC LIMIT ?", (limit,))
+    ]

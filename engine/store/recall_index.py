@@ -22,6 +22,9 @@ The index is derived data; SQLite's tables stay authoritative. Invariants:
   object listed there may have a stale or missing index row; readers score it from the objects
   table and ignore its index row. Every other object's index row is analyze() of its fields.
 - `sync_index()` writes only inside the caller's write transaction; readers never write.
+- After `memvault forget` rewrote events (`reindex_forgotten`), the index holds their new text
+  only: the old tokens are deleted, the counts fixed, and `optimize_index` merges every
+  segment so no FTS5 shadow table keeps a copy of a deleted token.
 """
 
 from __future__ import annotations
@@ -227,3 +230,42 @@ def _sync_objects(conn: sqlite3.Connection) -> int:
     conn.execute("DELETE FROM recall_dirty")
     _set_stats(conn, objects_docs=docs, objects_body_units=body_units)
     return len(dirty)
+
+
+def reindex_forgotten(conn: sqlite3.Connection, old_texts: dict[int, str]) -> int:
+    """Re-index events whose text `memvault forget` rewrote ({id: old text}), inside the
+    caller's write transaction: delete each old entry (a contentless index deletes by the
+    exact tokens it was given), insert the new one, and move the counts in recall_vocab and
+    recall_state with them. Events past the watermark are not indexed yet: nothing to fix."""
+    watermark = get_stat(conn, "events_indexed_to")
+    total_units = get_stat(conn, "events_units")
+    done = 0
+    for event_id, old in sorted(old_texts.items()):
+        if event_id > watermark:
+            continue
+        new = conn.execute("SELECT text FROM events WHERE id = ?", (event_id,)).fetchone()[0]
+        old_analyzed, old_tokens = analyze_tokens(old)
+        new_analyzed, new_tokens = analyze_tokens(new)
+        conn.execute("INSERT INTO recall_events_fts (recall_events_fts, rowid, text)"
+                     " VALUES ('delete', ?, ?)", (event_id, old_analyzed))
+        conn.execute("INSERT INTO recall_events_fts (rowid, text) VALUES (?, ?)",
+                     (event_id, new_analyzed))
+        conn.executemany("UPDATE recall_vocab SET docs = docs - 1 WHERE term = ?",
+                         [(t,) for t in sorted(old_tokens - new_tokens)])
+        conn.executemany(
+            "INSERT INTO recall_vocab (term, docs) VALUES (?, 1)"
+            " ON CONFLICT (term) DO UPDATE SET docs = docs + 1",
+            [(t,) for t in sorted(new_tokens - old_tokens)])
+        total_units += units(new) - units(old)
+        done += 1
+    conn.execute("DELETE FROM recall_vocab WHERE docs <= 0")
+    _set_stats(conn, events_units=total_units)
+    return done
+
+
+def optimize_index(conn: sqlite3.Connection) -> None:
+    """Merge every FTS5 segment into one (deleted entries are dropped, not just marked), after
+    re-indexing what a forget changed; inside the caller's write transaction."""
+    sync_index(conn, max_events=0)  # re-index the objects the forget marked dirty
+    for table in ("recall_events_fts", "recall_objects_fts"):
+        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")

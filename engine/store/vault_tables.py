@@ -21,8 +21,12 @@ Invariants: the migration adds tables, indexes and triggers only; it changes no 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
+
+from ..base.forgetting import Forgetting
+from .script import forget_in_rows
 
 DIRECTORY_KEY = "objects/README.md"  # the directory's row in `projection`
 
@@ -169,3 +173,20 @@ def vault_status(conn: sqlite3.Connection, recent: int = 20) -> dict[str, Any]:
         "watcher_heartbeat": heartbeat,
         "watcher_heartbeat_age_s": age,
     }
+
+
+def forget_in_vault_tables(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
+    """Replace the forgotten text in the vault's bookkeeping (recorded projection errors and
+    watcher reports, which may quote a file); inside the caller's write transaction."""
+    forget_in_rows(conn, forgetting, "projection_errors", ("path", "error"), key="id")
+    forget_in_rows(conn, forgetting, "vault_reports", ("path", "detail", "conflict_path"),
+                   key="id")
+
+
+def mark_citers_dirty(conn: sqlite3.Connection, event_ids: list[int]) -> int:
+    """Mark every object citing one of `event_ids` for re-rendering (its file may quote the
+    event); inside the caller's write transaction. Returns how many objects were marked."""
+    source = ("SELECT DISTINCT object_id, 1, 'evidence' FROM evidence"
+              " WHERE event_id IN (SELECT value FROM json_each(?))")
+    cur = conn.execute(_MARK.format(source=source), (json.dumps(event_ids),))
+    return cur.rowcount

@@ -2,6 +2,8 @@
 
 Invariants: an event row is never updated or deleted (the schema's triggers refuse it); its text
 is stored once and fragments are slices of it; an event over 32,000 chars is refused whole.
+The one exception is `forget_in_events`, which the owner asked for (`memvault forget`): it
+replaces a text by a marker of the same length, so fragments and evidence spans stay valid.
 
 An event's `meta` is a JSON object of at most META_MAX_BYTES (16 KiB) serialised and
 META_MAX_DEPTH (32) levels of nesting, the object itself being level 1: fixed limits, not
@@ -23,7 +25,9 @@ import orjson
 
 from ..base.clock import iso, parse_time, to_micros
 from ..base.errors import InputError, NotFound
+from ..base.forgetting import Forgetting
 from ..base.tokens import estimate_tokens
+from ..store.script import forget_in_rows
 from .fragments import EVENT_MAX_CHARS, FRAGMENT_CHARS, find_lone_surrogate, split_fragments
 
 PAGE_CHARS = 8_000  # what one `event ID OFFSET` answer returns
@@ -375,3 +379,28 @@ def list_events(
     ]
     next_cursor = f"{rows[-1]['occurred_us']}:{rows[-1]['id']}" if more and rows else None
     return {"events": items, "cursor": next_cursor}
+
+
+_NO_UPDATE_TRIGGER = "events_no_update"
+
+
+def forget_in_events(conn: sqlite3.Connection, forgetting: Forgetting) -> dict[int, str]:
+    """Replace the forgotten text in events' text, meta, source and kind (same length, so
+    fragments, pages and evidence spans stay valid); inside the caller's write transaction.
+    Returns {event id: its old text} for each event whose text changed (the recall index
+    re-indexes those).
+
+    The immutability trigger is lifted for this one UPDATE and put back, exactly as the schema
+    had it, in the same transaction: no other writer ever sees the table without it.
+    """
+    trigger = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
+                           (_NO_UPDATE_TRIGGER,)).fetchone()
+    if forgetting.apply and trigger is not None:
+        conn.execute(f"DROP TRIGGER {_NO_UPDATE_TRIGGER}")
+    try:
+        found = forget_in_rows(conn, forgetting, "events", ("text", "meta", "source", "kind"),
+                               key="id")
+    finally:
+        if forgetting.apply and trigger is not None:
+            conn.execute(trigger[0])
+    return {event_id: old["text"] for event_id, old in found if "text" in old}

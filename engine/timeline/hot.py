@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..base.errors import InputError, NotFound
+from ..base.forgetting import Forgetting
+from ..store.script import forget_in_rows
 
 NODE_COLUMNS = (
     "n.id, n.kind, n.level, n.seq, n.event_id, n.fragment_index, n.fragment_count, n.chars,"
@@ -141,3 +143,9 @@ def expand(conn: sqlite3.Connection, node_id: int) -> list[HotNode]:
         (node_id,),
     ).fetchall()
     return [HotNode.from_row(r) for r in rows]
+
+
+def forget_in_heads(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
+    """Replace the forgotten text in summary heads (raw fragments are slices of their event,
+    so forgetting it in the event is enough); inside the caller's write transaction."""
+    forget_in_rows(conn, forgetting, "hot_nodes", ("summary",), key="id")

@@ -1,0 +1,146 @@
+"""`memvault forget TEXT`: remove every stored copy of a text (a pasted secret), for good.
+
+The command line runs it because only it may use the vault: the database part is
+engine/home/forget.py (lease, one transaction, audit row); then the vault is re-rendered, the
+other files under the home are scrubbed, the database is vacuumed and its WAL truncated, and
+`check` runs. TEXT never appears in the output, the audit or a log.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ..base.forgetting import check_forget_text
+from .app import LazyConsole, escape, json_option, open_memory, print_json
+
+console = LazyConsole(highlight=False, soft_wrap=True, emoji=False)
+
+
+def _read_text(text: str) -> str:
+    """TEXT as given, or read from stdin for `-` (kept out of the shell history and of `ps`);
+    one trailing line end is dropped."""
+    if text != "-":
+        return text
+    data = sys.stdin.read()
+    return data[:-1] if data.endswith("\n") else data
+
+
+@click.command()
+@click.argument("text")
+@click.option("--yes", is_flag=True, help="Do it without asking (it cannot be undone).")
+@click.option("--dry-run", is_flag=True, help="Only count the copies and say where they are.")
+@json_option
+@click.pass_context
+def forget(ctx: click.Context, text: str, yes: bool, dry_run: bool, as_json: bool) -> None:
+    """Replace every stored copy of TEXT (exact, case-sensitive; at least 6 chars; `-` reads
+    it from stdin) by a run of one marker char of the same length.
+
+    Covers event text, summary heads, objects and their versions, core files and their
+    history, jobs, batches, receipts, stored errors, the usage ledger, the recall index and
+    the vault's files. Ids stay. The database is vacuumed and its WAL truncated; an audit row
+    keeps who, when and how many copies (never the text). Backups made earlier keep it.
+    A TEXT starting with '-' goes after `--` (`memvault forget --yes -- -----BEGIN…`), or
+    through stdin.
+    """
+    text = check_forget_text(_read_text(text))
+    if dry_run:
+        report = _dry_run(ctx, text)
+    else:
+        _confirm(yes)
+        report = _forget(ctx, text)
+    if as_json:
+        print_json(report)
+    else:
+        _render(report)
+    # Ids are never rewritten: a copy in an id is expected to remain (the report names them).
+    if report["check_ok"] is False or (report["residue"] and not report["ids_kept"]):
+        ctx.exit(1)
+
+
+def _confirm(yes: bool) -> None:
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise click.ClickException("forget rewrites stored text and cannot be undone: add "
+                                   "--yes to do it, or --dry-run to see what it would change")
+    click.confirm("Replace every stored copy of this text? It cannot be undone", abort=True)
+
+
+def _dry_run(ctx: click.Context, text: str) -> dict[str, Any]:
+    from ..home.forget import count_copies, scrub_files
+
+    with open_memory(ctx, readonly=True) as mem:
+        report = count_copies(mem.conn, text)
+        scrub_files(mem.config.home, text, report, apply=False)
+    return report.to_dict()
+
+
+def _forget(ctx: click.Context, text: str) -> dict[str, Any]:
+    from ..home.forget import forget_everywhere
+
+    with open_memory(ctx) as mem:
+        return forget_everywhere(mem, text, lambda: _render_vault(mem)).to_dict()
+
+
+def _render_vault(mem: Any) -> str:
+    """Re-render every object the forget marked (changed, or citing a changed event)."""
+    from ..vault.projector import ProjectionBusy, render_vault
+
+    try:
+        result = render_vault(mem.conn, mem.config.vault_path, all=True, config=mem.config,
+                              now=mem.clock.now())
+    except ProjectionBusy as exc:
+        return f"{exc}: run `memvault project-vault --all`, then forget again for its files"
+    summary = result.summary()
+    return f"{summary['objects']} objects re-rendered, {summary['written']} files written"
+
+
+def _is_id(place: str) -> bool:
+    """A column of ids (never rewritten): objects.id, evidence.object_id, relations.src_id…"""
+    column = place.rpartition(".")[2]
+    return column == "id" or column.endswith("_id")
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _render(report: dict[str, Any]) -> None:
+    verb = "would replace" if report["dry_run"] else "replaced"
+    places = report["places"]
+    events = len(report["events"])
+    console.print(f"forget: {verb} {_count(report['occurrences'], 'copy', 'copies')} in "
+                  f"{_count(len(places), 'place', 'places')}"
+                  + (f" ({_count(events, 'event', 'events')})" if events else ""))
+    for place, copies in sorted(places.items()):
+        console.print(f"  {place}: {copies}")
+    files = report["files"]
+    if files:
+        console.print(f"files {'holding it' if report['dry_run'] else 'rewritten'}: "
+                      + escape(", ".join(files)))
+    if report["files_not_text"]:
+        console.print("[yellow]not text, left alone (a backup?): "
+                      + escape(", ".join(report["files_not_text"])) + "[/yellow]")
+    others = {k: v for k, v in report.get("left", {}).items() if not _is_id(k)}
+    if others:
+        console.print("[red]tables still holding it (no owner replaced it): "
+                      + escape(", ".join(f"{k} {v}" for k, v in sorted(others.items())))
+                      + "[/red]")
+    if report["ids_kept"]:
+        console.print("[yellow]ids are never rewritten; these object ids hold the text and "
+                      "keep it: " + escape(", ".join(report["ids_kept"])) + "[/yellow]")
+    if report.get("vault"):
+        console.print(f"vault: {escape(report['vault'])}")
+    if report["residue"]:
+        console.print("[red]still holding it: " + escape(", ".join(report["residue"]))
+                      + "[/red]")
+    if report["checkpoint_busy"]:
+        console.print("[yellow]a reader kept the WAL from being truncated: run `memvault "
+                      "forget` again once the service is stopped[/yellow]")
+    if report["check_ok"] is not None:
+        console.print("check: ok" if report["check_ok"] else
+                      "[red]check found problems: run `memvault check`[/red]")
+    console.print(f"[yellow]{report['backups']}[/yellow]")

@@ -1,0 +1,281 @@
+"""`memvault forget TEXT`: every stored copy of a text replaced by a marker of its length.
+
+The one deliberate exception to "raw text is never rewritten" (docs/spec.md section 9): the
+owner asked for it. The order, and why:
+
+1. The worker lease is taken (refused while a live worker holds it), so no claimed batch can
+   commit a copy of the text back while this runs.
+2. One write transaction, with `PRAGMA secure_delete` on (freed bytes are zeroed): each module
+   that owns a table replaces the text in its own columns (`forget_in_*`), the recall index
+   re-indexes the rewritten events and is optimized (no FTS5 segment keeps a deleted token),
+   objects citing a rewritten event are marked for the vault, and one audit row is written
+   (who, when, copies per place; never the text nor a hash of it).
+3. The caller (the command line: only it may use the vault) re-renders the vault and then
+   `scrub_files` rewrites any other file under the home that still holds the text (conflict
+   copies, hand-edited files). A file that is not UTF-8 text (a backup copy) is reported, never
+   rewritten.
+4. `compact_database` runs VACUUM and a TRUNCATE checkpoint, so neither the database file nor
+   its WAL keeps an old page; `files_holding` then checks every file under the home.
+
+Ids are never rewritten: objects whose id holds the text are named in the report.
+A new table that keeps text needs its owner's `forget_in_*` call in `_forget_everywhere`
+(tests/test_forget.py seeds every place and walks every file afterwards).
+Backups made earlier (`memvault backup`) are out of reach; the report says so.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import sqlite3
+import stat
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..base.errors import StoreError
+from ..base.forgetting import Forgetting
+from ..legacy.upgrade import forget_in_legacy_tables
+from ..modes.organize import forget_in_queue
+from ..objects.corefiles import forget_in_core_files
+from ..objects.records import forget_in_objects
+from ..store.check import check_memory
+from ..store.connection import forget_in_state, write
+from ..store.jobs import forget_in_jobs
+from ..store.leases import acquire_lease, lease_info, parse_holder, process_holder, release_lease
+from ..store.ledger import forget_in_ledger, record_forget, set_forget_files
+from ..store.migrations import CORE_FILES
+from ..store.recall_index import optimize_index, reindex_forgotten
+from ..store.script import forget_in_rows
+from ..store.vault_tables import forget_in_vault_tables, mark_citers_dirty
+from ..timeline.events import forget_in_events
+from ..timeline.hot import forget_in_heads
+from .memory import Memory
+
+BACKUPS_NOTE = ("backups made earlier (memvault backup) still hold the text: forget cannot "
+                "reach them; delete or re-make them")
+DB_FILES = ("memory.db", "memory.db-wal", "memory.db-shm", "memory.db-journal")
+
+
+@dataclass
+class ForgetReport:
+    """What a forget found (and, unless a dry run, replaced), place by place."""
+
+    dry_run: bool
+    places: dict[str, int]
+    events: list[int]
+    ids_kept: list[str]
+    objects_marked: int = 0
+    audit_id: int | None = None
+    files: list[str] = field(default_factory=list)  # rewritten (or, dry run, holding it)
+    files_not_text: list[str] = field(default_factory=list)  # holding it, left alone
+    residue: list[str] = field(default_factory=list)  # files still holding it afterwards
+    left: dict[str, int] = field(default_factory=dict)  # copies a table still holds (ids)
+    checkpoint_busy: bool = False
+    vault: str | None = None  # what re-rendering the vault did
+    check_ok: bool | None = None  # `memvault check` afterwards (None: a dry run)
+    backups: str = BACKUPS_NOTE
+
+    @property
+    def occurrences(self) -> int:
+        return sum(self.places.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "occurrences": self.occurrences}
+
+
+def who_forgets() -> str:
+    """The OS user running the forget (for the audit row)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return f"uid {os.getuid()}"
+
+
+@contextmanager
+def holding_lease(conn: sqlite3.Connection, now: datetime, seconds: float) -> Iterator[str]:
+    """Hold the worker lease for the block; refused while a live worker holds it."""
+    holder = process_holder("forget")
+    if not acquire_lease(conn, holder, now, seconds):
+        info = lease_info(conn) or {}
+        parsed = parse_holder(str(info.get("holder", "")))
+        who = parsed.describe() if parsed else str(info.get("holder", "another process"))
+        raise StoreError(f"a worker ({who}) holds the lease: stop it (or let its batch end) "
+                         "and run forget again; nothing was changed")
+    try:
+        yield holder
+    finally:
+        release_lease(conn, holder)
+
+
+def _forget_everywhere(conn: sqlite3.Connection, forgetting: Forgetting) -> tuple[
+        dict[int, str], list[str]]:
+    """Each owner replaces the text in its own tables; returns (old texts of rewritten events,
+    object ids holding the text)."""
+    old_texts = forget_in_events(conn, forgetting)
+    forget_in_heads(conn, forgetting)
+    forget_in_queue(conn, forgetting)
+    ids = forget_in_objects(conn, forgetting)
+    forget_in_core_files(conn, forgetting)
+    forget_in_jobs(conn, forgetting)
+    forget_in_ledger(conn, forgetting)
+    forget_in_vault_tables(conn, forgetting)
+    forget_in_state(conn, forgetting)
+    forget_in_legacy_tables(conn, forgetting)
+    return old_texts, ids
+
+
+def count_copies(conn: sqlite3.Connection, text: str) -> ForgetReport:
+    """A dry run: where the database holds the text and how often. Changes nothing (works on
+    a read-only connection)."""
+    forgetting = Forgetting(text, apply=False)
+    conn.execute("BEGIN")
+    try:
+        old_texts, ids = _forget_everywhere(conn, forgetting)
+    finally:
+        conn.execute("COMMIT")
+    return ForgetReport(True, dict(forgetting.counts), sorted(old_texts), ids)
+
+
+def forget_in_database(
+    conn: sqlite3.Connection, text: str, now: datetime, who: str,
+) -> ForgetReport:
+    """Replace every copy of the text in the database in one write transaction (the caller
+    holds the lease: `holding_lease`), and write the audit row."""
+    forgetting = Forgetting(text)
+    conn.execute("PRAGMA secure_delete = ON")  # stays on for this connection's later writes
+    with write(conn):
+        old_texts, ids = _forget_everywhere(conn, forgetting)
+        reindex_forgotten(conn, old_texts)
+        marked = mark_citers_dirty(conn, sorted(old_texts))
+        optimize_index(conn)
+        audit_id = record_forget(conn, who, now, dict(forgetting.counts))
+    return ForgetReport(False, dict(forgetting.counts), sorted(old_texts), ids, marked,
+                        audit_id)
+
+
+def forget_everywhere(
+    memory: Memory, text: str, render_vault: Callable[[], str | None],
+) -> ForgetReport:
+    """The whole forget, in the order the module docstring gives: lease, database, the vault's
+    core files, `render_vault` (the caller's: the engine never imports the vault; it returns a
+    line for the report), every other file, VACUUM and checkpoint, the residue, `check`."""
+    conn, home, now = memory.conn, memory.config.home, memory.clock.now()
+    lease_s = memory.config["batch.timeout_s"] + memory.config["worker.lease_extra_s"]
+    with holding_lease(conn, now, lease_s):
+        report = forget_in_database(conn, text, now, who_forgets())
+        report.left = copies_left(conn, text)
+        vault = memory.config.vault_path
+        # Core files first: a hand-edited one still holding the text would be imported back.
+        cores = {vault / name for name in CORE_FILES}
+        scrub_files(home, text, report,
+                    [p for p in files_holding(home, text, skip_db=True) if p in cores])
+        report.vault = render_vault() if vault.is_dir() else None
+        scrub_files(home, text, report)
+        record_files(conn, report)
+    report.checkpoint_busy = compact_database(conn)
+    report.residue = [str(p.relative_to(home)) for p in files_holding(home, text)]
+    report.check_ok = check_memory(conn, now=now, lease_s=lease_s)["ok"]
+    return report
+
+
+def copies_left(conn: sqlite3.Connection, text: str) -> dict[str, int]:
+    """Copies of the text any table still holds, by table.column: a check of the owners'
+    work (reads only), not a redaction. Ids are expected here (they are never rewritten);
+    anything else names a table whose owner has no `forget_in_*` call yet."""
+    probe = Forgetting(text, apply=False)
+    tables = [row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        " AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name")]
+    for table in tables:
+        columns = tuple(row[1] for row in conn.execute(f"PRAGMA table_info({table})"))
+        forget_in_rows(conn, probe, table, columns, key=columns[0])
+    return dict(probe.counts)
+
+
+def record_files(conn: sqlite3.Connection, report: ForgetReport) -> None:
+    """Add the files scrubbed after the database commit to the forget's audit row."""
+    if report.audit_id is not None:
+        with write(conn):
+            set_forget_files(conn, report.audit_id, len(report.files))
+
+
+def compact_database(conn: sqlite3.Connection) -> bool:
+    """VACUUM (the file is rebuilt: no free page or cell keeps old bytes) and fold the WAL
+    into it, truncated to nothing. Returns True when a reader kept the checkpoint from
+    finishing (the WAL may then still hold old pages until it can)."""
+    conn.execute("VACUUM")
+    busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    return bool(busy)
+
+
+# -- files under the home -------------------------------------------------------------------------
+def _regular_files(root: Path) -> Iterator[Path]:
+    """Every regular file under `root`, never through a symlink."""
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in sorted(files):
+            path = Path(folder) / name
+            try:
+                if stat.S_ISREG(path.lstat().st_mode):
+                    yield path
+            except OSError:
+                continue
+        dirs.sort()
+
+
+def _needles(text: str) -> list[bytes]:
+    return [form.encode("utf-8") for form in Forgetting(text, apply=False).forms]
+
+
+def files_holding(home: Path, text: str, skip_db: bool = False) -> list[Path]:
+    """Files under the home whose bytes hold the text (UTF-8, or a JSON-escaped form)."""
+    needles = _needles(text)
+    found = []
+    for path in _regular_files(home):
+        if skip_db and path.parent == home and path.name in DB_FILES:
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if any(n in data for n in needles):
+            found.append(path)
+    return found
+
+
+def scrub_files(home: Path, text: str, report: ForgetReport, paths: list[Path] | None = None,
+                apply: bool = True) -> None:
+    """Rewrite each file under the home (but the database's own files) that holds the text,
+    replacing it as the database did; a file that is not UTF-8 text is listed, not touched."""
+    forgetting = Forgetting(text, apply=apply)
+    targets = files_holding(home, text, skip_db=True) if paths is None else paths
+    for path in targets:
+        name = str(path.relative_to(home))
+        try:
+            content = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            report.files_not_text.append(name)
+            continue
+        if apply:
+            _rewrite(path, forgetting.replace(content).encode("utf-8"))
+        report.files.append(name)
+
+
+def _rewrite(path: Path, data: bytes) -> None:
+    """Replace `path` atomically (temp file beside it, same mode, fsync, rename)."""
+    mode = stat.S_IMODE(path.lstat().st_mode)
+    fd, tmp = tempfile.mkstemp(prefix=".forget-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fchmod(out.fileno(), mode)
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,179 @@
+"""Secrets masked on the way out: what recall and the read commands show of stored text.
+
+Stored text is never changed here (`memvault forget` is the one way to remove a value); each
+answer is masked as it leaves, so a pasted token or password is shown as `[secret: kind]`
+(engine/objects/secrets.py finds them). The owner may ask the command line to reveal them
+(`--reveal-secrets`, logged); over MCP nothing is revealed.
+
+Invariants:
+- Paging is unchanged: a page is cut from the raw text first and then masked, with the secrets
+  found in the *whole* text, so a value cut by a page end is masked on both pages and
+  `next_offset` still counts raw chars.
+- Nothing derived from a secret leaks around the mask: snippets are cut from masked text, and
+  the words of a secret (as recall folds them) are masked in `why` and in the echoed terms.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from ..objects.secrets import SecretHit, mask_secrets, scan_secrets
+from ..store.recall_index import fold
+from .rank import SNIPPET_CHARS, object_snippet, snippet
+from .terms import Query
+
+SECRET_WORD = "[secret]"
+_WORD = re.compile(r"[^\W_]+")
+_MIN_WORD = 4  # shorter words of a secret ("ghp", "sk") say nothing of its value
+# Words that name a kind of secret, not its value: an assigned value's span starts at its cue
+# ("token is ...", "password: ..."), and the cue itself gives nothing away.
+_CUE_WORDS = frozenset({"token", "tokens", "password", "passwd", "passcode", "passphrase",
+                        "secret", "bearer", "apikey", "access", "auth", "refresh", "session",
+                        "client", "private", "security", "code"})
+_MARKER = re.compile(r"\[secret(?:: [^\]]*)?\]")
+# Keys whose values are ids or labels the engine made: never masked (an id stays an id).
+_KEEP = frozenset({"id", "kind", "type", "object_id", "event_id", "merged", "redirected_from",
+                   "status", "state", "direction", "other", "occurred_at",
+                   "ingested_at", "created_at", "updated_at", "first_at", "last_at", "cursor"})
+
+
+def mask_slice(text: str, start: int, end: int, hits: list[SecretHit] | None = None) -> str:
+    """text[start:end] with every part of a secret found in the whole `text` as
+    `[secret: kind]` (a secret cut by the slice is masked too)."""
+    hits = scan_secrets(text) if hits is None else hits
+    out, pos, covered = [], start, start  # covered: raw text masked so far (may pass end)
+    for hit in sorted(hits, key=lambda h: (h.start, -h.end)):
+        if hit.end <= covered or hit.start >= end:
+            continue
+        out.append(text[pos:max(pos, hit.start)])
+        out.append(f"[secret: {hit.kind}]")
+        covered = hit.end
+        pos = min(hit.end, end)
+    out.append(text[pos:end])
+    return "".join(out)
+
+
+def secret_words(texts: Iterable[str]) -> set[str]:
+    """The folded words (as recall matches them) of every secret in `texts`."""
+    words: set[str] = set()
+    for text in texts:
+        words |= words_of(text, scan_secrets(text))
+    return words
+
+
+def words_of(text: str, hits: list[SecretHit]) -> set[str]:
+    """The folded words of the secrets `hits` found in `text`."""
+    return {w for hit in hits for w in _WORD.findall(fold(text[hit.start:hit.end]))
+            if len(w) >= _MIN_WORD and w not in _CUE_WORDS}
+
+
+def masked_text(text: str) -> tuple[str, set[str]]:
+    """`text` with its secrets masked, and their words (one scan of the text)."""
+    hits = scan_secrets(text)
+    if not hits:
+        return text, set()
+    return mask_slice(text, 0, len(text), hits), words_of(text, hits)
+
+
+def mask_words(value: str, words: set[str] | frozenset[str]) -> str:
+    """`value` with each of `words` (whole folded words) as `[secret]`; the masks already in
+    it (`[secret: kind]`) are left whole."""
+    if not words:
+        return value
+    out, pos = [], 0
+    for marker in [*_MARKER.finditer(value), None]:
+        end = marker.start() if marker else len(value)
+        out.append(_WORD.sub(lambda m: SECRET_WORD if fold(m.group()) in words else m.group(),
+                             value[pos:end]))
+        if marker:
+            out.append(marker.group())
+            pos = marker.end()
+    return "".join(out)
+
+
+def mask_tree(value: Any, words: set[str] | frozenset[str] = frozenset(),
+              key: str | None = None, done: frozenset[str] = frozenset()) -> Any:
+    """A copy of an answer (dicts, lists, strings) with every string masked: secrets as
+    `[secret: kind]`, then `words` as `[secret]`. Ids and engine labels stay as they are;
+    strings under a key in `done` were masked already and only get `words`."""
+    if isinstance(value, str):
+        if key in _KEEP:
+            return value
+        return mask_words(value if key in done else mask_secrets(value), words)
+    if isinstance(value, dict):
+        return {k: mask_tree(v, words, k, done) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [mask_tree(v, words, key, done) for v in value]
+    return value
+
+
+def _event_texts(conn: sqlite3.Connection, event_ids: Iterable[int]) -> dict[int, str]:
+    ids = sorted(set(event_ids))
+    rows = conn.execute(
+        f"SELECT id, text FROM events WHERE id IN ({', '.join('?' * len(ids))})", ids)
+    return {row[0]: row[1] for row in rows}
+
+
+def mask_event_page(conn: sqlite3.Connection, page: dict[str, Any]) -> dict[str, Any]:
+    """An event page (read_event_page) with its text masked by the secrets of the whole
+    event, and every other field by mask_tree."""
+    full = _event_texts(conn, [page["id"]])[page["id"]]
+    offset = page["offset"]
+    text = mask_slice(full, offset, offset + len(page["text"]))
+    return {**mask_tree({k: v for k, v in page.items() if k != "text"}), "text": text}
+
+
+def mask_evidence_items(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> list[
+        dict[str, Any]]:
+    """Evidence slices, each masked by the secrets of its whole event."""
+    texts = _event_texts(conn, (item["event_id"] for item in items))
+    hits = {event_id: scan_secrets(text) for event_id, text in texts.items()}
+    return [{**mask_tree({k: v for k, v in item.items() if k != "text"}),
+             "text": mask_slice(texts[item["event_id"]], item["start_char"], item["end_char"],
+                                hits[item["event_id"]])}
+            for item in items]
+
+
+def mask_previews(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> list[
+        dict[str, Any]]:
+    """An event listing: each preview (the first chars of its event) masked by the secrets
+    of the whole event."""
+    texts = _event_texts(conn, (item["id"] for item in items))
+    return [{**mask_tree({k: v for k, v in item.items() if k != "preview"}),
+             "preview": mask_slice(texts[item["id"]], 0, len(item["preview"]))}
+            for item in items]
+
+
+def holds_secret(text: str) -> bool:
+    """Whether `text` holds a secret-looking value."""
+    return bool(scan_secrets(text))
+
+
+def add_snippets(hits: list[dict[str, Any]], parsed: Query, reveal: bool) -> set[str]:
+    """Snippets for the hits memory_find returns (their `_source` and `_summary` taken out),
+    cut from masked text unless `reveal` (a snippet cut from raw text could hold part of a
+    secret no detector sees once it is cut). Returns the words of the secrets in the hits'
+    texts, for the caller to mask wherever they appear."""
+    words: set[str] = set()
+
+    def shown(text: str) -> str:
+        if reveal:
+            return text
+        masked, found = masked_text(text)
+        words.update(found)
+        return masked
+
+    for hit in hits:
+        source = hit.pop("_source")
+        summary = hit.pop("_summary")
+        if hit["kind"] == "event":
+            hit["snippet"] = snippet(shown(source[0]), parsed, source[1])
+        elif source is not None:
+            fields = [shown(f) for f in source[0]]
+            hit["snippet"] = object_snippet(fields, source[1], parsed, source[2])
+        else:
+            hit["snippet"] = shown(summary)[:SNIPPET_CHARS] or hit["name"]
+    return words
