@@ -4,6 +4,8 @@ take them, read for one object or for a batch of objects at once.
 Invariants:
 - the batched read returns the rows and the order of `objects.records.object_links`: outgoing
   relations by (label, other), then incoming ones likewise, then evidence by event time.
+- a source shows its cited span, read from the event in the same batch (one query for the
+  texts of every event the batch cites, each scanned for secrets once: `quotes.EventQuotes`).
 - a batch is a bounded chunk of ids (the projector's CHUNK), so every `IN (...)` list stays far
   below SQLite's limit on bound parameters.
 """
@@ -15,6 +17,7 @@ import sqlite3
 from typing import Any, NamedTuple
 
 from .paths import object_link
+from .quotes import EventQuotes
 
 
 def one_line(text: str) -> str:
@@ -36,6 +39,7 @@ class Source(NamedTuple):
     event_id: int
     start: int
     end: int
+    quote: str  # the cited span, as `quotes.quote_span` shows it
 
 
 @functools.lru_cache(maxsize=256)  # relation labels are a handful, each shown many times
@@ -54,13 +58,27 @@ def shown_relation(direction: str, label: str, other: str, name: str | None, leg
                     _NOTES[bool(legacy), bool(archived)])
 
 
-def shown_link(link: dict[str, Any]) -> Relation | Source:
-    """One link of `objects.records.object_links` as the templates show it."""
+def shown_link(link: dict[str, Any], quotes: EventQuotes) -> Relation | Source:
+    """One link of `objects.records.object_links` as the templates show it; `quotes` holds
+    the texts of the events the object cites (`cited_event_texts`)."""
     if link["kind"] == "relation":
         return shown_relation(link["direction"], link["label"], link["other"], link["name"],
                               link["legacy"], link["archived"])
-    return Source(occurred_at=link["occurred_at"], event_id=link["event_id"],
-                  start=link["start_char"], end=link["end_char"])
+    event_id, start, end = link["event_id"], link["start_char"], link["end_char"]
+    return Source(occurred_at=link["occurred_at"], event_id=event_id, start=start, end=end,
+                  quote=quotes.quote(event_id, start, end))
+
+
+def cited_event_texts(conn: sqlite3.Connection, object_ids: list[str]) -> EventQuotes:
+    """The texts of every event the objects `object_ids` cite, in one query (a bounded chunk
+    of ids: the IN list holds the object ids, never the events, however many are cited)."""
+    marks = ", ".join("?" * len(object_ids))
+    cur = conn.cursor()
+    cur.row_factory = None
+    return EventQuotes(dict(cur.execute(
+        "SELECT id, text FROM events WHERE id IN"
+        f" (SELECT event_id FROM evidence WHERE object_id IN ({marks}))", object_ids,
+    ).fetchall()))
 
 
 # The same rows and order as `objects.records.object_links`, for many objects at once:
@@ -87,7 +105,7 @@ def read_objects(
     conn: sqlite3.Connection, ids: list[str],
 ) -> tuple[dict[str, sqlite3.Row], dict[str, list[Relation | Source]]]:
     """The rows of the objects `ids` and their links (those of `object_links`, in its order,
-    as the templates show them), in four queries whatever the number of ids (callers pass a
+    as the templates show them), in five queries whatever the number of ids (callers pass a
     chunk: a bounded IN list)."""
     marks = ", ".join("?" * len(ids))
     rows = {row["id"]: row for row in conn.execute(
@@ -101,9 +119,11 @@ def read_objects(
         ).fetchall():
             links.setdefault(owner, []).append(
                 shown_relation(direction, label, other, name, legacy, archived))
+    quotes = cited_event_texts(conn, ids)
     for owner, event_id, start_char, end_char, occurred_at in cur.execute(
         _EVIDENCE_SQL.format(marks=marks), ids,
     ).fetchall():
         links.setdefault(owner, []).append(Source(
-            occurred_at=occurred_at, event_id=event_id, start=start_char, end=end_char))
+            occurred_at=occurred_at, event_id=event_id, start=start_char, end=end_char,
+            quote=quotes.quote(event_id, start_char, end_char)))
     return rows, links

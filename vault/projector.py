@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -56,6 +56,7 @@ from .records import (
     clear_errors_many,
     dirty_marks,
     mark_dirty,
+    mark_objects_citing,
     open_report_paths,
     owners_with_pages,
     record_error,
@@ -231,6 +232,30 @@ def render_vault(
     options.setdefault("core_max_bytes", get("vault.core_file_max_bytes"))
     limit = None if all else get("vault.objects_per_run")
     return project_vault(conn, Path(vault_path), limit=limit, **options)
+
+
+def rerender_objects_citing(
+    conn: sqlite3.Connection,
+    vault_path: Path,
+    event_ids: Sequence[int],
+    *,
+    config: Config | None = None,
+    **options: Any,
+) -> ProjectionResult:
+    """Render again, now, every object file that shows a span of the events `event_ids`: for
+    `memvault forget`, once it has changed their text (its own transaction committed).
+
+    The objects are marked dirty first, in one transaction, so if this run cannot finish (a
+    projection already running raises ProjectionBusy; a failed write is recorded) the next
+    projection still renders them. Then every pending owner is rendered, as `render_vault`
+    with `all=True` does; `options` are passed on to `project_vault`. When no object citing
+    them has a file, nothing shows the spans: no run, and no vault is created.
+    """
+    with write(conn):
+        marked = mark_objects_citing(conn, event_ids, "event")
+    if not marked:
+        return ProjectionResult(remaining=count_pending(conn))
+    return render_vault(conn, vault_path, all=True, config=config, **options)
 
 
 def _default(name: str) -> Any:

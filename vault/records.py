@@ -153,6 +153,25 @@ def mark_dirty(conn: sqlite3.Connection, object_id: str, reason: str) -> None:
     )
 
 
+def mark_objects_citing(conn: sqlite3.Connection, event_ids: Sequence[int],
+                        reason: str = "event") -> list[str]:
+    """Mark dirty every projected object whose sources cite one of `event_ids` (its files show
+    the cited spans); return their ids, sorted. For a change of an event's text (`forget`).
+    An object with no file yet needs no mark: its first rendering reads the text as it is."""
+    marked: set[str] = set()
+    ids = sorted(set(event_ids))
+    for start in range(0, len(ids), 500):  # bounded IN lists
+        part = ids[start:start + 500]
+        marked.update(r[0] for r in conn.execute(
+            f"SELECT DISTINCT v.object_id FROM evidence v JOIN projection p"
+            f" ON p.object_id = v.object_id WHERE v.event_id IN ({placeholders(len(part))})",
+            part,
+        ))
+    for object_id in sorted(marked):
+        mark_dirty(conn, object_id, reason)
+    return sorted(marked)
+
+
 def record_error(
     conn: sqlite3.Connection, owner: str, path: str | None, error: str, now: datetime,
 ) -> None:

@@ -28,7 +28,14 @@ from ..objects.corefiles import read_core_file
 from ..objects.records import ObjectRecord, object_links, resolve_redirect
 from ..store.migrations import CORE_FILES, OBJECT_TYPES
 from ..store.vault_tables import DIRECTORY_KEY
-from .page_links import Relation, Source, one_line, read_objects, shown_link
+from .page_links import (
+    Relation,
+    Source,
+    cited_event_texts,
+    one_line,
+    read_objects,
+    shown_link,
+)
 from .paths import (
     DIRECTORY_PATH,
     link_text,
@@ -260,7 +267,7 @@ class Renderer:
     def render_object(self, obj: ObjectRecord) -> Rendered:
         """An object's main file and its continuation pages."""
         links = (self._links.get(obj.id, []) if obj.id in self._preloaded
-                 else [shown_link(link) for link in object_links(self.conn, obj.id)])
+                 else self._read_links(obj.id))
         n_relations = sum(1 for link in links if type(link) is Relation)
         n_sources = len(links) - n_relations
         chunks = [links[i:i + self.max_links] for i in range(0, len(links), self.max_links)]
@@ -340,6 +347,12 @@ class Renderer:
                 last=page.last,
             )))
         return Rendered(obj.id, obj.version, files, numbers)
+
+    def _read_links(self, object_id: str) -> list[Relation | Source]:
+        """The links of one object not preloaded, as the templates show them."""
+        links = object_links(self.conn, object_id)
+        quotes = cited_event_texts(self.conn, [object_id])
+        return [shown_link(link, quotes) for link in links]
 
     @staticmethod
     def _page_links(chunk: list[Relation | Source]) -> dict[str, Any]:

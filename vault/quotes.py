@@ -1,0 +1,149 @@
+"""The cited span of an event as a source link shows it: one safe Markdown line.
+
+A source of an object cites chars [start, end) of an event. The vault shows that span under
+the link, read from the event when the file is rendered; it is never stored in an object (the
+event keeps the quote).
+
+Invariants:
+- no secret value reaches the vault: the whole event text is scanned (`objects.secrets`), so a
+  secret the span boundary cuts in half, or one recognised only by a cue word outside the span,
+  is still found; every char of the span inside a secret shows as `[secret: kind]`, the form
+  `mask_secrets` gives recall and the vault.
+- at most `QUOTE_MAX_CHARS` visible chars, on one line: whitespace runs fold to one space; a
+  longer span is cut before the limit, never inside a `[secret: kind]` marker, ends with `…`
+  and says how long it was.
+- the line cannot break the file: every Markdown or Obsidian marker char (links, tags, HTML,
+  emphasis, math, comments, entities) is backslash-escaped, and control and bidi chars show as
+  `⟨U+XXXX⟩`. The caller puts it after a fixed prefix (`> “`), so it never starts a line and
+  cannot open a heading, a list or front matter.
+- rendering is a pure function of (event text, start, end): the same store renders the same
+  bytes anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..objects.secrets import SecretHit, scan_secrets
+
+QUOTE_MAX_CHARS = 200
+ELLIPSIS = "…"
+
+# Chars CommonMark or Obsidian give a meaning inline, `\`-escaped (shown as themselves): always
+# these; `=`, `%` and `~` only doubled (==highlight==, %%comment%%, ~~strike~~) and `&` only
+# where it could open an entity, so ordinary prose ("a = b", "50%", "~/notes", "Tom & Jerry")
+# stays as typed.
+_MARKDOWN_CHARS = "\\`*_[]<#|$^"
+_ESCAPE_MARKDOWN = str.maketrans({ch: "\\" + ch for ch in _MARKDOWN_CHARS})
+_DOUBLED = re.compile(r"={2,}|%{2,}|~{2,}|&(?=#|[A-Za-z][A-Za-z0-9]*;)")
+# Controls (C0 but whitespace, which folds; DEL; C1), bidi controls, the BOM, noncharacters and
+# lone surrogates (not encodable as UTF-8): shown by code point, never as themselves.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    "\ufeff\ufffe\uffff\ud800-\udfff]"
+)
+
+
+def _visible(text: str) -> str:
+    return _INVISIBLE.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", text)
+
+
+def escape_markdown(text: str) -> str:
+    """`text` with every Markdown/Obsidian marker backslash-escaped (renders as itself)."""
+    escaped = text.translate(_ESCAPE_MARKDOWN)
+    return _DOUBLED.sub(lambda m: "".join("\\" + ch for ch in m.group()), escaped)
+
+
+def masked_pieces(text: str, start: int, end: int,
+                  hits: Sequence[SecretHit]) -> list[tuple[bool, str]]:
+    """The span [start, end) of `text` as (is_marker, text) pieces: plain text, and a
+    `[secret: kind]` marker for each stretch inside a secret found in the whole `text`."""
+    pieces: list[tuple[bool, str]] = []
+    pos = start
+    for hit in sorted(hits, key=lambda h: (h.start, -h.end)):
+        if hit.end <= pos or hit.start >= end:
+            continue
+        if hit.start > pos:
+            pieces.append((False, text[pos:hit.start]))
+        pieces.append((True, f"[secret: {hit.kind}]"))
+        pos = min(hit.end, end)
+    if pos < end:
+        pieces.append((False, text[pos:end]))
+    return pieces
+
+
+def _folded(pieces: list[tuple[bool, str]]) -> list[tuple[bool, str]]:
+    """Whitespace runs as one space (across pieces too), none at either end; invisibles shown."""
+    out: list[tuple[bool, str]] = []
+    space_before = False  # a space is owed before the next visible char
+    for is_marker, piece in pieces:
+        if is_marker:
+            words = [piece]
+        else:
+            space_before = space_before or piece[:1].isspace()
+            words = _visible(piece).split()
+        if not words:
+            continue
+        joined = " ".join(words)
+        if space_before and out:
+            joined = " " + joined
+        out.append((is_marker, joined))
+        space_before = not is_marker and piece[-1:].isspace()
+    return out
+
+
+def _cut(pieces: list[tuple[bool, str]], limit: int) -> tuple[str, bool]:
+    """The pieces joined, cut to at most `limit` chars (ending in `…`) if longer; a marker
+    is kept whole or left out. Returns (text, was_cut)."""
+    if sum(len(piece) for _, piece in pieces) <= limit:
+        return "".join(piece for _, piece in pieces), False
+    room = limit - len(ELLIPSIS)
+    kept: list[str] = []
+    for is_marker, piece in pieces:
+        if len(piece) > room:
+            if not is_marker:
+                kept.append(piece[:room])
+            break
+        kept.append(piece)
+        room -= len(piece)
+    return "".join(kept).rstrip() + ELLIPSIS, True
+
+
+def quote_span(text: str, start: int, end: int, hits: Sequence[SecretHit],
+               limit: int = QUOTE_MAX_CHARS) -> str:
+    """The span [start, end) of an event's `text` as the vault shows it under a source link:
+    secrets masked, one line, at most `limit` visible chars, Markdown-escaped, in quotes.
+
+    `hits` are `scan_secrets(text)` of the whole text. A span that starts past the text's end
+    (it cannot, in a sound store) is said to be outside it rather than shown empty.
+    """
+    end = min(end, len(text))
+    if start >= end:
+        return "_(this span lies outside the event's text)_"
+    pieces = _folded(masked_pieces(text, start, end, hits))
+    shown, was_cut = _cut(pieces, limit)
+    if not shown:
+        return "_(only whitespace)_"
+    quote = f"“{escape_markdown(shown)}”"
+    return f"{quote} (cut; the span is {end - start:,} chars)" if was_cut else quote
+
+
+class EventQuotes:
+    """The texts of events a batch of pages cites, each scanned for secrets once however many
+    sources cite it. Lives for one read snapshot (an event's text changes only by `forget`,
+    which marks every object citing it for rendering again)."""
+
+    def __init__(self, texts: dict[int, str]) -> None:
+        self._texts = texts
+        self._hits: dict[int, list[SecretHit]] = {}
+
+    def quote(self, event_id: int, start: int, end: int) -> str:
+        """The span of event `event_id` as `quote_span` shows it."""
+        text = self._texts.get(event_id)
+        if text is None:
+            return "_(the event is not in the store)_"
+        hits = self._hits.get(event_id)
+        if hits is None:
+            hits = self._hits[event_id] = scan_secrets(text)
+        return quote_span(text, start, end, hits)
