@@ -22,6 +22,7 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 
@@ -129,21 +130,35 @@ def quote_span(text: str, start: int, end: int, hits: Sequence[SecretHit],
     return f"{quote} (cut; the span is {end - start:,} chars)" if was_cut else quote
 
 
+# The secrets found in each event text, by a digest of the text: an event cited from many
+# chunks of a run (or many runs of a serving process) is scanned once. Only the digest and the
+# hit spans are kept, never the text; a changed text (`forget`) has another digest. Bounded.
+_HITS: dict[bytes, list[SecretHit]] = {}
+_HITS_MAX = 1 << 14
+
+
+def secret_hits(text: str) -> list[SecretHit]:
+    """`scan_secrets(text)`, remembered by a digest of `text`."""
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    hits = _HITS.get(digest)
+    if hits is None:
+        hits = scan_secrets(text)
+        if len(_HITS) >= _HITS_MAX:
+            _HITS.clear()
+        _HITS[digest] = hits
+    return hits
+
+
 class EventQuotes:
-    """The texts of events a batch of pages cites, each scanned for secrets once however many
-    sources cite it. Lives for one read snapshot (an event's text changes only by `forget`,
-    which marks every object citing it for rendering again)."""
+    """The texts of the events a batch of pages cites, read in one query; each text is scanned
+    for secrets once however many sources cite it (`secret_hits`)."""
 
     def __init__(self, texts: dict[int, str]) -> None:
         self._texts = texts
-        self._hits: dict[int, list[SecretHit]] = {}
 
     def quote(self, event_id: int, start: int, end: int) -> str:
         """The span of event `event_id` as `quote_span` shows it."""
         text = self._texts.get(event_id)
         if text is None:
             return "_(the event is not in the store)_"
-        hits = self._hits.get(event_id)
-        if hits is None:
-            hits = self._hits[event_id] = scan_secrets(text)
-        return quote_span(text, start, end, hits)
+        return quote_span(text, start, end, secret_hits(text))
