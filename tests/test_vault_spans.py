@@ -180,13 +180,15 @@ def test_the_batched_render_reads_event_texts_once_a_chunk(mem) -> None:
         for i, event in enumerate(events):
             add_evidence(mem.conn, f"task:t{i:03d}", event, 0, 5, tick(mem))
     seen: list[str] = []
-    mem.conn.set_trace_callback(lambda sql: seen.append(sql) if "FROM events" in sql else None)
+    mem.conn.set_trace_callback(
+        lambda sql: seen.append(sql) if sql.startswith("SELECT id, text FROM events") else None)
     try:
         result = project(mem)
     finally:
         mem.conn.set_trace_callback(None)
     assert result.objects >= n and not result.errors
-    assert len(seen) <= 6, seen  # evidence + texts, twice a chunk of 100: not once an object
+    assert len(seen) == 2, seen  # one read of the cited texts a chunk of 100, not one an object
+    assert "> “event”" in file_text(mem, object_path("task:t000"))
 
 
 # -- forget: the text of an event changes ----------------------------------------------------
@@ -234,3 +236,13 @@ def test_rerendering_events_no_file_shows_creates_no_vault(mem) -> None:
     result = rerender_objects_citing(mem.conn, mem.config.vault_path, [event, 999_999],
                                      config=mem.config)
     assert result.written == [] and not mem.config.vault_path.exists()
+
+
+def test_event_ids_that_are_not_integers_are_refused_before_anything_is_marked(mem) -> None:
+    put_object(mem, "person:tom", "Tom Becker")
+    event = cite(mem, "person:tom", "Tom lives at 12 Elm Street.")
+    project(mem)
+    for bad in (["1"], [1.5], [True], [event, None]):
+        with pytest.raises(ValueError, match="event ids must be integers"):
+            rerender_objects_citing(mem.conn, mem.config.vault_path, bad, config=mem.config)
+    assert mem.conn.execute("SELECT COUNT(*) FROM vault_dirty").fetchone()[0] == 0

@@ -60,7 +60,7 @@ def shown_relation(direction: str, label: str, other: str, name: str | None, leg
 
 def shown_link(link: dict[str, Any], quotes: EventQuotes) -> Relation | Source:
     """One link of `objects.records.object_links` as the templates show it; `quotes` holds
-    the texts of the events the object cites (`cited_event_texts`)."""
+    the texts of the events the object cites (`read_cited_events`)."""
     if link["kind"] == "relation":
         return shown_relation(link["direction"], link["label"], link["other"], link["name"],
                               link["legacy"], link["archived"])
@@ -69,7 +69,7 @@ def shown_link(link: dict[str, Any], quotes: EventQuotes) -> Relation | Source:
                   quote=quotes.quote(event_id, start, end))
 
 
-def cited_event_texts(conn: sqlite3.Connection, object_ids: list[str]) -> EventQuotes:
+def read_cited_events(conn: sqlite3.Connection, object_ids: list[str]) -> EventQuotes:
     """The texts of every event the objects `object_ids` cite, in one query (a bounded chunk
     of ids: the IN list holds the object ids, never the events, however many are cited)."""
     marks = ", ".join("?" * len(object_ids))
@@ -119,7 +119,7 @@ def read_objects(
         ).fetchall():
             links.setdefault(owner, []).append(
                 shown_relation(direction, label, other, name, legacy, archived))
-    quotes = cited_event_texts(conn, ids)
+    quotes = read_cited_events(conn, ids)
     for owner, event_id, start_char, end_char, occurred_at in cur.execute(
         _EVIDENCE_SQL.format(marks=marks), ids,
     ).fetchall():

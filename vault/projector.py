@@ -251,6 +251,9 @@ def rerender_objects_citing(
     with `all=True` does; `options` are passed on to `project_vault`. When no object citing
     them has a file, nothing shows the spans: no run, and no vault is created.
     """
+    bad = [e for e in event_ids if type(e) is not int]  # bool is an int subclass: refused too
+    if bad:
+        raise ValueError(f"event ids must be integers, got {bad[0]!r}")
     with write(conn):
         marked = mark_objects_citing(conn, event_ids, "event")
     if not marked:

@@ -9,6 +9,8 @@ Invariants:
 - a file shows at most `max_links` relations and sources (relations first, as
   `objects/records.py` object_links orders them); the rest go to continuation pages linked from it.
 - every wikilink targets a hash (`[[<hash>|Name]]`), so renames never break links.
+- each source shows the span it cites, read from the event as the file is rendered, never from
+  an object (`page_links.py` reads the texts, `quotes.py` makes the line safe).
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from ..store.vault_tables import DIRECTORY_KEY
 from .page_links import (
     Relation,
     Source,
-    cited_event_texts,
     one_line,
+    read_cited_events,
     read_objects,
     shown_link,
 )
@@ -351,7 +353,7 @@ class Renderer:
     def _read_links(self, object_id: str) -> list[Relation | Source]:
         """The links of one object not preloaded, as the templates show them."""
         links = object_links(self.conn, object_id)
-        quotes = cited_event_texts(self.conn, [object_id])
+        quotes = read_cited_events(self.conn, [object_id])
         return [shown_link(link, quotes) for link in links]
 
     @staticmethod
