@@ -14,9 +14,10 @@ from memvault import NewEvent
 from memvault.objects.records import add_evidence
 from memvault.objects.secrets import scan_secrets
 from memvault.store.connection import write
+from memvault.vault import quotes
 from memvault.vault.paths import object_path, page_path
 from memvault.vault.projector import ProjectionBusy, rerender_objects_citing, vault_lock
-from memvault.vault.quotes import QUOTE_MAX_CHARS, quote_span
+from memvault.vault.quotes import QUOTE_MAX_CHARS, EventQuotes, quote_span, scan_window
 from test_vault_support import broken_links, open_memory, project, put_object, tick
 
 GITHUB_TOKEN = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -139,6 +140,27 @@ def test_any_span_renders_as_one_quote_paragraph_of_at_most_the_limit(text, data
     visible = shown_text(shown)
     body = visible[visible.index("“") + 1:visible.rindex("”")]
     assert len(body) <= QUOTE_MAX_CHARS
+
+
+def test_the_scan_window_never_cuts_a_word() -> None:
+    text = "alpha beta " + "x" * 50 + " gamma delta"
+    lo, hi = scan_window(text, 30, 32, margin=5)
+    assert (lo, hi) == (11, 61)  # the run of x, whole
+    assert scan_window("a b", 0, 1, margin=1_000) == (0, 3)
+
+
+def test_a_span_of_a_long_event_scans_its_surroundings_not_the_whole_event(monkeypatch) -> None:
+    filler = "lorem ipsum dolor sit amet " * 1_000  # 27,000 chars
+    text = filler + f"the CI key {GITHUB_TOKEN} and the wifi password: hunter2xyz. " + filler
+    scanned: list[int] = []
+    real = quotes.scan_secrets
+    monkeypatch.setattr(quotes, "scan_secrets", lambda t: scanned.append(len(t)) or real(t))
+    key_middle = text.index(GITHUB_TOKEN) + 20
+    value = text.index("hunter2xyz")
+    shown = EventQuotes({1: text}).quote(1, key_middle, value + len("hunter2xyz"))
+    assert GITHUB_TOKEN[20:26] not in shown and "hunter2" not in shown
+    assert shown.count("secret: ") == 2
+    assert scanned and max(scanned) < 3 * quotes.SCAN_MARGIN
 
 
 # -- in the vault ---------------------------------------------------------------------------

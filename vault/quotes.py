@@ -5,10 +5,13 @@ the link, read from the event when the file is rendered; it is never stored in a
 event keeps the quote).
 
 Invariants:
-- no secret value reaches the vault: the whole event text is scanned (`objects.secrets`), so a
-  secret the span boundary cuts in half, or one recognised only by a cue word outside the span,
-  is still found; every char of the span inside a secret shows as `[secret: kind]`, the form
-  `mask_secrets` gives recall and the vault.
+- no secret value reaches the vault: the event text around the span is scanned
+  (`objects.secrets`), so a secret the span boundary cuts in half, or one recognised only by a
+  cue word outside the span, is still found; every char of the span inside a secret shows as
+  `[secret: kind]`, the form `mask_secrets` gives recall and the vault. "Around" is the span,
+  `SCAN_MARGIN` chars either side, and its edges moved out to whitespace (`scan_window`): the
+  detectors recognise a value by its own chars and a few dozen around it (a cue word, a card
+  word), and no value is cut by the window. A short event is scanned whole.
 - at most `QUOTE_MAX_CHARS` visible chars, on one line: whitespace runs fold to one space; a
   longer span is cut before the limit, never inside a `[secret: kind]` marker, ends with `…`
   and says how long it was.
@@ -116,8 +119,9 @@ def quote_span(text: str, start: int, end: int, hits: Sequence[SecretHit],
     """The span [start, end) of an event's `text` as the vault shows it under a source link:
     secrets masked, one line, at most `limit` visible chars, Markdown-escaped, in quotes.
 
-    `hits` are `scan_secrets(text)` of the whole text. A span that starts past the text's end
-    (it cannot, in a sound store) is said to be outside it rather than shown empty.
+    `hits` are the secrets found around the span (`span_secrets`), at their places in `text`.
+    A span that starts past the text's end (it cannot, in a sound store) is said to be outside
+    it rather than shown empty.
     """
     end = min(end, len(text))
     if start >= end:
@@ -130,7 +134,23 @@ def quote_span(text: str, start: int, end: int, hits: Sequence[SecretHit],
     return f"{quote} (cut; the span is {end - start:,} chars)" if was_cut else quote
 
 
-# The secrets found in each event text, by a digest of the text: an event cited from many
+# Scanning costs ~2-3 µs a char: a span in a long event (tool output, up to 32,000 chars) scans
+# its surroundings, not the whole event.
+SCAN_MARGIN = 1_024
+
+
+def scan_window(text: str, start: int, end: int, margin: int = SCAN_MARGIN) -> tuple[int, int]:
+    """The stretch of `text` scanned for the secrets of span [start, end): `margin` chars
+    either side, each edge moved out to whitespace (or the text's end) so no value is cut."""
+    lo, hi = max(0, start - margin), min(len(text), end + margin)
+    while lo > 0 and not text[lo - 1].isspace():
+        lo -= 1
+    while hi < len(text) and not text[hi].isspace():
+        hi += 1
+    return lo, hi
+
+
+# The secrets found in each scanned text, by a digest of the text: an event cited from many
 # chunks of a run (or many runs of a serving process) is scanned once. Only the digest and the
 # hit spans are kept, never the text; a changed text (`forget`) has another digest. Bounded.
 _HITS: dict[bytes, list[SecretHit]] = {}
@@ -149,9 +169,17 @@ def secret_hits(text: str) -> list[SecretHit]:
     return hits
 
 
+def span_secrets(text: str, start: int, end: int) -> list[SecretHit]:
+    """The secrets that may touch span [start, end) of `text`, at their places in `text`."""
+    lo, hi = scan_window(text, start, end)
+    if lo == 0 and hi == len(text):
+        return secret_hits(text)
+    return [SecretHit(h.kind, h.start + lo, h.end + lo) for h in secret_hits(text[lo:hi])]
+
+
 class EventQuotes:
-    """The texts of the events a batch of pages cites, read in one query; each text is scanned
-    for secrets once however many sources cite it (`secret_hits`)."""
+    """The texts of the events a batch of pages cites, read in one query; each stretch of
+    text is scanned for secrets once however many sources cite it (`secret_hits`)."""
 
     def __init__(self, texts: dict[int, str]) -> None:
         self._texts = texts
@@ -161,4 +189,4 @@ class EventQuotes:
         text = self._texts.get(event_id)
         if text is None:
             return "_(the event is not in the store)_"
-        return quote_span(text, start, end, secret_hits(text))
+        return quote_span(text, start, end, span_secrets(text, start, end))
