@@ -163,6 +163,32 @@ def test_a_span_of_a_long_event_scans_its_surroundings_not_the_whole_event(monke
     assert scanned and max(scanned) < 3 * quotes.SCAN_MARGIN
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab  \n\t[#*_<&=%~|你\u202e")), min_size=1,
+               max_size=1_500), st.data())
+def test_reading_a_prefix_of_a_long_span_shows_what_the_whole_span_would(text, data) -> None:
+    start = data.draw(st.integers(0, len(text) - 1))
+    end = data.draw(st.integers(start + 1, len(text)))
+    probe = data.draw(st.integers(1, 400))
+    assert EventQuotes({1: text}, probe).quote(1, start, end) == quote(text, start, end)
+
+
+def test_a_prefix_just_short_of_or_past_the_limit_shows_what_the_whole_span_would() -> None:
+    for text in ("word " * 100, "你好 " * 150, "a" * 199 + " " * 50 + "b" * 10):
+        for probe in range(150, 260):
+            assert EventQuotes({1: text}, probe).quote(1, 0, len(text)) == quote(text), probe
+
+
+def test_a_whole_span_of_a_long_event_scans_only_what_it_shows(monkeypatch) -> None:
+    text = ("lorem ipsum dolor sit amet " * 1_200)[:32_000]
+    scanned: list[int] = []
+    real = quotes.scan_secrets
+    monkeypatch.setattr(quotes, "scan_secrets", lambda t: scanned.append(len(t)) or real(t))
+    shown = EventQuotes({1: text}).quote(1, 0, len(text))
+    assert shown.endswith("(cut; the span is 32,000 chars)")
+    assert sum(scanned) < 2_000
+
+
 # -- in the vault ---------------------------------------------------------------------------
 def test_each_source_link_shows_its_span_under_it(mem) -> None:
     put_object(mem, "person:tom", "Tom Becker")

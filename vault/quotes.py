@@ -11,7 +11,8 @@ Invariants:
   `[secret: kind]`, the form `mask_secrets` gives recall and the vault. "Around" is the span,
   `SCAN_MARGIN` chars either side, and its edges moved out to whitespace (`scan_window`): the
   detectors recognise a value by its own chars and a few dozen around it (a cue word, a card
-  word), and no value is cut by the window. A short event is scanned whole.
+  word), and no value is cut by the window. Of a long span, only the prefix that can be shown
+  is looked at (`EventQuotes.quote`).
 - at most `QUOTE_MAX_CHARS` visible chars, on one line: whitespace runs fold to one space; a
   longer span is cut before the limit, never inside a `[secret: kind]` marker, ends with `…`
   and says how long it was.
@@ -126,17 +127,24 @@ def quote_span(text: str, start: int, end: int, hits: Sequence[SecretHit],
     end = min(end, len(text))
     if start >= end:
         return "_(this span lies outside the event's text)_"
-    pieces = _folded(masked_pieces(text, start, end, hits))
-    shown, was_cut = _cut(pieces, limit)
+    shown, was_cut = _cut(_folded(masked_pieces(text, start, end, hits)), limit)
+    return _quote_line(shown, was_cut, end - start)
+
+
+def _quote_line(shown: str, was_cut: bool, span_chars: int) -> str:
     if not shown:
         return "_(only whitespace)_"
     quote = f"“{escape_markdown(shown)}”"
-    return f"{quote} (cut; the span is {end - start:,} chars)" if was_cut else quote
+    return f"{quote} (cut; the span is {span_chars:,} chars)" if was_cut else quote
 
 
 # Scanning costs ~2-3 µs a char: a span in a long event (tool output, up to 32,000 chars) scans
-# its surroundings, not the whole event.
-SCAN_MARGIN = 1_024
+# its surroundings, not the whole event. The detectors look at most ~40 chars past a value (a
+# cue word, a card word): the margin leaves room to spare.
+SCAN_MARGIN = 256
+# Original chars of a span read first: enough for QUOTE_MAX_CHARS shown unless whitespace or
+# masked secrets take up most of them, in which case the prefix read doubles.
+PROBE_CHARS = 4 * QUOTE_MAX_CHARS
 
 
 def scan_window(text: str, start: int, end: int, margin: int = SCAN_MARGIN) -> tuple[int, int]:
@@ -181,12 +189,26 @@ class EventQuotes:
     """The texts of the events a batch of pages cites, read in one query; each stretch of
     text is scanned for secrets once however many sources cite it (`secret_hits`)."""
 
-    def __init__(self, texts: dict[int, str]) -> None:
+    def __init__(self, texts: dict[int, str], probe: int = PROBE_CHARS) -> None:
         self._texts = texts
+        self._probe = probe
 
     def quote(self, event_id: int, start: int, end: int) -> str:
-        """The span of event `event_id` as `quote_span` shows it."""
+        """The span of event `event_id` as `quote_span` shows it.
+
+        Only what can be shown is scanned: a prefix of the span that already folds to more
+        than QUOTE_MAX_CHARS is cut exactly where the whole span would be (folding, masking
+        and cutting never look ahead), so a long span of a long event costs a short scan.
+        """
         text = self._texts.get(event_id)
         if text is None:
             return "_(the event is not in the store)_"
+        end = min(end, len(text))
+        stop = start + self._probe
+        while stop < end:
+            hits = span_secrets(text, start, stop)
+            pieces = _folded(masked_pieces(text, start, stop, hits))
+            if sum(len(piece) for _, piece in pieces) > QUOTE_MAX_CHARS:
+                return _quote_line(_cut(pieces, QUOTE_MAX_CHARS)[0], True, end - start)
+            stop = start + 2 * (stop - start)
         return quote_span(text, start, end, span_secrets(text, start, end))
