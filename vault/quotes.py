@@ -191,7 +191,7 @@ class EventQuotes:
 
     def __init__(self, texts: dict[int, str], probe: int = PROBE_CHARS) -> None:
         self._texts = texts
-        self._probe = probe
+        self._probe = max(1, probe)  # a prefix of 0 chars would never grow
 
     def quote(self, event_id: int, start: int, end: int) -> str:
         """The span of event `event_id` as `quote_span` shows it.
