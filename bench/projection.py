@@ -11,7 +11,9 @@ then times, on the same data:
   3. a second run with nothing changed,
   4. a run after one object changed,
   5. a plain loop that renders the same templates and writes every file (no checks, no
-     temp files, no fsync, no bookkeeping): the floor for "write everything".
+     temp files, no fsync, no bookkeeping): the floor for "write everything",
+  6. the renderer alone, reading in chunks as the projector does and writing nothing: what
+     rendering costs (each source's quoted span included) without the disk's noise.
 The disk is synced before each timed run, so one run's writeback does not land on the next.
 Targets: run 1 renders >= 3,000 objects/s (issue 17); run 3 writes 0 files and takes under 5%
 of run 1. Exit status 1 if the second is missed (the first depends on the machine's disk, so
@@ -38,7 +40,7 @@ from memvault.objects.records import ObjectRecord, add_evidence, add_relation, s
 from memvault.store.connection import open_db, write
 from memvault.store.migrations import RELATION_LABELS
 from memvault.vault.paths import to_disk
-from memvault.vault.projector import render_vault
+from memvault.vault.projector import CHUNK, render_vault
 from memvault.vault.render import Renderer
 
 TYPES = ("person", "task", "todo", "schedule", "knowledge", "project")
@@ -110,6 +112,27 @@ def plain_loop(db: Path, out: Path) -> int:
         conn.close()
 
 
+def render_only(db: Path) -> int:
+    """Render every object as the projector reads them (chunks of CHUNK), write nothing."""
+    conn = open_db(db)
+    try:
+        renderer = Renderer(conn)
+        ids = [r[0] for r in conn.execute("SELECT id FROM objects ORDER BY updated_at, id")]
+        count = 0
+        for start in range(0, len(ids), CHUNK):
+            chunk = ids[start:start + CHUNK]
+            conn.execute("BEGIN")  # one read snapshot a chunk, as the projector reads
+            renderer.preload(chunk)
+            for oid in chunk:
+                rendered = renderer.render_owner(oid)
+                count += len(rendered.files) if rendered else 0
+            renderer.preload([])
+            conn.execute("COMMIT")
+        return count
+    finally:
+        conn.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--objects", type=int, default=10_000)
@@ -145,6 +168,8 @@ def main() -> int:
         rows.append(timed("projector: one object changed", lambda: run(conn, vault)))
         rows.append(timed("plain loop: render + write all", lambda: plain_loop(
             home / "memory.db", root / "plain")))
+        rows.append(timed("renderer alone: no writes", lambda: render_only(
+            home / "memory.db")))
         conn.close()
         conn2.close()
 

@@ -54,7 +54,7 @@ def test_project_vault_fails_loudly_and_records_the_failure(home, monkeypatch) -
         raise OSError(30, "Read-only file system")
 
     monkeypatch.setattr(vault_files_module, "atomic_write", broken)
-    monkeypatch.setattr("memvault.vault.projector.atomic_write", broken)
+    monkeypatch.setattr("memvault.vault.file_writes.atomic_write", broken)
     monkeypatch.setattr("memvault.vault.core_sync.atomic_write", broken)
     result = run(home, "project-vault", "--quiet")
     assert result.exit_code == 1

@@ -13,7 +13,13 @@ The engine never imports this package; this package imports the engine.
 from __future__ import annotations
 
 from .paths import object_hash, object_path
-from .projector import ProjectionBusy, ProjectionResult, project_vault, render_vault
+from .projector import (
+    ProjectionBusy,
+    ProjectionResult,
+    project_vault,
+    render_vault,
+    rerender_objects_citing,
+)
 from .render import Renderer
 from .watcher import VaultWatcher, WatchOutcome
 
@@ -27,4 +33,5 @@ __all__ = [
     "object_path",
     "project_vault",
     "render_vault",
+    "rerender_objects_citing",
 ]

@@ -45,22 +45,17 @@ from ..base.clock import iso
 from ..base.config import Config
 from ..store.connection import get_state, set_state, write
 from ..store.migrations import CORE_FILES
-from ..store.vault_tables import DIRECTORY_KEY, PENDING_SQL
+from ..store.vault_tables import DIRECTORY_KEY, PENDING_SQL, mark_citers_dirty
 from .core_sync import sync_core_file
+from .file_writes import OwnerJob, write_failure, write_owner_files
 from .files import (
     ProjectionBusy,  # noqa: F401 - callers import it from here, where it is raised
-    UnsafeFile,
-    atomic_write,
-    checked_file,
     ensure_folder,
-    keep_conflict,
-    keep_link_aside,
     read_file,
     sha256,
     vault_file,
     vault_lock,
 )
-from .paths import relative
 from .records import (
     clear_dirty_many,
     clear_errors,
@@ -75,7 +70,7 @@ from .records import (
     recorded_files_many,
     resolve_reports,
 )
-from .render import Rendered, Renderer
+from .render import Renderer
 
 CHUNK = 100  # owners rendered per read snapshot / recorded per write transaction
 MISSING_CHECK = 200  # projected files a batch run checks for existence (one lstat each)
@@ -106,22 +101,6 @@ class ProjectionResult:
             "removed": len(self.removed), "conflicts": len(self.conflicts),
             "errors": len(self.errors), "remaining": self.remaining,
         }
-
-
-@dataclass
-class _Job:
-    """One owner in flight: what was rendered and what the store said when it was."""
-
-    owner: str
-    mark: int | None
-    recorded: dict[str, str]
-    rendered: Rendered | None = None
-    error: str | None = None
-    error_path: str | None = None
-    written: list[str] = field(default_factory=list)
-    conflicts: dict[str, str] = field(default_factory=dict)
-    removed: list[str] = field(default_factory=list)
-    unchanged: int = 0
 
 
 @contextmanager
@@ -199,7 +178,7 @@ def project_vault(
             jobs = _render_chunk(conn, renderer, owners[start:start + CHUNK])
             for job in jobs:
                 if job.error is None:
-                    _write_job(vault, job, durable)
+                    write_owner_files(vault, job, durable)
             _record_chunk(conn, jobs, now)  # only once the chunk's files are on disk
             for job in jobs:
                 _tally(result, job)
@@ -235,6 +214,33 @@ def render_vault(
     return project_vault(conn, Path(vault_path), limit=limit, **options)
 
 
+def rerender_objects_citing(
+    conn: sqlite3.Connection,
+    vault_path: Path,
+    event_ids: Sequence[int],
+    *,
+    config: Config | None = None,
+    **options: Any,
+) -> ProjectionResult:
+    """Render again, now, every object file that shows a span of the events `event_ids`: for
+    `memvault forget`, once it has changed their text (its own transaction committed).
+
+    The objects are marked dirty first, in one transaction, so if this run cannot finish (a
+    projection already running raises ProjectionBusy; a failed write is recorded) the next
+    projection still renders them. Then every pending owner is rendered, as `render_vault`
+    with `all=True` does; `options` are passed on to `project_vault`. When no object citing
+    them has a file, nothing shows the spans: no run, and no vault is created.
+    """
+    bad = [e for e in event_ids if type(e) is not int]  # bool is an int subclass: refused too
+    if bad:
+        raise ValueError(f"event ids must be integers, got {bad[0]!r}")
+    with write(conn):
+        marked = mark_citers_dirty(conn, list(event_ids))
+    if not marked:
+        return ProjectionResult(remaining=count_pending(conn))
+    return render_vault(conn, vault_path, all=True, config=config, **options)
+
+
 def _default(name: str) -> Any:
     from ..base.config import SETTINGS
 
@@ -248,7 +254,7 @@ def _sync_core(
     try:
         outcome = sync_core_file(conn, vault, name, max_bytes, now)
     except OSError as exc:
-        error = _failure(exc)
+        error = write_failure(exc)
         with write(conn):
             record_error(conn, name, name, error, now)
         result.errors.append({"object_id": name, "path": name, "error": error})
@@ -269,11 +275,6 @@ def _forget_vanished(conn: sqlite3.Connection) -> None:
             " WHERE o.id = vault_dirty.object_id) AND NOT EXISTS (SELECT 1 FROM projection p"
             " WHERE p.object_id = vault_dirty.object_id)"
         )
-
-
-def _failure(exc: OSError) -> str:
-    """The recorded error of a failed or refused write."""
-    return f"refused: {exc}" if isinstance(exc, UnsafeFile) else f"write failed: {exc}"
 
 
 _PROJECTED_FILES = (
@@ -313,7 +314,9 @@ def _mark_missing(conn: sqlite3.Connection, vault: Path, bound: int | None) -> N
             set_state(conn, CHECK_CURSOR, cursor)
 
 
-def _render_chunk(conn: sqlite3.Connection, renderer: Renderer, owners: list[str]) -> list[_Job]:
+def _render_chunk(
+    conn: sqlite3.Connection, renderer: Renderer, owners: list[str],
+) -> list[OwnerJob]:
     """Render a chunk of owners in one read snapshot; the reads are batched for the chunk
     (a handful of queries, not ~11 an owner), the rendering stays one owner at a time so a
     failure is recorded against its owner only."""
@@ -324,7 +327,7 @@ def _render_chunk(conn: sqlite3.Connection, renderer: Renderer, owners: list[str
         renderer.preload(owners)
         try:
             for owner in owners:
-                job = _Job(owner, marks.get(owner), recorded[owner])
+                job = OwnerJob(owner, marks.get(owner), recorded[owner])
                 try:
                     job.rendered = renderer.render_owner(owner)
                 except Exception as exc:  # recorded, shown by status, retried
@@ -335,76 +338,9 @@ def _render_chunk(conn: sqlite3.Connection, renderer: Renderer, owners: list[str
     return jobs
 
 
-def put_file(
-    vault: Path, rel_path: str, data: bytes, last_written: str | None, durable: bool = True,
-) -> tuple[bool, str | None]:
-    """Write one vault file safely; return (written, conflict copy path or None).
-
-    Not rewritten when its bytes are already `data`. Bytes that are not what the projector
-    last wrote (`last_written`, a sha256) are kept as a conflict copy first.
-    """
-    path = checked_file(os.fspath(vault), rel_path, create=True)  # a str; refuses linked folders
-    try:
-        disk = read_file(path)
-    except UnsafeFile as exc:
-        if exc.kind != "symlink":
-            raise  # a FIFO or device: refused, recorded, left alone
-        conflict = relative(vault, keep_link_aside(Path(path)))  # the link, not its target
-        atomic_write(path, data, durable=durable)
-        return True, conflict
-    if disk == data:
-        return False, None
-    conflict = (relative(vault, keep_conflict(Path(path), disk))
-                if disk is not None and sha256(disk) != last_written else None)
-    # read_file just found a regular file or nothing there (O_NOFOLLOW): no second lstat.
-    atomic_write(path, data, durable=durable, target_checked=True)
-    return True, conflict
-
-
-def _write_job(vault: Path, job: _Job, durable: bool) -> None:
-    assert job.rendered is not None
-    try:
-        for rel_path, data in job.rendered.files.items():
-            job.error_path = rel_path
-            written, conflict = put_file(vault, rel_path, data, job.recorded.get(rel_path),
-                                         durable)
-            if written:
-                job.written.append(rel_path)
-            else:
-                job.unchanged += 1
-            if conflict:
-                job.conflicts[rel_path] = conflict
-        for rel_path, last in job.recorded.items():
-            if rel_path in job.rendered.files:
-                continue
-            job.error_path = rel_path
-            path = vault_file(vault, rel_path)
-            try:
-                disk = read_file(path)
-            except UnsafeFile as exc:
-                if exc.kind != "symlink":
-                    raise
-                target = keep_link_aside(path)  # a stale page that became a link: kept aside
-                job.conflicts[rel_path] = relative(vault, target) or str(target)
-                job.removed.append(rel_path)
-                continue
-            if disk is None:
-                continue
-            if sha256(disk) == last:
-                path.unlink()
-            else:  # a hand-edited page that is no longer needed: keep the edit, not the page
-                target = keep_conflict(path, disk)
-                path.unlink()
-                job.conflicts[rel_path] = relative(vault, target) or str(target)
-            job.removed.append(rel_path)
-        job.error_path = None
-    except OSError as exc:
-        job.error = _failure(exc)
-
-
-def _record_chunk(conn: sqlite3.Connection, jobs: list[_Job], now: datetime) -> None:
+def _record_chunk(conn: sqlite3.Connection, jobs: list[OwnerJob], now: datetime) -> None:
     """Record a chunk's outcome in one write transaction, in a few batched statements."""
-    done: list[_Job] = []
+    done: list[OwnerJob] = []
     with write(conn):
         for job in jobs:
             for rel_path, conflict in job.conflicts.items():
@@ -438,7 +374,7 @@ def _record_chunk(conn: sqlite3.Connection, jobs: list[_Job], now: datetime) -> 
         clear_dirty_many(conn, [(job.owner, job.mark) for job in done if job.mark is not None])
 
 
-def _tally(result: ProjectionResult, job: _Job, is_object: bool = True) -> None:
+def _tally(result: ProjectionResult, job: OwnerJob, is_object: bool = True) -> None:
     result.objects += is_object
     result.written.extend(job.written)
     result.unchanged += job.unchanged
@@ -464,13 +400,13 @@ def _project_directory(
             disk = None
         if disk is not None and sha256(disk) == row["sha256"]:
             return
-    job = _Job(DIRECTORY_KEY, None, {row["path"]: row["sha256"]} if row else {})
+    job = OwnerJob(DIRECTORY_KEY, None, {row["path"]: row["sha256"]} if row else {})
     try:
         with _snapshot(conn):
             job.rendered = renderer.render_directory()
     except Exception as exc:  # recorded, shown by status, retried
         job.error = f"render failed: {type(exc).__name__}: {exc}"
     if job.error is None:
-        _write_job(vault, job, durable)
+        write_owner_files(vault, job, durable)
     _record_chunk(conn, [job], now)
     _tally(result, job, is_object=False)

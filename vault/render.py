@@ -9,6 +9,8 @@ Invariants:
 - a file shows at most `max_links` relations and sources (relations first, as
   `objects/records.py` object_links orders them); the rest go to continuation pages linked from it.
 - every wikilink targets a hash (`[[<hash>|Name]]`), so renames never break links.
+- each source shows the span it cites, read from the event as the file is rendered, never from
+  an object (`page_links.py` reads the texts, `quotes.py` makes the line safe).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import jinja2
 
@@ -28,6 +30,14 @@ from ..objects.corefiles import read_core_file
 from ..objects.records import ObjectRecord, object_links, resolve_redirect
 from ..store.migrations import CORE_FILES, OBJECT_TYPES
 from ..store.vault_tables import DIRECTORY_KEY
+from .page_links import (
+    Relation,
+    Source,
+    one_line,
+    read_cited_events,
+    read_objects,
+    shown_link,
+)
 from .paths import (
     DIRECTORY_PATH,
     link_text,
@@ -153,11 +163,6 @@ def obsidian_datetime(stamp: str) -> datetime | str:
     return when.replace(tzinfo=None, microsecond=0)
 
 
-def one_line(text: str) -> str:
-    """Whitespace runs (newlines included) collapsed to single spaces."""
-    return " ".join(text.split())
-
-
 def _render(template: jinja2.Template, variables: dict[str, Any]) -> str:
     """`template.render(**variables)` in a shared context: `variables` as they are, not copied
     with the environment's globals (a ChainMap) for every file. The templates use no globals."""
@@ -183,47 +188,6 @@ class _Page:
     first: int
     last: int
     link: str
-
-
-# Relations and sources are tuples: the templates unpack them in the `for` (`{% for direction,
-# label, link, note in relations %}`), a plain Python unpacking, not four jinja2 getattr calls.
-class _Relation(NamedTuple):
-    direction: str
-    label: str
-    link: str
-    note: str
-
-
-class _Source(NamedTuple):
-    occurred_at: str
-    event_id: int
-    start: int
-    end: int
-
-
-@functools.lru_cache(maxsize=256)  # relation labels are a handful, each shown many times
-def _label(label: str) -> str:
-    return one_line(label)
-
-
-_NOTES = {(False, False): "", (True, False): " (legacy)", (False, True): " (archived)",
-          (True, True): " (legacy, archived)"}
-
-
-def _relation(direction: str, label: str, other: str, name: str | None, legacy: int,
-              archived: int) -> _Relation:
-    """A relation as the templates show it."""
-    return _Relation(direction, _label(label), object_link(other, name),
-                     _NOTES[bool(legacy), bool(archived)])
-
-
-def _shown(link: dict[str, Any]) -> _Relation | _Source:
-    """One link of `objects.records.object_links` as the templates show it."""
-    if link["kind"] == "relation":
-        return _relation(link["direction"], link["label"], link["other"], link["name"],
-                         link["legacy"], link["archived"])
-    return _Source(occurred_at=link["occurred_at"], event_id=link["event_id"],
-                   start=link["start_char"], end=link["end_char"])
 
 
 @dataclass
@@ -258,7 +222,7 @@ class Renderer:
         # read snapshot; an owner not in `_preloaded` is read on its own.
         self._preloaded: set[str] = set()
         self._rows: dict[str, sqlite3.Row] = {}
-        self._links: dict[str, list[_Relation | _Source]] = {}
+        self._links: dict[str, list[Relation | Source]] = {}
 
     def preload(self, owners: list[str]) -> None:
         """Read the object rows and links of `owners` in a few queries, for the next
@@ -272,7 +236,7 @@ class Renderer:
         if not ids:
             return
         try:
-            rows, links = _read_objects(self.conn, ids)
+            rows, links = read_objects(self.conn, ids)
         except sqlite3.Error:
             return
         self._preloaded, self._rows, self._links = set(ids), rows, links
@@ -305,8 +269,8 @@ class Renderer:
     def render_object(self, obj: ObjectRecord) -> Rendered:
         """An object's main file and its continuation pages."""
         links = (self._links.get(obj.id, []) if obj.id in self._preloaded
-                 else [_shown(link) for link in object_links(self.conn, obj.id)])
-        n_relations = sum(1 for link in links if type(link) is _Relation)
+                 else self._read_links(obj.id))
+        n_relations = sum(1 for link in links if type(link) is Relation)
         n_sources = len(links) - n_relations
         chunks = [links[i:i + self.max_links] for i in range(0, len(links), self.max_links)]
         chunks = chunks or [[]]
@@ -386,10 +350,16 @@ class Renderer:
             )))
         return Rendered(obj.id, obj.version, files, numbers)
 
+    def _read_links(self, object_id: str) -> list[Relation | Source]:
+        """The links of one object not preloaded, as the templates show them."""
+        links = object_links(self.conn, object_id)
+        quotes = read_cited_events(self.conn, [object_id])
+        return [shown_link(link, quotes) for link in links]
+
     @staticmethod
-    def _page_links(chunk: list[_Relation | _Source]) -> dict[str, Any]:
-        return {"relations": [link for link in chunk if type(link) is _Relation],
-                "sources": [link for link in chunk if type(link) is _Source]}
+    def _page_links(chunk: list[Relation | Source]) -> dict[str, Any]:
+        return {"relations": [link for link in chunk if type(link) is Relation],
+                "sources": [link for link in chunk if type(link) is Source]}
 
     def render_tombstone(self, object_id: str) -> Rendered:
         """The file of an object that is gone from the store: it says so."""
@@ -452,49 +422,3 @@ class Renderer:
             })
         text = self._directory.render(groups=groups, total=len(rows), pending=pending)
         return Rendered(DIRECTORY_KEY, 0, {DIRECTORY_PATH: _finish(text)})
-
-
-# The same rows and order as `objects.records.object_links`, for many objects at once:
-# outgoing relations by (label, other), then incoming ones likewise, then evidence. Two
-# relation queries rather than one UNION: each reads its index in order, no shared sort.
-_OUT_SQL = (
-    "SELECT r.src_id, r.label, r.dst_id, o.name, r.legacy, r.archived FROM relations r"
-    " LEFT JOIN objects o ON o.id = r.dst_id WHERE r.src_id IN ({marks})"
-    " ORDER BY r.src_id, r.label, r.dst_id"
-)
-_IN_SQL = (
-    "SELECT r.dst_id, r.label, r.src_id, o.name, r.legacy, r.archived FROM relations r"
-    " LEFT JOIN objects o ON o.id = r.src_id WHERE r.dst_id IN ({marks})"
-    " ORDER BY r.dst_id, r.label, r.src_id"
-)
-_EVIDENCE_SQL = (
-    "SELECT v.object_id, v.event_id, v.start_char, v.end_char, e.occurred_at FROM evidence v"
-    " JOIN events e ON e.id = v.event_id WHERE v.object_id IN ({marks})"
-    " ORDER BY v.object_id, e.occurred_us, v.event_id, v.start_char"
-)
-
-
-def _read_objects(
-    conn: sqlite3.Connection, ids: list[str],
-) -> tuple[dict[str, sqlite3.Row], dict[str, list[_Relation | _Source]]]:
-    """The rows of the objects `ids` and their links (those of `object_links`, in its order,
-    as the templates show them), in four queries whatever the number of ids (callers pass a
-    chunk: a bounded IN list)."""
-    marks = ", ".join("?" * len(ids))
-    rows = {row["id"]: row for row in conn.execute(
-        f"SELECT * FROM objects WHERE id IN ({marks})", ids).fetchall()}
-    links: dict[str, list[_Relation | _Source]] = {}
-    cur = conn.cursor()
-    cur.row_factory = None  # plain tuples: the dicts are built here
-    for direction, sql in (("out", _OUT_SQL), ("in", _IN_SQL)):
-        for owner, label, other, name, legacy, archived in cur.execute(
-            sql.format(marks=marks), ids,
-        ).fetchall():
-            links.setdefault(owner, []).append(
-                _relation(direction, label, other, name, legacy, archived))
-    for owner, event_id, start_char, end_char, occurred_at in cur.execute(
-        _EVIDENCE_SQL.format(marks=marks), ids,
-    ).fetchall():
-        links.setdefault(owner, []).append(_Source(
-            occurred_at=occurred_at, event_id=event_id, start=start_char, end=end_char))
-    return rows, links

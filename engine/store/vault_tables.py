@@ -184,9 +184,11 @@ def forget_in_vault_tables(conn: sqlite3.Connection, forgetting: Forgetting) -> 
 
 
 def mark_citers_dirty(conn: sqlite3.Connection, event_ids: list[int]) -> int:
-    """Mark every object citing one of `event_ids` for re-rendering (its file may quote the
-    event); inside the caller's write transaction. Returns how many objects were marked."""
-    source = ("SELECT DISTINCT object_id, 1, 'evidence' FROM evidence"
-              " WHERE event_id IN (SELECT value FROM json_each(?))")
+    """Mark every projected object citing one of `event_ids` for re-rendering (its files quote
+    the event); inside the caller's write transaction. Returns how many objects were marked.
+    An object with no file yet needs no mark: its first rendering reads the text as it is."""
+    source = ("SELECT DISTINCT v.object_id, 1, 'evidence' FROM evidence v"
+              " JOIN projection p ON p.object_id = v.object_id"
+              " WHERE v.event_id IN (SELECT value FROM json_each(?))")
     cur = conn.execute(_MARK.format(source=source), (json.dumps(event_ids),))
     return cur.rowcount
