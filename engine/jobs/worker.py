@@ -44,6 +44,7 @@ from ..store.jobs import (
 from ..store.leases import drop_lease, lease_taken, process_holder, release_lease, take_lease
 from ..store.ledger import CallRecord, insert_call
 from ..store.recall_index import index_lag
+from .chain import waits_for
 from .scheduler import Scheduler, pause_automatic
 
 BUSY_KEY = "agent.busy_until"
@@ -161,16 +162,38 @@ class Worker:
         with write(conn):
             if lease_taken(conn, self.holder, now):
                 return None
-            for job in rotation(conn, now):
-                batch = self._claim(job, now)
-                if batch is not None:
-                    take_lease(conn, self.holder, now, self.lease_s)
-                    break
-            else:
+            claimed = self._first_claim(now)
+            if claimed is None:
                 drop_lease(conn, self.holder)  # none of ours should be left; make sure
                 return ()
+            take_lease(conn, self.holder, now, self.lease_s)
         self._holding = True
-        return job, batch
+        return claimed
+
+    def _first_claim(self, now: datetime) -> tuple[Job, Batch] | None:
+        """Walk the rotation and claim the first job with work (inside the caller's
+        transaction). A job waiting for its predecessor (jobs/chain.py) is passed over, and
+        tried again when the predecessor finished during this same walk: rotation puts a
+        never-claimed job first, so the organize job is passed before its compaction ends."""
+        conn = self.mem.conn
+        waiting: list[Job] = []
+        for job in rotation(conn, now):
+            if waits_for(conn, job) is not None:
+                waiting.append(job)
+                continue
+            batch = self._claim(job, now)
+            if batch is not None:
+                return job, batch
+        while waiting:
+            ready = [job for job in waiting if waits_for(conn, job) is None]
+            if not ready:
+                return None
+            waiting = [job for job in waiting if job not in ready]
+            for job in ready:
+                batch = self._claim(job, now)
+                if batch is not None:
+                    return job, batch
+        return None
 
     def _claim(self, job: Job, now: datetime) -> Batch | None:
         """Claim the job's next batch inside the caller's transaction (None: no work left)."""
