@@ -49,6 +49,12 @@ def raw_compaction(
     return create_job(conn, "compact", origin, now, scope or f"raw nodes 0:{limit}", params)
 
 
+def hot_raw_nodes(conn: sqlite3.Connection) -> int:
+    """How many raw fragments are on the hot timeline now."""
+    return int(conn.execute(
+        "SELECT COUNT(*) FROM hot_nodes WHERE active = 1 AND kind = 'raw'").fetchone()[0])
+
+
 def then(conn: sqlite3.Connection, first: Job, mode: str, origin: str, now: datetime,
          scope: str | None = None, params: dict[str, Any] | None = None,
          request_token: str | None = None, local_date: str | None = None) -> Job:

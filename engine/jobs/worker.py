@@ -97,6 +97,7 @@ class Worker:
         self, mem: MemoryHome, provider: Provider, holder: str | None = None,
         modes: dict[str, Mode] | None = None, scheduler: bool = True,
         on_tick: Callable[[TickResult], None] | None = None,
+        on_claim: Callable[[Job, Batch], None] | None = None,
     ) -> None:
         self.mem = mem
         self.provider = provider
@@ -106,6 +107,7 @@ class Worker:
         self.scheduler = Scheduler(mem.conn, mem.config, mem.tz) if scheduler else None
         self.limits = BatchLimits.from_config(mem.config)
         self.on_tick = on_tick
+        self.on_claim = on_claim  # told before the model is called: a slow model's progress
         self._holding = False  # this worker's lease row is written and not yet given back
         self._in_run = False  # the last tick ran a batch: the next one comes at once
 
@@ -128,6 +130,8 @@ class Worker:
         if not claimed:
             return self._report(TickResult("idle"))
         try:
+            if self.on_claim:
+                self.on_claim(*claimed)
             return self._report(self._run(*claimed))
         finally:
             if self._holding:  # a path that could not give it back with its last write
