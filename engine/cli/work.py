@@ -130,7 +130,11 @@ def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str)
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[note]}"), console=console,
                   transient=False) as bar:
-        task = bar.add_task(label, total=max(total, 1), note="")
+        # Batches the job committed already (its first may run in the tick that ended the
+        # compaction before it) count as done, and `total` as what is left.
+        done = job_summary(mem.conn, job_id)["batches"].get("committed", 0)
+        total += done
+        task = bar.add_task(label, total=max(total, 1), completed=done, note="")
 
         def claimed(job: Job, batch: Batch) -> None:
             what = (f"{job.mode} batch {batch.id}: "

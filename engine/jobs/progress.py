@@ -59,20 +59,25 @@ def batch_row(conn: sqlite3.Connection, batch_id: int) -> dict[str, Any]:
 def batch_report(conn: sqlite3.Connection) -> dict[str, Any]:
     """The worker's batches now: `in_flight` (claimed and not backing off: running, or left by
     a worker that died), `retrying` (failed, waiting out their backoff; newest failure first,
-    ≤ SHOWN), `terminal` (how many batches ever went terminal) and `last_terminal`."""
-    in_flight = conn.execute(
-        f"{_BATCH_SQL} WHERE b.state = 'claimed' AND b.next_attempt_at IS NULL"
-        " ORDER BY b.id DESC LIMIT 1").fetchone()
-    retrying = conn.execute(
-        f"{_BATCH_SQL} WHERE b.state = 'claimed' AND b.next_attempt_at IS NOT NULL"
-        " ORDER BY b.next_attempt_at DESC, b.id DESC LIMIT ?", (SHOWN,)).fetchall()
-    terminal = conn.execute("SELECT COUNT(*) FROM batches WHERE state = 'terminal'").fetchone()[0]
-    last = conn.execute(
-        f"{_BATCH_SQL} WHERE b.state = 'terminal' ORDER BY b.id DESC LIMIT 1").fetchone()
-    return {"in_flight": _row(conn, in_flight) if in_flight else None,
-            "retrying": [_row(conn, r) for r in retrying],
+    ≤ SHOWN), `terminal` (how many batches of jobs not done went terminal: a done job has
+    none) and `last_terminal`.
+
+    Cheap at any history (memory_status runs every turn): the claimed batches come through the
+    partial index batches_open, the terminal ones job by job through batches_job, never a scan
+    of every batch ever run (`bench/status_batches.py`, 200,000 batches: 0.2 ms median,
+    against 36 ms for plain scans)."""
+    claimed = [_row(conn, r) for r in conn.execute(f"{_BATCH_SQL} WHERE b.state = 'claimed'")]
+    running = [b for b in claimed if b["retry_at"] is None]
+    retrying = sorted((b for b in claimed if b["retry_at"] is not None),
+                      key=lambda b: (b["retry_at"], b["batch_id"]), reverse=True)
+    # CROSS JOIN: jobs first (few), so each looks its terminal batches up by index.
+    terminal, last = conn.execute(
+        "SELECT COUNT(*), MAX(b.id) FROM jobs j CROSS JOIN batches b ON b.job_id = j.id"
+        " AND b.state = 'terminal' WHERE j.state != 'done'").fetchone()
+    return {"in_flight": max(running, key=lambda b: b["batch_id"]) if running else None,
+            "retrying": retrying[:SHOWN],
             "terminal": terminal,
-            "last_terminal": _row(conn, last) if last else None}
+            "last_terminal": batch_row(conn, last) if last is not None else None}
 
 
 def failure_line(batch: dict[str, Any], max_failures: int | None = None) -> str:
