@@ -192,3 +192,47 @@ def test_a_compaction_that_goes_terminal_does_not_hold_the_organize_job_forever(
     assert get_job(mem.conn, receipt["compact_job_id"]).state == "partial"
     assert get_job(mem.conn, receipt["job_id"]).state == "done"
     assert queue_row(mem.conn, event) == {}
+
+
+def test_an_agent_over_mcp_background_gets_objects_after_memory_organize(
+    home: Path, tmp_path: Path,
+) -> None:
+    """The issue's scenario, end to end: `memvault mcp --background` (the README's host config),
+    12 appended turns and memory_organize; objects appear while the agent goes on (bounded)."""
+    import json
+    import sys
+
+    import anyio
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from memvault.service.mcp_server import tool_payload
+
+    write_config(home, "[worker]\npoll_s = 0.1\n")
+    turns = [f"TODO: send invoice #{i} to the supplier by Friday" if i % 3 == 0
+             else f"Remind me to call Ada about milestone {i} on Monday" if i % 3 == 1
+             else f"ok, noted {i}" for i in range(12)]
+    errlog = (tmp_path / "mcp-stderr.log").open("w+", encoding="utf-8")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-c", "import sys; from memvault.cli import main; sys.exit(main())",
+              "--home", str(home), "mcp", "--background"],
+        env={"MEMVAULT_HOME": str(home)})
+
+    async def session() -> tuple[dict, dict]:
+        with anyio.fail_after(120):
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                for text in turns:
+                    await client.call_tool("memory_append", {"text": text})
+                receipt = tool_payload(await client.call_tool("memory_organize", {}))
+                while True:  # bounded by fail_after; the worker polls every 0.1 s
+                    status = tool_payload(await client.call_tool("memory_status", {}))
+                    if status["jobs"].get("done", 0) >= 2:
+                        return receipt, status
+                    await anyio.sleep(0.2)
+
+    receipt, status = anyio.run(session)
+    errlog.close()
+    assert set(receipt) >= {"job_id", "compact_job_id"} and receipt["compact_job_id"]
+    assert status["events"]["hot"] == 0
+    assert status["events"]["linked"] >= 8, json.dumps(status["events"])
+    assert sum(sum(by.values()) for t, by in status["objects"].items() if t == "todo") >= 4
