@@ -236,3 +236,25 @@ def test_an_agent_over_mcp_background_gets_objects_after_memory_organize(
     assert status["events"]["hot"] == 0
     assert status["events"]["linked"] >= 8, json.dumps(status["events"])
     assert sum(sum(by.values()) for t, by in status["objects"].items() if t == "todo") >= 4
+
+
+def test_a_lone_one_token_turn_is_left_hot_instead_of_failing_five_times(mem: Memory) -> None:
+    first = mem.append_event(TURNS[0])
+    mem.compact()
+    ok = mem.append_event("ok")
+    later = mem.append_event(TURNS[1])
+    node = mem.conn.execute("SELECT id FROM hot_nodes WHERE event_id = ?", (later,)).fetchone()[0]
+    mem.compact((node, node))
+    worker, provider = make_worker(mem, [compact_step("rewrite by Fri"),
+                                         compact_step("dentist Mon")])
+    run_until_idle(worker)  # the timeline: head, "ok", head
+    receipt = mem.organize()
+    worker.provider.enqueue(*repeat(archive_only_step(), 2))
+    results = run_until_idle(worker)
+    # No summary of "ok" can be shorter: it is not claimed alone (five failures, 150 s of
+    # backoff before the organize job); it stays hot, as a threshold job would leave it.
+    assert [r.action for r in results] == ["committed", "committed", "idle"]
+    assert get_job(mem.conn, receipt["compact_job_id"]).state == "done"
+    assert [queue_row(mem.conn, e).get("state") for e in (first, ok, later)] == [
+        "archive_only", None, "archive_only"]
+    assert count(mem.conn, "batches", "state = 'terminal'") == 0
