@@ -140,3 +140,16 @@ def test_summary_heads_from_earlier_are_left_alone(home: Path) -> None:
     assert count(mem.conn, "hot_nodes", "kind = 'head'") == heads
     assert count(mem.conn, "jobs", "mode = 'compact' AND origin = 'nightly'") == 0
     mem.close()
+
+
+def test_max_age_hours_is_documented_and_checked(home: Path) -> None:
+    import pytest
+    from memvault.base.config import default_toml, load_config
+    from memvault.base.errors import ConfigError
+
+    assert "# max_age_hours = 24" in default_toml()
+    for bad in ("-1", "721", "1.5", "true"):
+        (home / "memvault.toml").parent.mkdir(parents=True, exist_ok=True)
+        (home / "memvault.toml").write_text(f"[compact]\nmax_age_hours = {bad}\n")
+        with pytest.raises(ConfigError, match="compact.max_age_hours"):
+            load_config(home)

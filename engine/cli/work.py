@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -123,9 +124,6 @@ def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str)
     nothing runs, say on stderr what it waits for (once per change, not every poll)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from ..jobs.progress import describe_claim
-
-    last_note: str | None = None
     console = progress_console.get()
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[note]}"), console=console,
@@ -133,36 +131,52 @@ def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str)
         # Batches the job committed already (its first may run in the tick that ended the
         # compaction before it) count as done, and `total` as what is left.
         done = job_summary(mem.conn, job_id)["batches"].get("committed", 0)
-        total += done
-        task = bar.add_task(label, total=max(total, 1), completed=done, note="")
+        task = bar.add_task(label, total=max(total + done, 1), completed=done, note="")
 
         def claimed(job: Job, batch: Batch) -> None:
-            what = (f"{job.mode} batch {batch.id}: "
-                    f"{describe_claim(mem.conn, job.mode, batch.claim)}"
-                    + (f" (try {batch.failures + 1})" if batch.failures else ""))
+            what = _claim_line(mem, job, batch)
             if console.is_terminal:
                 bar.update(task, note=what)
             else:
                 click.echo(what, err=True)
 
-        worker.on_claim = claimed
-        announced: set[tuple[int, int]] = set()  # failures said already: (batch id, count)
-        while True:
-            result: TickResult = worker.tick()
-            if result.action == "committed" and result.job_id == job_id:
-                bar.advance(task)
-            elif result.action in ("failed", "terminal"):
-                click.echo(_batch_failed(mem, result, announced), err=True)
-            state = get_job(mem.conn, job_id).state
-            if state in FINISHED:
-                bar.update(task, completed=max(total, 1), note="")
-                return state
-            note = wait_note(mem, result, job_id, frozenset(announced))
-            if note is not None and note != last_note:
-                click.echo(note, err=True)
-            last_note = note
-            if note is not None:
-                wait_a_poll(mem)
+        previous, worker.on_claim = worker.on_claim, claimed
+        try:
+            state = _tick_until_finished(mem, worker, job_id, lambda: bar.advance(task))
+        finally:
+            worker.on_claim = previous
+        bar.update(task, completed=max(total + done, 1), note="")
+        return state
+
+
+def _claim_line(mem: Memory, job: Job, batch: Batch) -> str:
+    """`organize batch 3: event 2 chars 0–8,000 of 19,204 (try 2)`."""
+    from ..jobs.progress import describe_claim
+
+    return (f"{job.mode} batch {batch.id}: {describe_claim(mem.conn, job.mode, batch.claim)}"
+            + (f" (try {batch.failures + 1})" if batch.failures else ""))
+
+
+def _tick_until_finished(mem: Memory, worker: Worker, job_id: int,
+                         advance: Callable[[], None]) -> str:
+    """The loop of `run_to_end`: its job's final state."""
+    last_note: str | None = None
+    announced: set[tuple[int, int]] = set()  # failures said already: (batch id, count)
+    while True:
+        result: TickResult = worker.tick()
+        if result.action == "committed" and result.job_id == job_id:
+            advance()
+        elif result.action in ("failed", "terminal"):
+            click.echo(_batch_failed(mem, result, announced), err=True)
+        state = get_job(mem.conn, job_id).state
+        if state in FINISHED:
+            return state
+        note = wait_note(mem, result, job_id, frozenset(announced))
+        if note is not None and note != last_note:
+            click.echo(note, err=True)
+        last_note = note
+        if note is not None:
+            wait_a_poll(mem)
 
 
 @click.command()
