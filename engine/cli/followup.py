@@ -85,8 +85,9 @@ def compaction_line(compaction: dict[str, Any]) -> str:
     return (f"compact job {compaction['job_id']}: {compaction['state']}"
             + (f" ({compaction['note']})" if compaction.get("note") else "")
             + f"; hot timeline {before['nodes']} nodes / ~{before['est_tokens']:,} tokens -> "
-            f"{after['nodes']} nodes / ~{after['est_tokens']:,} tokens (raw turns folded into "
-            "summary heads, expandable; their events went to the organize queue)")
+            f"{after['nodes']} nodes / ~{after['est_tokens']:,} tokens"
+            + (" (raw turns folded into summary heads, expandable; their events went to the "
+               "organize queue)" if compaction["state"] == "done" else ""))
 
 
 def mostly_archived(report: dict[str, Any]) -> bool:
