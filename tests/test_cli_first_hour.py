@@ -84,11 +84,24 @@ def test_a_partial_organize_says_which_events_are_still_blocked(notes: None, hom
     assert "events still blocked: 1" in data["note"]
 
 
-def test_organize_with_nothing_queued_says_the_events_are_still_hot(runner: CliRunner) -> None:
+def test_organize_no_compact_with_nothing_queued_says_the_events_are_still_hot(
+    runner: CliRunner,
+) -> None:
+    run_cli(runner, "ingest", "-", input=jsonl("TODO: call the bank"))
+    result = run_cli(runner, "organize", "--no-compact")
+    assert "1 event(s) are still in the hot timeline" in result.stdout
+    assert "without --no-compact compacts them first" in result.stdout
+
+
+def test_organize_right_after_ingest_compacts_the_turns_and_files_them(
+    runner: CliRunner,
+) -> None:
     run_cli(runner, "ingest", "-", input=jsonl("TODO: call the bank"))
     result = run_cli(runner, "organize")
-    assert "1 event(s) are still in the hot timeline" in result.stdout
-    assert "memvault compact" in result.stdout
+    assert result.stdout.startswith("compact job 1: done; hot timeline 1 nodes")
+    assert "organize job 2: done" in result.stdout
+    assert "new objects: todo 1; events linked to objects: 1" in result.stdout
+    assert "still in the hot timeline" not in result.stdout
 
 
 def test_no_wait_says_that_no_worker_runs_the_job_and_how(notes: None,

@@ -203,7 +203,10 @@ def test_nightly_deep_at_0250_local_after_five_quiet_minutes_once_per_date(
     assert sch.check(at(14, 3, 30)) == []  # once per local date
     assert sch.check(at(14, 23, 59)) == []
     assert sch.check(at(15, 2, 49)) == []
-    (tomorrow,) = sch.check(at(15, 2, 50))
+    # The chats of 02:40 and 02:47 are a day old now: compacted and organized first.
+    *quiet, tomorrow = sch.check(at(15, 2, 50))
+    assert [(j.mode, j.origin) for j in quiet] == [("compact", "nightly"), ("organize", "nightly")]
+    assert (tomorrow.mode, tomorrow.origin) == ("deep", "nightly")
     assert tomorrow.id != job.id
     assert get_state(mem.conn, NIGHTLY_KEY) == "2026-10-15"
     mem.close()

@@ -459,8 +459,8 @@ def test_automatic_failure_pauses_automatic_jobs_for_an_hour_explicit_still_work
     assert worker.tick().action == "idle"
     assert count(mem.conn, "jobs") == 1
 
-    # An explicit request ignores the cool-down.
-    receipt = mem.organize()
+    # An explicit request ignores the cool-down (organized as queued: the chatter stays hot).
+    receipt = mem.organize(compact_first=False)
     worker.provider.enqueue(archive_only_step())
     done = worker.tick()
     assert done.job_id == receipt["job_id"] and done.action == "committed"

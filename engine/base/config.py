@@ -82,6 +82,8 @@ SETTINGS: tuple[Setting, ...] = (
        "compact job", 1_000, 10_000_000),
     _s("compact", "target_ratio", 0.6, "a threshold job stops under this share of the threshold",
        0.1, 0.95),
+    _s("compact", "max_age_hours", 24, "before the nightly run, raw turns on the hot timeline "
+       "longer than this are compacted and organized (0 = off)", 0, 720),
     _s("organize", "page_chars", 8_000, "chars of one event an organize batch reads", 256, 8_000),
     _s("organize", "page_min_chars", 256, "smallest page after shrinking", 256, 8_000),
     _s("organize", "claim_budget_bytes", 96_000, "bytes one claim may transfer to the model",

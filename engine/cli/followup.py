@@ -65,14 +65,32 @@ def recognised(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
             "events": {k: max(v, 0) for k, v in events.items()}}
 
 
-def waiting_note(before: dict[str, Any]) -> str | None:
-    """Why an organize job found nothing: its events are still in the hot timeline."""
+def waiting_note(before: dict[str, Any], compacted: dict[str, Any] | None = None) -> str | None:
+    """Why an organize job found nothing: its events are still in the hot timeline (it ran
+    with --no-compact, or its compaction failed)."""
     ev = before["events"]
     if ev.get("pending", 0) or ev.get("continue", 0) or not ev.get("hot", 0):
         return None
+    if compacted is not None and compacted["state"] == "done":
+        return None
+    if compacted is not None:
+        return (f"the compaction before it ended {compacted['state']}: {ev['hot']} event(s) "
+                "are still in the hot timeline (see the failure above and `memvault status`)")
     return (f"nothing was waiting to be organized: {ev['hot']} event(s) are still in the hot "
-            "timeline; `memvault compact` moves them to the organize queue (the worker does it "
-            "by itself past compact.threshold_tokens)")
+            "timeline; `memvault organize` without --no-compact compacts them first (the "
+            "worker also does by itself: past compact.threshold_tokens, and each night for "
+            "turns older than compact.max_age_hours)")
+
+
+def compaction_line(compaction: dict[str, Any]) -> str:
+    """What the compaction before an organize job did, in one line."""
+    before, after = compaction["before"], compaction["after"]
+    return (f"compact job {compaction['job_id']}: {compaction['state']}"
+            + (f" ({compaction['note']})" if compaction.get("note") else "")
+            + f"; hot timeline {before['nodes']} nodes / ~{before['est_tokens']:,} tokens -> "
+            f"{after['nodes']} nodes / ~{after['est_tokens']:,} tokens"
+            + (" (raw turns folded into summary heads, expandable; their events went to the "
+               "organize queue)" if compaction["state"] == "done" else ""))
 
 
 def mostly_archived(report: dict[str, Any]) -> bool:

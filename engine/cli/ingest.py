@@ -48,8 +48,10 @@ def ingest(ctx: click.Context, source: str, as_json: bool) -> None:
     else:
         click.echo(f"stored {len(ids)} event(s)" + (f": ids {ids[0]}–{ids[-1]}" if ids else ""))
         if ids and new_home:  # a newcomer: events reach the vault only as objects
-            click.echo("next: `memvault organize` turns them into objects and refreshes the "
-                       "vault (`memvault project-vault --all` renders it)", err=True)
+            click.echo("next: `memvault organize` compacts them off the hot timeline, turns "
+                       "them into objects and refreshes the vault (`memvault project-vault "
+                       "--all` renders it); a running `memvault serve` does this each night for "
+                       "turns older than compact.max_age_hours", err=True)
 
 
 def _sync_index(mem: Memory) -> str | None:

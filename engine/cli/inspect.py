@@ -92,6 +92,11 @@ def render_status(report: dict[str, Any]) -> None:
         from .maintenance import render_disk
 
         render_disk(report["disk"])
+    if "batches" in report:
+        from ..jobs.progress import report_lines
+
+        for line in report_lines(report["batches"]):
+            console.print(escape(line))
     for key in sorted(set(report) - _SHOWN):
         value = report[key]  # a newer part of the report: JSON, never a Python repr
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
@@ -143,7 +148,7 @@ def render_vault_status(vault: dict[str, Any]) -> None:
 
 _SHOWN = {"usage", "disk", "vault", "home", "quick_check", "graph_revision", "events",
           "timeline", "objects", "relations", "evidence", "jobs", "core_files_chars",
-          "oldest_unfinished", "secrets"}
+          "oldest_unfinished", "secrets", "batches"}
 
 
 @click.command("list")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from .inspect import console
 if TYPE_CHECKING:
     from ..home.memory import Memory
     from ..jobs.worker import TickResult, Worker
+    from ..store.jobs import Batch, Job
 
 FINISHED = ("done", "partial", "failed")
 # Progress bars go to stderr: stdout carries the result (and stays valid JSON with --json).
@@ -56,8 +58,10 @@ def wait_a_poll(mem: Memory) -> None:
         time.sleep(mem.config["worker.poll_s"])
 
 
-def wait_note(mem: Memory, result: TickResult, job_id: int) -> str | None:
-    """What `--wait` is waiting for after `result` (None when the tick did work)."""
+def wait_note(mem: Memory, result: TickResult, job_id: int,
+              announced: frozenset[tuple[int, int]] = frozenset()) -> str | None:
+    """What `--wait` is waiting for after `result` (None when the tick did work). A failed
+    batch's cause is named, unless this failure (batch id, count) was `announced` already."""
     if result.action == "waiting":
         lease = lease_info(mem.conn)
         if lease is None:  # released between the tick and this look
@@ -74,7 +78,16 @@ def wait_note(mem: Memory, result: TickResult, job_id: int) -> str | None:
         return ("waiting: the agent said it is busy"
                 + (f" until {_clock_time(mem, parse_time(until))}" if until else ""))
     if result.action == "idle":
-        return f"waiting: job {job_id} has no batch due now (a failed batch waits out its backoff)"
+        from ..jobs.progress import batch_report
+
+        retrying = batch_report(mem.conn)["retrying"]
+        if retrying:  # the cause, not just "backoff": the model may be unreachable
+            batch = retrying[0]
+            if (batch["batch_id"], batch["failures"]) not in announced:
+                return "waiting: " + _failure_line(mem, batch)
+            return (f"waiting: {batch['mode']} batch {batch['batch_id']} is tried again at "
+                    f"{_clock_time(mem, parse_time(batch['retry_at']))}")
+        return f"waiting: job {job_id} has no batch due now"
     return None
 
 
@@ -82,32 +95,88 @@ def _clock_time(mem: Memory, when: datetime) -> str:
     return when.astimezone(mem.tz).strftime("%H:%M:%S")
 
 
+def _failure_line(mem: Memory, batch: dict[str, Any]) -> str:
+    """A `batch_report` row in one line, its next try as a local clock time."""
+    from ..jobs.progress import failure_line
+
+    retry_at = batch.get("retry_at")
+    shown = {**batch, "retry_at": _clock_time(mem, parse_time(retry_at)) if retry_at else None}
+    return failure_line(shown, mem.config["worker.max_failed_claims"])
+
+
+def _batch_failed(mem: Memory, result: TickResult, announced: set[tuple[int, int]]) -> str:
+    """The line said at once when a batch fails: which batch, how often, the cause (noted in
+    `announced`, so the wait that follows need not repeat it)."""
+    from ..jobs.progress import batch_row
+
+    if result.batch_id is None:
+        return f"{result.action}: {result.error}"
+    batch = batch_row(mem.conn, result.batch_id)
+    announced.add((batch["batch_id"], batch["failures"]))
+    line = _failure_line(mem, batch)
+    return line + ("; terminal, not retried" if result.action == "terminal" else "")
+
+
 def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str) -> str:
-    """Tick until the job finishes, with a progress bar of committed batches; while nothing
-    runs, say on stderr what it waits for (once per change, not every poll)."""
+    """Tick until the job finishes, with a progress bar of committed batches. Each batch is
+    named when claimed, before the model is called (in the bar on a terminal, else one stderr
+    line), so a slow model shows where it is; a failed batch's cause is said at once; while
+    nothing runs, say on stderr what it waits for (once per change, not every poll)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    last_note: str | None = None
+    console = progress_console.get()
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[note]}"), console=progress_console.get(),
+                  TextColumn("{task.fields[note]}"), console=console,
                   transient=False) as bar:
-        task = bar.add_task(label, total=max(total, 1), note="")
-        while True:
-            result: TickResult = worker.tick()
-            if result.action == "committed" and result.job_id == job_id:
-                bar.advance(task)
-            elif result.action in ("failed", "terminal"):
-                bar.update(task, note=f"[yellow]{result.action}: {result.error}[/yellow]")
-            state = get_job(mem.conn, job_id).state
-            if state in FINISHED:
-                bar.update(task, completed=max(total, 1))
-                return state
-            note = wait_note(mem, result, job_id)
-            if note is not None and note != last_note:
-                click.echo(note, err=True)
-            last_note = note
-            if note is not None:
-                wait_a_poll(mem)
+        # Batches the job committed already (its first may run in the tick that ended the
+        # compaction before it) count as done, and `total` as what is left.
+        done = job_summary(mem.conn, job_id)["batches"].get("committed", 0)
+        task = bar.add_task(label, total=max(total + done, 1), completed=done, note="")
+
+        def claimed(job: Job, batch: Batch) -> None:
+            what = _claim_line(mem, job, batch)
+            if console.is_terminal:
+                bar.update(task, note=what)
+            else:
+                click.echo(what, err=True)
+
+        previous, worker.on_claim = worker.on_claim, claimed
+        try:
+            state = _tick_until_finished(mem, worker, job_id, lambda: bar.advance(task))
+        finally:
+            worker.on_claim = previous
+        bar.update(task, completed=max(total + done, 1), note="")
+        return state
+
+
+def _claim_line(mem: Memory, job: Job, batch: Batch) -> str:
+    """`organize batch 3: event 2 chars 0–8,000 of 19,204 (try 2)`."""
+    from ..jobs.progress import describe_claim
+
+    return (f"{job.mode} batch {batch.id}: {describe_claim(mem.conn, job.mode, batch.claim)}"
+            + (f" (try {batch.failures + 1})" if batch.failures else ""))
+
+
+def _tick_until_finished(mem: Memory, worker: Worker, job_id: int,
+                         advance: Callable[[], None]) -> str:
+    """The loop of `run_to_end`: its job's final state."""
+    last_note: str | None = None
+    announced: set[tuple[int, int]] = set()  # failures said already: (batch id, count)
+    while True:
+        result: TickResult = worker.tick()
+        if result.action == "committed" and result.job_id == job_id:
+            advance()
+        elif result.action in ("failed", "terminal"):
+            click.echo(_batch_failed(mem, result, announced), err=True)
+        state = get_job(mem.conn, job_id).state
+        if state in FINISHED:
+            return state
+        note = wait_note(mem, result, job_id, frozenset(announced))
+        if note is not None and note != last_note:
+            click.echo(note, err=True)
+        last_note = note
+        if note is not None:
+            wait_a_poll(mem)
 
 
 @click.command()
@@ -154,53 +223,84 @@ def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str |
               show_default=True, help="organize queued events, or review every object (deep).")
 @click.option("--scope", default=None, help="A goal and retrieval hint for the model.")
 @click.option("--retry-blocked", is_flag=True, help="Unblock blocked events once.")
+@click.option("--compact/--no-compact", "compact_first", default=True, show_default=True,
+              help="First compact the raw turns now on the hot timeline (they become summary "
+                   "heads, expandable), so the latest conversation is organized too; "
+                   "--no-compact organizes only what was queued already.")
 @click.option("--wait/--no-wait", default=True, show_default=True,
               help="Run the job to its end here (progress bar, then what was recognised); "
                    "--no-wait only queues it for `memvault serve` or `memvault worker`.")
 @model_option
 @json_option
 @click.pass_context
-def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bool, wait: bool,
-             model: str | None, as_json: bool) -> None:
+def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bool,
+             compact_first: bool, wait: bool, model: str | None, as_json: bool) -> None:
     """Organize queued events into objects (or, --mode deep, review every object).
 
-    Runs the job here to its end by default, as compact does, then reports what was
-    recognised and refreshes the vault; --no-wait only queues it."""
+    organize first compacts the raw turns on the hot timeline, so what was just said is
+    organized too (--no-compact: only what was queued already). Runs the jobs here to their
+    end by default, then reports what was recognised and refreshes the vault; --no-wait only
+    queues them."""
     from . import followup
 
     with open_memory(ctx) as mem:
-        receipt = mem.organize(mode, scope, retry_blocked)
+        receipt = mem.organize(mode, scope, retry_blocked, compact_first=compact_first)
         if not wait:
-            if as_json:
-                return print_json({**receipt, "worker_running": followup.worker_running(mem)})
-            click.echo(f"{mode} job {receipt['job_id']} queued"
-                       + (f" (already queued: {receipt['state']})" if receipt["replayed"]
-                          else ""))
-            click.echo(followup.worker_line(mem, receipt["job_id"]), err=True)
-            return
+            return _queued_only(mem, receipt, as_json)
         before = followup.counts(mem)
-        total = (before["events"]["pending"] + before["events"]["continue"]
-                 if mode == "organize" else
-                 sum(before["objects"].values()) // mem.config["deep.objects_per_batch"] + 1)
         worker = make_worker(mem, model, scheduler=False)
+        compaction = _compact_first(mem, worker, receipt["compact_job_id"])
+        queued = followup.counts(mem)["events"]
+        total = (queued["pending"] + queued["continue"] if mode == "organize" else
+                 sum(before["objects"].values()) // mem.config["deep.objects_per_batch"] + 1)
         state = run_to_end(mem, worker, receipt["job_id"], total, mode)
         report = followup.recognised(before, followup.counts(mem))
         partial = job_summary(mem.conn, receipt["job_id"]) if state == "partial" else None
         vault = followup.refresh_vault(mem)
     if as_json:
         data = {**receipt, "final_state": state, "recognised": report,
-                "model": worker.provider.name, "vault": vault}
+                "model": worker.provider.name, "vault": vault, "compaction": compaction}
         if partial:  # why: a terminal batch, or events still blocked (named)
             data.update(note=partial["note"], blocked_events=partial["blocked_events"])
         return print_json(data)
+    if compaction is not None:
+        click.echo(followup.compaction_line(compaction))
     click.echo(f"{mode} job {receipt['job_id']}: {state}"
                + (f" ({partial['note']})" if partial and partial["note"] else ""))
     for line in followup.recognised_lines(report, worker.provider.name):
         click.echo(line)
-    note = followup.waiting_note(before) if mode == "organize" else None
+    note = followup.waiting_note(before, compacted=compaction) if mode == "organize" else None
     if note:
         click.echo(note)
     click.echo(vault["line"], err=True)
+
+
+def _queued_only(mem: Memory, receipt: dict[str, Any], as_json: bool) -> None:
+    """`organize --no-wait`: the receipt, and who will run the jobs."""
+    from . import followup
+
+    if as_json:
+        return print_json({**receipt, "worker_running": followup.worker_running(mem)})
+    first = receipt.get("compact_job_id")
+    click.echo(f"{receipt['mode']} job {receipt['job_id']} queued"
+               + (f" (already queued: {receipt['state']})" if receipt["replayed"] else "")
+               + (f", after compact job {first} moves the hot turns to its queue"
+                  if first is not None else ""))
+    click.echo(followup.worker_line(mem, receipt["job_id"]), err=True)
+
+
+def _compact_first(mem: Memory, worker: Worker, job_id: int | None) -> dict[str, Any] | None:
+    """Run the compaction an organize request queued (if any) to its end; what it did."""
+    if job_id is None:
+        return None
+    from ..jobs.chain import hot_raw_nodes
+    from ..timeline.hot import timeline_totals
+
+    before = timeline_totals(mem.conn)
+    batches = -(-hot_raw_nodes(mem.conn) // mem.config["compact.nodes_per_batch"])
+    state = run_to_end(mem, worker, job_id, batches, "compact")
+    return {"job_id": job_id, "state": state, "note": job_summary(mem.conn, job_id)["note"],
+            "before": before, "after": timeline_totals(mem.conn)}
 
 
 @click.command()

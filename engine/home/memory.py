@@ -307,8 +307,12 @@ class Memory:
                            params={"min_seq": lo, "max_seq": hi, "max_node_id": newest})
 
     def organize(self, mode: str = "organize", scope: str | None = None,
-                 retry_blocked: bool = False, request_token: str | None = None) -> dict[str, Any]:
-        """memory_organize: queue an organize or deep job; returns the enqueue receipt only."""
+                 retry_blocked: bool = False, request_token: str | None = None,
+                 compact_first: bool = True) -> dict[str, Any]:
+        """memory_organize: queue an organize or deep job; returns the enqueue receipt only.
+
+        An organize job first has the raw fragments hot now compacted (`compact_first`), so
+        the latest conversation reaches the organize queue; deep never touches the timeline."""
         if mode not in ("organize", "deep"):
             raise InputError(f"mode must be organize or deep, got {mode!r}")
         if scope is not None and (not isinstance(scope, str) or len(scope) > 2_000):
@@ -316,7 +320,7 @@ class Memory:
         from ..jobs.requests import request_job
 
         return request_job(self.conn, mode, self.clock.now(), scope, retry_blocked,
-                           request_token)
+                           request_token, compact_first=compact_first and mode == "organize")
 
     def set_busy(self, busy: bool) -> None:
         """memory_busy: while busy, the worker claims no new batch."""

@@ -1,11 +1,13 @@
 """What `memvault status` and `memory_status` report: counts per state, the oldest unfinished
-records, the timeline's size and the database's health. Reads only."""
+records, the batches in flight or failing (with the cause), the timeline's size and the
+database's health. Reads only."""
 
 from __future__ import annotations
 
 import sqlite3
 from typing import Any
 
+from ..jobs.progress import batch_report
 from ..objects.secrets import find_secret
 from ..recall.masking import mask_slice
 from ..store.connection import graph_revision
@@ -72,6 +74,7 @@ def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> dict[str, Any]:
         "evidence": conn.execute("SELECT COUNT(*) FROM evidence").fetchone()[0],
         "timeline": timeline_totals(conn),
         "jobs": jobs,
+        "batches": batch_report(conn),  # in flight, retrying with the cause, terminal
         "oldest_unfinished": unfinished,
         "core_files_chars": core,
         "graph_revision": graph_revision(conn),

@@ -3,6 +3,11 @@
 retry_blocked=True unblocks the blocked events once per request: the request's token (given by
 the caller, or derived from the request and the newest blocking) is recorded on each event it
 unblocked, and a request with a token already seen returns its old receipt and unblocks nothing.
+
+An organize request compacts first (`compact_first`, the default): in the same transaction it
+queues a compact job over the raw fragments hot now, and the organize job waits for it
+(engine/jobs/chain.py), so objects come from the latest conversation too. A replayed request
+queues no second compaction.
 """
 
 from __future__ import annotations
@@ -15,14 +20,17 @@ from typing import Any
 from ..base.clock import iso
 from ..store.connection import write
 from ..store.jobs import create_job
+from .chain import AFTER_JOB, raw_compaction, then
 
 
 def request_job(
     conn: sqlite3.Connection, mode: str, now: datetime, scope: str | None = None,
     retry_blocked: bool = False, request_token: str | None = None,
-    params: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None, compact_first: bool = False,
 ) -> dict[str, Any]:
-    """Queue an explicit job; return only the enqueue receipt."""
+    """Queue an explicit job; return only the enqueue receipt. With `compact_first` (organize
+    requests) a compact job over the raw fragments hot now runs before it; the receipt names
+    it (`compact_job_id`, None when nothing was hot)."""
     with write(conn):
         if retry_blocked and request_token is None:
             newest = conn.execute(
@@ -40,9 +48,16 @@ def request_job(
                 " ELSE 'pending' END, unblocked_by = ?, updated_at = ? WHERE state = 'blocked'",
                 (request_token, iso(now)),
             ).rowcount
-        job = create_job(conn, mode, "explicit", now, scope, params, request_token)
-    return {
+        compaction = raw_compaction(conn, "explicit", now) if compact_first and not seen else None
+        if compaction is not None:
+            job = then(conn, compaction, mode, "explicit", now, scope, params, request_token)
+        else:
+            job = create_job(conn, mode, "explicit", now, scope, params, request_token)
+    receipt = {
         "job_id": job.id, "mode": job.mode, "scope": job.scope, "state": job.state,
         "enqueued_at": job.created_at, "request_token": job.request_token,
         "replayed": seen, "unblocked": unblocked,
     }
+    if mode != "compact":
+        receipt["compact_job_id"] = job.params.get(AFTER_JOB)
+    return receipt

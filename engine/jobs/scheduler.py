@@ -5,7 +5,11 @@
 - hourly: the check time is persisted; an organize job is created only when events are pending
   and no hourly job is in flight, so an empty queue never calls the model;
 - nightly: deep at deep.nightly_at local time after deep.quiet_minutes without conversation,
-  once per local date, postponed while not quiet, made up once when started later that day.
+  once per local date, postponed while not quiet, made up once when started later that day;
+- quiet time, with the nightly job: the raw fragments that entered the hot timeline more than
+  compact.max_age_hours ago (0 = never) are compacted, then organized, then the nightly deep
+  review runs (a chain, engine/jobs/chain.py), so a day's conversation becomes objects without
+  waiting for the threshold.
 After an automatic failure, automatic creation pauses worker.cooldown_s; explicit requests don't.
 """
 
@@ -19,6 +23,7 @@ from ..base.config import Config
 from ..store.connection import get_state, set_state, write
 from ..store.jobs import Job, create_job, open_jobs
 from ..timeline.hot import timeline_totals
+from .chain import last_raw_before, raw_compaction, then
 
 HOURLY_KEY = "scheduler.hourly_checked_at"
 NIGHTLY_KEY = "scheduler.nightly_date"
@@ -124,4 +129,21 @@ class Scheduler:
         if last is not None and now - last < quiet:
             return []  # postponed: the conversation is still going
         set_state(self.conn, NIGHTLY_KEY, today)
+        chain = self._quiet_time(now)
+        if chain:  # the review comes after what the night's organize job files
+            return [*chain, then(self.conn, chain[-1], "deep", "nightly", now, local_date=today)]
         return [create_job(self.conn, "deep", "nightly", now, local_date=today)]
+
+    def _quiet_time(self, now: datetime) -> list[Job]:
+        """The quiet-time rule: a compact job over the raw fragments hot for longer than
+        compact.max_age_hours, and the organize job that files what it queues; [] when off or
+        when no fragment is that old."""
+        hours = self.config["compact.max_age_hours"]
+        if not hours:
+            return []
+        up_to = last_raw_before(self.conn, now - timedelta(hours=hours))
+        compact = raw_compaction(self.conn, "nightly", now, up_to,
+                                 f"quiet time: raw nodes older than {hours} h") if up_to else None
+        if compact is None:
+            return []
+        return [compact, then(self.conn, compact, "organize", "nightly", now)]

@@ -44,6 +44,7 @@ from ..store.jobs import (
 from ..store.leases import drop_lease, lease_taken, process_holder, release_lease, take_lease
 from ..store.ledger import CallRecord, insert_call
 from ..store.recall_index import index_lag
+from .chain import waits_for
 from .scheduler import Scheduler, pause_automatic
 
 BUSY_KEY = "agent.busy_until"
@@ -96,6 +97,7 @@ class Worker:
         self, mem: MemoryHome, provider: Provider, holder: str | None = None,
         modes: dict[str, Mode] | None = None, scheduler: bool = True,
         on_tick: Callable[[TickResult], None] | None = None,
+        on_claim: Callable[[Job, Batch], None] | None = None,
     ) -> None:
         self.mem = mem
         self.provider = provider
@@ -105,6 +107,7 @@ class Worker:
         self.scheduler = Scheduler(mem.conn, mem.config, mem.tz) if scheduler else None
         self.limits = BatchLimits.from_config(mem.config)
         self.on_tick = on_tick
+        self.on_claim = on_claim  # told before the model is called: a slow model's progress
         self._holding = False  # this worker's lease row is written and not yet given back
         self._in_run = False  # the last tick ran a batch: the next one comes at once
 
@@ -127,6 +130,8 @@ class Worker:
         if not claimed:
             return self._report(TickResult("idle"))
         try:
+            if self.on_claim:
+                self.on_claim(*claimed)
             return self._report(self._run(*claimed))
         finally:
             if self._holding:  # a path that could not give it back with its last write
@@ -161,16 +166,38 @@ class Worker:
         with write(conn):
             if lease_taken(conn, self.holder, now):
                 return None
-            for job in rotation(conn, now):
-                batch = self._claim(job, now)
-                if batch is not None:
-                    take_lease(conn, self.holder, now, self.lease_s)
-                    break
-            else:
+            claimed = self._first_claim(now)
+            if claimed is None:
                 drop_lease(conn, self.holder)  # none of ours should be left; make sure
                 return ()
+            take_lease(conn, self.holder, now, self.lease_s)
         self._holding = True
-        return job, batch
+        return claimed
+
+    def _first_claim(self, now: datetime) -> tuple[Job, Batch] | None:
+        """Walk the rotation and claim the first job with work (inside the caller's
+        transaction). A job waiting for its predecessor (jobs/chain.py) is passed over, and
+        tried again when the predecessor finished during this same walk: rotation puts a
+        never-claimed job first, so the organize job is passed before its compaction ends."""
+        conn = self.mem.conn
+        waiting: list[Job] = []
+        for job in rotation(conn, now):
+            if waits_for(conn, job) is not None:
+                waiting.append(job)
+                continue
+            batch = self._claim(job, now)
+            if batch is not None:
+                return job, batch
+        while waiting:
+            ready = [job for job in waiting if waits_for(conn, job) is None]
+            if not ready:
+                return None
+            waiting = [job for job in waiting if job not in ready]
+            for job in ready:
+                batch = self._claim(job, now)
+                if batch is not None:
+                    return job, batch
+        return None
 
     def _claim(self, job: Job, now: datetime) -> Batch | None:
         """Claim the job's next batch inside the caller's transaction (None: no work left)."""

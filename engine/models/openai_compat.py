@@ -161,5 +161,15 @@ def _usage(response: Any, messages: list[Message], text: str) -> Usage:
 
 
 def _short(exc: Exception) -> str:
-    text = str(exc).replace("\n", " ")
-    return text[:300]
+    """The error in one line. A connection error's own text is only "Connection error.":
+    the cause (refused, unknown host, timed out) and the URL called are what a person needs."""
+    text = str(exc)
+    cause = exc.__cause__
+    if cause is not None and str(cause) and str(cause) not in text:
+        text += f" ({cause})"
+    request = getattr(exc, "request", None)
+    from openai import APIConnectionError
+
+    if isinstance(exc, APIConnectionError) and request is not None:
+        text += f" calling {request.url}"
+    return text.replace("\n", " ")[:300]

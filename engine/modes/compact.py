@@ -4,7 +4,10 @@ The model sees only this batch's nodes (≤ compact.nodes_per_batch) and one too
 commit_compaction. The engine checks exact coverage and a real shortening, then in ONE
 transaction creates the head, deactivates the covered nodes, enqueues every event whose last
 fragment left the timeline (never one already queued) and records the receipt. A job covers a
-range fixed when it was created: nodes that arrive during the job are left alone.
+range fixed when it was created: nodes that arrive during the job are left alone. A job with
+params `raw_only` (the compaction an organize request or the quiet-time rule asks for) folds only
+raw fragments: its purpose is to move events to the organize queue, and summary heads have no
+event left to move, so re-folding them would only shrink the agent's context further.
 """
 
 from __future__ import annotations
@@ -61,32 +64,41 @@ class CompactMode:
         # An explicit job covers the timeline as it was when it was asked for: heads that other
         # jobs made since then are not its to fold again (else two jobs re-fold each other's).
         newest = params.get("max_node_id") if job.origin != "threshold" else None
+        raw_only = bool(params.get("raw_only"))
         start = max(lo, scan_from if newest is not None else lo)
         # Iterated lazily: the loop stops at the first run, never reading a long timeline whole.
         rows = conn.execute(
-            "SELECT n.id, n.seq, b.job_id AS made_by FROM hot_nodes n"
+            "SELECT n.id, n.seq, n.kind, n.est_tokens, b.job_id AS made_by FROM hot_nodes n"
             " LEFT JOIN batches b ON b.id = n.batch_id"
             " WHERE n.active = 1 AND n.seq BETWEEN ? AND ? ORDER BY n.seq",
             (start, hi),
         )
         size = config["compact.nodes_per_batch"]
         run: list[int] = []
+        lone_tokens = 0  # estimated tokens of the run's first node
         resume: int | None = None  # where the next claim of this job must scan from
         for row in rows:
             # An explicit job covers each node of its range once; its own heads are left alone.
             eligible = ((job.origin == "threshold" or row["made_by"] != job.id)
                         and row["id"] not in failed and row["id"] not in held
-                        and (newest is None or row["id"] <= newest))
+                        and (newest is None or row["id"] <= newest)
+                        and not (raw_only and row["kind"] != "raw"))
             if eligible:
                 if not run and resume is None:
                     resume = row["seq"]
+                if not run:
+                    lone_tokens = row["est_tokens"]
                 run.append(row["id"])
                 if len(run) == size:
                     break
+            elif run and _unshortenable(run, lone_tokens):
+                run = []  # a lone "ok": left hot, and the scan goes on
             elif run:
                 break
             elif row["id"] in held and resume is None:
                 resume = row["seq"]  # held only for now: a later claim must look again
+        if _unshortenable(run, lone_tokens):
+            run = []
         if not run or (job.origin == "threshold" and len(run) < 2):
             return None
         if newest is None:
@@ -167,6 +179,12 @@ class CompactMode:
 
     def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
         """A compaction that cannot succeed blocks nothing: its nodes simply stay hot."""
+
+
+def _unshortenable(run: list[int], first_tokens: int) -> bool:
+    """A run of one node of at most one estimated token ("ok", "yes"): no summary can be shorter
+    in tokens, so claiming it would only fail five times (and hold up what waits for the job)."""
+    return len(run) == 1 and first_tokens <= 1
 
 
 def load_nodes(conn: sqlite3.Connection, node_ids: list[int]) -> list[dict[str, Any]]:

@@ -283,8 +283,9 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool) -> None:
     @server.tool(annotations=APPEND)
     def memory_organize(
         mode: Annotated[Literal["organize", "deep"], Field(
-            description="organize: file compacted events into objects; deep: review all "
-                        "objects")] = "organize",
+            description="organize: compact the raw turns now on the hot timeline (they "
+                        "become summary heads), then file them and every queued event into "
+                        "objects; deep: review all objects")] = "organize",
         scope: Annotated[str | None, Field(
             max_length=2_000, description="a goal and retrieval hint for the model, not a "
                                           "filter")] = None,
