@@ -48,6 +48,7 @@ from pydantic import Field, ValidationError
 
 from ..base.errors import MemvaultError
 from ..home.memory import Memory
+from ..timeline.events import NewEvent
 from .pool import DEFAULT_POOL_SIZE as DEFAULT_POOL_SIZE  # re-exported: callers import it here
 from .pool import MemoryPool as MemoryPool
 from .stdio_frames import serve_stdio
@@ -236,11 +237,17 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool) -> None:
                                    description="message, tool_result, note, ...")] = "message",
         meta: Annotated[dict[str, Any] | None, Field(
             description="optional JSON object kept verbatim with the event")] = None,
+        key: Annotated[str | None, Field(
+            min_length=1, max_length=200,
+            description="your message id (at most 200 chars): a key already stored with the "
+                        "same text returns that event (skipped: true) and stores nothing; "
+                        "with other text it is refused")] = None,
     ) -> CallToolResult:
         """Append one event to memory (immutable raw text; it enters the hot timeline)."""
-        event_id = _call(pool, "memory_append",
-                         lambda m: m.append_event(text, occurred_at, source, kind, meta))
-        return _result({"event_id": event_id})
+        event = NewEvent(text, occurred_at, source, kind, meta, key)
+        done = _call(pool, "memory_append", lambda m: m.store_events([event]))
+        # `skipped` only when true: every byte of the answer is the model's context
+        return _result({"event_id": done.ids[0], **({"skipped": True} if done.skipped else {})})
 
     @server.tool(annotations=READ_ONLY)
     def memory_context() -> CallToolResult:
