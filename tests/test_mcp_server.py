@@ -164,7 +164,8 @@ def test_context_reports_its_cut(server: Any, mem: Memory, home: Any) -> None:
     ({"text": "x" * 32_001}, "text: String should have at most 32000 characters"),
     ({"text": "hi", "meta": ["not", "an", "object"]}, "meta: Input should be a valid dictionary"),
     ({"text": "hi", "source": ""}, "source: String should have at least 1 character"),
-    ({"text": "hi", "unknown": 1}, None),  # extra keys are ignored, not an error
+    ({"text": "hi", "ocurred_at": "2026-10-13T12:30:00+08:00"},
+     "unknown argument ocurred_at (did you mean occurred_at?)"),  # never dropped silently
 ])
 def test_append_input_validation(server: Any, mem: Memory, args: dict[str, Any],
                                  expected: str | None) -> None:
@@ -232,7 +233,10 @@ def test_recall_refusal_is_a_clear_tool_error(server: Any, recall: list[Any]) ->
     ("memory_organize", {"scope": "s" * 2_001}, "scope: String should have at most 2000"),
     ("memory_organize", {"retry_blocked": "perhaps"}, "retry_blocked: Input should be a valid "
                                                       "boolean"),
-    ("memory_project_approve", {"project_id": "person:qhy"}, "project_id: String should match"),
+    ("memory_project_approve", {}, "id: Field required"),
+    ("memory_project_approve", {"project_id": ""}, "id: String should have at least 1"),
+    ("memory_project_approve", {"id": "project:a", "project_id": "project:a"},
+     "give id only (project_id is its deprecated name)"),
     ("memory_busy", {}, "busy: Field required"),
     ("memory_busy", {"busy": "sometimes"}, "busy: Input should be a valid boolean"),
 ])
