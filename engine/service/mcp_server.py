@@ -15,16 +15,22 @@ event loop with an idle Memory when one is free (the thread hop costs about as m
 find, issue 17), and on a worker thread otherwise. status (PRAGMA quick_check) and context (the
 timeline view) grow with the memory, so they run on a worker thread like the writes.
 
-Errors the model can act on come back as a tool result with `isError` and one clear line:
+One vocabulary: a tool that names a record takes `id` (a unique name or alias too, as the CLI
+takes it); approve's old `project_id` is still accepted, deprecated and logged. Errors the
+model can act on come back as a tool result with `isError` and one clear line: an argument the
+tool does not take is named (never silently dropped: `ocurred_at` once stored an event "now"),
 arguments that fail the schema name each bad field and what is allowed (never echoing the
 value); an engine refusal (`MemvaultError`: too long, unknown id, ...) keeps its own message.
+`memory_busy(true)` is held by the session that set it and ends with it
+(memvault.service.sessions).
 
 Transports: `run_stdio(server)` for agent hosts that start `memvault mcp` (every frame is
 checked before the SDK sees it: the SDK drops a frame it cannot parse without a word, so a bad
 one is answered with a JSON-RPC error naming the problem: memvault.service.stdio_frames);
-`http_app(...)` for streamable HTTP on 127.0.0.1 or a Unix socket (memvault.service.host serves
-it), with an optional static bearer token checked by the SDK's own bearer middleware (401
-without it). `open_client` connects an `mcp.Client` to a running service, Unix socket included.
+`http_app(...)` for streamable HTTP at /mcp on 127.0.0.1 or a Unix socket (memvault.service.host
+serves it; `GET /` says where MCP lives and which auth it needs), with an optional static bearer
+token checked by the SDK's own bearer middleware (401 without it; memvault.service.auth).
+`open_client` (memvault.service.client) connects an `mcp.Client` to a running service.
 """
 
 from __future__ import annotations
