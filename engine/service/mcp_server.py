@@ -82,6 +82,7 @@ ObjectType = Literal["person", "task", "todo", "schedule", "knowledge", "project
 HitType = Literal["person", "task", "todo", "schedule", "knowledge", "project", "credential",
                   "event"]
 T = TypeVar("T")
+MCP_PATH = "/mcp"  # where streamable HTTP is served; GET / points here
 
 
 # -- the server ---------------------------------------------------------------------------------
@@ -124,7 +125,6 @@ class MemvaultMCP(MCPServer[Any]):
                 log.info("tool_rejected", extra={"fields": {"tool": name, "error": message}})
                 raise ToolError(message) from cause
             raise
-
 
     def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str | None:
         """The refusal of arguments `name` does not take, naming each (None when all known)."""
@@ -190,17 +190,16 @@ def build_server(source: Memory | MemoryPool, *, bearer_token: str | None = None
     return server
 
 
-MCP_PATH = "/mcp"
-
-
 def _index(bearer: bool) -> Callable[[Any], Any]:
     """GET /: where MCP lives and what auth it needs (no secret, so no auth: a person or a host
     that tries the bare URL learns what to do instead of reading a bare 404)."""
     from starlette.responses import JSONResponse
 
-    how = ("send Authorization: Bearer <token>; `memvault serve --print-config` prints a host "
-           "config carrying it" if bearer else "none: this service was started with --no-auth "
-                                                "or on a Unix socket (file permissions)")
+    if bearer:
+        how = ("send Authorization: Bearer <token>; `memvault serve --print-config` prints a "
+               "host config carrying it")
+    else:
+        how = "none: started with --no-auth, or on a Unix socket (file permissions guard it)"
     body = {"service": "memvault", "version": _version(), "mcp": MCP_PATH,
             "transport": "streamable-http (POST JSON-RPC to the mcp path)",
             "auth": "bearer" if bearer else "none", "how": how}
