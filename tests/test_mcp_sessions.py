@@ -56,6 +56,22 @@ def test_project_approve_takes_id_a_name_or_the_deprecated_project_id(mem: Memor
     assert all(a.structured_content["status"] == "active" for a in answers)
 
 
+def test_read_and_evidence_take_a_name_or_alias_as_id(mem: Memory, clock: Any) -> None:
+    with write(mem.conn):
+        save_object(mem.conn, ObjectRecord("person:zhang-wei", "person", "张伟",
+                                           aliases=["Wei"]), clock.now())
+
+    async def go() -> list[Any]:
+        async with Client(build_server(mem)) as client:
+            return [await client.call_tool(tool, {"id": ref}) for tool, ref in (
+                ("memory_read", "张伟"), ("memory_read", "Wei"), ("memory_evidence", "Wei"))]
+
+    first, second, evidence = anyio.run(go)
+    assert first.structured_content["object"]["id"] == "person:zhang-wei"
+    assert second.structured_content["object"]["id"] == "person:zhang-wei"
+    assert evidence.structured_content["id"] == "person:zhang-wei"
+
+
 def test_the_approve_schema_says_project_id_is_deprecated(mem: Memory) -> None:
     async def go() -> Any:
         async with Client(build_server(mem)) as client:
