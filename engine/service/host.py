@@ -47,19 +47,12 @@ from .listen import Listen as Listen
 from .listen import bind_tcp as bind_tcp
 from .listen import bind_unix as bind_unix
 from .listen import check_loopback as check_loopback
-from .mcp_server import (
-    DEFAULT_POOL_SIZE,
-    MemoryPool,
-    MemvaultMCP,
-    build_server,
-    http_app,
-)
+from .mcp_server import DEFAULT_POOL_SIZE, MemoryPool, MemvaultMCP, build_server, http_app
 from .switch import switch_interval
 
 log = logging.getLogger("memvault.service")
 
 # Settings of the [service] table, with the defaults used until engine/base/config.py has them.
-DEFAULT_PORT = 8765  # service.port's default
 RESTART_MIN_S, RESTART_MAX_S = 1.0, 300.0
 # The GIL switch interval while serving. One request hops threads several times (socket read,
 # the SDK's worker thread for the tool, the answer); each hop waits for the GIL, and while the
@@ -271,8 +264,9 @@ class Service:
     def _how_to_connect(self) -> dict[str, str]:
         if self.listen.port is None:
             return {}
-        flags = "" if self.listen.port == DEFAULT_PORT else f" --port {self.listen.port}"
-        return {"host_config": f"memvault --home {self.home} serve{flags} --print-config"}
+        host = "" if self.listen.host == "127.0.0.1" else f" --host {self.listen.host}"
+        return {"host_config": f"memvault --home {self.home} serve{host} --port "
+                               f"{self.listen.port} --print-config"}
 
     def build(self, pool: MemoryPool) -> MemvaultMCP:
         """The MCP server this service runs over `pool` (bench/service.py adds a no-op tool)."""
