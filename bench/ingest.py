@@ -1,7 +1,7 @@
 """Ingest throughput: the engine's `Memory.append_events` against a bare sqlite3 `executemany`.
 
     python bench/ingest.py [--n 100000] [--chunk 1000] [--seed 7] [--repeat 3] [--profile]
-                           [--events-only]
+                           [--events-only] [--keys]
 
 Both sides get the same generated events (Chinese, English and mixed texts of 20–600 chars, about
 one in fifty up to 3,000 chars, each with a meta object), in chunks of `--chunk`, one transaction
@@ -15,6 +15,8 @@ a chunk, into a fresh database in a temporary directory, WAL with synchronous=NO
   no index beyond the primary key; one executemany each per chunk, one transaction a chunk. Its
   rows (fragments and analysed FTS text included) are prepared before the clock starts, so it
   measures SQLite inserts alone.
+- `--keys`: every engine event carries a client key (its msg_id), so each chunk also looks its
+  keys up and fills the unique key index (memvault.timeline.keys); the bare side is unchanged.
 - `--events-only`: the engine's append alone against the events table alone (no hot nodes, no
   index), the comparison this bench made before issue 17.
 
@@ -204,10 +206,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each side; best kept")
     parser.add_argument("--events-only", action="store_true",
                         help="append alone against the events table alone (no nodes, no index)")
+    parser.add_argument("--keys", action="store_true",
+                        help="engine events carry a client key (checked and indexed)")
     args = parser.parse_args(argv)
     index = not args.events_only
 
     events = make_events(args.n, args.seed)
+    if args.keys:
+        for event in events:
+            event.key = event.meta["msg_id"]  # type: ignore[index]
     chars = sum(len(e.text) for e in events)
     rows = bare_rows(events, iso(START + timedelta(days=30)))
     nodes = bare_nodes(events, iso(START + timedelta(days=30))) if index else None

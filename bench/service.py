@@ -3,11 +3,15 @@
     python bench/service.py                    # 1 and 8 clients, 60 s per run (about 9 minutes)
     python bench/service.py --seconds 10       # a quick look
     python bench/service.py --clients 4 --skip inprocess,bare
+    python bench/service.py --clients 1 --seconds 10 --no-worker --skip noop,bare,inprocess \
+        --transport tcp,stdio,socket            # the transports side by side, no worker
 
 For each client count in --clients, four runs, each for --seconds:
-1. service: `memvault serve` (a real subprocess on a Unix socket, its worker on the builtin
-   model) and --clients client processes, each one MCP session that alternates memory_append
-   and memory_find as fast as answers come;
+1. service, once per --transport: `memvault serve` (a real subprocess on a Unix socket or on
+   loopback TCP with its bearer token, its worker on the builtin model) and --clients client
+   processes, each one MCP session that alternates memory_append and memory_find as fast as
+   answers come; over stdio each client starts its own `memvault mcp` (as a host does) and
+   the worker runs as `memvault worker`;
 2. no-op (floor): the same service (memvault.service.host.Service, same SDK app, transport
    security and uvicorn settings), no worker, with one extra tool `noop` that returns {"ok": true};
    the clients call only it: what the SDK and HTTP stack cost by themselves;
@@ -20,8 +24,11 @@ the same call).
 In runs 1 and 4 the memory is kept busy: the timeline's threshold is low so appends keep the
 worker compacting, and every few seconds an explicit memory_organize queues the archive, so finds
 and appends run while batches commit. Printed: appends/s, append and find p50/p95, errors (target
-0), and the batches the worker committed meanwhile. Timings are wall-clock on this machine;
-nothing here asserts a time.
+0), the batches the worker committed meanwhile, and the server's CPU per call (the serving
+process's user+system time over the run, per answered call; over stdio the `memvault mcp`
+processes'; with the worker in the serving process its batches count too: `--no-worker`
+leaves the worker and the organize requests out, for the API's cost alone). Timings are
+wall-clock on this machine; nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -77,11 +84,13 @@ class Tally:
     find: list[float] = field(default_factory=list)
     errors: int = 0
     first_errors: list[str] = field(default_factory=list)
+    server_cpu_s: float = 0.0  # CPU time of the processes that served these calls
 
     def add(self, other: Tally) -> None:
         self.append += other.append
         self.find += other.find
         self.errors += other.errors
+        self.server_cpu_s += other.server_cpu_s
         self.first_errors += other.first_errors[: max(0, 3 - len(self.first_errors))]
 
     def error(self, text: str) -> None:
@@ -95,6 +104,28 @@ def pct(values: list[float], q: float) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (Linux /proc), 0.0 when unreadable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child_pids(pid: int) -> list[int]:
+    """Direct children of `pid` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
 
 
 # -- setup ----------------------------------------------------------------------------------------
@@ -119,7 +150,7 @@ def committed_batches(home: Path) -> int:
 
 
 # -- the service side -----------------------------------------------------------------------------
-def client_process(index: int, socket_path: str, start_at: mp.Value, seconds: float,
+def client_process(index: int, endpoint: dict[str, str], start_at: mp.Value, seconds: float,
                    ready: Any, results: Any, kind: str = "memvault") -> None:
     """One agent: its own MCP session (`kind` memvault: alternates append and find; noop: calls
     the no-op tool) or, for `kind` bare, its own HTTP client; until the deadline."""
@@ -150,10 +181,10 @@ def client_process(index: int, socket_path: str, start_at: mp.Value, seconds: fl
                 getattr(tally, op).append(elapsed)
 
     async def run_mcp() -> None:
-        from memvault.service.mcp_server import open_client
-
-        async with open_client(socket_path=socket_path, timeout_s=60) as client:
+        async with connect(endpoint) as client:
             await client.call_tool("memory_status", {})
+            mine = child_pids(os.getpid()) if "stdio_home" in endpoint else []
+            cpu_before = sum(cpu_seconds(pid) for pid in mine)
 
             async def call(op: str, n: int) -> str | None:
                 if kind == "noop":
@@ -167,11 +198,12 @@ def client_process(index: int, socket_path: str, start_at: mp.Value, seconds: fl
                 return None
 
             await loop(call)
+            tally.server_cpu_s = sum(cpu_seconds(pid) for pid in mine) - cpu_before
 
     async def run_bare() -> None:
         import httpx2
 
-        transport = httpx2.AsyncHTTPTransport(uds=socket_path)
+        transport = httpx2.AsyncHTTPTransport(uds=endpoint["socket"])
         async with httpx2.AsyncClient(transport=transport, timeout=60) as http:
             async def call(op: str, n: int) -> str | None:
                 body = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
@@ -189,6 +221,24 @@ def client_process(index: int, socket_path: str, start_at: mp.Value, seconds: fl
     results.put(tally)
 
 
+def connect(endpoint: dict[str, str]) -> Any:
+    """An MCP client for `endpoint`: a Unix socket, a URL with its token, or stdio (starting
+    `memvault mcp` on the home, as an agent host does)."""
+    from memvault.service.mcp_server import open_client
+
+    if "socket" in endpoint:
+        return open_client(socket_path=endpoint["socket"], timeout_s=60)
+    if "url" in endpoint:
+        return open_client(url=endpoint["url"], token=endpoint["token"] or None, timeout_s=60)
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    command = StdioServerParameters(
+        command=CLI[0], args=[*CLI[1:], "--home", endpoint["stdio_home"], "mcp",
+                              "--log-level", "warning"])
+    return Client(command, read_timeout_seconds=60)
+
+
 def organizer(call: Any, stop: threading.Event) -> None:
     """Queue an organize job every few seconds so the worker always has archive work."""
     while not stop.wait(ORGANIZE_EVERY_S):
@@ -199,17 +249,27 @@ def organizer(call: Any, stop: threading.Event) -> None:
 
 
 def run_service(root: Path, clients: int, seconds: float, model: str,
-                kind: str = "memvault") -> tuple[Tally, int]:
-    """`kind` memvault: `memvault serve` with its worker; noop or bare: a floor server."""
-    home = make_home(root, f"{kind}-{clients}")
-    sock = root / f"{kind}{clients}.sock"
-    log = (root / f"{kind}-{clients}.log").open("wb")
-    if kind == "memvault":
-        command = [*CLI, "--home", str(home), "serve", "--socket", str(sock), "--model", model,
-                   "--no-vault", "--log-level", "warning"]
-    else:
+                kind: str = "memvault", transport: str = "socket",
+                with_worker: bool = True) -> tuple[Tally, int]:
+    """`kind` memvault: `memvault serve` (or, over stdio, `memvault worker` beside each
+    client's `memvault mcp`); noop or bare: a floor server on a Unix socket."""
+    home = make_home(root, f"{kind}-{transport}-{clients}")
+    sock = root / f"{kind}{transport[0]}{clients}.sock"
+    log_path = root / f"{kind}-{transport}-{clients}.log"
+    log = log_path.open("wb")
+    worker_flags = ["--model", model] if with_worker else ["--no-worker"]
+    endpoint: dict[str, str] = {"socket": str(sock)}
+    if kind != "memvault":
         command = [sys.executable, __file__, "--floor-server", kind, "--socket", str(sock),
                    "--home", str(home)]
+    elif transport == "stdio":
+        endpoint = {"stdio_home": str(home)}
+        command = ([*CLI, "--home", str(home), "worker", "--model", model] if with_worker
+                   else [sys.executable, "-c", "import time; time.sleep(86400)"])
+    else:
+        where = (["--socket", str(sock)] if transport == "socket" else ["--port", "0"])
+        command = [*CLI, "--home", str(home), "serve", *where, *worker_flags, "--no-vault",
+                   "--log-level", "info" if transport == "tcp" else "warning"]
     serve = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log,
                              stdin=subprocess.DEVNULL)
     ctx = mp.get_context("spawn")
@@ -217,27 +277,32 @@ def run_service(root: Path, clients: int, seconds: float, model: str,
     ready, results = ctx.Queue(), ctx.Queue()
     procs = []
     try:
-        deadline = time.monotonic() + 120
-        while not sock.exists():
-            if serve.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"{kind} server did not start; see {log.name}")
-            time.sleep(0.05)
+        if kind == "memvault" and transport == "tcp":
+            endpoint = {"url": _wait_for_url(serve, log_path),
+                        "token": (home / "service.token").read_text().strip()}
+        elif transport != "stdio" or kind != "memvault":
+            _wait_for_socket(serve, sock, log_path)
         procs = [ctx.Process(target=client_process,
-                             args=(i, str(sock), start_at, seconds, ready, results, kind))
+                             args=(i, endpoint, start_at, seconds, ready, results, kind))
                  for i in range(clients)]
         for p in procs:
             p.start()
         for _ in procs:
             ready.get(timeout=180)
         stop = threading.Event()
-        thread = threading.Thread(target=organizer, args=(lambda: _organize_via_mcp(sock), stop))
+        thread = threading.Thread(target=organizer,
+                                  args=(lambda: _organize_via_mcp(endpoint), stop))
         before = committed_batches(home)
         start_at.value = time.time() + 0.2
-        if kind == "memvault":
+        served_by_serve = transport != "stdio" or kind != "memvault"
+        cpu_before = cpu_seconds(serve.pid)
+        if kind == "memvault" and with_worker:
             thread.start()
         tally = Tally()
         for _ in procs:
             tally.add(results.get(timeout=seconds + 120))
+        if served_by_serve:
+            tally.server_cpu_s = cpu_seconds(serve.pid) - cpu_before
         stop.set()
         if thread.is_alive():
             thread.join()
@@ -256,12 +321,35 @@ def run_service(root: Path, clients: int, seconds: float, model: str,
     return tally, batches
 
 
-def _organize_via_mcp(sock: Path) -> None:
+def _wait_for_socket(serve: subprocess.Popen[bytes], sock: Path, log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while not sock.exists():
+        if serve.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"server did not start; see {log}")
+        time.sleep(0.05)
+
+
+def _wait_for_url(serve: subprocess.Popen[bytes], log: Path) -> str:
+    """The URL `memvault serve --port 0` logs in its service_ready line."""
+    import json
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        for line in log.read_text().splitlines():
+            if '"service_ready"' in line:
+                return json.loads(line)["url"]
+        if serve.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise SystemExit(f"server did not start; see {log}")
+
+
+def _organize_via_mcp(endpoint: dict[str, str]) -> None:
     import anyio
-    from memvault.service.mcp_server import open_client, tool_payload
+    from memvault.service.mcp_server import tool_payload
 
     async def go() -> None:
-        async with open_client(socket_path=sock) as client:
+        async with connect(endpoint) as client:
             tool_payload(await client.call_tool("memory_organize", {}))
 
     anyio.run(go)
@@ -308,7 +396,8 @@ def floor_server(kind: str, sock: Path, home: Path) -> None:
 
 
 # -- the in-process side --------------------------------------------------------------------------
-def run_inprocess(root: Path, clients: int, seconds: float, model: str) -> tuple[Tally, int]:
+def run_inprocess(root: Path, clients: int, seconds: float, model: str,
+                  with_worker: bool = True) -> tuple[Tally, int]:
     from memvault import Memory, MemvaultError
 
     home = make_home(root, f"inprocess-{clients}")
@@ -345,14 +434,16 @@ def run_inprocess(root: Path, clients: int, seconds: float, model: str) -> tuple
     for t in threads:
         t.start()
     before = committed_batches(home)
-    worker_thread.start()
-    org.start()
+    if with_worker:
+        worker_thread.start()
+        org.start()
     start.wait()
     for t in threads:
         t.join()
     stop.set()
-    worker_thread.join(60)
-    org.join()
+    if with_worker:
+        worker_thread.join(60)
+        org.join()
     batches = committed_batches(home) - before
     worker_mem.close()
     organize_mem.close()
@@ -369,7 +460,14 @@ def row(name: str, tally: Tally, seconds: float, batches: int) -> str:
             f"{pct(tally.append, .5) * ms:>10.2f} {pct(tally.append, .95) * ms:>10.2f} "
             f"{len(tally.find) / seconds:>9.1f} "
             f"{pct(tally.find, .5) * ms:>9.2f} {pct(tally.find, .95) * ms:>9.2f} "
-            f"{tally.errors:>7} {batches:>8}")
+            f"{tally.errors:>7} {batches:>8} {_cpu_per_call(tally):>9}")
+
+
+def _cpu_per_call(tally: Tally) -> str:
+    calls = len(tally.append) + len(tally.find)
+    if not tally.server_cpu_s or not calls:
+        return "-"
+    return f"{tally.server_cpu_s / calls * 1000:.2f}"
 
 
 RUNS = (("service (MCP)", "service", "memvault"), ("no-op (MCP)", "noop", "noop"),
@@ -383,6 +481,10 @@ def main() -> None:
     parser.add_argument("--model", default="builtin", help="worker provider (default builtin)")
     parser.add_argument("--skip", default="", help="comma list: service, noop, bare, inprocess")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    parser.add_argument("--transport", default="socket",
+                        help="comma list for the service run: socket, tcp, stdio")
+    parser.add_argument("--no-worker", action="store_true",
+                        help="no worker and no organize requests: the API's own cost")
     parser.add_argument("--floor-server", choices=("noop", "bare"), help=argparse.SUPPRESS)
     parser.add_argument("--socket", help=argparse.SUPPRESS)
     parser.add_argument("--home", help=argparse.SUPPRESS)
@@ -392,9 +494,13 @@ def main() -> None:
         return
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     counts = [int(c) for c in args.clients.split(",") if c.strip()]
+    transports = [t.strip() for t in args.transport.split(",") if t.strip()]
+    if set(transports) - {"socket", "tcp", "stdio"}:
+        parser.error("--transport takes socket, tcp and stdio")
     root = Path(tempfile.mkdtemp(prefix="mvb", dir="/tmp"))  # short: the socket path
     os.chmod(root, 0o700)
-    print(f"clients {counts}, {args.seconds:g} s each, worker model {args.model}, "
+    print(f"clients {counts}, {args.seconds:g} s each, "
+          f"{'no worker' if args.no_worker else 'worker model ' + args.model}, "
           f"{SEED_EVENTS} seed events; scratch {root}")
     rows = []
     try:
@@ -402,17 +508,22 @@ def main() -> None:
             for name, key, kind in RUNS:
                 if key in skip:
                     continue
-                print(f"running {name}, {clients} clients ...", flush=True)
-                if kind is None:
-                    tally, batches = run_inprocess(root, clients, args.seconds, args.model)
-                else:
-                    tally, batches = run_service(root, clients, args.seconds, args.model, kind)
-                rows.append((f"{name} x{clients}", tally, batches))
+                for transport in (transports if kind == "memvault" else ["socket"]):
+                    label = f"{name} {transport}" if kind == "memvault" else name
+                    print(f"running {label}, {clients} clients ...", flush=True)
+                    if kind is None:
+                        tally, batches = run_inprocess(root, clients, args.seconds, args.model,
+                                                       not args.no_worker)
+                    else:
+                        tally, batches = run_service(root, clients, args.seconds, args.model,
+                                                     kind, transport, not args.no_worker)
+                    rows.append((f"{label} x{clients}", tally, batches))
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
     header = (f"{'':<20} {'appends/s':>10} {'app p50ms':>10} {'app p95ms':>10} "
-              f"{'finds/s':>9} {'find p50':>9} {'find p95':>9} {'errors':>7} {'batches':>8}")
+              f"{'finds/s':>9} {'find p50':>9} {'find p95':>9} {'errors':>7} {'batches':>8} "
+              f"{'srv cpu ms':>9}")
     print()
     print(header)
     for name, tally, batches in rows:
@@ -423,7 +534,8 @@ def main() -> None:
     if rows:
         finds = statistics.fmean(len(t.find) for _, t, _ in rows)
         print(f"\n(latencies in ms; {finds:.0f} finds per run on average; batches = worker "
-              "commits during the run;\n floor rows: one no-op call in both columns, no worker)")
+              "commits during the run;\n floor rows: one no-op call in both columns, no worker;"
+              " srv cpu ms = the serving processes' CPU per call)")
 
 
 if __name__ == "__main__":

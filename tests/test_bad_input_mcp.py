@@ -63,7 +63,7 @@ def seeded(mem: Memory) -> Memory:
                                   "valid integer"),
     ("memory_read", {"id": 1.5}, "id: Input should be a valid string or Input should be a "
                                  "valid integer"),
-    ("memory_read", {"id": "x" * 141}, "id: String should have at most 140 characters"),
+    ("memory_read", {"id": "x" * 201}, "id: String should have at most 200 characters"),
     ("memory_read", {"id": 99_999_999_999_999_999_999},
      "id: Input should be a valid string or Input should be less than or equal to "
      "9223372036854775807"),
@@ -72,8 +72,9 @@ def seeded(mem: Memory) -> Memory:
      "offset: Input should be less than or equal to 10000000"),
     ("memory_organize", {"scope": 5}, "scope: Input should be a valid string"),
     ("memory_organize", {"retry_blocked": 2}, "retry_blocked: Input should be a valid boolean"),
-    ("memory_project_approve", {}, "project_id: Field required"),
-    ("memory_project_approve", {"project_id": 7}, "project_id: Input should be a valid string"),
+    ("memory_project_approve", {}, "id: Field required"),
+    ("memory_project_approve", {"id": 7}, "id: Input should be a valid string"),
+    ("memory_project_approve", {"project_id": 7}, "id: Input should be a valid string"),
 ])
 def test_a_wrong_type_or_size_names_the_field_and_stores_nothing(
     seeded: Memory, tool: str, args: dict[str, Any], expected: str
@@ -99,8 +100,8 @@ def test_a_wrong_type_or_size_names_the_field_and_stores_nothing(
     ("memory_find", {"query": "浩宇", "project": "person:qhy"},
      "project must be a project id like project:daily"),
     ("memory_find", {"query": "浩宇", "project": "project:../x"}, "the slug may not hold"),
-    ("memory_project_approve", {"project_id": "project:../x"}, "the slug may not hold"),
-    ("memory_project_approve", {"project_id": "project:nothing"}, "project:nothing"),
+    ("memory_project_approve", {"id": "project:../x"}, "the slug may not hold"),
+    ("memory_project_approve", {"id": "project:nothing"}, "project:nothing"),
     ("memory_append", {"text": "hi", "meta": {"k": "\ud800"}}, "meta holds a lone surrogate"),
     ("memory_append", {"text": "hi", "occurred_at": "2026-02-30T10:00:00+08:00"},
      "occurred_at"),
@@ -119,9 +120,25 @@ def test_an_unknown_tool_is_named(seeded: Memory) -> None:
     assert "Unknown tool: memory_forget" in error_text(call(seeded, "memory_forget"))
 
 
-def test_unknown_arguments_are_ignored_not_stored(seeded: Memory) -> None:
-    """Not an error: extra keys are dropped (the schema lists what each tool reads)."""
-    result = call(seeded, "memory_append", text="hi", speaker="qhy")
-    assert not result.is_error
-    event = seeded.read_event(result.structured_content["event_id"])
-    assert event["meta"] is None and event["text"] == "hi"
+@pytest.mark.parametrize(("tool", "args", "named"), [
+    ("memory_append", {"text": "hi", "ocurred_at": "2026-10-13T12:30:00+08:00"},
+     "unknown argument ocurred_at (did you mean occurred_at?)"),
+    ("memory_append", {"text": "hi", "speaker": "qhy", "tags": []},
+     "unknown arguments speaker, tags"),
+    ("memory_context", {"verbose": True}, "unknown argument verbose; it takes no arguments"),
+    ("memory_find", {"query": "x", "limt": 3}, "unknown argument limt (did you mean limit?)"),
+    ("memory_read", {"object_id": "person:qhy"}, "unknown argument object_id"),
+    ("memory_evidence", {"id": 1, "page": 2}, "unknown argument page"),
+    ("memory_organize", {"mode": "deep", "force": True}, "unknown argument force"),
+    ("memory_status", {"full": True}, "unknown argument full"),
+    ("memory_project_approve", {"id": "project:a", "slug": "a"}, "unknown argument slug"),
+    ("memory_busy", {"busy": True, "minutes": 5}, "unknown argument minutes"),
+])
+def test_unknown_arguments_are_refused_naming_them(seeded: Memory, tool: str,
+                                                   args: dict[str, Any], named: str) -> None:
+    """An unknown argument is never dropped silently (`ocurred_at` stored the event "now")."""
+    before = snapshot(seeded)
+    text = error_text(call(seeded, tool, **args))
+    assert text.startswith(f"invalid arguments for {tool}: {named}"), text
+    assert "\n" not in text
+    assert snapshot(seeded) == before

@@ -93,7 +93,7 @@ def test_version(runner: CliRunner) -> None:
 
 def test_ingest_a_file_lists_ids_as_json(runner: CliRunner, tmp_path: Path, home: Path) -> None:
     data = run_json(runner, "ingest", write_jsonl(tmp_path / "a.jsonl", *EVENTS))
-    assert data == {"stored": [1, 2, 3]}
+    assert data == {"stored": [1, 2, 3], "skipped": []}
     more = run(runner, "ingest", write_jsonl(tmp_path / "b.jsonl", {"text": "four"}))
     assert more.stdout.strip() == "stored 1 event(s): ids 4–4"
     assert (home / "memory.db").is_file()

@@ -25,6 +25,7 @@ from memvault.store.check import check_memory
 from memvault.store.connection import write
 from memvault.timeline import ingest as ingest_module
 from memvault.timeline.events import META_MAX_BYTES, META_MAX_DEPTH, NewEvent
+from memvault.timeline.keys import Appended
 
 
 def mode(path: Path) -> int:
@@ -75,7 +76,7 @@ def test_an_older_home_is_tightened_once_and_links_are_not_followed(
         path.chmod(loose)
 
     result = run_cli(runner, "ingest", "--json", "-", input='{"text": "again"}\n')
-    assert json.loads(result.stdout) == {"stored": [2]}  # the notice stays off stdout
+    assert json.loads(result.stdout) == {"stored": [2], "skipped": []}  # notice off stdout
     assert result.stderr.count("\n") == 1
     assert result.stderr.startswith(f"tightened permissions of {home}: was 0755, now 0700")
     assert "memory.db: was 0644, now 0600" in result.stderr
@@ -140,7 +141,7 @@ def test_an_index_failure_after_the_commit_acknowledges_the_events(
     args = ["ingest", *(["--json"] if as_json else []), "-"]
     result = run_cli(runner, *args, input='{"text": "a"}\n{"text": "b"}\n')
     if as_json:
-        assert json.loads(result.stdout) == {"stored": [1, 2],
+        assert json.loads(result.stdout) == {"stored": [1, 2], "skipped": [],
                                              "index_deferred": "database or disk is full"}
     else:
         assert result.stdout == "stored 2 event(s): ids 1–2\n"
@@ -154,11 +155,11 @@ def test_a_chunk_the_database_refuses_names_what_was_stored(
     monkeypatch.setattr(ingest_module, "CHUNK", 2)
     calls: list[int] = []
 
-    def store(events: list[NewEvent]) -> list[int]:
+    def store(events: list[NewEvent]) -> Appended:
         if calls:
             raise sqlite3.OperationalError("database or disk is full")
         calls.extend(range(1, len(events) + 1))
-        return list(calls)
+        return Appended(list(calls), list(calls), [])
 
     lines = [json.dumps({"text": f"e{i}"}) for i in range(5)]
     with pytest.raises(IngestError) as caught:

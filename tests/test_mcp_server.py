@@ -170,7 +170,8 @@ def test_context_reports_its_cut(server: Any, mem: Memory, home: Any) -> None:
     ({"text": "x" * 32_001}, "text: String should have at most 32000 characters"),
     ({"text": "hi", "meta": ["not", "an", "object"]}, "meta: Input should be a valid dictionary"),
     ({"text": "hi", "source": ""}, "source: String should have at least 1 character"),
-    ({"text": "hi", "unknown": 1}, None),  # extra keys are ignored, not an error
+    ({"text": "hi", "ocurred_at": "2026-10-13T12:30:00+08:00"},
+     "unknown argument ocurred_at (did you mean occurred_at?)"),  # never dropped silently
 ])
 def test_append_input_validation(server: Any, mem: Memory, args: dict[str, Any],
                                  expected: str | None) -> None:
@@ -238,7 +239,10 @@ def test_recall_refusal_is_a_clear_tool_error(server: Any, recall: list[Any]) ->
     ("memory_organize", {"scope": "s" * 2_001}, "scope: String should have at most 2000"),
     ("memory_organize", {"retry_blocked": "perhaps"}, "retry_blocked: Input should be a valid "
                                                       "boolean"),
-    ("memory_project_approve", {"project_id": "person:qhy"}, "project_id: String should match"),
+    ("memory_project_approve", {}, "id: Field required"),
+    ("memory_project_approve", {"project_id": ""}, "id: String should have at least 1"),
+    ("memory_project_approve", {"id": "project:a", "project_id": "project:a"},
+     "give id only (project_id is its deprecated name)"),
     ("memory_busy", {}, "busy: Field required"),
     ("memory_busy", {"busy": "sometimes"}, "busy: Input should be a valid boolean"),
 ])
@@ -424,17 +428,17 @@ def test_read_only_tools_run_on_the_event_loop_with_an_idle_memory(mem: Memory) 
     """With a Memory idle, a read-only tool runs on the loop's own thread (no hop); a write
     still goes to a worker thread, as it may wait for SQLite's write lock."""
     where: dict[str, threading.Thread] = {}
-    real_find, real_append = mem.find, mem.append_event
+    real_find, real_append = mem.find, mem.store_events
 
     def find(*args: Any, **kwargs: Any) -> Any:
         where["find"] = threading.current_thread()
         return real_find(*args, **kwargs)
 
-    def append_event(*args: Any, **kwargs: Any) -> Any:
+    def store_events(*args: Any, **kwargs: Any) -> Any:
         where["append"] = threading.current_thread()
         return real_append(*args, **kwargs)
 
-    mem.find, mem.append_event = find, append_event  # type: ignore[method-assign]
+    mem.find, mem.store_events = find, store_events  # type: ignore[method-assign]
     server = build_server(mem)
     appended, found = run_calls(server, ("memory_append", {"text": "Alice likes tea"}),
                                 ("memory_find", {"query": "Alice"}))
@@ -477,18 +481,18 @@ def test_a_slow_status_does_not_stall_a_concurrent_append(home: Any) -> None:
 
     def opener() -> Memory:
         opened = Memory.open(home)
-        real_status, real_append = opened.status, opened.append_event
+        real_status, real_append = opened.status, opened.store_events
 
         def status() -> Any:  # a long quick_check: ends once the concurrent append ran
             saw.append(appended.wait(timeout=10))
             return real_status()
 
-        def append_event(*args: Any, **kwargs: Any) -> Any:
+        def store_events(*args: Any, **kwargs: Any) -> Any:
             out = real_append(*args, **kwargs)
             appended.set()
             return out
 
-        opened.status, opened.append_event = status, append_event  # type: ignore[method-assign]
+        opened.status, opened.store_events = status, store_events  # type: ignore[method-assign]
         return opened
 
     pool = MemoryPool(opener, size=2)

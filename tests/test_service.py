@@ -26,6 +26,7 @@ from memvault.service.host import (
     Listen,
     Service,
     _Runner,
+    bind_tcp,
     bind_unix,
     check_loopback,
     log_event,
@@ -119,6 +120,23 @@ def test_bind_unix_refuses_other_files_and_long_paths(short_dir: Path) -> None:
     assert plain.read_text() == "keep me"
     with pytest.raises(InputError, match="pass a shorter --socket"):
         bind_unix(short_dir / ("x" * 120))
+
+
+def test_tcp_connections_send_without_nagle_delay() -> None:
+    """Every accepted loopback connection has TCP_NODELAY: asyncio sets it only on sockets
+    that say IPPROTO_TCP, and without it each answer waited ~40 ms for a delayed ACK."""
+    listener = bind_tcp("127.0.0.1", 0)
+    client = socket.create_connection(listener.getsockname()[:2], timeout=10)
+    try:
+        listener.setblocking(True)
+        listener.settimeout(10)
+        accepted, _ = listener.accept()
+        with accepted:
+            assert accepted.proto == socket.IPPROTO_TCP
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    finally:
+        client.close()
+        listener.close()
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1", "[::1]", "localhost", "127.0.0.2"])

@@ -131,8 +131,11 @@ SETTINGS: tuple[Setting, ...] = (
        1_000_000),
     _s("service", "socket", "memvault.sock",
        "Unix socket `memvault serve` listens on (relative: inside the home)"),
+    _s("service", "port", 8765, "loopback TCP port `memvault serve` listens on by default", 1,
+       65535),
     _s("service", "token_env", "MEMVAULT_TOKEN",
-       "environment variable holding the bearer token HTTP clients must send; unset = none"),
+       "environment variable holding the bearer token HTTP clients must send; unset = the "
+       "home's service.token (TCP; a Unix socket needs none)"),
     _s("service", "api_connections", 4, "SQLite connections the API lends to concurrent calls",
        1, 64),
     _s("service", "projector_interval_s", 10.0, "seconds between vault projection heartbeats "

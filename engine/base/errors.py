@@ -20,12 +20,15 @@ class NotFound(MemvaultError):
 
 
 class IngestError(MemvaultError):
-    """A JSONL line that could not be ingested; `stored` events before it stay stored."""
+    """A JSONL line that could not be ingested; `stored` events before it stay stored
+    (`skipped`: ids of lines before it whose key was already stored)."""
 
-    def __init__(self, message: str, line: int, stored: list[int]) -> None:
+    def __init__(self, message: str, line: int, stored: list[int],
+                 skipped: list[int] | None = None) -> None:
         super().__init__(message)
         self.line = line
         self.stored = stored
+        self.skipped = skipped or []
 
 
 class StoreError(MemvaultError):

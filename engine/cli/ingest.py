@@ -26,27 +26,35 @@ def ingest(ctx: click.Context, source: str, as_json: bool) -> None:
     A new home is created when --home / $MEMVAULT_HOME names none yet.
 
     Each line: {"text": ..., "occurred_at": "2026-10-13T12:30:00+08:00", "source": "user",
-    "kind": "message", "meta": {...}}; only text is required. A bad line stops the import with
-    its line number; the lines before it stay stored.
+    "kind": "message", "meta": {...}, "key": "msg-123"}; only text is required. A bad line stops
+    the import with its line number; the lines before it stay stored. A line whose key (your
+    message id, at most 200 chars) is already stored with the same text is skipped, so fixing
+    the bad line and running the whole file again stores nothing twice; the same key with other
+    text is a bad line.
     """
     new_home = not (resolve_home(ctx.find_root().obj["home"]) / DB_NAME).exists()
     with open_memory(ctx, create=True) as mem:
         stream = sys.stdin.buffer if source == "-" else open(source, "rb")  # noqa: SIM115
         try:
-            ids = mem.ingest_jsonl(stream)
+            report = mem.ingest_jsonl_report(stream)
         except IngestError as exc:
             if as_json:
-                print_json({"stored": exc.stored, "error": str(exc), "line": exc.line})
+                print_json({"stored": exc.stored, "skipped": exc.skipped, "error": str(exc),
+                            "line": exc.line})
                 sys.exit(1)
             raise
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
         deferred = _sync_index(mem)
+    ids, skipped = report.new, report.skipped
     if as_json:
-        print_json({"stored": ids, **({"index_deferred": deferred} if deferred else {})})
+        print_json({"stored": ids, "skipped": skipped,
+                    **({"index_deferred": deferred} if deferred else {})})
     else:
         click.echo(f"stored {len(ids)} event(s)" + (f": ids {ids[0]}–{ids[-1]}" if ids else ""))
+        if skipped:
+            click.echo(f"skipped {len(skipped)} already stored (same key, same text)")
         if ids and new_home:  # a newcomer: events reach the vault only as objects
             click.echo("next: `memvault organize` compacts them off the hot timeline, turns "
                        "them into objects and refreshes the vault (`memvault project-vault "

@@ -161,6 +161,8 @@ def print_event(data: dict[str, Any]) -> None:
     console.print(_text(f"event {data['id']}  {data['occurred_at']}  {data['source']}/"
                         f"{data['event_kind']}  "
                         f"{data['chars']} chars  state: {data['state']}"), style="bold")
+    if data.get("key"):  # the client's message id (memvault.timeline.keys)
+        console.print(_text(f"key: {data['key']}"))
     if data["meta"]:
         console.print(_text("meta: " + json.dumps(data["meta"], ensure_ascii=False)))
     click.echo(data["text"])

@@ -8,8 +8,10 @@ here only; the engine never imports it), and hands them to `memvault.service.hos
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import os
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -151,14 +153,65 @@ def watcher_loop(watcher_cls: Any, config: Config) -> Callable[[threading.Event]
     return run
 
 
+# -- host configs -------------------------------------------------------------------------------
+def stdio_command() -> list[str]:
+    """The absolute command that starts this memvault: the `memvault` script beside the
+    running interpreter (a venv's bin/), else the interpreter itself running the CLI. Never a
+    bare `memvault`: a host without the venv on its PATH fails with `spawn memvault ENOENT`."""
+    script = Path(sys.executable).parent / "memvault"  # not resolved: a venv's python links out
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script.absolute())]
+    return [str(Path(sys.executable).absolute()), "-c",
+            "import sys; from memvault.cli import main; sys.exit(main())"]
+
+
+def stdio_host_config(home: Path, background: bool) -> dict[str, Any]:
+    """The mcpServers entry that starts `memvault mcp` over stdio on `home`."""
+    command = stdio_command()
+    args = [*command[1:], "--home", str(home.absolute()), "mcp"]
+    if background:
+        args.append("--background")
+    return {"mcpServers": {"memvault": {"command": command[0], "args": args}}}
+
+
+def http_host_config(url: str, token: str | None) -> dict[str, Any]:
+    """The mcpServers entry for a running `memvault serve` at `url` (streamable HTTP)."""
+    entry: dict[str, Any] = {"type": "http", "url": url}
+    if token:
+        entry["headers"] = {"Authorization": f"Bearer {token}"}
+    return {"mcpServers": {"memvault": entry}}
+
+
+def _print_config(config: dict[str, Any]) -> None:
+    click.echo(json.dumps(config, indent=2, ensure_ascii=False))
+
+
+def _serve_token(config: Config, tcp: bool, no_auth: bool) -> str | None:
+    """The bearer token this serve requires: none with --no-auth; on TCP the variable's or else
+    the home's own (made on first use); on a Unix socket only the variable's."""
+    if no_auth:
+        return None
+    from ..service.auth import home_token
+
+    return _token(config) or (home_token(config.home) if tcp else None)
+
+
 # -- commands -----------------------------------------------------------------------------------
 @click.command()
-@click.option("--socket", "socket_path", type=click.Path(dir_okay=False), default=None,
-              help="Unix socket to serve on (default: service.socket in the home).")
-@click.option("--host", default=None, help="Serve on this loopback address instead "
-                                           "(127.0.0.1 or ::1); needs --port.")
+@click.option("--socket", "socket_path", type=click.Path(dir_okay=False), is_flag=False,
+              flag_value="", default=None,
+              help="Serve on a Unix socket instead of TCP: PATH, or alone service.socket in "
+                   "the home (file permissions are its auth).")
+@click.option("--host", default=None, help="Loopback address to serve on (127.0.0.1, the "
+                                           "default, or ::1).")
 @click.option("--port", type=click.IntRange(0, 65535), default=None,
-              help="TCP port on --host (0: any free port, logged at start).")
+              help="TCP port (default service.port = 8765; 0: any free port, logged at start).")
+@click.option("--no-auth", is_flag=True,
+              help="Serve TCP without a token: every local user can then read and write this "
+                   "memory (a loud warning is logged).")
+@click.option("--print-config", "print_config", is_flag=True,
+              help="Print the host config (mcpServers entry: url and the Authorization header "
+                   "with the token) and exit without serving.")
 @model_option
 @click.option("--worker/--no-worker", "with_worker", default=True, show_default=True,
               help="Run the worker here (--no-worker when a separate `memvault worker` runs).")
@@ -167,32 +220,44 @@ def watcher_loop(watcher_cls: Any, config: Config) -> Callable[[threading.Event]
 @log_level_option
 @click.pass_context
 def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: int | None,
-          model: str | None, with_worker: bool, with_vault: bool, log_level: str) -> None:
-    """Run the memory service: the agent's MCP API (streamable HTTP on a Unix socket or
-    127.0.0.1), the worker, the vault projector and watcher. SIGINT/SIGTERM stop it cleanly.
+          no_auth: bool, print_config: bool, model: str | None, with_worker: bool,
+          with_vault: bool, log_level: str) -> None:
+    """Run the memory service: the agent's MCP API (streamable HTTP at /mcp on 127.0.0.1:8765,
+    or on a Unix socket), the worker, the vault projector and watcher. SIGINT/SIGTERM stop it
+    cleanly.
 
-    The bearer token, when the variable named by service.token_env is set, is required of
-    every HTTP request (`Authorization: Bearer <token>`).
+    TCP needs a bearer token (`Authorization: Bearer <token>`): $MEMVAULT_TOKEN (the variable
+    named by service.token_env) when set, else the home's service.token, made on first start.
+    `--print-config` prints the host config that carries it.
     """
-    if socket_path and (host or port is not None):
+    if socket_path is not None and (host or port is not None):
         raise click.UsageError("give --socket or --host/--port, not both")
-    if host and port is None:
-        raise click.UsageError("--host needs --port")
-    from ..service.host import Listen, Service, configure_logging
+    from ..service.host import Listen, Service, check_loopback, configure_logging
 
     config = _config(ctx)
-    configure_logging(log_level)
-    if port is not None:
-        listen = Listen(host=host or "127.0.0.1", port=port)
+    tcp = socket_path is None
+    if tcp:
+        listen = Listen(host=check_loopback(host or "127.0.0.1"),
+                        port=int(config["service.port"]) if port is None else port)
     else:
         default = Path(config["service.socket"]).expanduser()
         path = Path(socket_path).expanduser() if socket_path else config.home / default
         listen = Listen(socket=path.absolute())
+    token = _serve_token(config, tcp, no_auth)
+    if print_config:
+        if not tcp:
+            raise click.UsageError("a host config needs a URL: a Unix socket has none (use TCP, "
+                                   "the default, or `memvault mcp --print-config` for stdio)")
+        if listen.port == 0:
+            raise click.UsageError("--print-config needs a fixed --port, not 0")
+        _print_config(http_host_config(listen.url, token))
+        return
+    configure_logging(log_level)
     service = Service(
         config.home, listen,
         worker=_worker_factory(model) if with_worker else None,
         tasks=vault_tasks(config) if with_vault else [],
-        bearer_token=_token(config),
+        bearer_token=token,
         pool_size=int(config["service.api_connections"]),
         shutdown_grace_s=float(config["service.shutdown_grace_s"]),
     )
@@ -203,17 +268,26 @@ def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: i
 @click.option("--background", is_flag=True,
               help="Also run the worker, the vault projector and the watcher in this process "
                    "(as `serve` does); leave it off when `memvault serve` already runs.")
+@click.option("--print-config", "print_config", is_flag=True,
+              help="Print the host config (mcpServers entry with absolute paths, --background "
+                   "included) and exit.")
 @model_option
 @log_level_option
 @click.pass_context
-def mcp_stdio(ctx: click.Context, background: bool, model: str | None, log_level: str) -> None:
+def mcp_stdio(ctx: click.Context, background: bool, print_config: bool, model: str | None,
+              log_level: str) -> None:
     """Serve the agent's MCP API on stdin/stdout, for agent hosts that start it.
 
     Logs go to stderr as JSON lines; stdout carries only the protocol.
     """
+    config = _config(ctx)
+    if print_config:
+        _print_config(stdio_host_config(config.home, background=True))
+        click.echo("(drop \"--background\" from args when `memvault serve` runs for this home)",
+                   err=True)
+        return
     from ..service.host import Listen, Service, configure_logging
 
-    config = _config(ctx)
     configure_logging(log_level)
     service = Service(
         config.home, Listen(stdio=True),
@@ -223,4 +297,3 @@ def mcp_stdio(ctx: click.Context, background: bool, model: str | None, log_level
         shutdown_grace_s=float(config["service.shutdown_grace_s"]),
     )
     ctx.exit(service.run())
-

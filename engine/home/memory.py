@@ -26,6 +26,7 @@ from ..store.connection import open_db, set_state, write
 from ..store.ledger import usage_summary
 from ..timeline import events
 from ..timeline import hot as timeline
+from ..timeline.keys import Appended, append_rows, check_key
 from .status import memory_status
 
 if TYPE_CHECKING:
@@ -124,10 +125,12 @@ class Memory:
     # -- events -------------------------------------------------------------------------------
     def append_event(
         self, text: str, occurred_at: str | datetime | None = None, source: str = "user",
-        kind: str = "message", meta: dict[str, Any] | None = None,
+        kind: str = "message", meta: dict[str, Any] | None = None, key: str | None = None,
     ) -> int:
-        """Store one event and its hot fragments; return its id."""
-        return self.append_events([events.NewEvent(text, occurred_at, source, kind, meta)])[0]
+        """Store one event and its hot fragments; return its id (with `key` already stored
+        with the same text: that event's id, and nothing is stored; memvault.timeline.keys)."""
+        return self.append_events(
+            [events.NewEvent(text, occurred_at, source, kind, meta, key)])[0]
 
     def append_events(self, batch: Iterable[events.NewEvent], index: bool = True) -> list[int]:
         """Store many events in one transaction (all or none); return their ids in order.
@@ -136,25 +139,31 @@ class Memory:
         find right after an append runs at indexed speed. `index=False` leaves that to the
         worker's next poll (or `memvault reindex`): for bulk loads that index once at the end.
         """
+        return self.store_events(batch, index).ids
+
+    def store_events(self, batch: Iterable[events.NewEvent], index: bool = True) -> Appended:
+        """append_events, saying which events were new and which were skipped because their
+        key was already stored with the same text (a key with other text is refused whole)."""
         from ..jobs.scheduler import ACTIVITY_KEY
 
         now, tz = self.clock.now(), self.tz  # tz once: it is rebuilt from config on each read
         batch = list(batch)
         rows = [events.validate_event(e, now, tz, check_encoding=False) for e in batch]
+        event_keys = [check_key(e.key) for e in batch]
         try:
             with write(self.conn):
-                ids = events.insert_events(self.conn, rows, now)
-                # The nightly review waits for quiet: remember when the conversation last moved.
-                set_state(self.conn, ACTIVITY_KEY, iso(now))
+                appended = append_rows(self.conn, rows, event_keys, now)
+                if appended.new:  # the nightly review waits for quiet: when did talk move last
+                    set_state(self.conn, ACTIVITY_KEY, iso(now))
         except UnicodeEncodeError:
             # SQLite could not bind a lone surrogate (the transaction rolled back, nothing is
             # stored): validate again with the scan, which names the event and the char.
             for event in batch:
                 events.validate_event(event, now, tz)
             raise
-        if index and ids:
-            self._index_appended(len(ids))
-        return ids
+        if index and appended.new:
+            self._index_appended(len(appended.new))
+        return appended
 
     def _index_appended(self, count: int) -> None:
         """Index up to `count` more events after an append's commit. The events are stored
@@ -170,10 +179,15 @@ class Memory:
             _log.warning("events stored; indexing them for recall is deferred (%s)", exc)
 
     def ingest_jsonl(self, lines: Iterable[bytes | str]) -> list[int]:
-        """Ingest JSONL lines; see memvault.timeline.ingest for what happens on a bad line."""
+        """Ingest JSONL lines; return the ids stored. See memvault.timeline.ingest for what
+        happens on a bad line."""
+        return self.ingest_jsonl_report(lines).new
+
+    def ingest_jsonl_report(self, lines: Iterable[bytes | str]) -> Appended:
+        """Ingest JSONL lines; say which were stored and which skipped (key already stored)."""
         from ..timeline.ingest import ingest_lines
 
-        return ingest_lines(lines, self.append_events)
+        return ingest_lines(lines, self.store_events)
 
     def read_event(self, event_id: str | int, offset: int = 0) -> dict[str, Any]:
         return events.read_event_page(self.conn, events.parse_event_id(event_id), offset)

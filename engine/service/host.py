@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import json
 import logging
 import os
 import signal
 import socket
-import stat
 import sys
 import threading
 import time
@@ -41,17 +39,20 @@ from typing import Any, TextIO
 
 import uvicorn
 
-from ..base.errors import InputError
 from ..home.memory import Memory
 from ..jobs.worker import TickResult, Worker
 from ..objects.secrets import redact_secrets
+from .listen import SOCKET_PATH_MAX as SOCKET_PATH_MAX  # re-exported: callers import them here
+from .listen import Listen as Listen
+from .listen import bind_tcp as bind_tcp
+from .listen import bind_unix as bind_unix
+from .listen import check_loopback as check_loopback
 from .mcp_server import DEFAULT_POOL_SIZE, MemoryPool, MemvaultMCP, build_server, http_app
 from .switch import switch_interval
 
 log = logging.getLogger("memvault.service")
 
 # Settings of the [service] table, with the defaults used until engine/base/config.py has them.
-SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS; keep a margin
 RESTART_MIN_S, RESTART_MAX_S = 1.0, 300.0
 # The GIL switch interval while serving. One request hops threads several times (socket read,
 # the SDK's worker thread for the tool, the answer); each hop waits for the GIL, and while the
@@ -222,88 +223,6 @@ class _Runner(threading.Thread):
             return
 
 
-# -- listening ----------------------------------------------------------------------------------
-@dataclass
-class Listen:
-    """Where the API listens: a Unix socket, a loopback TCP port, or stdin/stdout."""
-
-    socket: Path | None = None
-    host: str = "127.0.0.1"
-    port: int | None = None
-    stdio: bool = False
-
-    def describe(self) -> dict[str, Any]:
-        if self.stdio:
-            return {"transport": "stdio"}
-        if self.socket is not None:
-            return {"transport": "streamable-http", "socket": str(self.socket)}
-        return {"transport": "streamable-http", "host": self.host, "port": self.port}
-
-
-def check_loopback(host: str) -> str:
-    """Only loopback addresses: the API carries the agent's whole memory."""
-    name = host.strip("[]")
-    if name == "localhost":
-        return "127.0.0.1"
-    try:
-        if ipaddress.ip_address(name).is_loopback:
-            return name
-    except ValueError:
-        pass
-    raise InputError(f"--host {host}: memvault serves only on a loopback address "
-                     "(127.0.0.1, ::1) or a Unix socket")
-
-
-def bind_unix(path: Path) -> socket.socket:
-    """A listening Unix socket at `path`, readable and writable by this user only (0600).
-
-    A stale socket file (nobody accepting) is replaced; a live one is an error."""
-    raw = os.fsencode(path)
-    if len(raw) > SOCKET_PATH_MAX:
-        raise InputError(f"socket path {path} is {len(raw)} bytes; Unix sockets allow about "
-                         f"{SOCKET_PATH_MAX}: pass a shorter --socket")
-    if not path.parent.exists():
-        path.parent.mkdir(parents=True, mode=0o700)
-    if path.exists() or path.is_symlink():
-        if not stat.S_ISSOCK(path.lstat().st_mode):
-            raise InputError(f"{path} exists and is not a socket; not replacing it")
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.connect(str(path))
-        except (ConnectionRefusedError, FileNotFoundError):
-            path.unlink(missing_ok=True)  # left by a service that died
-        else:
-            raise InputError(f"another service is listening on {path}")
-        finally:
-            probe.close()
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.bind(str(path))
-        os.chmod(path, 0o600)
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        raise InputError(f"cannot listen on {path}: {exc}") from None
-    sock.setblocking(False)
-    return sock
-
-
-def bind_tcp(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on a loopback `host` (port 0: any free port)."""
-    host = check_loopback(host)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        raise InputError(f"cannot listen on {host}:{port}: {exc}") from None
-    sock.setblocking(False)
-    return sock
-
-
 # -- the service --------------------------------------------------------------------------------
 class Service:
     """The serve process: API + worker + given background tasks, until a signal stops it.
@@ -335,6 +254,20 @@ class Service:
             log_event(log, "service_stopping", reason=reason)
         self.stop_event.set()
 
+    def _auth(self) -> str:
+        if self.listen.stdio:
+            return "process"  # whoever starts it owns it
+        if self.bearer_token:
+            return "bearer"
+        return "socket-permissions" if self.listen.socket is not None else "none"
+
+    def _how_to_connect(self) -> dict[str, str]:
+        if self.listen.port is None:
+            return {}
+        host = "" if self.listen.host == "127.0.0.1" else f" --host {self.listen.host}"
+        return {"host_config": f"memvault --home {self.home} serve{host} --port "
+                               f"{self.listen.port} --print-config"}
+
     def build(self, pool: MemoryPool) -> MemvaultMCP:
         """The MCP server this service runs over `pool` (bench/service.py adds a no-op tool)."""
         return build_server(pool, bearer_token=self.bearer_token)
@@ -355,7 +288,11 @@ class Service:
                 self.listen.port = sock.getsockname()[1]
         log_event(log, "service_starting", pid=os.getpid(), home=str(self.home),
                   worker=self.worker is not None, tasks=[t.name for t in self.tasks],
-                  auth="bearer" if self.bearer_token else "none", **self.listen.describe())
+                  auth=self._auth(), **self.listen.describe())
+        if self.listen.port is not None and not self.bearer_token:
+            log_event(log, "service_unauthenticated", logging.WARNING,
+                      note="serving loopback TCP WITHOUT a token (--no-auth): every local user "
+                           "can read and write this memory")
         status = 0
         with self._signals():
             try:
@@ -422,7 +359,8 @@ class Service:
         while True:
             if not announced and server.started:
                 announced = True
-                log_event(log, "service_ready", **self.listen.describe())
+                log_event(log, "service_ready", auth=self._auth(), **self.listen.describe(),
+                          **self._how_to_connect())
                 self._start_background()  # after the API answers: no scan delays initialize
             if self.stop_event.is_set():
                 server.should_exit = True

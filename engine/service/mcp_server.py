@@ -15,32 +15,36 @@ event loop with an idle Memory when one is free (the thread hop costs about as m
 find, issue 17), and on a worker thread otherwise. status (PRAGMA quick_check) and context (the
 timeline view) grow with the memory, so they run on a worker thread like the writes.
 
-Errors the model can act on come back as a tool result with `isError` and one clear line:
+One vocabulary: a tool that names a record takes `id` (a unique name or alias too, as the CLI
+takes it); approve's old `project_id` is still accepted, deprecated and logged. Errors the
+model can act on come back as a tool result with `isError` and one clear line: an argument the
+tool does not take is named (never silently dropped: `ocurred_at` once stored an event "now"),
 arguments that fail the schema name each bad field and what is allowed (never echoing the
 value); an engine refusal (`MemvaultError`: too long, unknown id, ...) keeps its own message.
+`memory_busy(true)` is held by the session that set it and ends with it
+(memvault.service.sessions).
 
 Transports: `run_stdio(server)` for agent hosts that start `memvault mcp` (every frame is
 checked before the SDK sees it: the SDK drops a frame it cannot parse without a word, so a bad
 one is answered with a JSON-RPC error naming the problem: memvault.service.stdio_frames);
-`http_app(...)` for streamable HTTP on 127.0.0.1 or a Unix socket (memvault.service.host serves
-it), with an optional static bearer token checked by the SDK's own bearer middleware (401
-without it). `open_client` connects an `mcp.Client` to a running service, Unix socket included.
+`http_app(...)` for streamable HTTP at /mcp on 127.0.0.1 or a Unix socket (memvault.service.host
+serves it; `GET /` says where MCP lives and which auth it needs), with an optional static bearer
+token checked by the SDK's own bearer middleware (401 without it; memvault.service.auth).
+`open_client` (memvault.service.client) connects an `mcp.Client` to a running service.
 """
 
 from __future__ import annotations
 
-import hmac
+import difflib
 import json
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
-from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -48,8 +52,14 @@ from pydantic import Field, ValidationError
 
 from ..base.errors import MemvaultError
 from ..home.memory import Memory
-from .pool import DEFAULT_POOL_SIZE as DEFAULT_POOL_SIZE  # re-exported: callers import it here
+from ..timeline.events import NewEvent
+from .auth import StaticTokenVerifier
+from .client import ToolCallFailed as ToolCallFailed  # re-exported: callers import them here
+from .client import open_client as open_client
+from .client import tool_payload as tool_payload
+from .pool import DEFAULT_POOL_SIZE as DEFAULT_POOL_SIZE
 from .pool import MemoryPool as MemoryPool
+from .sessions import BusySessions
 from .stdio_frames import serve_stdio
 
 log = logging.getLogger("memvault.mcp")
@@ -72,6 +82,7 @@ ObjectType = Literal["person", "task", "todo", "schedule", "knowledge", "project
 HitType = Literal["person", "task", "todo", "schedule", "knowledge", "project", "credential",
                   "event"]
 T = TypeVar("T")
+MCP_PATH = "/mcp"  # where streamable HTTP is served; GET / points here
 
 
 # -- the server ---------------------------------------------------------------------------------
@@ -84,7 +95,11 @@ class MemvaultMCP(MCPServer[Any]):
             super().__init__(name, instructions=INSTRUCTIONS, version=_version(),
                              log_level="WARNING", **options)
         self.pool = pool
-        _register_tools(self, pool)
+        self.busy_sessions = BusySessions(lambda: _clear_busy(pool))
+        _register_tools(self, pool, self.busy_sessions)
+        for tool in self._tool_manager.list_tools():
+            # hosts that check arguments against the schema refuse unknown ones before sending
+            tool.parameters["additionalProperties"] = False
 
     async def run_stdio_async(self) -> None:
         """Serve over stdin/stdout, answering frames the SDK cannot read (see `run_stdio`)."""
@@ -92,7 +107,15 @@ class MemvaultMCP(MCPServer[Any]):
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
-        """Call a tool; an argument-validation failure comes back as one clear line."""
+        """Call a tool; unknown arguments and argument-validation failures come back as one
+        clear line (an unknown argument is never silently dropped: `ocurred_at` would have
+        stored the event "now")."""
+        unknown = self._unknown_arguments(name, arguments)
+        if unknown:
+            log.info("tool_rejected", extra={"fields": {"tool": name, "error": unknown}})
+            raise ToolError(unknown)
+        if name == "memory_project_approve":
+            arguments = _approve_arguments(arguments)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -102,6 +125,27 @@ class MemvaultMCP(MCPServer[Any]):
                 log.info("tool_rejected", extra={"fields": {"tool": name, "error": message}})
                 raise ToolError(message) from cause
             raise
+
+    def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str | None:
+        """The refusal of arguments `name` does not take, naming each (None when all known)."""
+        tool = self._tool_manager.get_tool(name)
+        if tool is None or not arguments:
+            return None
+        allowed = sorted(tool.parameters.get("properties", {}))
+        unknown = [key for key in arguments if key not in allowed]
+        if not unknown:
+            return None
+        said = []
+        for key in unknown[:8]:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            shown = key if len(key) <= 64 else key[:64] + "…"
+            said.append(f"{shown} (did you mean {close[0]}?)" if close else shown)
+        if len(unknown) > 8:
+            said.append(f"and {len(unknown) - 8} more")
+        takes = ", ".join(allowed) or "no arguments"
+        noun = "argument" if len(unknown) == 1 else "arguments"
+        return (f"invalid arguments for {name}: unknown {noun} {', '.join(said)}; "
+                f"it takes {takes}")
 
 
 def explain_validation(tool: str, error: ValidationError) -> str:
@@ -126,21 +170,6 @@ def _is_type_tag(part: object) -> bool:
     return isinstance(part, str) and (part in _TYPE_TAGS or not part.isidentifier())
 
 
-class StaticTokenVerifier:
-    """The SDK's `TokenVerifier` for one shared secret (compared in constant time)."""
-
-    def __init__(self, token: str) -> None:
-        if not token:
-            raise ValueError("an empty bearer token protects nothing")
-        self._token = token.encode()
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        """The access token for the right secret, None (-> 401) for anything else."""
-        if hmac.compare_digest(token.encode(), self._token):
-            return AccessToken(token="static", client_id="memvault-agent", scopes=[])
-        return None
-
-
 def build_server(source: Memory | MemoryPool, *, bearer_token: str | None = None,
                  name: str = "memvault") -> MemvaultMCP:
     """The MCP server with the nine memory tools over `source` (a Memory or a MemoryPool).
@@ -156,7 +185,29 @@ def build_server(source: Memory | MemoryPool, *, bearer_token: str | None = None
         auth = {"token_verifier": StaticTokenVerifier(bearer_token),
                 "auth": AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None,
                                      required_scopes=[])}
-    return MemvaultMCP(pool, name, **auth)
+    server = MemvaultMCP(pool, name, **auth)
+    server.custom_route("/", methods=["GET"])(_index(bearer=bool(bearer_token)))
+    return server
+
+
+def _index(bearer: bool) -> Callable[[Any], Any]:
+    """GET /: where MCP lives and what auth it needs (no secret, so no auth: a person or a host
+    that tries the bare URL learns what to do instead of reading a bare 404)."""
+    from starlette.responses import JSONResponse
+
+    if bearer:
+        how = ("send Authorization: Bearer <token>; `memvault serve --print-config` prints a "
+               "host config carrying it")
+    else:
+        how = "none: started with --no-auth, or on a Unix socket (file permissions guard it)"
+    body = {"service": "memvault", "version": _version(), "mcp": MCP_PATH,
+            "transport": "streamable-http (POST JSON-RPC to the mcp path)",
+            "auth": "bearer" if bearer else "none", "how": how}
+
+    async def index(request: Any) -> Any:
+        return JSONResponse(body)
+
+    return index
 
 
 def _result(data: Any) -> CallToolResult:
@@ -210,16 +261,17 @@ SETTING = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempote
 
 SQLITE_MAX_INT = 2**63 - 1
 RecordId = Annotated[
-    Annotated[str, Field(min_length=1, max_length=140)]
+    Annotated[str, Field(min_length=1, max_length=200)]
     | Annotated[int, Field(ge=1, le=SQLITE_MAX_INT, strict=True)],  # strict: true is not 1
-    Field(description="an object id, type:slug (e.g. person:zhang-wei), or an event id "
-                      "(42 or event:42)"),
+    Field(description="an object id, type:slug (e.g. person:zhang-wei), a unique name or "
+                      "alias, or an event id (42 or event:42)"),
 ]
 Offset = Annotated[int, Field(ge=0, le=10_000_000, description="from an earlier answer's "
                                                                "next_offset; 0 = start")]
 
 
-def _register_tools(server: MCPServer[Any], pool: MemoryPool) -> None:
+def _register_tools(server: MCPServer[Any], pool: MemoryPool,
+                    sessions: BusySessions) -> None:
     """Define the nine tools as closures over `pool` (names exactly as the spec gives them)."""
 
     @server.tool(annotations=APPEND)
@@ -236,11 +288,17 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool) -> None:
                                    description="message, tool_result, note, ...")] = "message",
         meta: Annotated[dict[str, Any] | None, Field(
             description="optional JSON object kept verbatim with the event")] = None,
+        key: Annotated[str | None, Field(
+            min_length=1, max_length=200,
+            description="your message id (at most 200 chars): a key already stored with the "
+                        "same text returns that event (skipped: true) and stores nothing; "
+                        "with other text it is refused")] = None,
     ) -> CallToolResult:
         """Append one event to memory (immutable raw text; it enters the hot timeline)."""
-        event_id = _call(pool, "memory_append",
-                         lambda m: m.append_event(text, occurred_at, source, kind, meta))
-        return _result({"event_id": event_id})
+        event = NewEvent(text, occurred_at, source, kind, meta, key)
+        done = _call(pool, "memory_append", lambda m: m.store_events([event]))
+        # `skipped` only when true: every byte of the answer is the model's context
+        return _result({"event_id": done.ids[0], **({"skipped": True} if done.skipped else {})})
 
     @server.tool(annotations=READ_ONLY)
     def memory_context() -> CallToolResult:
@@ -305,21 +363,58 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool) -> None:
 
     @server.tool(annotations=SETTING)
     def memory_project_approve(
-        project_id: Annotated[str, Field(min_length=9, max_length=140, pattern=r"^project:\S",
-                                         description="a candidate project id, project:slug")],
+        id: Annotated[str | None, Field(
+            min_length=1, max_length=200,
+            description="the candidate project: project:slug, or its unique name or alias"
+        )] = None,
+        project_id: Annotated[str | None, Field(
+            min_length=1, max_length=200,
+            description="deprecated: the old name of `id`, still accepted")] = None,
     ) -> CallToolResult:
-        """Activate a candidate project, after asking your user (nothing else activates one)."""
-        return _result(_call(pool, "memory_project_approve",
-                             lambda m: m.approve_project(project_id)))
+        """Activate a candidate project, after asking your user (nothing else activates one).
+        Takes `id` like the other tools (`project_id` is deprecated)."""
+        ref = str(id or project_id)  # exactly one of them: MemvaultMCP.call_tool checked
+        return _result(_call(pool, "memory_project_approve", lambda m: m.approve_project(ref)))
 
     @server.tool(annotations=SETTING)
-    def memory_busy(
+    async def memory_busy(
         busy: Annotated[bool, Field(description="true while you work on a turn, false after")],
+        ctx: Context,
     ) -> CallToolResult:
-        """Say whether you are busy: while busy, the worker claims no new batch (a crashed
-        agent's busy flag lapses by itself)."""
-        _call(pool, "memory_busy", lambda m: m.set_busy(busy))
-        return _result({"busy": busy})
+        """Say whether you are busy: while busy, the worker claims no new batch. The flag ends
+        with your session (and lapses by itself after 10 minutes)."""
+        session = sessions.session_of(ctx)
+        if busy:
+            sessions.hold(session)
+            still = 0
+        else:
+            still = sessions.release(session)
+        if busy or not still:  # false from one session leaves another session's busy on
+            await anyio.to_thread.run_sync(
+                _call, pool, "memory_busy", lambda m: m.set_busy(busy))
+        return _result({"busy": busy, **({"other_sessions_busy": still} if still else {})})
+
+
+def _approve_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """memory_project_approve's arguments with the deprecated `project_id` renamed `id` (and
+    logged); exactly one of the two must be given."""
+    if "project_id" not in arguments:
+        if "id" not in arguments:
+            raise ToolError("invalid arguments for memory_project_approve: id: Field required")
+        return arguments
+    if "id" in arguments:
+        raise ToolError("invalid arguments for memory_project_approve: give id only "
+                        "(project_id is its deprecated name)")
+    log.info("deprecated_argument", extra={"fields": {
+        "tool": "memory_project_approve", "argument": "project_id", "use": "id"}})
+    renamed = dict(arguments)
+    renamed["id"] = renamed.pop("project_id")
+    return renamed
+
+
+async def _clear_busy(pool: MemoryPool) -> None:
+    """Clear the busy flag, as memory_busy(false) does (on a thread: it writes)."""
+    await anyio.to_thread.run_sync(_call, pool, "memory_busy", lambda m: m.set_busy(False))
 
 
 # -- transports ---------------------------------------------------------------------------------
@@ -337,7 +432,7 @@ def local_security() -> TransportSecuritySettings:
     )
 
 
-def http_app(server: MCPServer[Any], path: str = "/mcp") -> Any:
+def http_app(server: MCPServer[Any], path: str = MCP_PATH) -> Any:
     """The streamable-HTTP Starlette app (JSON responses, sessions) for `server`."""
     return server.streamable_http_app(streamable_http_path=path, json_response=True,
                                       transport_security=local_security())
@@ -345,61 +440,13 @@ def http_app(server: MCPServer[Any], path: str = "/mcp") -> Any:
 
 async def run_stdio(server: MCPServer[Any]) -> None:
     """Serve over this process's stdin/stdout until the host closes stdin; a frame the SDK
-    cannot read gets a JSON-RPC error reply (memvault.service.stdio_frames)."""
-    await serve_stdio(server)
-
-
-def open_client(socket_path: str | Path | None = None, url: str | None = None,
-                token: str | None = None, timeout_s: float = 30.0) -> Any:
-    """An `mcp.Client` for a running `memvault serve`: on its Unix socket, or at `url`
-    (e.g. http://127.0.0.1:8765/mcp). Use as `async with open_client(...) as client:`."""
-    import httpx2
-    from mcp.client import Client
-    from mcp.client.streamable_http import streamable_http_client
-
-    if (socket_path is None) == (url is None):
-        raise ValueError("give exactly one of socket_path or url")
-    headers = {"Authorization": f"Bearer {token}"} if token else None
-    transport = httpx2.AsyncHTTPTransport(uds=str(socket_path)) if socket_path else None
-    http = httpx2.AsyncClient(
-        headers=headers, transport=transport,
-        timeout=httpx2.Timeout(timeout_s, read=max(timeout_s, 300.0)),
-    )
-    return Client(_OwnedTransport(streamable_http_client(url or "http://localhost/mcp",
-                                                         http_client=http), http),
-                  read_timeout_seconds=timeout_s)
-
-
-class _OwnedTransport:
-    """A client transport that also closes the HTTP client it was given."""
-
-    def __init__(self, inner: Any, http: Any) -> None:
-        self._inner = inner
-        self._http = http
-
-    async def __aenter__(self) -> Any:
-        await self._http.__aenter__()
-        return await self._inner.__aenter__()
-
-    async def __aexit__(self, *exc: Any) -> None:
-        try:
-            await self._inner.__aexit__(*exc)
-        finally:
-            await self._http.__aexit__(None, None, None)
-
-
-def tool_payload(result: CallToolResult) -> CallToolResult:
-    """A tool result as a dict; raises ToolCallFailed with the server's message on isError."""
-    if result.is_error:
-        text = " ".join(getattr(c, "text", "") for c in result.content)
-        raise ToolCallFailed(text)
-    if isinstance(result.structured_content, dict):
-        return result.structured_content
-    return json.loads(" ".join(getattr(c, "text", "") for c in result.content) or "{}")
-
-
-class ToolCallFailed(Exception):
-    """A tool answered with isError; the message is the server's one-line explanation."""
+    cannot read gets a JSON-RPC error reply (memvault.service.stdio_frames). A busy flag set
+    over it ends when the host closes stdin."""
+    if isinstance(server, MemvaultMCP):
+        async with server.busy_sessions.serving_stdio():
+            await serve_stdio(server)
+    else:
+        await serve_stdio(server)
 
 
 # -- helpers ------------------------------------------------------------------------------------

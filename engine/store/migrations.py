@@ -448,5 +448,21 @@ def m008_version_origin(conn: sqlite3.Connection) -> None:
     )
 
 
+def m007_event_keys(conn: sqlite3.Connection) -> None:
+    """The client's message id on an event (`key`, nullable), unique where given: the same
+    message ingested twice is stored once (memvault.timeline.keys decides what a repeat means).
+
+    It lives here, beside the events table m001 made, because the store never imports the
+    timeline package; existing events keep no key."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE events ADD COLUMN key TEXT CHECK (key IS NULL OR length(key) BETWEEN 1 AND 200);
+        CREATE UNIQUE INDEX events_key ON events (key) WHERE key IS NOT NULL;
+        """,
+    )
+
+
 MIGRATIONS.extend([m002_recall_index, m003_vault, m004_object_names, m005_fragment_index,
-                   m006_batch_lookups, m008_version_origin, m009_forget_audit])
+                   m006_batch_lookups, m007_event_keys, m008_version_origin,
+                   m009_forget_audit])

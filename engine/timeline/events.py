@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
@@ -51,6 +51,7 @@ class NewEvent:
     source: str = "user"
     kind: str = "message"
     meta: dict[str, Any] | None = None
+    key: Any = None  # the client's message id (memvault.timeline.keys): stored once per key
 
 
 @dataclass
@@ -66,6 +67,7 @@ class StoredEvent:
     est_tokens: int
     ingested_at: str
     text: str = field(repr=False, default="")
+    key: str | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row, with_text: bool = True) -> StoredEvent:
@@ -74,6 +76,7 @@ class StoredEvent:
             kind=row["kind"], meta=json.loads(row["meta"]) if row["meta"] else None,
             chars=row["chars"], est_tokens=row["est_tokens"], ingested_at=row["ingested_at"],
             text=row["text"] if with_text else "",
+            key=row["key"] if "key" in row.keys() else None,
         )
 
 
@@ -258,12 +261,14 @@ def _iso_cached(now: datetime) -> str:
 
 
 def insert_events(
-    conn: sqlite3.Connection, rows: Iterable[tuple], now: datetime
+    conn: sqlite3.Connection, rows: Iterable[tuple], now: datetime,
+    keys: Sequence[str | None] | None = None,
 ) -> list[int]:
     """Insert validated rows and their raw hot nodes; the caller holds the transaction.
 
     Ids are assigned here as MAX(id) + 1, ..., exactly what SQLite would choose, so both tables
-    go in with one executemany each; the caller's write transaction keeps them unique.
+    go in with one executemany each; the caller's write transaction keeps them unique. `keys`
+    (one per row, checked and known to be new: memvault.timeline.keys) fill the key column.
     """
     created = iso(now)
     first_event = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM events").fetchone()[0]
@@ -286,11 +291,18 @@ def insert_events(
                               estimate_tokens(text[start:end]), occurred_at, created))
                 next_node += 1
         event_id += 1
-    conn.executemany(
-        "INSERT INTO events (id, occurred_at, occurred_us, ingested_at, source, kind, meta, text,"
-        " chars, est_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        event_rows,
-    )
+    if keys is None:
+        conn.executemany(
+            "INSERT INTO events (id, occurred_at, occurred_us, ingested_at, source, kind, meta,"
+            " text, chars, est_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            event_rows,
+        )
+    else:
+        conn.executemany(
+            "INSERT INTO events (id, occurred_at, occurred_us, ingested_at, source, kind, meta,"
+            " text, chars, est_tokens, key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(*row, key) for row, key in zip(event_rows, keys, strict=True)],
+        )
     # Numbered parameters: a raw node's seq is its id and its time span is its event's moment,
     # so each value is bound once.
     conn.executemany(
@@ -332,7 +344,7 @@ def read_event_page(
     return {
         "id": event.id, "occurred_at": event.occurred_at, "source": event.source,
         "kind": event.kind, "meta": event.meta, "chars": event.chars,
-        "est_tokens": event.est_tokens, "ingested_at": event.ingested_at,
+        "est_tokens": event.est_tokens, "ingested_at": event.ingested_at, "key": event.key,
         "state": event_state(conn, event_id), "offset": offset,
         "text": event.text[offset:end], "next_offset": end if end < event.chars else None,
     }

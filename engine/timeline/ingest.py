@@ -1,7 +1,9 @@
 """JSONL ingestion: one event a line, stored in chunks; a bad line stops with its number.
 
 Lines before a bad line stay stored (and the error says how many), so a long import that hits a
-broken line loses nothing already read and can be resumed after fixing that line.
+broken line loses nothing already read and can be resumed after fixing that line. Run again
+whole, lines that carry a `key` are not stored twice: a key already stored with the same text
+is skipped (memvault.timeline.keys); lines without a key would be.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import Any
 
 from ..base.errors import IngestError, InputError
 from .events import NewEvent
+from .keys import Appended
 
-FIELDS = {"text", "occurred_at", "source", "kind", "meta"}
+FIELDS = {"text", "occurred_at", "source", "kind", "meta", "key"}
 CHUNK = 1_000
 
 
@@ -55,57 +58,69 @@ def parse_line(raw: bytes | str, number: int) -> NewEvent | None:
 
 def ingest_lines(
     lines: Iterable[bytes | str],
-    store_chunk: Callable[[list[NewEvent]], list[int]],
-) -> list[int]:
-    """Parse and store lines in chunks; on a bad line raise IngestError after storing the rest."""
-    stored: list[int] = []
+    store_chunk: Callable[[list[NewEvent]], Appended],
+) -> Appended:
+    """Parse and store lines in chunks; on a bad line raise IngestError after storing the rest.
+
+    The answer's `new` are the ids stored, `skipped` those of lines whose key was already
+    stored with the same text (memvault.timeline.keys), `ids` one id per non-blank line."""
+    done = Appended()
     chunk: list[tuple[int, NewEvent]] = []
     for number, raw in enumerate(lines, start=1):
         try:
             event = parse_line(raw, number)
         except InputError as exc:
-            stored += _store(store_chunk, chunk, stored)
-            raise IngestError(_stopped(str(exc), stored), number, stored) from None
+            _store(store_chunk, chunk, done)
+            raise IngestError(_stopped(str(exc), done), number, done.new,
+                              done.skipped) from None
         if event is not None:
             chunk.append((number, event))
         if len(chunk) >= CHUNK:
-            stored += _store(store_chunk, chunk, stored)
+            _store(store_chunk, chunk, done)
             chunk = []
-    return stored + _store(store_chunk, chunk, stored)
+    _store(store_chunk, chunk, done)
+    return done
 
 
 def _store(
-    store_chunk: Callable[[list[NewEvent]], list[int]],
+    store_chunk: Callable[[list[NewEvent]], Appended],
     chunk: list[tuple[int, NewEvent]],
-    stored: list[int],
-) -> list[int]:
-    """Store a chunk in one transaction; if an event is refused, store the chunk one by one
-    so every event before the bad one is kept and the error names the bad line."""
+    done: Appended,
+) -> None:
+    """Store a chunk in one transaction and add it to `done`; if an event is refused, store the
+    chunk one by one so every event before the bad one is kept and the error names the bad
+    line."""
     if not chunk:
-        return []
+        return
     try:
-        return store_chunk([event for _, event in chunk])
+        _add(done, store_chunk([event for _, event in chunk]))
     except sqlite3.OperationalError as exc:
         # A full disk, a lock held too long: this chunk rolled back, earlier chunks are
         # committed. Say which, so a caller resumes at this line instead of storing them twice.
         number = chunk[0][0]
-        raise IngestError(_stopped(f"line {number}: the database refused: {exc}", stored),
-                          number, stored) from None
+        raise IngestError(_stopped(f"line {number}: the database refused: {exc}", done),
+                          number, done.new, done.skipped) from None
     except InputError:
-        ids: list[int] = []
         for number, event in chunk:
             try:
-                ids += store_chunk([event])
+                _add(done, store_chunk([event]))
             except InputError as exc:
-                done = stored + ids
-                raise IngestError(_stopped(f"line {number}: {exc}", done), number, done) from None
-        return ids
+                raise IngestError(_stopped(f"line {number}: {exc}", done), number, done.new,
+                                  done.skipped) from None
 
 
-def _stopped(message: str, stored: list[int]) -> str:
+def _add(done: Appended, part: Appended) -> None:
+    done.ids += part.ids
+    done.new += part.new
+    done.skipped += part.skipped
+
+
+def _stopped(message: str, done: Appended) -> str:
     """The error of a bad line, then what happened to the lines before it, in one sentence
     each: the event's own "Nothing was stored." is dropped (what counts is the whole import)."""
     message = message.removesuffix(" Nothing was stored.").rstrip(". ")
-    if stored:
-        return f"{message}. Stopped there; the {len(stored)} event(s) before it are stored."
-    return f"{message}. Stopped there; nothing was stored."
+    skipped = f" ({len(done.skipped)} more were already stored)" if done.skipped else ""
+    if done.new:
+        return (f"{message}. Stopped there; the {len(done.new)} event(s) before it are "
+                f"stored{skipped}.")
+    return f"{message}. Stopped there; nothing was stored{skipped}."
