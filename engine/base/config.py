@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .home_trust import check_owner, read_settings_text
 
 DEFAULT_HOME = "~/.memvault"
 CONFIG_NAME = "memvault.toml"
@@ -237,12 +238,18 @@ def default_toml() -> str:
     return "\n".join(lines).lstrip("\n") + "\n"
 
 
-def load_config(home: str | os.PathLike[str] | None = None, create: bool = False) -> Config:
-    """Read the home's memvault.toml (writing the commented defaults when `create`)."""
+def load_config(home: str | os.PathLike[str] | None = None, create: bool = False,
+                allow_other_owner: bool | None = None) -> Config:
+    """Read the home's memvault.toml (writing the commented defaults when `create`).
+
+    `create` is for a writing open: a home another user owns is refused first (see
+    memvault.base.home_trust), unless `allow_other_owner` (default: its environment variable).
+    """
     root = resolve_home(home)
     path = root / CONFIG_NAME
     _check_layout(root)
     if create:
+        check_owner(root, allow_other_owner)
         try:
             make_private_dir(root)
             if not path.exists():
@@ -252,15 +259,14 @@ def load_config(home: str | os.PathLike[str] | None = None, create: bool = False
                 f"cannot create the memory home {root}: {exc.strerror or exc}"
             ) from None
     values: dict[str, Any] = {}
-    if path.exists():
+    text = read_settings_text(path)  # a regular file only: a FIFO or /dev/zero never hangs
+    if text is not None:
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         except RecursionError:  # tomllib recurses per nesting level: one line, no traceback
             raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
         values = parse_config(data)
     return Config(home=root, values=values)
 

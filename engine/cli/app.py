@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import importlib
 import json
+import os
 import re
 import sqlite3
 import sys
@@ -22,6 +23,7 @@ import click
 
 from ..base.config import DB_NAME, resolve_home
 from ..base.errors import MemvaultError
+from ..base.home_trust import ALLOW_OTHER_OWNER_ENV
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -119,12 +121,21 @@ def _os_error(exc: OSError) -> str:
     "--home", envvar="MEMVAULT_HOME", type=click.Path(file_okay=False), default=None,
     help="Memory home (default $MEMVAULT_HOME, else ~/.memvault).",
 )
+@click.option(
+    "--allow-other-owner", is_flag=True,
+    help="Write to (and call a model from) a home another user owns: for administrators. "
+         "Without it such a home is refused (its owner controls its settings).",
+)
 @click.version_option(package_name="memvault")
 @click.pass_context
-def main(ctx: click.Context, home: str | None) -> None:
+def main(ctx: click.Context, home: str | None, allow_other_owner: bool) -> None:
     """memvault: a two-phase object memory for LLM agents."""
     ctx.ensure_object(dict)
     ctx.obj["home"] = home
+    if allow_other_owner:
+        # The environment, so every open of this process (the service's pool and worker
+        # included) and the processes it starts see the same choice.
+        os.environ[ALLOW_OTHER_OWNER_ENV] = "1"
 
 
 def add_home_option(command: click.Command) -> None:
