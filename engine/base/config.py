@@ -28,6 +28,7 @@ DB_NAME = "memory.db"
 HOME_MODE = 0o700  # the home and the folders in it: the owner only
 FILE_MODE = 0o600  # every file in the home
 _OTHERS = 0o077  # group and other permission bits
+SHOWN_PATHS = 10  # paths a notice names; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -300,10 +301,12 @@ def write_private_file(path: Path, text: str) -> bool:
 
 
 def exposed_paths(root: Path) -> list[tuple[Path, int]]:
-    """(path, mode) of the home and the entries directly in it that group or others may access.
+    """(path, mode) of the home, the entries directly in it and everything under its vault
+    that group or others may access.
 
     Symlinks are skipped (never followed: a link could point anywhere); so are entries that
-    vanish while being looked at. What is inside a private folder needs no check of its own.
+    vanish while being looked at. The vault is walked too: a person's editor or a copy may
+    leave a file there 0644 that a private folder alone would not keep private once moved.
     """
     found: list[tuple[Path, int]] = []
     try:
@@ -320,7 +323,35 @@ def exposed_paths(root: Path) -> list[tuple[Path, int]]:
         mode = stat.S_IMODE(st.st_mode)
         if mode & _OTHERS:
             found.append((path, mode))
+        if path.name == "vault" and path.parent == root and stat.S_ISDIR(st.st_mode):
+            found += _exposed_under(path)
     return found
+
+
+def _exposed_under(folder: Path) -> list[tuple[Path, int]]:
+    """(path, mode) of the entries under `folder` that group or others may access, links
+    neither followed nor listed. One scandir per folder and one lstat per entry, Path objects
+    only for what is found: ~50 ms for a vault of 10,000 files, ~1 ms for a few hundred."""
+    found: list[tuple[Path, int]] = []
+    stack = [os.fspath(folder)]
+    while stack:
+        try:
+            entries = os.scandir(stack.pop())
+        except OSError:  # vanished or unreadable meanwhile: nothing to report of it
+            continue
+        with entries:
+            for entry in entries:
+                try:
+                    st_mode = entry.stat(follow_symlinks=False).st_mode
+                except OSError:
+                    continue
+                if stat.S_ISLNK(st_mode):
+                    continue
+                if st_mode & _OTHERS:
+                    found.append((Path(entry.path), stat.S_IMODE(st_mode)))
+                if stat.S_ISDIR(st_mode):
+                    stack.append(entry.path)
+    return sorted(found)
 
 
 def tighten_home(root: Path) -> str | None:
@@ -336,11 +367,14 @@ def tighten_home(root: Path) -> str | None:
             os.chmod(path, new)
         except OSError:
             continue
-        name = str(path) if path == root else path.name
+        name = str(path) if path == root else path.relative_to(root).as_posix()
         changed.append(f"{name}: was {mode:04o}, now {new:04o}")
     if not changed:
         return None
-    return "tightened permissions of " + "; ".join(changed)
+    shown = changed[:SHOWN_PATHS]
+    more = len(changed) - len(shown)
+    return ("tightened permissions of " + "; ".join(shown)
+            + (f"; and {more} more" if more else ""))
 
 
 def _check_layout(root: Path) -> None:

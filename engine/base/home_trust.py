@@ -10,7 +10,8 @@ MEMVAULT_ALLOW_OTHER_OWNER=1).
 
 memvault.toml is read only when it is a regular file: opened O_NOFOLLOW|O_NONBLOCK and checked
 by fstat before a byte is read, so a FIFO, a device or a link to /dev/zero is one clear error
-instead of a command that hangs or fills memory.
+instead of a command that hangs or fills memory. A `vault.lock` that is not a regular file
+(planted link or FIFO) is removed by a writing open, so a projection never trips on it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ ALLOW_OTHER_OWNER_ENV = "MEMVAULT_ALLOW_OTHER_OWNER"
 SETTINGS_MAX_BYTES = 1 << 20  # a settings file of every key with comments is ~6 KB
 # The parts of a home whose owner can change what memvault does with it.
 OWNED_PARTS = ("", "memvault.toml", "memory.db", "memory.db-wal", "memory.db-shm", "vault")
+VAULT_LOCK = "vault.lock"  # beside the vault (vault/projector.py takes it for a run)
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
                | getattr(os, "O_CLOEXEC", 0))
 
@@ -117,6 +119,29 @@ def read_settings_text(path: Path) -> str | None:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: not UTF-8 (bad byte at offset "
                           f"{exc.start})") from None
+
+
+def clear_bad_lock(root: Path) -> str | None:
+    """Remove `vault.lock` from the home when it is not a regular file (a symlink, FIFO,
+    socket or device: the projector's lock can never have been taken on one, so nothing holds
+    it) and say so; a folder there is left alone and named. None when all is well."""
+    path = root / VAULT_LOCK
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    if stat.S_ISREG(st.st_mode):
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return (f"{path} is a folder where the vault projection keeps its lock file: the vault "
+                "cannot be projected until it is moved away")
+    what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else _kind(st.st_mode)
+    try:
+        path.unlink()  # the link itself, never what it points to
+    except OSError as exc:
+        return (f"{path} is {what}, not the regular lock file the vault projection needs, and "
+                f"cannot be removed ({exc.strerror or exc}): remove it")
+    return f"removed {path}: it was {what}, not the vault projection's lock file"
 
 
 def _read_at_most(fd: int, limit: int) -> bytes:

@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 from ..base.clock import Clock, SystemClock, iso, parse_time
 from ..base.config import Config, load_config, tighten_home
 from ..base.errors import InputError
+from ..base.home_trust import clear_bad_lock
 from ..objects import records as objects
 from ..store.connection import open_db, set_state, write
 from ..store.ledger import usage_summary
@@ -57,11 +58,10 @@ class Memory:
         config = load_config(home, create=not readonly, allow_other_owner=allow_other_owner)
         tz = cls._zone(config)
         # Before SQLite opens the file: it gives a new -wal/-shm the database file's mode.
-        tightened = None if readonly else tighten_home(config.home)
+        notes = [] if readonly else [tighten_home(config.home), clear_bad_lock(config.home)]
         conn = open_db(config.db_path, readonly=readonly)
         memory = cls(config, conn, clock or SystemClock(tz))
-        if tightened:
-            memory.notices.append(tightened)
+        memory.notices += [note for note in notes if note]
         if not readonly:
             memory._ensure_builtin_objects()
         return memory

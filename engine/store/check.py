@@ -157,7 +157,10 @@ def _permission_findings(home: Path) -> list[dict[str, Any]]:
     exposed = exposed_paths(home)
     if not exposed:
         return []
-    parts = [f"{path if path == home else path.name} {mode:04o}" for path, mode in exposed]
+    parts = [f"{path if path == home else path.relative_to(home).as_posix()} {mode:04o}"
+             for path, mode in exposed[:10]]
+    if len(exposed) > 10:
+        parts.append(f"and {len(exposed) - 10} more")
     return [_finding(
         "permissions", f"{len(exposed)} paths in the home are open to group or others "
         f"({', '.join(parts)}); any writing command (e.g. `memvault migrate`) makes them "

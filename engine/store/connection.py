@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,6 +37,7 @@ BUSY_TIMEOUT_MS = 30_000
 def open_db(path: str | Path, readonly: bool = False) -> sqlite3.Connection:
     """Open (creating and migrating unless `readonly`) the memory database at `path`."""
     db_path = Path(path)
+    refuse_unsafe_files(db_path)
     if not readonly and db_path.parent.is_dir():
         # SQLite opens a file it cannot write read-only without a word and fails at the first
         # write, after the caller has done its work: say so before anything starts.
@@ -55,6 +57,25 @@ def open_db(path: str | Path, readonly: bool = False) -> sqlite3.Connection:
         if type(exc) is not sqlite3.DatabaseError:  # locked, constraint, ...: not a bad file
             raise
         raise StoreError(f"{db_path}: not a readable SQLite database ({exc})") from None
+
+
+def refuse_unsafe_files(db_path: Path) -> None:
+    """StoreError naming the file when the database's -wal or -shm is a symbolic link or not a
+    regular file: SQLite would follow the link, or say only "unable to open database file".
+    Never follows or changes anything."""
+    for suffix, advice in (("-wal", "replace it with the file it points to if that is this "
+                                    "memory's, else remove it (its unsaved writes are lost)"),
+                           ("-shm", "remove it (SQLite makes a new one)")):
+        part = db_path.with_name(db_path.name + suffix)
+        try:
+            mode = os.lstat(part).st_mode
+        except OSError:  # absent (or unreachable: the open says why)
+            continue
+        if stat.S_ISLNK(mode):
+            raise StoreError(f"{part} is a symbolic link: memvault does not let SQLite follow "
+                             f"links in the home; {advice}")
+        if not stat.S_ISREG(mode):
+            raise StoreError(f"{part} is not a regular file: SQLite cannot use it; remove it")
 
 
 def connect(db_path: Path, readonly: bool = False) -> sqlite3.Connection:
