@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..base.config import DB_NAME, resolve_home
+from ..base.display import guard_terminal
 from ..base.errors import MemvaultError
 from ..base.home_trust import ALLOW_OTHER_OWNER_ENV
 
@@ -132,6 +133,10 @@ def main(ctx: click.Context, home: str | None, allow_other_owner: bool) -> None:
     """memvault: a two-phase object memory for LLM agents."""
     ctx.ensure_object(dict)
     ctx.obj["home"] = home
+    # The one place human output goes through: on a terminal, stored text cannot reorder the
+    # screen (bidi overrides) or drive it (escape sequences); pipes and files stay exact.
+    sys.stdout = guard_terminal(sys.stdout)
+    sys.stderr = guard_terminal(sys.stderr)
     if allow_other_owner:
         # The environment, so every open of this process (the service's pool and worker
         # included) and the processes it starts see the same choice.
