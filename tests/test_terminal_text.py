@@ -33,7 +33,7 @@ MARKS = "abc\u200e\u200fdef"  # LRM, RLM
     ("overwrite\rthe line", "U+000D (carriage return)"),
     ("C1 \x9b2J clear", "U+009B (CSI)"),
     ("bell \x07", "U+0007 (bell)"),
-    ("delete \x7f", "U+007F (DEL)"),
+    ("vertical \x0b tab", "U+000B (vertical tab)"),
 ])
 def test_a_control_character_in_a_proposal_is_a_correction_naming_the_field(
         mem: Memory, text: str, code: str) -> None:

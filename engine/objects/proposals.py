@@ -24,10 +24,11 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from ..timeline.fragments import find_lone_surrogate
 from .secrets import find_secret
 
-# C0 controls but tab and newline, DEL, and the C1 controls: terminal escapes (ESC [31m),
-# carriage returns that overwrite a line, none of which a memory's text needs; they would be
-# stored, written into vault files and printed to terminals as they are.
-_CONTROL = re.compile(r"[\x01-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 controls but tab and newline, and the C1 controls: terminal escapes (ESC [31m), carriage
+# returns that overwrite a line, none of which a memory's text needs; they would be stored,
+# written into vault files and printed to terminals as they are. (DEL is neither C0 nor C1 and
+# drives no terminal: allowed, as before.)
+_CONTROL = re.compile(r"[\x01-\x08\x0b-\x1f\x80-\x9f]")
 
 
 def _plain_text(value: str) -> str:
@@ -58,7 +59,7 @@ def without_controls(value: Any) -> Any:
 
 
 def _control_name(code: int) -> str:
-    names = {0x1B: "ESC", 0x0D: "carriage return", 0x7F: "DEL", 0x08: "backspace",
+    names = {0x1B: "ESC", 0x0D: "carriage return", 0x08: "backspace",
              0x0B: "vertical tab", 0x0C: "form feed", 0x07: "bell", 0x9B: "CSI"}
     return names.get(code, "a C1 control" if code >= 0x80 else "a C0 control")
 
