@@ -83,6 +83,18 @@ def test_an_administrator_may_allow_another_owner(made: Path, other_user: None,
     run_cli(runner, "core", "set", "USER.md", "-", input="# me again\n")
 
 
+def test_check_names_each_part_another_user_owns(made: Path, other_user: None) -> None:
+    from memvault.store.check import check_memory
+
+    with Memory.open(made, readonly=True) as mem:
+        report = check_memory(mem.conn, home=made)
+    [finding] = [p for p in report["problems"] if p["kind"] == "owner"]
+    assert finding["severity"] == "error" and not report["ok"]
+    assert "memory.db is owned by" in finding["detail"]
+    assert "memvault.toml is owned by" in finding["detail"]
+    assert str(made / "memory.db") in finding["ids"]
+
+
 # -- refused: a real other owner (root only) ----------------------------------------------------
 
 @needs_root

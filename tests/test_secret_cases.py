@@ -46,6 +46,8 @@ MISSED = [
     f"银联卡号 {UNIONPAY}",
     f"UnionPay {UNIONPAY}",
     "UnionPay 6212 3456 7890 1234 569",
+    "6212 3456 7890 1234 569",  # a 19-digit card grouped as cards are
+    f"pay with {UNIONPAY} please",  # UnionPay's 62 prefix, Luhn-valid
 ]
 
 # Everyday strings a model writes: none is a secret. (>= 50; a bare hex string or digit run
@@ -71,6 +73,8 @@ CLEAN = [
     # order, invoice and tracking numbers
     "Amazon order #112-7623481-2094423 arrives Tuesday",
     "订单号 202403151234567890 已发货",
+    "订单号 2024031512345678901，19 位",
+    "ticket 6212345678901234560 (not Luhn-valid)",
     "快递单号 SF1234567890123，顺丰",
     "UPS tracking 1Z999AA10123456784",
     "USPS 9400 1000 0000 0000 0000 00 delivered",

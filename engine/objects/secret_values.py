@@ -29,8 +29,11 @@ _CARD = re.compile(r"(?<![\d.,])\d{4,}(?:[ \-.]\d{3,}){0,6}(?![\d])")
 _CARD_CONTEXT = re.compile(
     r"(?i)(?:card|visa|master\s*card|amex|american\s+express|discover|unionpay|cvv2?|cvc2?|"
     r"exp(?:iry|ires|iration)?\b|valid\s+thru|卡号|信用卡|银行卡|储蓄卡|借记卡|有效期|安全码|银联)")
+# 4-4-4-4 (and 4-4-4-4-3 of a 19-digit card), Amex's 4-6-5, 16 digits in a row, or UnionPay's
+# 19 digits in a row (its 62 prefix).
 _CARD_GROUPED = re.compile(
-    r"[3-6]\d{3}([ \-.])\d{4}\1\d{4}\1\d{1,7}|3[47]\d{2}([ \-.])\d{6}\2\d{5}|[3-6]\d{15}")
+    r"[3-6]\d{3}([ \-.])\d{4}\1\d{4}\1\d{1,7}|3[47]\d{2}([ \-.])\d{6}\2\d{5}|[3-6]\d{15}"
+    r"|[3-6]\d{3}([ \-.])\d{4}\3\d{4}\3\d{4}\3\d{3}|62\d{17}")
 
 
 def _luhn(digits: str) -> bool:
