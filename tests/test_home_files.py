@@ -60,6 +60,32 @@ def test_a_tampered_vault_lock_is_replaced_and_the_projection_runs(
     assert target.read_text(encoding="utf-8") == OUTSIDE  # what the link named: untouched
 
 
+@pytest.mark.parametrize("plant", ["symlink", "fifo", "folder"])
+def test_the_lock_opener_names_a_lock_file_that_is_not_a_file(tmp_path: Path,
+                                                               plant: str) -> None:
+    from memvault.base.errors import ConfigError
+    from memvault.base.home_trust import open_lock_file
+
+    lock = tmp_path / "vault.lock"
+    fd = open_lock_file(lock)  # a regular file: made 0600, opened
+    os.close(fd)
+    assert mode(lock) == 0o600
+    lock.unlink()
+    if plant == "symlink":
+        lock.symlink_to(tmp_path / "elsewhere")
+    elif plant == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs here")
+        os.mkfifo(lock)
+    else:
+        lock.mkdir()
+    what = {"symlink": "is a symbolic link", "fifo": "is a FIFO",
+            "folder": "is a folder"}[plant]
+    with pytest.raises(ConfigError, match=f"vault.lock {what}"):
+        open_lock_file(lock)
+    assert not (tmp_path / "elsewhere").exists()
+
+
 def test_a_folder_as_the_vault_lock_is_named_and_left_alone(projected: Path,
                                                             runner: CliRunner) -> None:
     lock = projected / "vault.lock"

@@ -144,6 +144,31 @@ def clear_bad_lock(root: Path) -> str | None:
     return f"removed {path}: it was {what}, not the vault projection's lock file"
 
 
+def open_lock_file(path: Path) -> int:
+    """A descriptor of the lock file at `path` (created 0600 if absent) for flock; ConfigError
+    naming it when it is a link, FIFO, folder or other non-regular file (what os.open and
+    fdopen would have said: "Too many levels of symbolic links", "File or stream is not
+    seekable."). Never follows a link and never blocks on a FIFO."""
+    flags = (os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ConfigError(f"{path} is a symbolic link, not the lock file memvault keeps "
+                              "there: remove it (any writing command does)") from None
+        if exc.errno == errno.EISDIR:
+            raise ConfigError(f"{path} is a folder where memvault keeps a lock file: move it "
+                              "away") from None
+        raise ConfigError(f"{path}: cannot be opened: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise ConfigError(f"{path} is {_kind(mode)}, not the lock file memvault keeps there: "
+                          "remove it (any writing command does)")
+    return fd
+
+
 def _read_at_most(fd: int, limit: int) -> bytes:
     chunks: list[bytes] = []
     left = limit
