@@ -4,6 +4,7 @@ up (10**30, negative) are clamped in the ledger instead of crashing the worker."
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -23,12 +24,14 @@ from tests.fake_openai import FakeOpenAI, completion, tool_call
 
 
 class TricklingServer:
-    """Answers every request with headers at once and then one byte of body every 50 ms,
-    forever (until stopped): each byte restarts a per-read timeout."""
+    """Answers the first `trickle` requests with headers at once and then one byte of body every
+    50 ms, forever (until stopped): each byte restarts a per-read timeout. Later requests get
+    `then` (a chat.completion body) at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, trickle: int = 1_000_000, then: dict[str, Any] | None = None) -> None:
         self.stop = threading.Event()
         stop = self.stop
+        left = [trickle]
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
@@ -36,6 +39,15 @@ class TricklingServer:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                left[0] -= 1
+                if left[0] < 0 and then is not None:
+                    data = json.dumps(then).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", "100000000")
@@ -126,23 +138,20 @@ def test_a_trickling_reply_fails_the_batch_and_frees_it(mem: Memory,
 
 
 def test_the_next_call_after_a_deadline_works() -> None:
-    with TricklingServer() as slow:
-        prov = OpenAICompatProvider(model="m", base_url=slow.base_url, timeout_s=0.5)
+    with TricklingServer(trickle=1, then=completion(content="hello")) as server:
+        prov = OpenAICompatProvider(model="m", base_url=server.base_url, timeout_s=0.5)
         with pytest.raises(ProviderError):
             prov.complete([{"role": "user", "content": "hi"}], [], 100)
-    with FakeOpenAI() as fake:
-        fake.queue(completion(content="hello"))
-        prov._base_url = fake.base_url  # the same provider object, a healthy server
-        prov._client = prov._new_client()
+        # The same provider, on a fresh connection: the abandoned one is not reused.
         assert prov.complete([{"role": "user", "content": "hi"}], [], 100).text == "hello"
 
 
 # -- absurd usage figures ---------------------------------------------------------------------
 
-def commit_reply(nodes: list[int], usage: Usage) -> Any:
-    def answer(messages, tools, max_output_tokens) -> ModelReply:
-        import json
+def commit_reply(usage: Usage) -> Any:
+    """A scripted step that compacts the nodes it is given, reporting `usage`."""
 
+    def answer(messages, tools, max_output_tokens) -> ModelReply:
         payload = json.loads(messages[1]["content"])
         ids = [n["id"] for n in payload["nodes"]]
         return ModelReply(tool_calls=[ToolCall("c1", "commit_compaction", json.dumps(
@@ -154,7 +163,7 @@ def commit_reply(nodes: list[int], usage: Usage) -> Any:
 @pytest.mark.parametrize("figures", [(10**30, 5), (-7, 10**30), (-(10**40), -1)])
 def test_absurd_usage_figures_are_clamped_and_the_batch_commits(mem: Memory,
                                                                  figures: tuple[int, int]) -> None:
-    prov = ScriptedProvider([commit_reply([], Usage(*figures))])
+    prov = ScriptedProvider([commit_reply(Usage(*figures))])
     mem.compact()
     result = mem.worker(prov, scheduler=False).tick()
     assert result.action == "committed", result.error
@@ -198,8 +207,6 @@ def test_a_ledger_write_that_fails_records_its_cause_and_frees_the_batch(
 def test_a_usage_dict_from_a_server_with_absurd_numbers_commits(mem: Memory) -> None:
     with FakeOpenAI() as fake:
         def answer(body: dict) -> dict:
-            import json
-
             payload = json.loads(body["messages"][1]["content"])
             ids = [n["id"] for n in payload["nodes"]]
             return completion(tool_calls=[tool_call("commit_compaction", {
