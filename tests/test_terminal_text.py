@@ -174,3 +174,10 @@ def test_stored_escapes_are_shown_escaped_on_a_terminal(planted: Path, args: tup
 def test_a_pipe_gets_the_stored_text_exactly(planted: Path, runner: CliRunner) -> None:
     out = run_cli(runner, "event", "1", "--json").output
     assert json.loads(out)["text"].startswith("evil \x1b]0;pwned\x07 title \u202egpj")
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals here")
+def test_progress_bars_still_draw_themselves_on_a_terminal(planted: Path) -> None:
+    out = run_in_terminal(planted, "compact", "--wait")
+    assert "compact job 1: done" in out
+    assert "\x1b[?25l" in out and "\\x1b[?25l" not in out  # rich's own cursor control

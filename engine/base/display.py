@@ -60,6 +60,12 @@ class TerminalGuard:
         return getattr(self.stream, name)
 
 
+def unguarded(stream: TextIO) -> TextIO:
+    """The stream under a TerminalGuard (or `stream` itself): for a live progress display, which
+    moves the cursor itself and is handed only text memvault made (or for_terminal's)."""
+    return stream.stream if isinstance(stream, TerminalGuard) else stream
+
+
 def guard_terminal(stream: TextIO) -> TextIO:
     """`stream` wrapped in a TerminalGuard when it is a terminal (once); else `stream`."""
     if isinstance(stream, TerminalGuard):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..base.config import DB_NAME, resolve_home
-from ..base.display import guard_terminal
+from ..base.display import guard_terminal, unguarded
 from ..base.errors import MemvaultError
 from ..base.home_trust import ALLOW_OTHER_OWNER_ENV
 
@@ -207,17 +207,26 @@ def open_memory(ctx: click.Context, readonly: bool = False, create: bool = False
 
 class LazyConsole:
     """A rich Console made on first use: rich costs start-up time that a `--json` answer
-    never needs. `get()` is the Console itself (for rich's Progress)."""
+    never needs. `get()` is the Console itself (for rich's Progress).
 
-    def __init__(self, **options: Any) -> None:
+    `progress=True` is for a live progress display: it moves the cursor (escape sequences the
+    terminal guard would write out), so it writes to the terminal under the guard, and is given
+    only text memvault made or passed through `for_terminal`."""
+
+    def __init__(self, progress: bool = False, **options: Any) -> None:
         self._options = options
+        self._progress = progress
         self._console: Console | None = None
 
     def get(self) -> Console:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(**self._options)
+            options = dict(self._options)
+            if self._progress:
+                stream = sys.stderr if options.pop("stderr", False) else sys.stdout
+                options["file"] = unguarded(stream)
+            self._console = Console(**options)
         return self._console
 
     def __getattr__(self, name: str) -> Any:

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..base.clock import ManualClock, parse_time
+from ..base.display import for_terminal
 from ..base.errors import InputError
 from ..store.connection import get_state
 from ..store.jobs import get_job, job_summary
 from ..store.leases import lease_info, parse_holder
-from .app import LazyConsole, json_option, open_memory, print_json
+from .app import LazyConsole, escape, json_option, open_memory, print_json
 from .inspect import console
 
 if TYPE_CHECKING:
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
 
 FINISHED = ("done", "partial", "failed")
 # Progress bars go to stderr: stdout carries the result (and stays valid JSON with --json).
-progress_console = LazyConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+progress_console = LazyConsole(progress=True, stderr=True, highlight=False, soft_wrap=True,
+                               emoji=False)
 
 
 def model_option(f: Any) -> Any:
@@ -97,7 +99,10 @@ def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str)
             if result.action == "committed" and result.job_id == job_id:
                 bar.advance(task)
             elif result.action in ("failed", "terminal"):
-                bar.update(task, note=f"[yellow]{result.action}: {result.error}[/yellow]")
+                # The bar writes under the terminal guard: a model's words in the error are
+                # escaped here (and rich markup in them is not markup).
+                error = escape(for_terminal(result.error or ""))
+                bar.update(task, note=f"[yellow]{result.action}: {error}[/yellow]")
             state = get_job(mem.conn, job_id).state
             if state in FINISHED:
                 bar.update(task, completed=max(total, 1))
