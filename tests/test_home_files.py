@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,6 +116,38 @@ def test_a_linked_wal_or_shm_is_one_line_naming_it(made_home: Path, runner: CliR
     with pytest.raises(StoreError, match=f"{part} is a symbolic link"):
         Memory.open(made_home)
     assert target.read_bytes() == b"\0" * 64
+
+
+@pytest.mark.parametrize("plant", ["fifo", "dev-zero"])
+def test_a_database_that_is_not_a_file_is_one_line_never_a_hang(made_home: Path,
+                                                                 plant: str) -> None:
+    db = made_home / "memory.db"
+    for part in ("memory.db", "memory.db-wal", "memory.db-shm"):
+        (made_home / part).unlink(missing_ok=True)
+    if plant == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs here")
+        os.mkfifo(db)
+        what = "a FIFO"
+    else:
+        db.symlink_to("/dev/zero")
+        what = "a device"
+    for args in (["status"], ["core", "set", "USER.md", "/dev/null"]):
+        child = subprocess.run(  # a child, bounded: a regression here hangs rather than fails
+            [sys.executable, "-c", "from memvault.cli import main; main()", *args],
+            capture_output=True, text=True, timeout=60, env=os.environ.copy())
+        assert child.returncode == 1
+        assert f"{db} is {what}, not a regular file: SQLite cannot use it" in child.stderr
+        assert "disk I/O error" not in child.stderr and "Traceback" not in child.stderr
+    assert plant == "dev-zero" or stat.S_ISFIFO(db.lstat().st_mode)  # left alone
+
+
+def test_a_linked_database_file_still_works(made_home: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.db"
+    (made_home / "memory.db").rename(elsewhere)
+    (made_home / "memory.db").symlink_to(elsewhere)
+    with Memory.open(made_home, readonly=True) as mem:
+        assert mem.status()["events"]["total"] == 1
 
 
 @pytest.fixture
