@@ -181,3 +181,11 @@ def test_progress_bars_still_draw_themselves_on_a_terminal(planted: Path) -> Non
     out = run_in_terminal(planted, "compact", "--wait")
     assert "compact job 1: done" in out
     assert "\x1b[?25l" in out and "\\x1b[?25l" not in out  # rich's own cursor control
+
+
+def test_a_vault_page_shows_escapes_and_bidi_written_out() -> None:
+    from memvault.base.display import for_markdown
+
+    text = f"clear \x1b[2J \x1b[31mred\x1b[0m \u202egpj\u202c\n\tok {FAMILY} {MARKS}\r"
+    assert for_markdown(text) == (f"clear \\x1b[2J \\x1b[31mred\\x1b[0m \\u202egpj\\u202c\n\tok "
+                                  f"{FAMILY} {MARKS}\\x0d")

@@ -4,7 +4,8 @@ Raw events keep whatever was said, terminal escapes included, and older objects 
 from before proposals refused control characters. Two hazards:
 - bidi overrides and isolates (U+202A-U+202E, U+2066-U+2069) make text read in another order
   than it is stored ("Trojan Source"): escaped as `\\u202e` wherever text is shown, in the
-  terminal and in the vault's Markdown;
+  terminal and in the vault's Markdown pages (`escape_bidi`, or `for_markdown`, which also
+  escapes control characters);
 - control characters (ESC sequences that clear the screen, set the title or write the
   clipboard; carriage returns and backspaces that overwrite a line): escaped as `\\x1b` in a
   terminal. Styling memvault itself prints (rich's SGR colour sequences, `ESC[...m`) passes.
@@ -33,6 +34,18 @@ def escape_bidi(text: str) -> str:
     """`text` with each bidi override or isolate written as `\\u202e`; nothing else changed.
     For the vault's Markdown (and any output that keeps other characters as they are)."""
     return _BIDI.sub(_escaped, text)
+
+
+# Every C0 control but tab and newline, DEL and the C1 controls, ESC included: a file gets no
+# styling, so no escape sequence is let through.
+_ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def for_markdown(text: str) -> str:
+    """`text` as a rendered vault page shows it: bidi controls and control characters (but
+    newline and tab) escaped, so `cat` or an editor shows what is stored. Not for the core
+    files, whose vault copy is the stored content byte for byte (hand edits are found by it)."""
+    return _ANY_CONTROL.sub(_escaped, _BIDI.sub(_escaped, text))
 
 
 def for_terminal(text: str) -> str:
