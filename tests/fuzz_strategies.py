@@ -25,6 +25,7 @@ from random import Random
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
+from memvault.timeline.fragments import find_lone_surrogate
 
 T = TypeVar("T")
 DrawFn = Callable[[st.SearchStrategy[Any]], Any]
@@ -255,7 +256,12 @@ def _lone_surrogate(rnd: Random, p: Proposal, scene: Scene) -> None:
         p["\ud800"] = "x"
         return
     container, key = choose(rnd, slots)
-    container[key] = insert(rnd, container[key], choose(rnd, SURROGATES))
+    text = insert(rnd, container[key], choose(rnd, SURROGATES))
+    if find_lone_surrogate(text) is None:
+        # Applied twice, a high and a low surrogate can land side by side and pair up into one
+        # valid character: then the text holds no lone surrogate, so add one that stays alone.
+        text += "\ud800x"
+    container[key] = text
 
 
 @mutation("nul_in_text", "", "a NUL character in text (events and core files refuse it too)", ALL)

@@ -128,7 +128,7 @@ def test_forget_leaves_no_copy_in_any_file_and_the_memory_still_holds_together(
         before = mem.read_event(ids["long"])
         assert files_with(home, text)  # the seed reached the files
     result = run_cli(runner, "forget", text, "--yes", "--json")
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["occurrences"] >= 15 and report["residue"] == [] and report["check_ok"]
     assert report["objects_marked"] == 1  # person:bob cites the rewritten event
     assert report["left"] == {}  # every table's owner replaced it
@@ -173,7 +173,7 @@ def test_a_dry_run_counts_per_place_and_changes_nothing(home: Path, runner: CliR
     with open_memory(home) as mem:
         seed(mem, text)
     before = stored_files(home)
-    report = json.loads(run_cli(runner, "forget", text, "--dry-run", "--json").output)
+    report = json.loads(run_cli(runner, "forget", text, "--dry-run", "--json").stdout)
     assert report["dry_run"] and report["places"]["events.text"] == 2
     assert report["places"]["objects.aliases"] == 1 and report["places"]["core_files.content"] == 2
     assert {"vault/USER.md", "memvault.toml"} <= set(report["files"])
@@ -206,7 +206,7 @@ def test_text_can_be_read_from_stdin_and_ids_are_kept(home: Path, runner: CliRun
     with open_memory(home) as mem:
         put_object(mem, "task:deploy-hunter2x", "Deploy", body="uses hunter2x daily")
     result = run_cli(runner, "forget", "-", "--yes", "--json", input="hunter2x\n", code=0)
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["ids_kept"] == ["task:deploy-hunter2x"]
     assert set(report["left"]) >= {"objects.id", "object_versions.object_id"}
     with Memory.open(home) as mem:

@@ -14,11 +14,15 @@ Invariants:
 - only a regular file at the vault root is read, never more than the limit (plus one byte) of
   it: a symlink (to /etc/passwd, /dev/zero, ...), a FIFO or a device is refused the same way,
   reported, and neither read, imported nor overwritten.
+- a core file with more than one hard link is refused the same way: its other name may be any
+  file outside the vault (a hand edit never makes one; the projector writes by rename).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -103,7 +107,22 @@ def read_core_disk(vault: Path, name: str, max_bytes: int, stored: bytes) -> byt
     regular file. At most max(max_bytes, len(stored)) + 1 bytes are read: enough to recognise
     the stored content (which a lowered limit must not turn into a refusal) and to refuse
     anything larger without reading it all."""
-    return read_file(vault_file(vault, name), max(max_bytes, len(stored)))
+    path = vault_file(vault, name)
+    _refuse_hard_link(path)
+    return read_file(path, max(max_bytes, len(stored)))
+
+
+def _refuse_hard_link(path: Path) -> None:
+    """UnsafeFile when `path` is a regular file with more than one hard link (st_nlink)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return  # absent, or not ours to judge: read_file says what it is
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise UnsafeFile(
+            f"{path} has {st.st_nlink} hard links: another name for the same file exists, "
+            "maybe outside the vault; memvault does not import it; replace it with a copy of "
+            "its own (copy it, then move the copy over it)", "hardlink")
 
 
 def refuse_unsafe(

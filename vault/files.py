@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..base.errors import MemvaultError
+from ..base.home_trust import open_lock_file
 from .paths import CONFLICT_SUFFIX, TEMP_SUFFIX, conflict_name
 
 # No symlink followed at the last step, no blocking open of a FIFO, no descriptor leaked to a
@@ -90,7 +91,7 @@ def vault_lock(vault: Path) -> Iterator[None]:
         return
     lock_path = vault.with_name(vault.name + ".lock")
     lock_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    fd = open_lock_file(lock_path)  # a planted link or FIFO is a clear error, never followed
     with os.fdopen(fd, "r+b") as handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -26,6 +26,7 @@ from typing import Any
 
 import jinja2
 
+from ..base.display import for_markdown
 from ..objects.corefiles import read_core_file
 from ..objects.records import ObjectRecord, object_links, resolve_redirect
 from ..store.migrations import CORE_FILES, OBJECT_TYPES
@@ -175,8 +176,9 @@ def _render(template: jinja2.Template, variables: dict[str, Any]) -> str:
 
 
 def _finish(text: str) -> bytes:
-    """Normalise the end of a rendered file to one newline; encode UTF-8."""
-    return (text.rstrip("\n") + "\n").encode("utf-8")
+    """Normalise the end of a rendered file to one newline; escape bidi overrides and control
+    characters (a page shows what is stored, never what it would do to a terminal); encode."""
+    return (for_markdown(text).rstrip("\n") + "\n").encode("utf-8")
 
 
 # What the templates read as `page.link`, `page.first`: plain attributes, since

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import importlib
 import json
+import os
 import re
 import sqlite3
 import sys
@@ -21,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..base.config import DB_NAME, resolve_home
+from ..base.display import guard_terminal, unguarded
 from ..base.errors import MemvaultError
+from ..base.home_trust import ALLOW_OTHER_OWNER_ENV
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -123,12 +126,25 @@ def _os_error(exc: OSError) -> str:
     "--home", envvar="MEMVAULT_HOME", type=click.Path(file_okay=False), default=None,
     help="Memory home (default $MEMVAULT_HOME, else ~/.memvault).",
 )
+@click.option(
+    "--allow-other-owner", is_flag=True,
+    help="Write to (and call a model from) a home another user owns: for administrators. "
+         "Without it such a home is refused (its owner controls its settings).",
+)
 @click.version_option(package_name="memvault")
 @click.pass_context
-def main(ctx: click.Context, home: str | None) -> None:
+def main(ctx: click.Context, home: str | None, allow_other_owner: bool) -> None:
     """memvault: a two-phase object memory for LLM agents."""
     ctx.ensure_object(dict)
     ctx.obj["home"] = home
+    # The one place human output goes through: on a terminal, stored text cannot reorder the
+    # screen (bidi overrides) or drive it (escape sequences); pipes and files stay exact.
+    sys.stdout = guard_terminal(sys.stdout)
+    sys.stderr = guard_terminal(sys.stderr)
+    if allow_other_owner:
+        # The environment, so every open of this process (the service's pool and worker
+        # included) and the processes it starts see the same choice.
+        os.environ[ALLOW_OTHER_OWNER_ENV] = "1"
 
 
 def add_home_option(command: click.Command) -> None:
@@ -195,17 +211,26 @@ def open_memory(ctx: click.Context, readonly: bool = False, create: bool = False
 
 class LazyConsole:
     """A rich Console made on first use: rich costs start-up time that a `--json` answer
-    never needs. `get()` is the Console itself (for rich's Progress)."""
+    never needs. `get()` is the Console itself (for rich's Progress).
 
-    def __init__(self, **options: Any) -> None:
+    `progress=True` is for a live progress display: it moves the cursor (escape sequences the
+    terminal guard would write out), so it writes to the terminal under the guard, and is given
+    only text memvault made or passed through `for_terminal`."""
+
+    def __init__(self, progress: bool = False, **options: Any) -> None:
         self._options = options
+        self._progress = progress
         self._console: Console | None = None
 
     def get(self) -> Console:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(**self._options)
+            options = dict(self._options)
+            if self._progress:
+                stream = sys.stderr if options.pop("stderr", False) else sys.stdout
+                options["file"] = unguarded(stream)
+            self._console = Console(**options)
         return self._console
 
     def __getattr__(self, name: str) -> Any:

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 console = LazyConsole(highlight=False, soft_wrap=True)
 err_console = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
+# The projection's bar draws itself (cursor moves): it writes under the terminal guard and
+# shows only counts.
+bar_console = LazyConsole(progress=True, stderr=True, highlight=False, soft_wrap=True)
 
 
 @click.command("project-vault")
@@ -55,7 +58,7 @@ def project_vault(ctx: click.Context, all_: bool, rebuild: bool, quiet: bool,
         try:
             if show_bar:
                 with Progress(TextColumn("projecting"), BarColumn(), MofNCompleteColumn(),
-                              TimeElapsedColumn(), console=err_console.get(),
+                              TimeElapsedColumn(), console=bar_console.get(),
                               transient=True) as bar:
                     task = bar.add_task("objects", total=None)
 

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 FINISHED = ("done", "partial", "failed")
 # Progress bars go to stderr: stdout carries the result (and stays valid JSON with --json).
-progress_console = LazyConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+progress_console = LazyConsole(progress=True, stderr=True, highlight=False, soft_wrap=True,
+                               emoji=False)
 
 
 def model_option(f: Any) -> Any:

@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 from ..base.clock import Clock, SystemClock, iso, parse_time
 from ..base.config import Config, load_config, tighten_home
 from ..base.errors import InputError
+from ..base.home_trust import clear_bad_lock
 from ..objects import records as objects
 from ..store.connection import open_db, set_state, write
 from ..store.ledger import usage_summary
@@ -48,21 +49,23 @@ class Memory:
     @classmethod
     def open(
         cls, home: str | Path | None = None, clock: Clock | None = None, readonly: bool = False,
+        allow_other_owner: bool | None = None,
     ) -> Memory:
         """Open a home (creating it, its config and database unless `readonly`).
 
-        A writing open also makes an older home private (0700, files 0600; see
-        memvault.base.config) and records what it changed in `notices`. A read-only open
-        changes nothing: `memvault check` reports a home others can read.
+        A writing open refuses a home another user owns (ConfigError naming the owner; see
+        memvault.base.home_trust) unless `allow_other_owner` (default: the environment
+        variable MEMVAULT_ALLOW_OTHER_OWNER). It also makes an older home private (0700, files
+        0600; see memvault.base.config) and records what it changed in `notices`. A read-only
+        open changes nothing: `memvault check` reports a home others can read or own.
         """
-        config = load_config(home, create=not readonly)
+        config = load_config(home, create=not readonly, allow_other_owner=allow_other_owner)
         tz = cls._zone(config)
         # Before SQLite opens the file: it gives a new -wal/-shm the database file's mode.
-        tightened = None if readonly else tighten_home(config.home)
+        notes = [] if readonly else [tighten_home(config.home), clear_bad_lock(config.home)]
         conn = open_db(config.db_path, readonly=readonly)
         memory = cls(config, conn, clock or SystemClock(tz))
-        if tightened:
-            memory.notices.append(tightened)
+        memory.notices += [note for note in notes if note]
         if not readonly:
             memory._ensure_builtin_objects()
         return memory

@@ -262,7 +262,9 @@ class Worker:
         now = self.mem.clock.now()
         conn = self.mem.conn
         with write(conn):
-            calls.write_pending(conn)
+            refused = calls.write_pending_safely(conn)
+            if refused:  # recorded with the batch's own cause, never instead of it
+                error = f"{error}; {refused}"
             drop_lease(conn, self.holder)
             fresh = get_batch(conn, batch.id)
             if fresh.state != "claimed":  # committed meanwhile (a replay): nothing to undo
@@ -323,12 +325,29 @@ class _Ledger:
         for record, when in self.pending:
             insert_call(conn, record, when)
 
+    def write_pending_safely(self, conn: sqlite3.Connection) -> str | None:
+        """write_pending, undone alone (a savepoint) when the ledger refuses a row; then the
+        reason, so the batch's failure is recorded with it instead of the whole transaction
+        failing and leaving the batch claimed with no cause on record."""
+        conn.execute("SAVEPOINT ledger_rows")
+        try:
+            self.write_pending(conn)
+        except (sqlite3.Error, OverflowError, ValueError) as exc:
+            conn.execute("ROLLBACK TO ledger_rows")
+            return f"the usage ledger refused a call's row ({exc})"
+        finally:
+            conn.execute("RELEASE ledger_rows")
+        return None
+
     def flush(self) -> None:
-        """Write the held rows now, in their own transaction."""
+        """Write the held rows now, in their own transaction (BatchFailed naming the cause
+        when the ledger refuses them: a refused row is dropped, it would be refused again)."""
         if self.pending:
             with write(self.worker.mem.conn):
-                self.write_pending(self.worker.mem.conn)
+                refused = self.write_pending_safely(self.worker.mem.conn)
             self.pending.clear()
+            if refused:
+                raise BatchFailed(refused)
 
     def in_commit(self, conn: sqlite3.Connection) -> None:
         self.write_pending(conn)

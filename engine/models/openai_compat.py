@@ -6,12 +6,18 @@ accept `tools` but never emit a call while they do enforce `response_format`: ea
 then be one JSON object {"tool": NAME, "arguments": {...}} constrained by a schema built from
 the tools (arrays keep their maxItems, or small models repeat an item until the token limit).
 The API key is read from the environment at call time and never stored or logged.
+
+Each call has ONE overall deadline (batch.timeout_s): httpx's timeouts restart on every byte, so
+a server trickling its reply a byte at a time would otherwise hold the batch (and its job)
+forever. The request runs on a daemon thread; at the deadline the provider gives up on it,
+closes that HTTP client (its connection dies with it) and makes a fresh one for the next call.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 from typing import Any
 
 from .base import Message, ModelReply, ProviderError, ToolCall, ToolSpec, Usage
@@ -40,12 +46,48 @@ class OpenAICompatProvider:
         self.schema_format = schema_format
         self.max_output_tokens = max_output_tokens
         self.context_tokens = context_tokens
-        url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        self.timeout_s = timeout_s
+        self._base_url = (base_url or os.environ.get("OPENAI_BASE_URL")
+                          or "https://api.openai.com/v1")
+        self._api_key_env = api_key_env
+        self._openai = OpenAI
+        self._client = self._new_client()
+
+    def _new_client(self) -> Any:
         # A local server needs no key; the client insists on one, so pass a placeholder.
-        key = os.environ.get(api_key_env) or "not-needed"
+        key = os.environ.get(self._api_key_env) or "not-needed"
         # Retries are the worker's business (it counts failed claims): the client must not hide
         # them.
-        self._client = OpenAI(base_url=url, api_key=key, max_retries=0, timeout=timeout_s)
+        return self._openai(base_url=self._base_url, api_key=key, max_retries=0,
+                            timeout=self.timeout_s)
+
+    def _create(self, request: dict[str, Any]) -> Any:
+        """The chat completion, or ProviderError once timeout_s has passed in all (connect,
+        headers and the whole body together), whatever the server does meanwhile."""
+        client = self._client
+        outcome: dict[str, Any] = {}
+        done = threading.Event()
+
+        def call() -> None:
+            try:
+                outcome["response"] = client.chat.completions.create(**request)
+            except BaseException as exc:  # handed to the caller's thread below
+                outcome["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=call, name="memvault-model-call", daemon=True).start()
+        if not done.wait(self.timeout_s):
+            self._client = self._new_client()
+            try:
+                client.close()  # its connection goes with it; the thread then ends on an error
+            except Exception:  # a client in mid-read may object; it is discarded anyway
+                pass
+            raise ProviderError(f"no complete answer within {self.timeout_s:g} s "
+                                "(batch.timeout_s): the server is too slow or stalled")
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["response"]
 
     def complete(
         self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int
@@ -64,7 +106,7 @@ class OpenAICompatProvider:
             request["messages"] = messages
             request["tools"] = [t.openai() for t in tools]
         try:
-            response = self._client.chat.completions.create(**request)
+            response = self._create(request)
         except OpenAIError as exc:
             raise ProviderError(f"{type(exc).__name__}: {_short(exc)}") from None
         if not getattr(response, "choices", None):

@@ -40,7 +40,7 @@ from .records import (
     save_object,
     save_read_objects,
 )
-from .secrets import check_no_secret, scan_once
+from .secrets import check_no_secret, check_no_split_secret, scan_once
 
 
 @dataclass
@@ -209,6 +209,9 @@ def check_write_secrets(write: GraphWrite) -> None:
     with scan_once():
         for where, text in write_texts(write):
             check_no_secret(where, text)
+        for i, obj in enumerate(write.objects):  # each field clean: now read as one text
+            check_no_split_secret(f"objects.{i}", [obj.name, *obj.aliases, obj.summary,
+                                                   obj.body, *obj.cues])
 
 
 def _check_id(object_id: str, where: str, checked: set[str] | None = None) -> None:

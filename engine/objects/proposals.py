@@ -4,7 +4,9 @@ Field limits that a schema can express live here (so the model sees them in the 
 a violation comes back naming the field); rules that need the store live in graph_write.py.
 Every text field is `Text`: a lone UTF-16 surrogate (which JSON's \\ud800 escapes can carry)
 or a NUL is refused as a correction here, as events and core files refuse them, instead of
-failing the batch when SQLite cannot encode the text (or its text functions stop at the NUL).
+failing the batch when SQLite cannot encode the text (or its text functions stop at the NUL);
+so is any other control character but newline and tab (a terminal escape, a carriage return),
+which would otherwise be stored, written into the vault and printed to terminals.
 The models are strict: an unknown field is refused, and so is a field name that is not text (a
 correction names the field, so the name must be sendable) or that holds a secret-looking value
 (the correction would echo it). Secret values in the texts themselves are refused by the mode
@@ -14,6 +16,7 @@ correction names the field, so the name must be sendable) or that holds a secret
 from __future__ import annotations
 
 import functools
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -21,13 +24,44 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from ..timeline.fragments import find_lone_surrogate
 from .secrets import find_secret
 
+# C0 controls but tab and newline, and the C1 controls: terminal escapes (ESC [31m), carriage
+# returns that overwrite a line, none of which a memory's text needs; they would be stored,
+# written into vault files and printed to terminals as they are. (DEL is neither C0 nor C1 and
+# drives no terminal: allowed, as before.)
+_CONTROL = re.compile(r"[\x01-\x08\x0b-\x1f\x80-\x9f]")
+
 
 def _plain_text(value: str) -> str:
     if find_lone_surrogate(value) is not None:
         raise ValueError("holds a lone UTF-16 surrogate (U+D800-U+DFFF), which is not text")
     if "\x00" in value:
         raise ValueError("holds a NUL character, which text in memory may not")
+    control = _CONTROL.search(value)
+    if control:
+        code = ord(control.group())
+        raise ValueError(
+            f"holds the control character U+{code:04X} ({_control_name(code)}) at char "
+            f"{control.start()}: text in memory may hold newlines and tabs but no other control "
+            "characters (no terminal escapes); write the text without it")
     return value
+
+
+def without_controls(value: Any) -> Any:
+    """`value` (text, or lists and dicts of it) with each control character _plain_text
+    refuses turned into a space: for a writer that copies raw event text (the builtin model)."""
+    if isinstance(value, str):
+        return _CONTROL.sub(" ", value)
+    if isinstance(value, list):
+        return [without_controls(item) for item in value]
+    if isinstance(value, dict):
+        return {key: without_controls(item) for key, item in value.items()}
+    return value
+
+
+def _control_name(code: int) -> str:
+    names = {0x1B: "ESC", 0x0D: "carriage return", 0x08: "backspace",
+             0x0B: "vertical tab", 0x0C: "form feed", 0x07: "bell", 0x9B: "CSI"}
+    return names.get(code, "a C1 control" if code >= 0x80 else "a C0 control")
 
 
 Text = Annotated[str, AfterValidator(_plain_text)]

@@ -1,17 +1,24 @@
 """Detecting secret values, so a credential object keeps only purpose and where a secret lives.
 
-Text is normalised first (NFKC, format characters such as zero-width spaces and soft hyphens
-dropped), so a key split by an invisible character or written in fullwidth forms is still
-seen. Then, in order: private keys (with or without their BEGIN line), well-known key prefixes,
-URLs carrying a password, payment card numbers (Luhn-valid, with a card context or card-style
-grouping), a cue word (password, PIN, token, 密码, 验证码 ...) followed by an assignment-like
-value, and long opaque random-looking tokens (by character classes and Shannon entropy).
+Text is normalised first (NFKC; format characters such as zero-width spaces and soft hyphens,
+and combining marks, dropped; accented Latin letters and Cyrillic/Greek look-alikes read as
+the plain Latin letter), so a key or cue word split by an invisible character, written in
+fullwidth forms or spelled with a Cyrillic "а" is still seen. Then, in order: private keys
+(with or without their BEGIN line), well-known key prefixes (also with the key written in
+space-separated chunks, or hex-encoded), URLs carrying a password, payment card numbers
+(Luhn-valid, with a card context or card-style grouping, digits split by spaces, dashes or
+dots), a cue word (password, pw, PIN, token, 密码, 验证码 ...) followed by an assignment-like
+value, and long opaque random-looking tokens (by character classes and Shannon entropy). A bare
+hex string or digit run is a secret only after a cue word or under a known key prefix: commit
+SHAs, UUIDs, order, tracking and phone numbers pass.
 
 Ordinary prose must pass: a cue word counts only when an assignment follows it ("password:
 hunter2", "the wifi password is correcthorsebatterystaple", "PIN 482913"), never when ordinary
 words do ("I forgot my password yesterday", "the PIN pad is broken", "密码学课程"); hex hashes,
 URLs without credentials and identifiers do not look random enough to count.
 A finding names the kind of secret only: callers must never echo the value.
+Cards and cue words are judged in secret_values.py; this module normalises, finds keys by
+their shapes and runs everything in order.
 Speed without weakening: the key-prefix patterns run only when one of their needles occurs
 (found by one regex pass), and inside scan_once() (one commit) each distinct text is scanned
 once, however many fields or checks name it.
@@ -19,7 +26,6 @@ once, however many fields or checks name it.
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 import unicodedata
@@ -31,6 +37,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..base.errors import FieldError
+from .secret_values import assigned, cards, mixed
 
 
 @dataclass(frozen=True)
@@ -43,13 +50,30 @@ class SecretHit:
 
 
 # -- normalising --------------------------------------------------------------------------------
+# Cyrillic and Greek letters drawn like Latin ones (after Unicode's confusables.txt): "pаssword"
+# with a Cyrillic а reads as "password". A table, not a dependency: these are all that matter
+# for cue words and key prefixes, and it stays one dict lookup per distinct char.
+_LOOKALIKES = dict(zip(
+    "аеорсухѕіјԁһӏԛԝАВЕКМНОРСТХЅІЈοανρικτυΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxsijdhlqwABEKMHOPCTXSIJoavpiktuABEZHIKMNOPTYX", strict=True))
+
+
 @lru_cache(maxsize=4_096)
 def _normal_char(ch: str) -> str:
     # Format characters (Cf: zero-width space/joiners, word joiner, BOM, soft hyphen, bidi
-    # controls) are invisible: a key split by one must still be seen whole.
-    if unicodedata.category(ch) == "Cf":
+    # controls) and combining marks (Mn: accents, variation selectors such as U+FE0F) are
+    # invisible or ride on the letter before: a key or cue word split by one is seen whole.
+    if unicodedata.category(ch) in ("Cf", "Mn"):
         return ""
-    return unicodedata.normalize("NFKC", ch)
+    if ch in _LOOKALIKES:
+        return _LOOKALIKES[ch]
+    norm = unicodedata.normalize("NFKC", ch)
+    if len(norm) == 1 and not norm.isascii():
+        # A Latin letter with an accent ("pássword") reads as the letter.
+        base = unicodedata.normalize("NFD", norm)
+        if base[0].isascii() and base[0].isalpha():
+            return base[0]
+    return norm
 
 
 def normalise(text: str) -> tuple[str, list[int] | None]:
@@ -118,12 +142,6 @@ _PREFIXED: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
 )
 
 
-def _mixed(value: str) -> bool:
-    """Upper and lower case letters and digits: random base64, not hex, not a word."""
-    return (any(c.isupper() for c in value) and any(c.islower() for c in value)
-            and any(c.isdigit() for c in value))
-
-
 def _needle_scan() -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
     """One regex that finds, at every position, the longest needle starting there; and for
     each needle the needles it contains. A needle inside another at the same position is a
@@ -152,167 +170,87 @@ def needles_in(text: str) -> set[str]:
 
 
 def _prefixed(text: str) -> Iterator[tuple[str, int, int]]:
+    needles = needles_in(text)
     run = set(_ALWAYS)
-    for needle in needles_in(text):
+    for needle in needles:
         run |= _GATED[needle]
     for i in sorted(run):
         kind, pattern, _needles = _PREFIXED[i]
         for m in pattern.finditer(text):
-            if kind == "a private key body" and not _mixed(m.group()):
+            if kind == "a private key body" and not mixed(m.group()):
                 continue  # a run of hex digests or of one letter is no key
             yield kind, m.start(), m.end()
+    yield from _spaced(text, needles)
 
 
-# -- payment cards ------------------------------------------------------------------------------
-# Card digits come in groups of 4+ (4-4-4-4, 4-6-5, or none); a CVV group of 3 may follow.
-_CARD = re.compile(r"(?<![\d.,])\d{4,}(?:[ \-]\d{3,}){0,6}(?![\d])")
-_CARD_CONTEXT = re.compile(
-    r"(?i)(?:card|visa|master\s*card|amex|american\s+express|discover|unionpay|cvv2?|cvc2?|"
-    r"exp(?:iry|ires|iration)?\b|valid\s+thru|卡号|信用卡|银行卡|储蓄卡|借记卡|有效期|安全码|银联)")
-_CARD_GROUPED = re.compile(
-    r"[3-6]\d{3}([ \-])\d{4}\1\d{4}\1\d{1,7}|3[47]\d{2}([ \-])\d{6}\2\d{5}|[3-6]\d{15}")
+# A known prefix followed by groups split by spaces or tabs ("sk-proj-Ab3d Ef6h Ij9k ..."): the
+# key written in chunks, or split across two fields joined by a space (graph_write).
+_GROUP = re.compile(r"[A-Za-z0-9_\-]+")
+_SPACED_NEEDLES = frozenset(n for n in _CONTAINED if len(n) >= 3 and n.replace("_", "").replace(
+    "-", "").isalnum())
+MAX_GROUPS = 16
+_SPACED = {needle: re.compile(rf"(?<![A-Za-z0-9]){re.escape(needle)}[A-Za-z0-9_\-]*"
+                              rf"(?:[ \t]+[A-Za-z0-9_\-]{{2,}}){{1,{MAX_GROUPS}}}")
+           for needle in _SPACED_NEEDLES}
 
 
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
+def _spaced(text: str, needles: set[str]) -> Iterator[tuple[str, int, int]]:
+    """A key under a known prefix written in space-separated chunks. Every chunk after the
+    first must look random (a digit, or mixed case that is no Capitalised word) and the chunks
+    joined must match the prefix's own pattern, so prose after a prefix ("ghp_ tokens are
+    prefixed like this", "sk- Stripe key in 1Password") never counts."""
+    for needle in needles & _SPACED_NEEDLES:
+        for m in _SPACED[needle].finditer(text):
+            groups = list(_GROUP.finditer(text, m.start(), m.end()))
+            found = _joined_key(groups, needle)
+            if found:
+                yield found[0], m.start(), found[1]
 
 
-def _card_windows(run: str) -> Iterator[tuple[int, int]]:
-    """Spans of `run` (digits with spaces or dashes) holding 13-19 digits, cut only at its
-    separators: "4111 1111 1111 1111 123" holds a card followed by its CVV."""
-    cuts = [0] + [i + 1 for i, c in enumerate(run) if not c.isdigit()]
-    ends = [i for i, c in enumerate(run) if not c.isdigit()] + [len(run)]
-    digits_before = [0]  # digits_before[i]: digits in run[:i]
-    for c in run:
-        digits_before.append(digits_before[-1] + c.isdigit())
-    for a in cuts:
-        # Longest first; 19 digits and 18 separators span at most 37 chars.
-        near = ends[bisect.bisect_right(ends, a): bisect.bisect_right(ends, a + 37)]
-        for b in reversed(near):
-            if 13 <= digits_before[b] - digits_before[a] <= 19:
-                yield a, b
+def _joined_key(groups: list[re.Match[str]], needle: str) -> tuple[str, int] | None:
+    """(kind, end) of the longest run of `groups` that, joined, is a key under `needle`."""
+    keyish = 1
+    while keyish < len(groups) and _keyish(groups[keyish].group()):
+        keyish += 1
+    for count in range(keyish, 1, -1):
+        chunks = [g.group() for g in groups[:count]]
+        joined = "".join(chunks)
+        for i in _GATED[needle]:
+            kind, pattern, _needles = _PREFIXED[i]
+            m = pattern.match(joined)
+            if m and m.end() > len(chunks[0]):  # it needs the later chunks to be a key
+                return kind, groups[count - 1].end()
+    return None
 
 
-def _cards(text: str) -> Iterator[tuple[str, int, int]]:
-    for m in _CARD.finditer(text):
-        for a, b in _card_windows(m.group()):
-            number = m.group()[a:b]
-            digits = re.sub(r"\D", "", number)
-            if not _luhn(digits) or len(set(digits)) < 2:
-                continue
-            # An order number or a timestamp may pass Luhn by chance: a card needs card-style
-            # grouping or a card word (card, CVV, 有效期 ...) close by.
-            start, end = m.start() + a, m.start() + b
-            around = text[max(0, start - 40): end + 40]
-            if _CARD_GROUPED.fullmatch(number) or _CARD_CONTEXT.search(around):
-                yield "a payment card number", start, end
-                break
+def _keyish(chunk: str) -> bool:
+    """A chunk of a random key rather than a word: a digit, or upper and lower case mixed other
+    than as a Capitalised word."""
+    if any(c.isdigit() for c in chunk):
+        return True
+    return (any(c.isupper() for c in chunk) and any(c.islower() for c in chunk)
+            and not (chunk[0].isupper() and chunk[1:].islower()))
 
 
-# -- a cue word followed by a value -------------------------------------------------------------
-_CUE_EN = (r"pass(?:word|wd|code|phrase)|pwd|pin[ \-_]?code|pin|one[ \-]time[ \-]code|otp|"
-           r"client[ _\-]?secret|secret[ _\-]?(?:access[ _\-]?)?key|secret|"
-           r"(?:access|auth|api|bearer|refresh|session|bot|registration)[ _\-]?token|token|"
-           r"api[ _\-]?key|access[ _\-]?key(?:[ _\-]?id)?|private[ _\-]?key|"
-           r"cvv2?|cvc2?|security[ \-]code")
-_CUE_ZH = r"PIN码|pin码|密码|口令|密钥|秘钥|私钥|验证码|校验码|令牌|安全码|授权码|动态码"
-_CUE = re.compile(
-    rf"(?i){_CUE_ZH}|(?<![A-Za-z0-9])(?:{_CUE_EN})(?:[_\-][A-Za-z0-9]+){{0,2}}(?![A-Za-z0-9])")
-_SHORT_CUES = re.compile(r"(?i)cvv2?|cvc2?|security[ \-]code|安全码|校验码")
-_DIGIT_CUES = re.compile(r"(?i)pin|pass|pwd|otp|one|cvv|cvc|security|密码|口令|验证码|安全码|"
-                         r"动态码|校验码")
-# What may stand between the cue and its assignment: "(root)", "for root", "of the router".
-_QUALIFIER = (r"(?:[\"'`]?\s*[(（\[][^)）\]\n]{0,40}[)）\]]"
-              r"|\s+(?:for|of|on|at|to)\s+[^\s:=：\"',;]+(?:\s+[^\s:=：\"',;]+){0,2}?)?")
-_STRONG = re.compile(_QUALIFIER + r"[\"'`]?\s*(?:(?:is|was)\s*)?(?::=|=>|->|[:=：]|是|为|為)\s*")
-_WEAK = re.compile(_QUALIFIER + r"\s+(?:is|was|are|reads|=)\s+")
-_BARE = re.compile(r"\s+|(?<=[\u4e00-\u9fff])")
-_META_SUFFIX = re.compile(
-    r"(?i)[_\-](?:env|file|path|name|url|uri|var|endpoint|type|len|length|hint|policy|ttl|"
-    r"expiry|expires|count|limit|location|manager|field|header|prefix)$")
-_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_QUOTES = "\"'`“”‘’「」『』"
-_VALUE = re.compile(rf"([{_QUOTES}]?)([^\s{_QUOTES},;\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]+)")
-_PLACEHOLDER = re.compile(
-    r"(?i)\*+|x{3,}|\.+|-+|_+|\?+|<[^>]*>|\{[^}]*\}|\$\{?[A-Za-z_]\w*\}?|%\w+%|\[[^\]]*\]|"
-    r"redacted|hidden|removed|omitted|elided|none|null|nil|n/?a|tbd|todo|unknown|empty|unset")
-_STOPWORDS = frozenset("""
-a an the is are was be been it its this that these those here there what which who how
-my your his her our their in on at to for of from by via with without under inside into and or
-see ask check stored saved kept lives live living held managed rotated protected encrypted
-hashed required optional needed same not no yes true false missing wrong incorrect correct
-invalid expired changed reset set updated removed deleted known unchanged enabled disabled
-off ok fine pending later soon only also still never always provided given sent shared
-use using used
-vault keychain keyring bitwarden lastpass keepass 1password onepassword manager env file
-environment variable password passwords token tokens secret secrets key keys bearer pin
-""".split())
+# -- hex-encoded keys ---------------------------------------------------------------------------
+# A hex run that decodes to printable text holding a known key ("736b2d70726f6a2d..." is
+# "sk-proj-..."). A hash or a SHA decodes to random bytes, never to printable text, so a bare
+# hex string is a secret only when what it encodes is one.
+# Greedy from the left, so each match is a whole run (no hex char before or after it): the
+# plain class repeat is 4x faster than spelling the boundaries out.
+_HEX_RUN = re.compile(r"[0-9A-Fa-f]{24,}")
 
 
-def _clean(value: str) -> str:
-    return value.strip(".:!?)]}>（）。").lstrip("([<")
-
-
-def _looks_assigned(cue: str, value: str, quoted: bool, strength: str, after: str) -> bool:
-    """Whether `value`, after a cue word and a separator of `strength`, is a secret value."""
-    # A value that ends its sentence ("... is correcthorsebatterystaple. We ...") is not
-    # followed by prose, whatever the next sentence says.
-    ends_sentence = value.endswith((".", "!", "?", "。", "！", "？"))
-    value = _clean(value)
-    low = value.lower()
-    if (not value or _PLACEHOLDER.fullmatch(value) or low in _STOPWORDS
-            or _ENV_NAME.fullmatch(value)):
-        return False
-    if "://" in value or (re.fullmatch(r"[\w.\-~]*(?:/[\w.\-~]+)+/?", value)
-                          and not _mixed(value)):
-        return False  # a URL (credentials in one are caught on their own) or a vault path
-    if "(" in value or re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value):
-        return False  # code: a call or an attribute (`token = m.group()`, `ctx.batch.token`)
-    has_digit = any(c.isdigit() for c in value)
-    letters_only = value.isalpha()
-    digits_only = value.isdigit()
-    short = bool(_SHORT_CUES.fullmatch(cue))
-    if digits_only:
-        # PINs and security codes are short numbers; a year after "token" is not a secret.
-        least = 3 if short else 4 if strength != "bare" or cue.lower().startswith("pin") else 6
-        return len(value) >= least and (strength != "bare" or bool(_DIGIT_CUES.match(cue)))
-    if strength == "bare":
-        # No separator: only an opaque value counts ("token 3f9a...", not "token economy").
-        return len(value) >= 16 and has_digit and not letters_only
-    if quoted:
-        return len(value) >= 3
-    prose_follows = bool(re.match(r"[ \t]+[A-Za-z]", after)) and not ends_sentence
-    if strength == "strong":
-        if letters_only and prose_follows:
-            return False  # "password: stored in Bitwarden" is a sentence, not a value
-        return len(value) >= 4
-    # "is"/"was": a value with a digit or a symbol, or one long run of letters ending the clause.
-    if has_digit or not letters_only:
-        return len(value) >= 4 and any(c.isalpha() or c.isdigit() for c in value)
-    return len(value) >= 16 and not prose_follows
-
-
-def _assigned(text: str) -> Iterator[tuple[str, int, int]]:
-    for cue in _CUE.finditer(text):
-        if _META_SUFFIX.search(cue.group()):
-            continue  # token_env, password_file: the name of where a secret is, not one
-        for strength, sep in (("strong", _STRONG), ("weak", _WEAK), ("bare", _BARE)):
-            m = sep.match(text, cue.end())
-            if m is None:
-                continue
-            v = _VALUE.match(text, m.end())
-            if v is None:
-                continue
-            after = text[v.end(): v.end() + 3]
-            if _looks_assigned(cue.group(), v.group(2), bool(v.group(1)), strength, after):
-                yield "an assigned secret value", cue.start(), v.end()
-                break
+def _hex_encoded(text: str) -> Iterator[tuple[str, int, int]]:
+    for m in _HEX_RUN.finditer(text):
+        if len(m.group()) % 2:
+            continue  # not whole bytes
+        decoded = bytes.fromhex(m.group())
+        if not all(32 <= b < 127 for b in decoded):
+            continue
+        for kind, _start, _end in _prefixed(decoded.decode("ascii")):
+            yield f"{kind} (hex-encoded)", m.start(), m.end()
+            break
 
 
 # -- long random tokens -------------------------------------------------------------------------
@@ -340,7 +278,7 @@ def _random_tokens(text: str) -> Iterator[tuple[str, int, int]]:
     for m in _TOKEN.finditer(text):
         token = m.group()
         # Hex hashes and UUIDs lack mixed case; identifiers and slugs lack digits or entropy.
-        if not _mixed(token) or sum(c.isdigit() for c in token) < 2:
+        if not mixed(token) or sum(c.isdigit() for c in token) < 2:
             continue
         if sum(c.isupper() for c in token) < 2 or sum(c.islower() for c in token) < 2:
             continue
@@ -353,7 +291,7 @@ def _random_tokens(text: str) -> Iterator[tuple[str, int, int]]:
 
 
 _DETECTORS: tuple[Callable[[str], Iterator[tuple[str, int, int]]], ...] = (
-    _prefixed, _cards, _assigned, _random_tokens)
+    _prefixed, _hex_encoded, cards, assigned, _random_tokens)
 
 
 # -- the API ------------------------------------------------------------------------------------
@@ -432,6 +370,17 @@ def secret_refusal(kind: str) -> str:
     """The correction for a field holding a secret: what kind, never the value itself."""
     return (f"holds what looks like {kind}: keep only the purpose and where the secret lives, "
             "never it (the value is not repeated here)")
+
+
+FIELD_JOIN = " "  # what stands between two fields scanned as one text: _spaced bridges it
+
+
+def check_no_split_secret(where: str, texts: list[str]) -> None:
+    """Raise FieldError(`where`) when `texts` (the fields of one object, each clean alone) hold
+    a secret once read as one text: half a key in the summary, the rest in the body."""
+    kind = find_secret(FIELD_JOIN.join(text for text in texts if text))
+    if kind:
+        raise FieldError(where, secret_refusal(f"{kind} split across its fields"))
 
 
 def check_no_secret(where: str, text: str) -> None:

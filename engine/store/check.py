@@ -21,7 +21,9 @@ Kinds of problem:
   no valid worker lease exists, so no live worker can be finishing it;
 - projection_error: the vault projector's recorded failures;
 - permissions: the home, or a file or folder in it, that group or others may access (given
-  `home`; a writing open tightens it, see memvault.base.config.tighten_home).
+  `home`; a writing open tightens it, see memvault.base.config.tighten_home);
+- owner: the home, its settings, database or vault owned by another user (given `home`; every
+  writing command refuses such a home, see memvault.base.home_trust).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.config import exposed_paths
+from ..base.home_trust import describe_foreign, foreign_parts
 from .leases import lease_is_live
 from .vault_tables import vault_status
 
@@ -143,6 +146,7 @@ def check_memory(
             "into the vault", [], WARNING))
     if home is not None:
         problems += _permission_findings(home)
+        problems += _owner_findings(home)
     errors = sum(1 for p in problems if p["severity"] == ERROR)
     return {"ok": not errors, "errors": errors, "problems": problems, "warnings": warnings,
             "checked_at": now.isoformat()}
@@ -153,11 +157,26 @@ def _permission_findings(home: Path) -> list[dict[str, Any]]:
     exposed = exposed_paths(home)
     if not exposed:
         return []
-    parts = [f"{path if path == home else path.name} {mode:04o}" for path, mode in exposed]
+    parts = [f"{path if path == home else path.relative_to(home).as_posix()} {mode:04o}"
+             for path, mode in exposed[:10]]
+    if len(exposed) > 10:
+        parts.append(f"and {len(exposed) - 10} more")
     return [_finding(
         "permissions", f"{len(exposed)} paths in the home are open to group or others "
         f"({', '.join(parts)}); any writing command (e.g. `memvault migrate`) makes them "
         "0700/0600, or chmod them", [str(path) for path, _ in exposed])]
+
+
+def _owner_findings(home: Path) -> list[dict[str, Any]]:
+    """One `owner` error listing the home's parts another user owns."""
+    parts = foreign_parts(home)
+    if not parts:
+        return []
+    return [_finding(
+        "owner", f"{len(parts)} parts of the home belong to another user "
+        f"({describe_foreign(home, parts)}): writing commands refuse it; chown it to yourself, "
+        "or run them with --allow-other-owner if you administer it",
+        [str(path) for path, _ in parts])]
 
 
 def _redirect_cycles(conn: sqlite3.Connection) -> list[str]:

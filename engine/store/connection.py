@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,6 +39,7 @@ BUSY_TIMEOUT_MS = 30_000
 def open_db(path: str | Path, readonly: bool = False) -> sqlite3.Connection:
     """Open (creating and migrating unless `readonly`) the memory database at `path`."""
     db_path = Path(path)
+    refuse_unsafe_files(db_path)
     if not readonly and db_path.parent.is_dir():
         # SQLite opens a file it cannot write read-only without a word and fails at the first
         # write, after the caller has done its work: say so before anything starts.
@@ -57,6 +59,44 @@ def open_db(path: str | Path, readonly: bool = False) -> sqlite3.Connection:
         if type(exc) is not sqlite3.DatabaseError:  # locked, constraint, ...: not a bad file
             raise
         raise StoreError(f"{db_path}: not a readable SQLite database ({exc})") from None
+
+
+def refuse_unsafe_files(db_path: Path) -> None:
+    """StoreError naming the file when the database (or what its link names) is not a regular
+    file, or its -wal or -shm is a symbolic link or not a regular file: SQLite would hang on a
+    FIFO, read /dev/zero, follow the link, or say only "unable to open database file" or
+    "disk I/O error". Changes nothing."""
+    try:
+        mode = os.stat(db_path).st_mode  # a linked database is allowed, if it is a file
+    except OSError:
+        mode = None  # absent (created next) or unreachable (the open says why)
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise StoreError(f"{db_path} is {_kind(mode)}, not a regular file: SQLite cannot use "
+                         "it as the database; move it away")
+    for suffix, advice in (("-wal", "replace it with the file it points to if that is this "
+                                    "memory's, else remove it (its unsaved writes are lost)"),
+                           ("-shm", "remove it (SQLite makes a new one)")):
+        part = db_path.with_name(db_path.name + suffix)
+        try:
+            mode = os.lstat(part).st_mode
+        except OSError:  # absent (or unreachable: the open says why)
+            continue
+        if stat.S_ISLNK(mode):
+            raise StoreError(f"{part} is a symbolic link: memvault does not let SQLite follow "
+                             f"links in the home; {advice}")
+        if not stat.S_ISREG(mode):
+            raise StoreError(f"{part} is {_kind(mode)}, not a regular file: SQLite cannot use "
+                             "it; remove it")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a folder" if stat.S_ISDIR(mode) else "a special file"
 
 
 def connect(db_path: Path, readonly: bool = False) -> sqlite3.Connection:

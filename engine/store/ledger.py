@@ -10,6 +10,9 @@ stored.
 The forget audit (`forget_audit`, migration m009_forget_audit) keeps who forgot, when, and how
 many copies each place held, never the text nor a hash of it (a short hash of a password is a
 way to check guesses).
+
+Token figures come from a server and are not trusted: each is clamped to [0, MAX_TOKENS], so
+one absurd answer (10**30, a negative count) neither crashes the write nor overflows a sum.
 """
 
 from __future__ import annotations
@@ -23,6 +26,22 @@ from typing import Any
 from ..base.clock import iso
 from ..base.forgetting import Forgetting
 from .script import forget_in_rows, run_script
+
+# No call uses anywhere near 2**40 (~10**12) tokens; 2**23 rows of it still sum within SQLite's
+# 64-bit integers, so usage_summary's SUMs never overflow either.
+MAX_TOKENS = 2**40
+
+
+def clamp_tokens(value: object) -> int:
+    """A reported token count as a number the ledger can store and sum: 0 for a negative or
+    unreadable one, MAX_TOKENS for an absurdly large one."""
+    try:
+        number = int(value)  # type: ignore[call-overload]
+    except OverflowError:  # float('inf')
+        return MAX_TOKENS
+    except (TypeError, ValueError):  # None, NaN, text
+        return 0
+    return min(max(number, 0), MAX_TOKENS)
 
 
 @dataclass
@@ -46,8 +65,9 @@ def insert_call(conn: sqlite3.Connection, call: CallRecord, now: datetime) -> No
         "INSERT INTO model_calls (job_id, batch_id, mode, provider, model, input_tokens,"
         " output_tokens, estimated, latency_ms, outcome, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (call.job_id, call.batch_id, call.mode, call.provider, call.model, call.input_tokens,
-         call.output_tokens, int(call.estimated), call.latency_ms, call.outcome, iso(now)),
+        (call.job_id, call.batch_id, call.mode, call.provider, call.model,
+         clamp_tokens(call.input_tokens), clamp_tokens(call.output_tokens), int(call.estimated),
+         clamp_tokens(call.latency_ms), call.outcome, iso(now)),
     )
 
 

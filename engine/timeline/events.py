@@ -321,16 +321,25 @@ def get_event(conn: sqlite3.Connection, event_id: int) -> StoredEvent:
     return StoredEvent.from_row(row)
 
 
+# The largest id SQLite can store: a larger number names no event (and SQLite could not even
+# be asked about it: "Python int too large to convert to SQLite INTEGER").
+MAX_EVENT_ID = 2**63 - 1
+
+
 def parse_event_id(value: str | int) -> int:
     """Accept 42, '42' or 'event:42'; refuse anything else with a clear message."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    text = str(value).strip()
-    if text.startswith("event:"):
-        text = text[len("event:"):]
-    if not text.isdigit() or not text.isascii():
-        raise InputError(f"not an event id: {value!r} (expected e.g. 42 or event:42)")
-    return int(text)
+        number = value
+    else:
+        text = str(value).strip()
+        if text.startswith("event:"):
+            text = text[len("event:"):]
+        if not text.isdigit() or not text.isascii():
+            raise InputError(f"not an event id: {value!r} (expected e.g. 42 or event:42)")
+        number = int(text)
+    if number > MAX_EVENT_ID:
+        raise InputError(f"no event {number}: an event id is at most {MAX_EVENT_ID}")
+    return number
 
 
 def read_event_page(
@@ -368,6 +377,8 @@ def list_events(
         try:
             us, _, ident = cursor.partition(":")
             cursor_us, cursor_id = int(us), int(ident) + 1
+            if max(abs(cursor_us), cursor_id) > MAX_EVENT_ID:  # SQLite could not compare it
+                raise ValueError(cursor)
         except ValueError:
             raise InputError(f"not a cursor from a previous listing: {cursor!r}") from None
         if cursor_us >= lo_us:  # a cursor never reaches back before FROM

@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from ...base.tokens import estimate_tokens
+from ...objects.proposals import without_controls
 from ..base import Message, ModelReply, ProviderError, ToolCall, ToolSpec, Usage
 from . import compact, deep, organize
 
@@ -47,7 +48,8 @@ class BuiltinProvider:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a malformed payload
             raise ProviderError(f"the builtin rules could not read this {TOOLS[tool]} batch: "
                                 f"{type(exc).__name__}: {exc}") from exc
-        text = json.dumps(arguments, ensure_ascii=False)
+        # Raw event text may hold terminal escapes, which a proposal may not: never copied.
+        text = json.dumps(without_controls(arguments), ensure_ascii=False)
         usage = Usage(estimate_tokens(json.dumps(messages, ensure_ascii=False)),
                       estimate_tokens(text), estimated=True)
         if usage.output_tokens > max_output_tokens:

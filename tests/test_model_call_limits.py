@@ -1,0 +1,221 @@
+"""A model call is bounded whatever the server does: one overall deadline per call (a server that
+trickles its reply byte by byte cannot hold a batch forever), and usage figures a server makes
+up (10**30, negative) are clamped in the ledger instead of crashing the worker."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memvault import ManualClock, Memory
+from memvault.models.base import ModelReply, ProviderError, ToolCall, Usage
+from memvault.models.openai_compat import OpenAICompatProvider
+from memvault.models.scripted import ScriptedProvider
+from memvault.store.ledger import MAX_TOKENS
+
+from tests.fake_openai import FakeOpenAI, completion, tool_call
+
+
+class TricklingServer:
+    """Answers the first `trickle` requests with headers at once and then one byte of body every
+    50 ms, forever (until stopped): each byte restarts a per-read timeout. Later requests get
+    `then` (a chat.completion body) at once."""
+
+    def __init__(self, trickle: int = 1_000_000, then: dict[str, Any] | None = None) -> None:
+        self.stop = threading.Event()
+        stop = self.stop
+        left = [trickle]
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                left[0] -= 1
+                if left[0] < 0 and then is not None:
+                    data = json.dumps(then).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "100000000")
+                self.end_headers()
+                try:
+                    while not stop.wait(0.05):
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                except OSError:  # the client hung up: what a deadline should make it do
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> TricklingServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture
+def trickle() -> Iterator[TricklingServer]:
+    with TricklingServer() as server:
+        yield server
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Iterator[Memory]:
+    memory = Memory.open(tmp_path / "home",
+                         clock=ManualClock(datetime(2026, 10, 13, 4, 0, tzinfo=UTC)))
+    for i in range(3):
+        memory.append_event(f"Meeting {i}: we agreed to ship the Aurora beta on Friday. " * 3)
+    yield memory
+    memory.close()
+
+
+def states(mem: Memory) -> tuple[list[str], list[str]]:
+    jobs = [r[0] for r in mem.conn.execute("SELECT state FROM jobs ORDER BY id")]
+    batches = [r[0] for r in mem.conn.execute("SELECT state FROM batches ORDER BY id")]
+    return jobs, batches
+
+
+def failure(mem: Memory, needle: str = "") -> tuple[int, bool, str]:
+    """The one batch's failed claims, whether a retry is scheduled (a failure recorded, not a
+    claim left hanging), and `needle` when its stored error holds it."""
+    failures, retry_at, error = mem.conn.execute(
+        "SELECT failures, next_attempt_at, error FROM batches").fetchone()
+    return failures, retry_at is not None, needle if needle in (error or "") else error
+
+
+# -- one deadline per call --------------------------------------------------------------------
+
+def test_a_trickling_reply_is_cut_at_the_calls_deadline(trickle: TricklingServer) -> None:
+    prov = OpenAICompatProvider(model="m", base_url=trickle.base_url, timeout_s=0.5)
+    began = time.monotonic()
+    with pytest.raises(ProviderError, match=r"no complete answer within 0\.5 s"):
+        prov.complete([{"role": "user", "content": "hi"}], [], 100)
+    # The bound is generous (a loaded machine): without a deadline this never returns.
+    assert time.monotonic() - began < 20
+    # The abandoned request does not linger: closing its client ends its connection.
+    for thread in threading.enumerate():
+        if thread.name == "memvault-model-call":
+            thread.join(timeout=10)
+            assert not thread.is_alive()
+
+
+def test_a_trickling_reply_fails_the_batch_and_frees_it(mem: Memory,
+                                                        trickle: TricklingServer) -> None:
+    prov = OpenAICompatProvider(model="m", base_url=trickle.base_url, timeout_s=0.5)
+    mem.compact()
+    result = mem.worker(prov, scheduler=False).tick()
+    assert result.action == "failed"
+    assert "no complete answer within 0.5 s" in (result.error or "")
+    assert failure(mem, "no complete answer") == (1, True, "no complete answer")
+    assert mem.status()["timeline"]["nodes"] == 3  # nothing compacted
+    assert mem.usage()["per_day"][0]["failed"] == 1
+
+
+def test_the_next_call_after_a_deadline_works() -> None:
+    with TricklingServer(trickle=1, then=completion(content="hello")) as server:
+        prov = OpenAICompatProvider(model="m", base_url=server.base_url, timeout_s=0.5)
+        with pytest.raises(ProviderError):
+            prov.complete([{"role": "user", "content": "hi"}], [], 100)
+        # The same provider, on a fresh connection: the abandoned one is not reused.
+        assert prov.complete([{"role": "user", "content": "hi"}], [], 100).text == "hello"
+
+
+# -- absurd usage figures ---------------------------------------------------------------------
+
+def commit_reply(usage: Usage) -> Any:
+    """A scripted step that compacts the nodes it is given, reporting `usage`."""
+
+    def answer(messages, tools, max_output_tokens) -> ModelReply:
+        payload = json.loads(messages[1]["content"])
+        ids = [n["id"] for n in payload["nodes"]]
+        return ModelReply(tool_calls=[ToolCall("c1", "commit_compaction", json.dumps(
+            {"node_ids": ids, "summary": "Aurora beta Friday"}))],
+            finish_reason="tool_calls", usage=usage)
+    return answer
+
+
+@pytest.mark.parametrize("figures", [(10**30, 5), (-7, 10**30), (-(10**40), -1)])
+def test_absurd_usage_figures_are_clamped_and_the_batch_commits(mem: Memory,
+                                                                 figures: tuple[int, int]) -> None:
+    prov = ScriptedProvider([commit_reply(Usage(*figures))])
+    mem.compact()
+    result = mem.worker(prov, scheduler=False).tick()
+    assert result.action == "committed", result.error
+    row = mem.conn.execute("SELECT input_tokens, output_tokens FROM model_calls").fetchone()
+    assert all(0 <= value <= MAX_TOKENS for value in row)
+    assert tuple(row) == tuple(min(max(v, 0), MAX_TOKENS) for v in figures)
+    jobs, batches = states(mem)
+    assert batches == ["committed"]
+    assert mem.usage()["total"]["calls"] == 1  # the sums still fit SQLite's integers
+
+
+def test_absurd_usage_on_a_failed_call_is_recorded_with_the_real_cause(mem: Memory) -> None:
+    absurd = ModelReply(text="thinking", finish_reason="length", usage=Usage(10**30, 10**30))
+    prov = ScriptedProvider([absurd] * 12, max_output_tokens=256)
+    mem.compact()
+    result = mem.worker(prov, scheduler=False).tick()
+    assert result.action == "failed"
+    assert "truncated" in (result.error or "")
+    assert "Python int too large" not in (result.error or "")
+    assert failure(mem, "truncated") == (1, True, "truncated")
+    totals = mem.usage()["total"]
+    assert totals["calls"] >= 1 and totals["input_tokens"] <= totals["calls"] * MAX_TOKENS
+
+
+def test_a_ledger_write_that_fails_records_its_cause_and_frees_the_batch(
+        mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memvault.jobs import worker as worker_module
+
+    def broken(conn, call, now):
+        raise OverflowError("Python int too large to convert to SQLite INTEGER")
+
+    monkeypatch.setattr(worker_module, "insert_call", broken)
+    prov = ScriptedProvider([ModelReply(text="no tool", usage=Usage(1, 1))])
+    mem.compact()
+    result = mem.worker(prov, scheduler=False).tick()
+    assert result.action == "failed"
+    assert "usage ledger" in (result.error or "")
+    assert failure(mem, "usage ledger") == (1, True, "usage ledger")
+
+
+def test_a_usage_dict_from_a_server_with_absurd_numbers_commits(mem: Memory) -> None:
+    with FakeOpenAI() as fake:
+        def answer(body: dict) -> dict:
+            payload = json.loads(body["messages"][1]["content"])
+            ids = [n["id"] for n in payload["nodes"]]
+            return completion(tool_calls=[tool_call("commit_compaction", {
+                "node_ids": ids, "summary": "Aurora beta Friday"})], finish_reason="tool_calls",
+                usage={"prompt_tokens": 10**30, "completion_tokens": -5})
+        fake.queue(answer)
+        prov = OpenAICompatProvider(model="m", base_url=fake.base_url, timeout_s=5)
+        mem.compact()
+        result = mem.worker(prov, scheduler=False).tick()
+    assert result.action == "committed", result.error
+    row = mem.conn.execute("SELECT input_tokens, output_tokens FROM model_calls").fetchone()
+    assert tuple(row) == (MAX_TOKENS, 0)
