@@ -16,6 +16,7 @@ from ...base.errors import InputError
 from ...objects.records import check_object_id, make_slug
 from ...objects.secrets import find_secret
 from . import profiles as pf
+from .changes import Change
 from .lexicon import STOP_BIGRAMS, STOP_WORDS
 from .rules import Finding, Scan
 from .textspan import Span
@@ -42,6 +43,7 @@ class Draft:
     existing: dict[str, Any] | None = None
     owner: str = ""
     lines: list[str] = field(default_factory=list)
+    replace: frozenset[str] = frozenset()  # keys a stated change overwrites (changes.py)
 
     def absorb(self, finding: Finding) -> None:
         self.aliases = pf.merge_unique(self.aliases, [finding.name, *finding.aliases],
@@ -182,6 +184,58 @@ def apply_done(found: Scan, drafts: dict[str, Draft], directory: Directory) -> N
             draft.spans.append(mark.sentence)
 
 
+def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Directory,
+                  day: str) -> list[str]:
+    """Apply each change to the schedule or todo it names best (a related one or one found on
+    this page): a new day replaces the time rule, "cancelled" the state; the old value stays as
+    a history line. Returns notes for the changes that named nothing."""
+    notes: list[str] = []
+    for change in changes:
+        best: tuple[int, str, dict[str, Any] | None] = (0, "", None)
+        for draft in drafts.values():
+            if draft.type in ("schedule", "todo") and change.sentence not in draft.spans:
+                score = similarity(change.words, " ".join([draft.name, *draft.aliases,
+                                                           draft.fields.get("item", "")]))
+                best = max(best, (score, draft.id, None), key=lambda b: b[0])
+        for obj in [*directory.of_type("schedule"), *directory.of_type("todo")]:
+            item = pf.field_value(type_of(obj), str(obj.get("body") or ""), "item") or ""
+            score = similarity(change.words, " ".join([*names_of(obj), item]))
+            best = max(best, (score, str(obj["id"]), obj), key=lambda b: b[0])
+        score, object_id, existing = best
+        if score < 2:
+            notes.append(f"a change ({pf.clip(change.sentence.text, 80)}) named no schedule or "
+                         "todo among the related objects")
+            continue
+        if object_id not in drafts and existing is not None:
+            lang = pf.body_lang(pf.parse_body(type_of(existing), str(existing.get("body") or "")),
+                                pf.lang_of(change.sentence.text))
+            drafts[object_id] = Draft(object_id, type_of(existing), str(existing["name"]), lang,
+                                      existing=existing)
+        _change(drafts[object_id], change, day)
+    return notes
+
+
+def _change(draft: Draft, change: Change, day: str) -> None:
+    zh = draft.lang == "zh"
+    body = str((draft.existing or {}).get("body") or "")
+    old_rule = draft.fields.get("rule") or pf.field_value(draft.type, body, "rule") or ""
+    old_state = draft.fields.get("state") or pf.field_value(draft.type, body, "state") or ""
+    if change.kind == "moved" and change.day is not None and draft.type == "schedule":
+        new = change.day.isoformat()
+        draft.fields["rule"] = new
+        draft.fields["state"] = f"改期（原定 {old_rule}）" if zh else f"moved (was {old_rule})"
+        draft.replace = draft.replace | {"rule"}
+        history = (f"{old_rule} → {new}（{day} 改期）" if zh
+                   else f"{old_rule} -> {new} (moved on {day})")
+    else:
+        draft.fields["state"] = "已取消" if zh else "cancelled"
+        history = (f"{day} 取消（原为 {old_state or '未知'}）" if zh
+                   else f"cancelled on {day} (was {old_state or 'unknown'})")
+    draft.lines.append(f"- 历史：{history}" if zh else f"- history: {history}")
+    if change.sentence not in draft.spans:
+        draft.spans.append(change.sentence)
+
+
 def state_done(state: str) -> bool:
     return bool(re.search(r"\bdone\b|已完成", state))
 
@@ -242,14 +296,14 @@ def write_profile(draft: Draft) -> dict[str, Any] | None:
         return out if status else {k: v for k, v in out.items() if k != "status"}
     old = draft.existing
     old_body, old_summary = str(old.get("body") or ""), str(old.get("summary") or "")
-    body = with_lines(pf.merge_body(draft.type, old_body, draft.fields, draft.lang),
-                      draft.lines)[:16_000]
+    body = with_lines(pf.merge_body(draft.type, old_body, draft.fields, draft.lang,
+                                    draft.replace), draft.lines)[:16_000]
     aliases = pf.merge_unique(list(old.get("aliases") or []), draft.aliases,
                               exclude=str(old["name"]))
     if body == old_body and aliases == list(old.get("aliases") or []):
         return None  # nothing new: cite it, do not rewrite it
     summary = old_summary
-    if not summary or (draft.type == "todo" and body != old_body):
+    if not summary or (draft.type in ("todo", "schedule") and body != old_body):
         merged = {line.key: line.value for line in pf.parse_body(draft.type, body) if line.key}
         draft.aliases = aliases
         summary = summary_of(draft, merged)

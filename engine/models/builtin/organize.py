@@ -20,11 +20,12 @@ import re
 from datetime import date
 from typing import Any
 
+from . import changes, speech
 from . import profiles as pf
-from . import speech
 from .drafts import (
     Directory,
     Draft,
+    apply_changes,
     apply_done,
     draft_for,
     looks_secret,
@@ -33,8 +34,9 @@ from .drafts import (
     state_done,
     write_profile,
 )
+from .people import find_named
 from .rules import Finding, Scan, scan, short_name
-from .textspan import lines, mention_pattern
+from .textspan import lines, mention_pattern, sentences
 
 MODEL = "builtin-rules-1"
 PRIORITY = {"project": 0, "person": 1, "credential": 2, "todo": 3, "schedule": 4,
@@ -143,13 +145,21 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     for finding in found.findings:
         draft_for(drafts, directory, finding)
     speaker = None if notes else speech.speaker_of(event.get("meta"), text, base)
+    said_on = _said_on(event)
+    plans = changes.Plans([], []) if notes else _plans(text, found, speaker, said_on)
+    for finding in plans.findings:
+        draft_for(drafts, directory, finding)
     if speaker is not None and not _conversation(drafts, directory, speaker, text, event):
         notes.append(f"{pf.clip(speaker.name, 60)} said nothing the rules keep: a question, "
                      "greeting, thanks or talk about the listener, no first-person statement, "
                      "plan or named person")
+    if not notes:
+        _named_people(drafts, directory, text, speaker, said_on)
     _drop_false_people(drafts, directory)
     _ensure_projects(drafts, directory)
     apply_done(found, drafts, directory)
+    notes += apply_changes(plans.changes, drafts, directory,
+                           said_on.isoformat() if said_on else "undated")
     if found.findings or found.done or event.get("kind") == "note":
         _cite_titled_project(drafts, directory, event, page, text)
     if found.done and not any(d.type == "todo" and state_done(d.fields.get("state", ""))
@@ -190,6 +200,39 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                 "core_files": [], "events": []}
     proposal["events"] = [disposition(payload, proposal, notes)]
     return proposal, notes
+
+
+def _plans(text: str, found: Scan, speaker: speech.Speaker | None,
+           said_on: date | None) -> changes.Plans:
+    """Dated plans, needs and changes (changes.py) in sentences no explicit rule used; a plan
+    a known speaker makes is about them."""
+    taken = [f.sentence for f in found.findings] + [d.sentence for d in found.done]
+    start = speaker.start if speaker else 0
+    free = [s for s in sentences(text) if s.end > start and not any(
+        t.start < s.end and s.start < t.end for t in taken)]
+    plans = changes.scan_plans(free, said_on)
+    owner = object_id_for("person", speaker.name) if speaker else None
+    for finding in plans.findings:
+        finding.owner = owner or ""
+    return plans
+
+
+def _named_people(drafts: dict[str, Draft], directory: Directory, text: str,
+                  speaker: speech.Speaker | None, said_on: date | None) -> None:
+    """People a sentence names in passing become (or cite) person objects; a sentence about
+    them ("Elena said…") is a dated line of their profile, in the third person as said."""
+    known = {d.name for d in drafts.values() if d.type == "person"}
+    if speaker:
+        known.add(speaker.name)
+    owner = object_id_for("person", speaker.name) if speaker else ""
+    day = said_on.isoformat() if said_on else "undated"
+    for hit in find_named(sentences(text), known):
+        finding = Finding("person", hit.name, {"identity": "", "role": "", "traits": "",
+                                               "howto": ""}, hit.sentence,
+                          pf.lang_of(hit.sentence.text), owner=owner or "")
+        if hit.subject:
+            finding.lines.append(f"- {day}: {pf.clip(hit.sentence.text, 200)}")
+        draft_for(drafts, directory, finding)
 
 
 def _said_on(event: dict[str, Any]) -> date | None:
