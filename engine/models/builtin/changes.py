@@ -129,9 +129,17 @@ _PAST_EN = re.compile(r"\b(?:was|were|did|had|went|got|took|made|saw|met|came|le
                       r"bought|ran|won|lost|[a-z]{3,}ed)\b", re.IGNORECASE)
 
 
+# Not a plan: talk to the listener ("see you tomorrow", "let's…"), or the day itself as the
+# subject ("Tomorrow's gonna be awesome", "明天是…").
+_NOT_PLAN_EN = re.compile(r"\b(?:you|your|you're|let's|let’s|lets|can't wait|cannot wait)\b|"
+                          r"^\W*(?:tomorrow|today|tonight)(?:'s|’s|\s+(?:is|will be|was))\b",
+                          re.IGNORECASE)
+
+
 def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     lang = lang_of(sent.text)
-    if lang == "en" and not _PLANNED_EN.search(sent.text) and _PAST_EN.search(sent.text):
+    if lang == "en" and (_NOT_PLAN_EN.search(sent.text) or not _PLANNED_EN.search(sent.text)
+                         and _PAST_EN.search(sent.text)):
         return None
     dates = [d for d in find_dates(sent.text, said_on) if said_on is None or d.day > said_on]
     if not dates:

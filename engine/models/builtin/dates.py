@@ -23,7 +23,7 @@ DATE_EN = re.compile(
     + _MONTH + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?|"
     r"\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"(?:,?\s+\d{4})?|"
     r"(?:next|this|last|on)\s+" + _WEEKDAY + r"|tomorrow|yesterday|today|"
-    r"in\s+(?:a|one|two|three|four|five|six|\d+)\s+(?:days?|weeks?))\b",
+    r"in\s+(?:a\s+week|(?:two|three|four|five|six|\d+)\s+(?:days|weeks)))\b",
     re.IGNORECASE,
 )
 _WD_ZH = "一二三四五六日天"

@@ -265,21 +265,55 @@ def _conversation(drafts: dict[str, Draft], directory: Directory, speaker: speec
         if who is None:
             return bool(drafts)
         owner = who.id
-    used = len(str((who.existing or {}).get("body") or "")) if who else 0
+    said: list[speech.Said] = []  # the turn's facts: ONE dated line of the speaker's profile
     for h in heard:
-        finding = _finding(h, speaker.name, owner, day, used)
-        if finding is None and who is not None:  # a line of the speaker's own profile
-            who.lines.append(f"- {day}: {h.text}")
-            used += len(who.lines[-1]) + 1
-            if h.sentence not in who.spans:
-                who.spans.append(h.sentence)
-        elif finding is not None:
+        finding = _finding(h, speaker.name, owner)
+        if finding is None:
+            said.append(h)
+        else:
             draft_for(drafts, directory, finding)
+    if said and who is not None:
+        joined = ("；" if pf.lang_of(said[0].text) == "zh" else "; ").join(h.text for h in said)
+        line = f"- {day}: {joined}"
+        body = str((who.existing or {}).get("body") or "")
+        if len(body) + sum(len(x) + 1 for x in who.lines) + len(line) + 1 > PERSON_LINES_CAP:
+            who = draft_for(drafts, directory, _continuation(speaker.name, owner, day, said))
+            body = str((who.existing or {}).get("body") or "") if who else ""
+        if who is not None:
+            # A later line of the same day is indented under the first, without its date.
+            last = (who.lines or body.splitlines() or [""])[-1]
+            if last.startswith((f"- {day}: ", "  - ")) and (
+                    last.startswith(f"- {day}: ") or _day_of(who, body) == day):
+                line = f"  - {joined}"
+            who.lines.append(line)
+            who.spans += [h.sentence for h in said if h.sentence not in who.spans]
     return True
 
 
-def _finding(h: speech.Said, speaker: str, owner: str, day: str, used: int) -> Finding | None:
-    """The object one heard statement makes; None for a line of the speaker's own profile."""
+def _day_of(draft: Draft, body: str) -> str:
+    """The day of the last dated line of a profile (with the lines this page adds)."""
+    for line in reversed([*body.splitlines(), *draft.lines][::1]):
+        m = re.match(r"- (\d{4}-\d{2}-\d{2}|undated): ", line)
+        if m:
+            return m.group(1)
+    return ""
+
+
+def _continuation(speaker: str, owner: str, day: str, said: list[speech.Said]) -> Finding:
+    """The knowledge object that takes a full profile's further lines, one per month: named
+    "Jon, 2023-03" with the speaker's name as alias, so a later page naming them brings it."""
+    month = day[:7]
+    lang = pf.lang_of(said[0].sentence.text)
+    conclusion = (f"{speaker} {month} 说的事（个人档案已满）" if lang == "zh" else
+                  f"what {speaker} said in {month} (their profile is full)")
+    return Finding("knowledge", f"{speaker}, {month}", {"conclusion": conclusion, "applies": "",
+                                                       "experience": ""},
+                   said[0].sentence, lang, aliases=[speaker], owner=owner)
+
+
+def _finding(h: speech.Said, speaker: str, owner: str) -> Finding | None:
+    """The object one heard statement makes; None for a fact (a line of the speaker's own
+    profile)."""
     lang = pf.lang_of(h.sentence.text)
     zh = lang == "zh"
     label = f"{speaker}：" if zh else f"{speaker}: "
@@ -287,17 +321,10 @@ def _finding(h: speech.Said, speaker: str, owner: str, day: str, used: int) -> F
         role = f"{speaker}的{h.relation}" if zh else f"{speaker}'s {h.relation}"
         return Finding("person", h.text, {"identity": "", "role": role, "traits": "",
                                           "howto": ""}, h.sentence, lang, owner=owner)
-    if h.kind == "fact" and used + len(h.text) + 16 <= PERSON_LINES_CAP:
+    if h.kind == "fact":
         return None
     name = pf.clip(label + short_name(speech.lead_cut(h.text), 50), 60)
-    if h.kind == "fact":
-        return Finding("knowledge", name, {"conclusion": f"{label}{h.text}（{day}）" if zh else
-                                           f"{label}{h.text} (said on {day})", "applies": "",
-                                           "experience": ""}, h.sentence, lang, owner=owner)
-    if h.kind == "todo":
-        return Finding("todo", name, {"item": h.text, "condition": "", "state": "open",
-                                      "note": f"说于 {day}" if zh else f"said on {day}"},
-                       h.sentence, lang, owner=owner)
+    day = h.said_on.isoformat() if h.said_on else "undated"
     when = f"{h.when}（{day} 说的" if zh else f"{h.when} (said on {day}"
     when += (f"，约 {h.resolved}）" if zh else f"; about {h.resolved})") if h.resolved else (
         "）" if zh else ")")
