@@ -285,7 +285,8 @@ _LISTENER_EN = re.compile(r"\b(?:you|your|you're|you’re|yours|u|ya)\b", re.IGN
 
 def _fact_clauses(statements: list[tuple[Span, str]], name: str) -> list[Said]:
     """The turn's clauses worth a line: not about the listener, not an evaluation ("it was so
-    powerful"), with three content words or more; the speaker's own first."""
+    powerful"), with three content words or more; the speaker's own first, then the ones that
+    name the most."""
     mine: list[Said] = []
     other: list[Said] = []
     for sent, lang in statements:
@@ -304,7 +305,16 @@ def _fact_clauses(statements: list[tuple[Span, str]], name: str) -> list[Said]:
             own = bool(_SUBJECT_EN.match(" ".join(words[:2])) or _DROPPED_EN.match(clause))
             line = clip(_FILLER_EN.sub("", third_person(clause, name)), 120)
             (mine if own else other).append(Said("fact", sent, line))
-    return (mine + other)[:FACTS_PER_TURN]
+    chosen = sorted(mine, key=_specific, reverse=True)[:FACTS_PER_TURN]
+    chosen += sorted(other, key=_specific, reverse=True)[:FACTS_PER_TURN - len(chosen)]
+    return sorted(chosen, key=lambda h: h.sentence.start)
+
+
+def _specific(h: Said) -> int:
+    """How much a clause names: its longer words, and twice its names and numbers ("Jon has
+    been to Paris" beats "Jon is keen to spread that intensity")."""
+    return len([w for w in re.findall(r"[\w'’]+", h.text) if len(w) > 3]) + 2 * len(
+        re.findall(r"(?<=\s)[A-Z][a-z]+|\d+", h.text))
 
 
 # Third person, by plain substitution: the speaker's name for "I", "their" for "my" (their
