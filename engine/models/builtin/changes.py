@@ -148,7 +148,7 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     before, after = sent.text[: when.start], sent.text[when.end:]
     if lang == "zh":  # only the clause that holds the date
         before, after = re.split(r"[，,；;]", before)[-1], re.split(r"[，,；;]", after)[0]
-        after = re.sub(r"^(?:就要|就|要|得|会|将)", "", after.strip())
+        after = re.sub(r"^(?:之前|以前|前|之后|以后)?(?:就要|就|要|得|会|将)?", "", after.strip())
         set_for = _SET_FOR_ZH.match(before.strip())
         item = set_for.group("item") if set_for else _TRIM_ZH.sub("", before.strip()) + after
         item = re.sub(r"^(?:是|我们|我|的)+", "", item).strip(" ，,。.！!")
@@ -157,9 +157,10 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
         item = set_for.group("item") if set_for else f"{before.strip()} {after.strip()}"
         item = _TRIM_EN.sub("", _LEAD_EN.sub("", item.strip(" ,.!"))).strip(" ,.!")
         item = re.sub(r"^(?:the|our|my|a|an)\s+", "", item, flags=re.IGNORECASE)
+    item = re.sub(r"^\W*(?:\d+[).）]|[（(][^）)]{1,12}[）)])\s*", "", item)  # "2) …", "（周五）…"
     name = short_name(item)
-    if lang == "en" and len(name.split()) < 2 or lang == "zh" and len(
-            re.findall(r"[\u4e00-\u9fff]", name)) < 3:
+    # "X is scheduled for DATE" / "X定在DATE" names an event; otherwise the rest must be an act.
+    if len(name) < 2 or not set_for and not _actionable(name, lang):
         return None
     relative = not re.search(r"\d{4}", when.said)
     said = f" ({when.said}, said on {said_on.isoformat()})" if relative and said_on else ""
@@ -168,6 +169,23 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     fields = {"rule": when.day.isoformat() + said, "item": clip(item, 200),
               "state": "已安排（一次）" if lang == "zh" else "scheduled (one-off)", "note": ""}
     return Finding("schedule", name, fields, sent, lang, head_aliases(item, lang))
+
+
+_VAGUE_WORDS = frozenset({"it", "up", "this", "that", "them", "there", "here", "things",
+                          "something", "anything", "stuff", "out", "back", "some"})
+
+
+def _actionable(name: str, lang: str) -> bool:
+    """An item someone could do or attend: English with two real words and not a condition
+    ("If anything looks odd…"), Chinese with a verb and a noun (jieba), not a request to the
+    listener ("帮我查一下…", "提醒你…") nor weather ("稍微回暖一点", "北京晴")."""
+    if lang == "en":
+        words = [w for w in re.findall(r"[A-Za-z]{3,}", name) if w.lower() not in _VAGUE_WORDS]
+        return len(words) >= 2 and not re.match(r"(?i)(?:if|when|whether|maybe)\b", name)
+    if len(re.findall(r"[\u4e00-\u9fff]", name)) < 3 or re.search(r"你|帮我|请|麻烦", name):
+        return False
+    flags = {flag[:1] for _, flag in zh_words(name)}
+    return "v" in flags and "n" in flags
 
 
 _EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their", "this",

@@ -147,6 +147,8 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     speaker = None if notes else speech.speaker_of(event.get("meta"), text, base)
     said_on = _said_on(event)
     plans = changes.Plans([], []) if notes else _plans(text, found, speaker, said_on)
+    if event.get("source") not in ("user", None):  # the agent's words are not the user's plans
+        plans.findings = []
     for finding in plans.findings:
         draft_for(drafts, directory, finding)
     if speaker is not None and not _conversation(drafts, directory, speaker, text, event):
@@ -227,6 +229,8 @@ def _named_people(drafts: dict[str, Draft], directory: Directory, text: str,
     owner = object_id_for("person", speaker.name) if speaker else ""
     day = said_on.isoformat() if said_on else "undated"
     for hit in find_named(sentences(text), known):
+        if hit.common and directory.find("person", "", [hit.name]) is None:
+            continue  # a dictionary word is a person only once someone said so
         finding = Finding("person", hit.name, {"identity": "", "role": "", "traits": "",
                                                "howto": ""}, hit.sentence,
                           pf.lang_of(hit.sentence.text), owner=owner or "")

@@ -62,6 +62,7 @@ class PersonHit:
     name: str
     sentence: Span
     subject: bool = False  # the sentence is about them ("Elena said…", "林晓梅下周三来上海")
+    common: bool = False  # a Chinese word jieba's dictionary knows ("白名单", "徐汇", "李娜")
     role: str = ""
     identity: str = ""
     aliases: list[str] = field(default_factory=list)
@@ -203,11 +204,15 @@ def _attach_sentence_aliases(s: str, local: list[tuple[int, PersonHit]]) -> None
 
 # Verbs and prepositions that take a person: "ask Camille", "met Elena", "from Camille".
 _PERSON_CUE_EN = re.compile(
-    r"\b(?:from|with|ask|asked|call|tell|told|meet|meeting|met|email|emailed|text|"
-    r"texted|invite|invited|thank|thanked|remind|reminded|visit|visiting|visited|help|helped|"
-    r"helping|see|saw|seeing|by)\s+(?P<name>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)"
+    r"\b(?:with|ask|asked|call|tell|told|meet|meeting|met|email|emailed|text|"
+    r"texted|invite|invited|thank|thanked|remind|reminded|help|helped|"
+    r"helping|see|saw|seeing)\s+(?P<name>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)"
     r"(?=\s*(?:[,.;:!?)]|$|\s(?:about|to|for|at|on|in|and|next|tomorrow|today|tonight|this|"
-    r"last|yesterday|soon|later|again|who|when|because|so)\b))")
+    r"last|yesterday|soon|later|again|who|when|because|so)\b))|"
+    # "from", "by" and "visit" take places too ("joined from Berlin at 22:00"): only a name
+    # that ends the clause counts ("order the printer from Camille.").
+    r"\b(?:from|by|visit|visiting|visited)\s+(?P<end>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)"
+    r"(?=\s*(?:[,.;!?)]|$))")
 # A name that is the subject of a verb only people do: "Elena said", "Camille is coming".
 _PERSON_SUBJECT_EN = re.compile(
     r"(?:^|(?<=[,;:] )|\b(?:and|but|so|because|when|that|said|says|heard|think|know)\s)"
@@ -238,24 +243,33 @@ def zh_words(text: str) -> list[tuple[str, str]]:
     return [(p.word, p.flag) for p in jieba.posseg.cut(text)]
 
 
+def in_dictionary(word: str) -> bool:
+    """Is `word` in jieba's dictionary? Its names tagged nr there include everyday words
+    ("白名单", "温馨") and places ("徐汇"); a name it had to guess ("林晓梅") is not."""
+    import jieba.posseg
+
+    return word in jieba.posseg.dt.word_tag_tab
+
+
 def find_named(sentences: list[Span], skip: set[str]) -> list[PersonHit]:
     """People a sentence names in passing (not in `skip`): English by a person cue, Chinese
     by jieba's name tag and a common surname."""
     hits: list[PersonHit] = []
     seen = set(skip)
     for sent in sentences:
-        names: list[tuple[str, bool]] = []
+        names: list[tuple[str, bool, bool]] = []
         if HAN_RE.search(sent.text):
-            names += [(w, sent.text.startswith(w)) for w, flag in zh_words(sent.text)
-                      if flag == "nr" and valid_zh_name(w)]
+            names += [(w, sent.text.startswith(w), in_dictionary(w))
+                      for w, flag in zh_words(sent.text) if flag == "nr" and valid_zh_name(w)]
         for pattern in (_PERSON_CUE_EN, _PERSON_SUBJECT_EN):
-            names += [(m.group("name"), pattern is _PERSON_SUBJECT_EN)
-                      for m in pattern.finditer(sent.text) if valid_en_name(m.group("name"))
-                      and m.group("name").split()[0] not in _NOT_PEOPLE_EN]
-        for name, subject in names:
+            for m in pattern.finditer(sent.text):
+                name = m.group("name") or m.groupdict().get("end") or ""
+                if valid_en_name(name) and name.split()[0] not in _NOT_PEOPLE_EN:
+                    names.append((name, pattern is _PERSON_SUBJECT_EN, False))
+        for name, subject, common in names:
             if name not in seen:
                 seen.add(name)
-                hits.append(PersonHit(name, sent, subject=subject))
+                hits.append(PersonHit(name, sent, subject=subject, common=common))
     return hits
 
 
