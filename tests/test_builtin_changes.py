@@ -11,7 +11,7 @@ import sqlite3
 from datetime import date
 
 from memvault import Memory
-from memvault.models.builtin import BuiltinProvider
+from memvault.models.builtin import BuiltinProvider, organize
 from memvault.models.builtin.dates import find_dates
 from memvault.recall.query import memory_find
 from memvault.timeline.events import NewEvent
@@ -146,3 +146,30 @@ def test_dates_are_days_in_both_languages_and_past_days_are_not_plans() -> None:
     assert [d.day.isoformat() for d in find_dates("改到12月16日", friday)] == ["2026-12-16"]
     assert [d.day.isoformat() for d in find_dates("1月21日见", friday)] == ["2027-01-21"]
     assert find_dates("next month", friday) == []
+
+
+def _payload(text: str, related: list[dict[str, object]], source: str = "user"
+             ) -> dict[str, object]:
+    return {"mode": "organize",
+            "event": {"id": 9, "occurred_at": "2026-10-25T10:00:00+08:00", "source": source,
+                      "kind": "message", "meta": None, "chars": len(text)},
+            "page": {"start": 0, "end": len(text), "last": True, "text": text},
+            "progress": None, "targets": [], "related": related, "scope": None}
+
+
+def test_a_change_applies_to_what_its_own_clause_names() -> None:
+    rotation = {"id": "schedule:on-call-rotation", "type": "schedule",
+                "name": "On-call rotation for the runner fleet", "aliases": ["rotation"],
+                "summary": "", "cues": [], "status": "active", "version": 1,
+                "body": "- time rule: 2026-10-30\n- item: On-call rotation\n- state: scheduled"}
+    text = "The on-call rotation is published, and the SaaS plan is cancelled."
+    proposal, _ = organize.build(_payload(text, [rotation]))
+    assert proposal["objects"] == []  # the rotation is not cancelled
+    assert "named no schedule or todo" in proposal["events"][0]["reason"]
+
+
+def test_the_agents_words_are_not_the_users_plans() -> None:
+    text = "The team offsite is scheduled for 2026-11-20."
+    assert organize.build(_payload(text, [], source="agent"))[0]["objects"] == []
+    written = organize.build(_payload(text, []))[0]["objects"]
+    assert [o["id"] for o in written] == ["schedule:team-offsite"]

@@ -87,18 +87,28 @@ def scan_plans(sentences: list[Span], said_on: date | None) -> Plans:
     return found
 
 
+_CLAUSE_END = re.compile(r"[,;，；]\s*|\s+(?:and|but)\s+")
+
+
 def _change(sent: Span, said_on: date | None) -> Change | None:
     text = sent.text
     move = _MOVE_ZH.search(text) or _MOVE_EN.search(text)
     if move:
         after = [d for d in find_dates(text, said_on) if d.start >= move.end() - 1]
         if after:
-            words = text[: move.start()] + " " + text[after[0].end:]
+            words = _clause_before(text, move.start()) + " " + text[after[0].end:]
             return Change("moved", sent, words.strip(), after[0].day, after[0].said)
     cancel = _CANCEL.search(text)
     if cancel:
-        return Change("cancelled", sent, (text[: cancel.start()] + text[cancel.end():]).strip())
+        return Change("cancelled", sent, _clause_before(text, cancel.start()))
     return None
+
+
+def _clause_before(text: str, end: int) -> str:
+    """The words of the clause that ends at `end`: what a change names ("the on-call rotation
+    is published, and the SaaS plan is cancelled" names only the SaaS plan)."""
+    starts = [m.end() for m in _CLAUSE_END.finditer(text, 0, end)]
+    return text[(starts[-1] if starts else 0):end].strip()
 
 
 def _need(sent: Span) -> Finding | None:

@@ -19,7 +19,7 @@ from . import profiles as pf
 from .changes import Change
 from .lexicon import STOP_BIGRAMS, STOP_WORDS
 from .rules import Finding, Scan
-from .textspan import Span
+from .textspan import Span, mentions
 
 _SECRET_ASSIGNED = re.compile(
     r"(?i)(?:password|passwd|passcode|pin|密码|口令|密钥)\s*(?:is|是|为|[:：=])\s*[\"'`]?[^\s\"'`，。]{4,}")
@@ -202,7 +202,7 @@ def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Di
             score = similarity(change.words, " ".join([*names_of(obj), item]))
             best = max(best, (score, str(obj["id"]), obj), key=lambda b: b[0])
         score, object_id, existing = best
-        if score < 2:
+        if score < 2 or score < 4 and not _names(change.words, drafts, existing, object_id):
             notes.append(f"a change ({pf.clip(change.sentence.text, 80)}) named no schedule or "
                          "todo among the related objects")
             continue
@@ -213,6 +213,15 @@ def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Di
                                       existing=existing)
         _change(drafts[object_id], change, day)
     return notes
+
+
+def _names(words: str, drafts: dict[str, Draft], existing: dict[str, Any] | None,
+           object_id: str) -> bool:
+    """Do the change's words name the object (its name or an alias)? One shared word is
+    enough only then ("the move" -> alias "move"); otherwise two are needed."""
+    names = names_of(existing) if existing else [drafts[object_id].name,
+                                                  *drafts[object_id].aliases]
+    return mentions(words, [n for n in names if n])
 
 
 def _change(draft: Draft, change: Change, day: str) -> None:
