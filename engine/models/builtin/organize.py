@@ -8,8 +8,12 @@ Invariants of what it proposes:
   an existing object that is not in `related` is never rewritten knowingly;
 - a new project is `candidate`; a credential holds purpose and location, never a value, and any
   object whose text looks like a secret is dropped;
-- what a known speaker says about themself (speech.py) becomes dated lines of their person
-  object, or todos, schedules, people and knowledge `about`/`knows` that person;
+- what a known speaker says about themself (speech.py) becomes one dated third-person line of
+  their person object per turn (a full profile continues in a monthly knowledge object), or
+  schedules and people `about`/`knows` that person;
+- dated plans, needs and changes (changes.py) become schedules and todos; a change rewrites the
+  object it names, keeping the old value as a history line; people named in passing
+  (people.find_named) become persons;
 - exactly one disposition: continue (not the last page), else linked when this or earlier pages
   produced targets, else archive_only with a reason.
 """

@@ -2,11 +2,13 @@
 
 A speaker is known from the event's meta (`speaker`) or from a `Name: ` prefix on the page's
 first line. Only then do first-person sentences count, because only then is it known whose
-fact it is. Each rule fires on explicit wording and keeps the speaker's own words:
-- a first-person statement ("I started a new job as a financial analyst", "我养了三只狗",
-  "my dogs are Pepper, Precious and Panda") becomes a dated line of the speaker's person object;
-- an intention ("I'm going to…", "I plan to…", "我打算…") becomes a todo, a dated one ("next
-  month", "this Saturday", "下周") a schedule, each `about` the speaker;
+fact it is. Each rule fires on explicit wording:
+- a turn with a first-person statement ("I started a new job as a financial analyst", "我养了
+  三只狗", "my dogs are Pepper, Precious and Panda") or an intention ("I'm going to…", "I plan
+  to…", "我打算…") gives its best clauses, rewritten in the third person ("Jon started a new job
+  as a financial analyst"), for ONE dated line of the speaker's person object;
+- an intention with a time word ("next month", "this Saturday", "下周") is a schedule `about`
+  the speaker;
 - a person named with a relation ("my friend Sarah", "我妹妹李娜") becomes a person who `knows`
   the speaker.
 Questions, greetings, thanks, compliments and talk about the listener ("you…") are chatter and
@@ -123,7 +125,7 @@ class Speaker:
 class Said:
     """One thing the speaker said that the rules keep."""
 
-    kind: str  # "fact" | "todo" | "schedule" | "person"
+    kind: str  # "fact" | "todo" (an intention without a time) | "schedule" | "person"
     sentence: Span
     text: str  # the words kept: the fact, the plan's item, a named person
     when: str = ""  # a plan's time as said
