@@ -31,9 +31,12 @@ _SET_FOR_EN = re.compile(
     r"\s+(?:now\s+)?(?:scheduled|planned|set|booked|fixed|due|happening|taking place|on)\b",
     re.IGNORECASE)
 _SET_FOR_ZH = re.compile(r"^(?P<item>.{2,30}?)(?:定在|安排在|约在|放在|订在|是在|在)\s*$")
+# "need to", "have to", "must"; not "should" (advice) nor "got to" (often "had the chance to").
 _NEED_EN = re.compile(
-    r"\b(?:I|we)\s+(?:really\s+|still\s+|also\s+)?(?:need|have|must|should|got|'ve got|’ve got)"
-    r"\s+to\s+(?P<item>[^.!?;]{6,120})", re.IGNORECASE)
+    r"\b(?:I|we)\s+(?:really\s+|still\s+|also\s+)?(?:(?:need|have|'ve got|’ve got)\s+to|must)"
+    r"\s+(?P<item>[^.!?;]{6,120})", re.IGNORECASE)
+_VAGUE_NEED_EN = re.compile(r"(?i)^(?:do|make|be|get|keep|find|fix|show|try|see|say|think|go)\b"
+                            r".*\b(?:it|that|this|something|things|however|better|way|up)\b")
 _NEED_ZH = re.compile(r"我(?:们)?(?:还)?(?:需要|得|要|必须)(?P<item>[^，。！？；]{3,40})")
 _NOT_TASK_ZH = re.compile(r"^(?:是|不|说|看看|想想|睡|走了|去睡|哭|笑)")
 _MOVE_EN = re.compile(r"\b(?:postponed|moved|rescheduled|pushed(?:\s+back)?|delayed|shifted|"
@@ -121,7 +124,8 @@ def _need(sent: Span) -> Finding | None:
         return None
     if lang == "en":
         item = re.split(r"\s+(?:and then|but|because|so that|since|if)\s+", item)[0]
-        if len(item.split()) < 2 or re.search(r"\byou\b", item, re.IGNORECASE):
+        if len(item.split()) < 2 or re.search(r"\byou\b", item, re.IGNORECASE) or (
+                _VAGUE_NEED_EN.match(item)):
             return None
     name = short_name(item)
     if len(name) < 2:
