@@ -173,3 +173,13 @@ def test_the_agents_words_are_not_the_users_plans() -> None:
     assert organize.build(_payload(text, [], source="agent"))[0]["objects"] == []
     written = organize.build(_payload(text, []))[0]["objects"]
     assert [o["id"] for o in written] == ["schedule:team-offsite"]
+
+
+def test_impossible_or_odd_dates_are_no_date_and_no_error() -> None:
+    friday = date(2026, 12, 4)
+    for text in ("Feb 31", "2027-13-45", "2月30日", "99999-01-01", "on Monday", "下下周日",
+                 "in 999999999 days", "Jan 1, 99999"):
+        for found in find_dates(text, friday):
+            assert found.day.year >= 1
+    assert find_dates("2月30日", friday) == []
+    assert find_dates("on Monday", None) == []  # relative, and no day said: no date

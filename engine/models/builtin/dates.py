@@ -90,8 +90,11 @@ def _en(m: re.Match[str], said_on: date | None) -> Dated | None:
     words = re.sub(r"^on\s+", "", said, flags=re.IGNORECASE)
     base = datetime.combine(said_on or date.today(), datetime.min.time())
     prefer = "past" if re.match(r"last|yesterday", words, re.I) else "future"
-    parsed = dateparser.parse(words, languages=["en"], settings={
-        "RELATIVE_BASE": base, "PREFER_DATES_FROM": prefer})
+    try:
+        parsed = dateparser.parse(words, languages=["en"], settings={
+            "RELATIVE_BASE": base, "PREFER_DATES_FROM": prefer})
+    except (ValueError, OverflowError):  # "Feb 31", a year past 9999: no day, not an error
+        return None
     if parsed is None:
         return None
     return Dated(m.start("when"), m.end("when"), said, parsed.date())
