@@ -183,3 +183,14 @@ def test_impossible_or_odd_dates_are_no_date_and_no_error() -> None:
             assert found.day.year >= 1
     assert find_dates("2月30日", friday) == []
     assert find_dates("on Monday", None) == []  # relative, and no day said: no date
+
+
+def test_a_bare_month_day_counts_after_a_move() -> None:
+    review = {"id": "schedule:design-review", "type": "schedule", "name": "design review",
+              "aliases": ["review"], "summary": "", "cues": [], "status": "active",
+              "version": 1, "body": "- time rule: 2026-12-09\n- item: design review\n"
+                                    "- state: scheduled (one-off)"}
+    proposal, _ = organize.build(_payload("The design review moved to 12-16.", [review]))
+    body = proposal["objects"][0]["body"]
+    assert "- time rule: 2026-12-16" in body and "2026-12-09 -> 2026-12-16" in body
+    assert find_dates("we won 3-2 on 12-16", date(2026, 12, 4)) == []  # not without a move

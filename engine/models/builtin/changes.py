@@ -97,7 +97,8 @@ def _change(sent: Span, said_on: date | None) -> Change | None:
     text = sent.text
     move = _MOVE_ZH.search(text) or _MOVE_EN.search(text)
     if move:
-        after = [d for d in find_dates(text, said_on) if d.start >= move.end() - 1]
+        after = [d for d in find_dates(text, said_on, numeric=True)
+                 if d.start >= move.end() - 1]
         if after:
             words = _clause_before(text, move.start()) + " " + text[after[0].end:]
             return Change("moved", sent, words.strip(), after[0].day, after[0].said)

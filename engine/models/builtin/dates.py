@@ -44,9 +44,18 @@ class Dated:
     day: date
 
 
-def find_dates(text: str, said_on: date | None) -> list[Dated]:
-    """Every phrase of `text` that names one calendar day, in order."""
+# "12-16", "12/16": month first. Only where a day is expected ("moved to 12-16"): elsewhere
+# such digits are as often a score, a range or a version.
+NUMERIC_DAY = re.compile(r"(?<![\d./-])(?P<m>\d{1,2})[-/](?P<d>\d{1,2})(?![\d/-]|\.\d)")
+
+
+def find_dates(text: str, said_on: date | None, numeric: bool = False) -> list[Dated]:
+    """Every phrase of `text` that names one calendar day, in order (with `numeric`, also a
+    bare "12-16")."""
     out = [d for m in DATE_ZH.finditer(text) if (d := _zh(m, said_on))]
+    if numeric:
+        out += [d for m in NUMERIC_DAY.finditer(text) if (d := _zh(m, said_on))
+                and not any(o.start <= m.start() < o.end for o in out)]
     taken = [(d.start, d.end) for d in out]
     out += [d for m in DATE_EN.finditer(text)
             if not any(a < m.end() and m.start() < b for a, b in taken) and (d := _en(m, said_on))]
@@ -56,13 +65,13 @@ def find_dates(text: str, said_on: date | None) -> list[Dated]:
 def _zh(m: re.Match[str], said_on: date | None) -> Dated | None:
     base = said_on or date.today()
     try:
-        if m.group("iso"):
+        if m.groupdict().get("iso"):
             day = date.fromisoformat("-".join(f"{int(p):02d}" if i else p for i, p in
                                               enumerate(m.group("iso").split("-"))))
-        elif m.group("m"):
-            year = int(m.group("y") or base.year)
+        elif m.groupdict().get("m"):
+            year = int(m.groupdict().get("y") or base.year)
             day = date(year, int(m.group("m")), int(m.group("d")))
-            if not m.group("y") and said_on and day < said_on - timedelta(days=60):
+            if not m.groupdict().get("y") and said_on and day < said_on - timedelta(days=60):
                 day = date(year + 1, day.month, day.day)  # "1月21日" said in December
         elif m.group("rel"):
             if said_on is None:
@@ -77,7 +86,7 @@ def _zh(m: re.Match[str], said_on: date | None) -> Dated | None:
             day = monday + timedelta(days=7 * weeks + weekday)
     except ValueError:
         return None
-    return Dated(m.start("when"), m.end("when"), m.group("when"), day)
+    return Dated(m.start(), m.end(), m.group(), day)
 
 
 def _en(m: re.Match[str], said_on: date | None) -> Dated | None:
