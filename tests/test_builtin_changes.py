@@ -194,3 +194,27 @@ def test_a_bare_month_day_counts_after_a_move() -> None:
     body = proposal["objects"][0]["body"]
     assert "- time rule: 2026-12-16" in body and "2026-12-09 -> 2026-12-16" in body
     assert find_dates("we won 3-2 on 12-16", date(2026, 12, 4)) == []  # not without a move
+
+
+def test_a_name_that_carries_the_old_day_says_the_new_one() -> None:
+    dentist = {"id": "schedule:看牙医-10月20日", "type": "schedule", "name": "看牙医 10月20日",
+               "aliases": ["看牙医"], "summary": "", "cues": [], "status": "active",
+               "version": 1, "body": "- 时间规则：10月20日下午3点\n- 事项：看牙医\n"
+                                     "- 状态：已安排（一次）"}
+    proposal, _ = organize.build(_payload("看牙医改到10月27日。", [dentist]))
+    moved = proposal["objects"][0]
+    assert moved["id"] == dentist["id"] and moved["name"] == "看牙医 2026-10-27"
+    assert "- 时间规则：2026-10-27" in moved["body"] and "10月20日下午3点 → 2026-10-27" in moved[
+        "body"]
+
+
+def test_the_engine_takes_the_renamed_schedule_and_recall_finds_the_new_day(
+        mem: Memory) -> None:
+    ids = organize_turns(mem, ["Dentist appointment on 2027-01-14 at 10:00.",
+                               "The dentist appointment is postponed to 2027-01-21."])
+    conn = mem.conn
+    assert states(conn, ids) == ["linked", "linked"]
+    row = obj(conn, "schedule:dentist-appointment-2027-01-14")  # the id is stable
+    assert row["name"] == "Dentist appointment 2027-01-21"
+    hits = memory_find(conn, "dentist appointment", include_events=False)["hits"]
+    assert hits[0]["id"] == row["id"] and "2027-01-21" in hits[0]["name"]

@@ -17,6 +17,7 @@ from ...objects.records import check_object_id, make_slug
 from ...objects.secrets import find_secret
 from . import profiles as pf
 from .changes import Change
+from .dates import find_dates
 from .lexicon import STOP_BIGRAMS, STOP_WORDS
 from .rules import Finding, Scan
 from .textspan import Span, mentions
@@ -234,6 +235,10 @@ def _change(draft: Draft, change: Change, day: str) -> None:
         draft.fields["rule"] = new
         draft.fields["state"] = f"改期（原定 {old_rule}）" if zh else f"moved (was {old_rule})"
         draft.replace = draft.replace | {"rule"}
+        # A name that carries the old day ("看牙医 10月20日", "dentist 2026-10-28") says the new
+        # one, or recall would show the stale day first.
+        for said in reversed(find_dates(draft.name, None)):
+            draft.name = f"{draft.name[:said.start]}{new}{draft.name[said.end:]}".strip()
         history = (f"{old_rule} → {new}（{day} 改期）" if zh
                    else f"{old_rule} -> {new} (moved on {day})")
     else:
@@ -317,7 +322,7 @@ def write_profile(draft: Draft) -> dict[str, Any] | None:
         draft.aliases = aliases
         summary = summary_of(draft, merged)
     cues = pf.merge_unique(list(old.get("cues") or []), cues_of(draft))
-    out = {"id": draft.id, "name": str(old["name"]), "aliases": aliases, "summary": summary,
+    out = {"id": draft.id, "name": draft.name, "aliases": aliases, "summary": summary,
            "body": body, "cues": cues}
     if old.get("status") in ("candidate", "active", "archived"):
         out["status"] = old["status"]
