@@ -18,7 +18,11 @@ model, and the result is scored against LoCoMo's own annotations:
 (c) recall: for QA items with evidence, share whose evidence turn is cited by an object among
     memory_find's top 5 objects for the question;
 (d) archive: archive_only share of the non-observation turns; objects per 100 turns; names held
-    by more than one live object (duplicates by exact name).
+    by more than one live object (duplicates by exact name);
+(e) fact recall, line precision and size against the observation facts themselves
+    (fact_quality.py says how).
+Conversations 0-2 are the tuning set, 3-4 the validation set: each gets a pooled row, so a rule
+that only fits the tuning conversations shows.
 The model-usage ledger (calls, outcomes, tokens) is printed per mode.
 """
 
@@ -37,13 +41,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from fact_quality import fact_scores, observation_facts, pooled  # noqa: E402
 from memvault import Memory  # noqa: E402
 from memvault.recall.query import memory_find  # noqa: E402
 from memvault.timeline.events import NewEvent  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
-METRICS = ("coverage", "attribution", "recall", "archive", "obj/100", "dups")
+METRICS = ("coverage", "attribution", "recall", "archive", "obj/100", "dups", "fact_recall",
+           "line_precision", "size")
+HEADS = {"fact_recall": "fact_rec", "line_precision": "line_prec"}
+TUNING = 3  # conversations [0, TUNING) tune the rules; the rest validate them
 
 
 def session_date(text: str) -> datetime:
@@ -209,17 +217,19 @@ def evaluate(sample: dict[str, Any], args: argparse.Namespace, folder: Path
                       if e.meta}
         seconds, states = run_jobs(mem, args.minutes, args.compact_with)
         result = score(mem.conn, sample, dia_events)
+        result |= fact_scores(mem.conn, observation_facts(sample, dia_events),
+                              sum(len(e.text) for e in events))
         result["seconds"], result["jobs"] = seconds, states
         return result, ledger(mem.conn)
 
 
 def print_table(rows: list[tuple[str, dict[str, Any]]]) -> None:
-    print(f"{'conversation':14} {'turns':>6} {'obs':>5} {'qa':>5} "
-          + " ".join(f"{m:>11}" for m in METRICS) + f" {'seconds':>8}")
+    print(f"{'conversation':16} {'turns':>6} {'obs':>5} {'qa':>5} "
+          + " ".join(f"{HEADS.get(m, m):>9}" for m in METRICS) + f" {'seconds':>8}")
     for name, r in rows:
-        cells = [f"{r[m]:>11.3f}" if isinstance(r[m], float) and m != "obj/100"
-                 else f"{r[m]:>11.1f}" if m == "obj/100" else f"{r[m]:>11}" for m in METRICS]
-        print(f"{name:14} {r['turns']:>6} {r['observed']:>5} {r['qa']:>5} " + " ".join(cells)
+        cells = [f"{r[m]:>9.3f}" if isinstance(r[m], float) and m != "obj/100"
+                 else f"{r[m]:>9.1f}" if m == "obj/100" else f"{r[m]:>9}" for m in METRICS]
+        print(f"{name:16} {r['turns']:>6} {r['observed']:>5} {r['qa']:>5} " + " ".join(cells)
               + f" {r['seconds']:>8.1f}")
 
 
@@ -232,7 +242,8 @@ def overall(results: list[dict[str, Any]]) -> dict[str, Any]:
             "coverage": linked / max(1, observed), "attribution": attributed / max(1, observed),
             "recall": found / max(1, total), "archive": archived / max(1, other),
             "obj/100": 100 * live / max(1, turns), "dups": sum(r["dups"] for r in results),
-            "seconds": sum(r["seconds"] for r in results)}
+            "seconds": sum(r["seconds"] for r in results),
+            **pooled([r["fact_raw"] for r in results])}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -276,13 +287,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"... {sample['sample_id']} in {result['seconds']:.0f} s; "
                   + ", ".join(result["jobs"]), flush=True)
     print(f"\nmodel: {args.model}" + (f" at {args.base_url}" if args.base_url else ""))
-    print_table([*rows, ("overall", overall([r for _, r in rows]))])
+    sets = [(f"tuning 0-{TUNING - 1}", [r for i, (_, r) in enumerate(rows) if i < TUNING]),
+            (f"validation {TUNING}-", [r for i, (_, r) in enumerate(rows) if i >= TUNING])]
+    print_table([*[(f"{i} {n}", r) for i, (n, r) in enumerate(rows)],
+                 *[(name, overall(part)) for name, part in sets if part],
+                 ("overall", overall([r for _, r in rows]))])
     print(f"\n{'ledger mode':12} {'outcome':12} {'calls':>7} {'in tok':>10} {'out tok':>10}")
     for (mode, outcome), count in sorted(calls.items()):
         print(f"{mode:12} {outcome:12} {count:>7} {tokens[(mode, outcome, 'in')]:>10} "
               f"{tokens[(mode, outcome, 'out')]:>10}")
     if args.json:
-        print(json.dumps({n: {k: v for k, v in r.items() if k != "raw"} for n, r in rows}))
+        print(json.dumps({n: {k: v for k, v in r.items() if k not in ("raw", "fact_raw")}
+                          for n, r in rows}))
     return 0
 
 

@@ -257,9 +257,10 @@ def _lone_surrogate(rnd: Random, p: Proposal, scene: Scene) -> None:
         return
     container, key = choose(rnd, slots)
     text = insert(rnd, container[key], choose(rnd, SURROGATES))
-    if find_lone_surrogate(text) is None:
-        # Applied twice, a high and a low surrogate can land side by side and pair up into one
-        # valid character: then the text holds no lone surrogate, so add one that stays alone.
+    if find_lone_surrogate(json.loads(json.dumps(text))) is None:
+        # Applied twice, a high and a low surrogate can land side by side: JSON's escapes then
+        # read back as one valid character, so the model's text holds no lone surrogate. Add one
+        # that stays alone.
         text += "\ud800x"
     container[key] = text
 

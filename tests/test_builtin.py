@@ -327,7 +327,7 @@ def test_objects_on_a_line_naming_a_related_project_are_members() -> None:
 
 @pytest.mark.parametrize("text", [
     "今天是我的生日", "It's a nice day", "周末是我的休息日，别安排工作", "我是说你应该早点睡",
-    "I'm back from lunch.", "Today is my birthday!", "明天是我妈妈的生日聚会", "高兴是我的本能",
+    "I'm back from lunch.", "Today is my birthday!", "高兴是我的本能",
     "This is my favourite song", "The key is to stay calm.", "午饭吃什么好", "谢谢",
     # look-alikes seen in real conversations (LoCoMo, MemoryBank): reminiscence and advice
     "These figurines I bought yesterday remind me of family love.",
@@ -417,7 +417,8 @@ def test_done_markers_close_a_related_todo(number: int, todo: dict[str, Any]) ->
     unrelated = open_todo("todo:water-plants", "water the plants", "water the plants")
     proposal = propose(page_payload(number, related=[todo, unrelated]))
     found = objects_of(proposal)
-    assert set(found) == {todo["id"]}
+    # people the same text names in passing ("刘洋今天加班") are kept too, nothing else
+    assert {k for k in found if not k.startswith("person:")} == {todo["id"]}
     body = found[todo["id"]]["body"]
     assert body.splitlines()[0] == todo["body"].splitlines()[0]  # the item line is kept
     assert "done" in body.splitlines()[2] and "open" not in body
@@ -509,7 +510,8 @@ def test_a_refused_object_is_dropped_with_its_evidence_and_relations() -> None:
     _, second = ask(payload, "commit_organize", correction(first, f"objects.{index}.status",
                                                            "a new project must be candidate"))
     OrganizeProposal.model_validate(second)
-    assert [o["id"] for o in second["objects"]] == ["person:sarah-chen"]
+    # "Haoyu said I could…" names Haoyu in passing: a person too
+    assert [o["id"] for o in second["objects"]] == ["person:haoyu", "person:sarah-chen"]
     assert all(e["object_id"] != "project:aurora" for e in second["evidence"])
     assert second["relations"] == [] and second["events"][0]["outcome"] == "linked"
 

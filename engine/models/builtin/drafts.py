@@ -16,9 +16,11 @@ from ...base.errors import InputError
 from ...objects.records import check_object_id, make_slug
 from ...objects.secrets import find_secret
 from . import profiles as pf
+from .changes import Change
+from .dates import find_dates
 from .lexicon import STOP_BIGRAMS, STOP_WORDS
 from .rules import Finding, Scan
-from .textspan import Span
+from .textspan import Span, mentions
 
 _SECRET_ASSIGNED = re.compile(
     r"(?i)(?:password|passwd|passcode|pin|密码|口令|密钥)\s*(?:is|是|为|[:：=])\s*[\"'`]?[^\s\"'`，。]{4,}")
@@ -42,6 +44,7 @@ class Draft:
     existing: dict[str, Any] | None = None
     owner: str = ""
     lines: list[str] = field(default_factory=list)
+    replace: frozenset[str] = frozenset()  # keys a stated change overwrites (changes.py)
 
     def absorb(self, finding: Finding) -> None:
         self.aliases = pf.merge_unique(self.aliases, [finding.name, *finding.aliases],
@@ -182,6 +185,71 @@ def apply_done(found: Scan, drafts: dict[str, Draft], directory: Directory) -> N
             draft.spans.append(mark.sentence)
 
 
+def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Directory,
+                  day: str) -> list[str]:
+    """Apply each change to the schedule or todo it names best (a related one or one found on
+    this page): a new day replaces the time rule, "cancelled" the state; the old value stays as
+    a history line. Returns notes for the changes that named nothing."""
+    notes: list[str] = []
+    for change in changes:
+        best: tuple[int, str, dict[str, Any] | None] = (0, "", None)
+        for draft in drafts.values():
+            if draft.type in ("schedule", "todo") and change.sentence not in draft.spans:
+                score = similarity(change.words, " ".join([draft.name, *draft.aliases,
+                                                           draft.fields.get("item", "")]))
+                best = max(best, (score, draft.id, None), key=lambda b: b[0])
+        for obj in [*directory.of_type("schedule"), *directory.of_type("todo")]:
+            item = pf.field_value(type_of(obj), str(obj.get("body") or ""), "item") or ""
+            score = similarity(change.words, " ".join([*names_of(obj), item]))
+            best = max(best, (score, str(obj["id"]), obj), key=lambda b: b[0])
+        score, object_id, existing = best
+        if score < 2 or score < 4 and not _names(change.words, drafts, existing, object_id):
+            notes.append(f"a change ({pf.clip(change.sentence.text, 80)}) named no schedule or "
+                         "todo among the related objects")
+            continue
+        if object_id not in drafts and existing is not None:
+            lang = pf.body_lang(pf.parse_body(type_of(existing), str(existing.get("body") or "")),
+                                pf.lang_of(change.sentence.text))
+            drafts[object_id] = Draft(object_id, type_of(existing), str(existing["name"]), lang,
+                                      existing=existing)
+        _change(drafts[object_id], change, day)
+    return notes
+
+
+def _names(words: str, drafts: dict[str, Draft], existing: dict[str, Any] | None,
+           object_id: str) -> bool:
+    """Do the change's words name the object (its name or an alias)? One shared word is
+    enough only then ("the move" -> alias "move"); otherwise two are needed."""
+    names = names_of(existing) if existing else [drafts[object_id].name,
+                                                  *drafts[object_id].aliases]
+    return mentions(words, [n for n in names if n])
+
+
+def _change(draft: Draft, change: Change, day: str) -> None:
+    zh = draft.lang == "zh"
+    body = str((draft.existing or {}).get("body") or "")
+    old_rule = draft.fields.get("rule") or pf.field_value(draft.type, body, "rule") or ""
+    old_state = draft.fields.get("state") or pf.field_value(draft.type, body, "state") or ""
+    if change.kind == "moved" and change.day is not None and draft.type == "schedule":
+        new = change.day.isoformat()
+        draft.fields["rule"] = new
+        draft.fields["state"] = f"改期（原定 {old_rule}）" if zh else f"moved (was {old_rule})"
+        draft.replace = draft.replace | {"rule"}
+        # A name that carries the old day ("看牙医 10月20日", "dentist 2026-10-28") says the new
+        # one, or recall would show the stale day first.
+        for said in reversed(find_dates(draft.name, None)):
+            draft.name = f"{draft.name[:said.start]}{new}{draft.name[said.end:]}".strip()
+        history = (f"{old_rule} → {new}（{day} 改期）" if zh
+                   else f"{old_rule} -> {new} (moved on {day})")
+    else:
+        draft.fields["state"] = "已取消" if zh else "cancelled"
+        history = (f"{day} 取消（原为 {old_state or '未知'}）" if zh
+                   else f"cancelled on {day} (was {old_state or 'unknown'})")
+    draft.lines.append(f"- 历史：{history}" if zh else f"- history: {history}")
+    if change.sentence not in draft.spans:
+        draft.spans.append(change.sentence)
+
+
 def state_done(state: str) -> bool:
     return bool(re.search(r"\bdone\b|已完成", state))
 
@@ -242,19 +310,19 @@ def write_profile(draft: Draft) -> dict[str, Any] | None:
         return out if status else {k: v for k, v in out.items() if k != "status"}
     old = draft.existing
     old_body, old_summary = str(old.get("body") or ""), str(old.get("summary") or "")
-    body = with_lines(pf.merge_body(draft.type, old_body, draft.fields, draft.lang),
-                      draft.lines)[:16_000]
+    body = with_lines(pf.merge_body(draft.type, old_body, draft.fields, draft.lang,
+                                    draft.replace), draft.lines)[:16_000]
     aliases = pf.merge_unique(list(old.get("aliases") or []), draft.aliases,
                               exclude=str(old["name"]))
     if body == old_body and aliases == list(old.get("aliases") or []):
         return None  # nothing new: cite it, do not rewrite it
     summary = old_summary
-    if not summary or (draft.type == "todo" and body != old_body):
+    if not summary or (draft.type in ("todo", "schedule") and body != old_body):
         merged = {line.key: line.value for line in pf.parse_body(draft.type, body) if line.key}
         draft.aliases = aliases
         summary = summary_of(draft, merged)
     cues = pf.merge_unique(list(old.get("cues") or []), cues_of(draft))
-    out = {"id": draft.id, "name": str(old["name"]), "aliases": aliases, "summary": summary,
+    out = {"id": draft.id, "name": draft.name, "aliases": aliases, "summary": summary,
            "body": body, "cues": cues}
     if old.get("status") in ("candidate", "active", "archived"):
         out["status"] = old["status"]

@@ -8,8 +8,12 @@ Invariants of what it proposes:
   an existing object that is not in `related` is never rewritten knowingly;
 - a new project is `candidate`; a credential holds purpose and location, never a value, and any
   object whose text looks like a secret is dropped;
-- what a known speaker says about themself (speech.py) becomes dated lines of their person
-  object, or todos, schedules, people and knowledge `about`/`knows` that person;
+- what a known speaker says about themself (speech.py) becomes one dated third-person line of
+  their person object per turn (a full profile continues in a monthly knowledge object), or
+  schedules and people `about`/`knows` that person;
+- dated plans, needs and changes (changes.py) become schedules and todos; a change rewrites the
+  object it names, keeping the old value as a history line; people named in passing
+  (people.find_named) become persons;
 - exactly one disposition: continue (not the last page), else linked when this or earlier pages
   produced targets, else archive_only with a reason.
 """
@@ -20,11 +24,12 @@ import re
 from datetime import date
 from typing import Any
 
+from . import changes, speech
 from . import profiles as pf
-from . import speech
 from .drafts import (
     Directory,
     Draft,
+    apply_changes,
     apply_done,
     draft_for,
     looks_secret,
@@ -33,8 +38,9 @@ from .drafts import (
     state_done,
     write_profile,
 )
+from .people import find_named
 from .rules import Finding, Scan, scan, short_name
-from .textspan import lines, mention_pattern
+from .textspan import lines, mention_pattern, sentences
 
 MODEL = "builtin-rules-1"
 PRIORITY = {"project": 0, "person": 1, "credential": 2, "todo": 3, "schedule": 4,
@@ -143,13 +149,23 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     for finding in found.findings:
         draft_for(drafts, directory, finding)
     speaker = None if notes else speech.speaker_of(event.get("meta"), text, base)
+    said_on = _said_on(event)
+    plans = changes.Plans([], []) if notes else _plans(text, found, speaker, said_on)
+    if event.get("source") not in ("user", None):  # the agent's words are not the user's plans
+        plans.findings = []
+    for finding in plans.findings:
+        draft_for(drafts, directory, finding)
     if speaker is not None and not _conversation(drafts, directory, speaker, text, event):
         notes.append(f"{pf.clip(speaker.name, 60)} said nothing the rules keep: a question, "
                      "greeting, thanks or talk about the listener, no first-person statement, "
                      "plan or named person")
+    if not notes:
+        _named_people(drafts, directory, text, speaker, said_on)
     _drop_false_people(drafts, directory)
     _ensure_projects(drafts, directory)
     apply_done(found, drafts, directory)
+    notes += apply_changes(plans.changes, drafts, directory,
+                           said_on.isoformat() if said_on else "undated")
     if found.findings or found.done or event.get("kind") == "note":
         _cite_titled_project(drafts, directory, event, page, text)
     if found.done and not any(d.type == "todo" and state_done(d.fields.get("state", ""))
@@ -192,6 +208,41 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return proposal, notes
 
 
+def _plans(text: str, found: Scan, speaker: speech.Speaker | None,
+           said_on: date | None) -> changes.Plans:
+    """Dated plans, needs and changes (changes.py) in sentences no explicit rule used; a plan
+    a known speaker makes is about them."""
+    taken = [f.sentence for f in found.findings] + [d.sentence for d in found.done]
+    start = speaker.start if speaker else 0
+    free = [s for s in sentences(text) if s.end > start and not any(
+        t.start < s.end and s.start < t.end for t in taken)]
+    plans = changes.scan_plans(free, said_on)
+    owner = object_id_for("person", speaker.name) if speaker else None
+    for finding in plans.findings:
+        finding.owner = owner or ""
+    return plans
+
+
+def _named_people(drafts: dict[str, Draft], directory: Directory, text: str,
+                  speaker: speech.Speaker | None, said_on: date | None) -> None:
+    """People a sentence names in passing become (or cite) person objects; a sentence about
+    them ("Elena said…") is a dated line of their profile, in the third person as said."""
+    known = {d.name for d in drafts.values() if d.type == "person"}
+    if speaker:
+        known.add(speaker.name)
+    owner = object_id_for("person", speaker.name) if speaker else ""
+    day = said_on.isoformat() if said_on else "undated"
+    for hit in find_named(sentences(text), known):
+        if hit.common and directory.find("person", "", [hit.name]) is None:
+            continue  # a dictionary word is a person only once someone said so
+        finding = Finding("person", hit.name, {"identity": "", "role": "", "traits": "",
+                                               "howto": ""}, hit.sentence,
+                          pf.lang_of(hit.sentence.text), owner=owner or "")
+        if hit.subject:
+            finding.lines.append(f"- {day}: {pf.clip(hit.sentence.text, 200)}")
+        draft_for(drafts, directory, finding)
+
+
 def _said_on(event: dict[str, Any]) -> date | None:
     try:
         return date.fromisoformat(str(event.get("occurred_at") or "")[:10])
@@ -222,21 +273,72 @@ def _conversation(drafts: dict[str, Draft], directory: Directory, speaker: speec
         if who is None:
             return bool(drafts)
         owner = who.id
-    used = len(str((who.existing or {}).get("body") or "")) if who else 0
+    said: list[speech.Said] = []  # the turn's facts: ONE dated line of the speaker's profile
+    body = str((who.existing or {}).get("body") or "") if who else ""
+    kept = [_words(line, speaker.name) for line in body.splitlines()]
     for h in heard:
-        finding = _finding(h, speaker.name, owner, day, used)
-        if finding is None and who is not None:  # a line of the speaker's own profile
-            who.lines.append(f"- {day}: {h.text}")
-            used += len(who.lines[-1]) + 1
-            if h.sentence not in who.spans:
-                who.spans.append(h.sentence)
-        elif finding is not None:
+        finding = _finding(h, speaker.name, owner)
+        if finding is not None:
             draft_for(drafts, directory, finding)
+        elif (new := _words(h.text, speaker.name)) and not _repeats(new, kept):
+            said.append(h)
+            kept.append(new)
+        elif who is not None and h.sentence not in who.spans:
+            who.spans.append(h.sentence)  # said before: cite it, do not write it again
+    if said and who is not None:
+        joined = ("；" if pf.lang_of(said[0].text) == "zh" else "; ").join(h.text for h in said)
+        line = f"- {day}: {joined}"
+        body = str((who.existing or {}).get("body") or "")
+        if len(body) + sum(len(x) + 1 for x in who.lines) + len(line) + 1 > PERSON_LINES_CAP:
+            who = draft_for(drafts, directory, _continuation(speaker.name, owner, day, said))
+            body = str((who.existing or {}).get("body") or "") if who else ""
+        if who is not None:
+            # A later line of the same day is indented under the first, without its date.
+            last = (who.lines or body.splitlines() or [""])[-1]
+            if last.startswith((f"- {day}: ", "  - ")) and (
+                    last.startswith(f"- {day}: ") or _day_of(who, body) == day):
+                line = f"  - {joined}"
+            who.lines.append(line)
+            who.spans += [h.sentence for h in said if h.sentence not in who.spans]
     return True
 
 
-def _finding(h: speech.Said, speaker: str, owner: str, day: str, used: int) -> Finding | None:
-    """The object one heard statement makes; None for a line of the speaker's own profile."""
+def _day_of(draft: Draft, body: str) -> str:
+    """The day of the last dated line of a profile (with the lines this page adds)."""
+    for line in reversed([*body.splitlines(), *draft.lines][::1]):
+        m = re.match(r"- (\d{4}-\d{2}-\d{2}|undated): ", line)
+        if m:
+            return m.group(1)
+    return ""
+
+
+def _words(line: str, name: str) -> set[str]:
+    """A line's words of three letters or more (a Han run counts as one), not the name."""
+    return {w for w in re.findall(r"[a-z0-9\u4e00-\u9fff]{3,}", line.casefold())
+            if w != name.casefold()}
+
+
+def _repeats(new: set[str], kept: list[set[str]]) -> bool:
+    """A line says nothing new when 80% of its words are already in one earlier line ("Jon
+    is determined to make it work", again)."""
+    return any(len(new & old) >= 0.8 * len(new) for old in kept)
+
+
+def _continuation(speaker: str, owner: str, day: str, said: list[speech.Said]) -> Finding:
+    """The knowledge object that takes a full profile's further lines, one per month: named
+    "Jon, 2023-03" with the speaker's name as alias, so a later page naming them brings it."""
+    month = day[:7]
+    lang = pf.lang_of(said[0].sentence.text)
+    conclusion = (f"{speaker} {month} 说的事（个人档案已满）" if lang == "zh" else
+                  f"what {speaker} said in {month} (their profile is full)")
+    return Finding("knowledge", f"{speaker}, {month}", {"conclusion": conclusion, "applies": "",
+                                                       "experience": ""},
+                   said[0].sentence, lang, aliases=[speaker], owner=owner)
+
+
+def _finding(h: speech.Said, speaker: str, owner: str) -> Finding | None:
+    """The object one heard statement makes; None for a fact (a line of the speaker's own
+    profile)."""
     lang = pf.lang_of(h.sentence.text)
     zh = lang == "zh"
     label = f"{speaker}：" if zh else f"{speaker}: "
@@ -244,17 +346,10 @@ def _finding(h: speech.Said, speaker: str, owner: str, day: str, used: int) -> F
         role = f"{speaker}的{h.relation}" if zh else f"{speaker}'s {h.relation}"
         return Finding("person", h.text, {"identity": "", "role": role, "traits": "",
                                           "howto": ""}, h.sentence, lang, owner=owner)
-    if h.kind == "fact" and used + len(h.text) + 16 <= PERSON_LINES_CAP:
+    if h.kind == "fact":
         return None
     name = pf.clip(label + short_name(speech.lead_cut(h.text), 50), 60)
-    if h.kind == "fact":
-        return Finding("knowledge", name, {"conclusion": f"{label}{h.text}（{day}）" if zh else
-                                           f"{label}{h.text} (said on {day})", "applies": "",
-                                           "experience": ""}, h.sentence, lang, owner=owner)
-    if h.kind == "todo":
-        return Finding("todo", name, {"item": h.text, "condition": "", "state": "open",
-                                      "note": f"说于 {day}" if zh else f"said on {day}"},
-                       h.sentence, lang, owner=owner)
+    day = h.said_on.isoformat() if h.said_on else "undated"
     when = f"{h.when}（{day} 说的" if zh else f"{h.when} (said on {day}"
     when += (f"，约 {h.resolved}）" if zh else f"; about {h.resolved})") if h.resolved else (
         "）" if zh else ")")

@@ -61,6 +61,8 @@ class PersonHit:
 
     name: str
     sentence: Span
+    subject: bool = False  # the sentence is about them ("Elena said…", "林晓梅下周三来上海")
+    common: bool = False  # a Chinese word jieba's dictionary knows ("白名单", "徐汇", "李娜")
     role: str = ""
     identity: str = ""
     aliases: list[str] = field(default_factory=list)
@@ -196,3 +198,79 @@ def _attach_sentence_aliases(s: str, local: list[tuple[int, PersonHit]]) -> None
         alias = m.group("alias").strip(" “”\"")
         if alias and alias != target.name and alias not in target.aliases:
             target.aliases.append(alias)
+
+
+# --- people named in passing ("order it from Camille", "林晓梅下周三来上海") ---------------------
+
+# Verbs and prepositions that take a person: "ask Camille", "met Elena", "from Camille".
+_PERSON_CUE_EN = re.compile(
+    r"\b(?:with|ask|asked|call|tell|told|meet|meeting|met|email|emailed|text|"
+    r"texted|invite|invited|thank|thanked|remind|reminded|help|helped|"
+    r"helping|see|saw|seeing)\s+(?P<name>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)"
+    r"(?=\s*(?:[,.;:!?)]|$|\s(?:about|to|for|at|on|in|and|next|tomorrow|today|tonight|this|"
+    r"last|yesterday|soon|later|again|who|when|because|so)\b))|"
+    # "from", "by" and "visit" take places too ("joined from Berlin at 22:00"): only a name
+    # that ends the clause counts ("order the printer from Camille.").
+    r"\b(?:from|by|visit|visiting|visited)\s+(?P<end>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)"
+    r"(?=\s*(?:[,.;!?)]|$))")
+# A name that is the subject of a verb only people do: "Elena said", "Camille is coming".
+_PERSON_SUBJECT_EN = re.compile(
+    r"(?:^|(?<=[,;:] )|\b(?:and|but|so|because|when|that|said|says|heard|think|know)\s)"
+    r"(?P<name>[A-Z][a-z]{2,})\s+(?:said|"
+    r"says|told|asked|wants|wanted|called|emailed|texted|thinks|thought|promised|agreed|offered|"
+    r"suggested|mentioned|visited|came|comes|is coming|will come|arrives|arrived|flew|drove|"
+    r"moved|lives|works|worked|has had|got married|adopted|graduated)\b")
+_NOT_PEOPLE_EN = frozenset({
+    "January", "February", "March", "April", "May", "June", "July", "August", "September",
+    "October", "November", "December", "God", "Mom", "Dad", "Mum", "Christmas", "Easter",
+    "Amazon", "Google", "Apple", "Facebook", "Instagram", "Twitter", "Netflix", "Spotify",
+    "Zoom", "Slack", "Lord", "Jesus", "Sir", "Madam", "Miss", "Mrs", "Mr", "Dr", "Uber",
+    "Grandma", "Grandpa", "Granny", "Grandmother", "Grandfather", "Aunt", "Uncle", "Mommy",
+    "Daddy", "Santa", "Buddy", "Bro", "Sis", "Babe", "Honey", "Dude", "Guys", "Everyone",
+})
+
+
+def zh_words(text: str) -> list[tuple[str, str]]:
+    """`text` cut into (word, part of speech) by jieba: its dictionary tags person names (nr)
+    and nouns far better than a surname table can. Imported on first use (it takes a second
+    and a few MB); its start-up notice on stderr is silenced."""
+    import logging
+
+    import jieba
+    import jieba.posseg
+
+    jieba.setLogLevel(logging.WARNING)
+    return [(p.word, p.flag) for p in jieba.posseg.cut(text)]
+
+
+def in_dictionary(word: str) -> bool:
+    """Is `word` in jieba's dictionary? Its names tagged nr there include everyday words
+    ("白名单", "温馨") and places ("徐汇"); a name it had to guess ("林晓梅") is not."""
+    import jieba.posseg
+
+    return word in jieba.posseg.dt.word_tag_tab
+
+
+def find_named(sentences: list[Span], skip: set[str]) -> list[PersonHit]:
+    """People a sentence names in passing (not in `skip`): English by a person cue, Chinese
+    by jieba's name tag and a common surname."""
+    hits: list[PersonHit] = []
+    seen = set(skip)
+    for sent in sentences:
+        names: list[tuple[str, bool, bool]] = []
+        if HAN_RE.search(sent.text):
+            names += [(w, sent.text.startswith(w), in_dictionary(w))
+                      for w, flag in zh_words(sent.text) if flag == "nr" and valid_zh_name(w)]
+        for pattern in (_PERSON_CUE_EN, _PERSON_SUBJECT_EN):
+            for m in pattern.finditer(sent.text):
+                name = m.group("name") or m.groupdict().get("end") or ""
+                if valid_en_name(name) and name.split()[0] not in _NOT_PEOPLE_EN:
+                    names.append((name, pattern is _PERSON_SUBJECT_EN, False))
+        for name, subject, common in names:
+            if name not in seen:
+                seen.add(name)
+                hits.append(PersonHit(name, sent, subject=subject, common=common))
+    return hits
+
+
+HAN_RE = re.compile(HAN_RUN)

@@ -132,8 +132,11 @@ def render_body(type_: str, fields: dict[str, str], lang: str) -> str:
     return "\n".join(out)
 
 
-def merge_body(type_: str, body: str, fields: dict[str, str], lang: str) -> str:
-    """The existing body with new facts folded in; never drops or contradicts an old line."""
+def merge_body(type_: str, body: str, fields: dict[str, str], lang: str,
+               replace: frozenset[str] = frozenset()) -> str:
+    """The existing body with new facts folded in; never drops or contradicts an old line,
+    except the keys in `replace`: a stated change (a schedule moved to another day) replaces
+    their value, and the caller keeps the old one as a history line."""
     lines = parse_body(type_, body)
     lang = body_lang(lines, lang)
     out = [line.raw for line in lines]
@@ -146,7 +149,7 @@ def merge_body(type_: str, body: str, fields: dict[str, str], lang: str) -> str:
         if is_unknown(new):
             continue
         old = line.value
-        if is_unknown(old) or (line.key in REPLACEABLE and norm(old) != norm(new)):
+        if is_unknown(old) or (line.key in REPLACEABLE | replace and norm(old) != norm(new)):
             value = new
         elif line.key in GROWING and norm(new) not in norm(old) and norm(old) not in norm(new):
             value = f"{old}; {new}"

@@ -2,11 +2,13 @@
 
 A speaker is known from the event's meta (`speaker`) or from a `Name: ` prefix on the page's
 first line. Only then do first-person sentences count, because only then is it known whose
-fact it is. Each rule fires on explicit wording and keeps the speaker's own words:
-- a first-person statement ("I started a new job as a financial analyst", "我养了三只狗",
-  "my dogs are Pepper, Precious and Panda") becomes a dated line of the speaker's person object;
-- an intention ("I'm going to…", "I plan to…", "我打算…") becomes a todo, a dated one ("next
-  month", "this Saturday", "下周") a schedule, each `about` the speaker;
+fact it is. Each rule fires on explicit wording:
+- a turn with a first-person statement ("I started a new job as a financial analyst", "我养了
+  三只狗", "my dogs are Pepper, Precious and Panda") or an intention ("I'm going to…", "I plan
+  to…", "我打算…") gives its best clauses, rewritten in the third person ("Jon started a new job
+  as a financial analyst"), for ONE dated line of the speaker's person object;
+- an intention with a time word ("next month", "this Saturday", "下周") is a schedule `about`
+  the speaker;
 - a person named with a relation ("my friend Sarah", "我妹妹李娜") becomes a person who `knows`
   the speaker.
 Questions, greetings, thanks, compliments and talk about the listener ("you…") are chatter and
@@ -123,12 +125,13 @@ class Speaker:
 class Said:
     """One thing the speaker said that the rules keep."""
 
-    kind: str  # "fact" | "todo" | "schedule" | "person"
+    kind: str  # "fact" | "todo" (an intention without a time) | "schedule" | "person"
     sentence: Span
     text: str  # the words kept: the fact, the plan's item, a named person
     when: str = ""  # a plan's time as said
     resolved: str = ""  # that time as a date, when plain arithmetic gives it
     relation: str = ""  # a named person's relation to the speaker
+    said_on: date | None = None  # the day it was said, for a plan
 
 
 def speaker_of(meta: object, text: str, page_start: int) -> Speaker | None:
@@ -222,7 +225,7 @@ def _plan(sent: Span, lang: str, said_on: date | None) -> Said | None:
         return None
     if when:
         said = when.group("when")
-        return Said("schedule", sent, item, said, resolve(said, said_on))
+        return Said("schedule", sent, item, said, resolve(said, said_on), said_on=said_on)
     return Said("todo", sent, item)
 
 
@@ -239,8 +242,12 @@ def _named(sent: Span, lang: str, speaker: str) -> list[Said]:
 
 
 def listen(text: str, speaker: Speaker, said_on: date | None) -> list[Said]:
-    """Everything the speaker said on this page that the rules keep, in order."""
+    """Everything the speaker said on this page that the rules keep, in order. Facts are
+    clauses rewritten in the third person ("Jon lost their job as a banker yesterday"), at
+    most FACTS_PER_TURN of them, those with the speaker as subject first."""
     out: list[Said] = []
+    statements: list[tuple[Span, str]] = []
+    personal = False
     for sent in sentences(text):
         if sent.end <= speaker.start:
             continue
@@ -250,9 +257,118 @@ def listen(text: str, speaker: Speaker, said_on: date | None) -> list[Said]:
             continue
         lang = lang_of(sent.text)
         out.extend(_named(sent, lang, speaker.name))
-        plan = _plan(sent, lang, said_on) if not sent.text.rstrip().endswith(("?", "？")) else None
-        if plan:
+        question = sent.text.rstrip().endswith(("?", "？"))
+        plan = _plan(sent, lang, said_on) if not question else None
+        if plan and plan.kind == "schedule":
             out.append(plan)
-        elif _is_fact(sent.text, lang):
-            out.append(Said("fact", sent, clip(sent.text, 160)))
-    return out
+            continue
+        if _is_fact(sent.text, lang) or plan:
+            personal = True
+        if not question and not _CHATTER_EN.match(lead_cut(sent.text)):
+            statements.append((sent, lang))
+    if personal:  # a turn about the speaker: its statements' best clauses
+        out += _fact_clauses(statements, speaker.name)
+    return sorted(out, key=lambda h: h.sentence.start)
+
+
+FACTS_PER_TURN = 2
+_EVALUATION_EN = re.compile(r"(?:it|that|this|which|there)(?:'s|’s|\s+(?:is|was|has been|had been|"
+                            r"must have been|must've been|looks?|sounds?|feels?|seems?|were))\b|"
+                            r"(?:sorry|congrats|congratulations|thanks|thank)\b", re.IGNORECASE)
+# Where a statement's clauses part: not at every comma ("my dogs are Pepper, Precious and Panda").
+_FACT_CLAUSES_EN = re.compile(r"\s*(?:;\s+|:\s+|,\s+(?:but|so|because|since|though|and then)\s+|"
+                              r"\s[-–—]\s|\s+(?:but|because|since|though|'cause|cause)\s+)")
+# Intensifiers and hedges: they carry no fact ("Jon is super keen" -> "Jon is keen").
+_FILLER_EN = re.compile(r"(?<![\w'’])(?:so|really|super|totally|just|pretty|very|actually|"
+                        r"definitely|absolutely|literally|kinda|sorta|quite)\s+(?=\w)",
+                        re.IGNORECASE)
+_LISTENER_EN = re.compile(r"\b(?:you|your|you're|you’re|yours|u|ya)\b", re.IGNORECASE)
+
+
+def _fact_clauses(statements: list[tuple[Span, str]], name: str) -> list[Said]:
+    """The turn's clauses worth a line: not about the listener, not an evaluation ("it was so
+    powerful"), with three content words or more; the speaker's own first, then the ones that
+    name the most."""
+    mine: list[Said] = []
+    other: list[Said] = []
+    for sent, lang in statements:
+        if lang == "zh":
+            if _is_fact(sent.text, lang):
+                text = third_person_zh(sent.text.rstrip("。！!；;…"), name)
+                mine.append(Said("fact", sent, clip(text, 120)))
+            continue
+        for clause in _FACT_CLAUSES_EN.split(sent.text):
+            clause = lead_cut(clause.strip(" .!…"))
+            words = re.findall(r"[\w'’]+", clause)
+            content = [w for w in words if len(w) > 3]
+            if len(content) < 3 or _LISTENER_EN.search(clause) or _EVALUATION_EN.match(
+                    clause) or _CHATTER_EN.match(clause):
+                continue
+            own = bool(_SUBJECT_EN.match(" ".join(words[:2])) or _DROPPED_EN.match(clause))
+            line = clip(_FILLER_EN.sub("", third_person(clause, name)), 120)
+            (mine if own else other).append(Said("fact", sent, line))
+    chosen = sorted(mine, key=_specific, reverse=True)[:FACTS_PER_TURN]
+    chosen += sorted(other, key=_specific, reverse=True)[:FACTS_PER_TURN - len(chosen)]
+    return sorted(chosen, key=lambda h: h.sentence.start)
+
+
+def _specific(h: Said) -> int:
+    """How much a clause names: its longer words, and twice its names and numbers ("Jon has
+    been to Paris" beats "Jon is keen to spread that intensity")."""
+    return len([w for w in re.findall(r"[\w'’]+", h.text) if len(w) > 3]) + 2 * len(
+        re.findall(r"(?<=\s)[A-Z][a-z]+|\d+", h.text))
+
+
+# Third person, by plain substitution: the speaker's name for "I", "their" for "my" (their
+# gender is not known), and the verb after the name agreed ("I love" -> "Jon loves").
+_CONTRACTED = (("I'm", "is"), ("I’m", "is"), ("I've", "has"), ("I’ve", "has"), ("I'd", "would"),
+               ("I’d", "would"), ("I'll", "will"), ("I’ll", "will"), ("I am", "is"),
+               ("I was", "was"), ("I have", "has"), ("I do", "does"), ("I don't", "doesn't"),
+               ("I don’t", "doesn't"))
+_NO_AGREE = re.compile(
+    r"(?:[a-z]+ed|was|were|went|got|had|did|made|took|saw|met|found|felt|knew|thought|began|"
+    r"bought|brought|came|gave|left|lost|ran|said|sold|sent|spent|told|won|wrote|can|could|"
+    r"will|would|should|might|must|may|also|just|really|still|never|always|even|recently|"
+    r"finally|actually|totally|definitely|usually|often|only|already|is|has|does|and|or|"
+    r"been|being|[a-z]+ly|[a-z]+ing)$")
+_PRONOUNS = {"my": "their", "My": "Their", "me": "them", "myself": "themself", "mine": "theirs",
+             "our": "their", "Our": "Their", "us": "them",
+             "ourselves": "themselves"}
+
+
+def third_person(clause: str, name: str) -> str:
+    """`clause` as said of the speaker in the third person (see above)."""
+    text = clause
+    if _DROPPED_EN.match(text):  # "Lost my job…" -> "I lost my job…"
+        text = "I " + text[0].lower() + text[1:]
+    for first, verb in _CONTRACTED:
+        text = re.sub(r"(?<![\w'’])" + re.escape(first) + r"(?![\w'’])", f"{name} {verb}", text)
+    text = re.sub(r"(?<![\w'’])I((?:\s+(?:\w+ly|just|still|never|always|even|also|often))*)"
+                  r"\s+(\w+)", lambda m: f"{name}{m.group(1)} {_agree(m.group(2))}", text)
+    text = re.sub(r"(?<![\w'’])I(?![\w'’])", name, text)
+    # "we" keeps its plural verb: "We do all kinds of dances" -> "Jon and others do …"
+    for said, verb in (("'re", " are"), ("’re", " are"), ("'ve", " have"), ("’ve", " have"),
+                       ("'ll", " will"), ("’ll", " will"), ("", "")):
+        text = re.sub(r"(?<![\w'’])[Ww]e" + re.escape(said) + r"(?![\w'’])",
+                      f"{name} and others{verb}", text)
+    return re.sub(r"(?<![\w'’-])(" + "|".join(_PRONOUNS) + r")(?![\w'’-])",
+                  lambda m: _PRONOUNS[m.group(1)], text)
+
+
+def _agree(verb: str) -> str:
+    """The verb as it follows "he"/"she": "love" -> "loves", "go" -> "goes", "try" -> "tries"."""
+    low = verb.lower()
+    if _NO_AGREE.match(low) or not low.isalpha() or low.endswith("s"):
+        return verb
+    if low in ("am", "have", "do", "go"):
+        return {"am": "is", "have": "has", "do": "does", "go": "goes"}[low]
+    if re.search(r"(?:ch|sh|x|z|o)$", low):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", low):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def third_person_zh(text: str, name: str) -> str:
+    """A Chinese statement with the speaker's name for 我 ("我养了三只狗" -> "李娜养了三只狗")."""
+    return re.sub(r"我们", f"{name}他们", text).replace("我", name)

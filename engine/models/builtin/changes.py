@@ -1,0 +1,229 @@
+"""Plans with a date, things someone needs to do, and later changes to them.
+
+`scan_plans(sentences, said_on)` finds, in Chinese and English, whoever says it:
+- a dated plan: a statement (not a question) naming a day after the day it was said
+  ("The Larkspur office move is scheduled for 2027-01-14", "林晓梅下周三来上海") becomes a
+  schedule whose time rule is that day; the item is the sentence's subject when it has the form
+  "X is scheduled/set/planned for DATE", else the sentence without the date;
+- a need: "I need to…", "we have to…", "我要…", "我得…", "我需要…" becomes an open todo;
+- a change: "postponed/moved/rescheduled to DATE", "改到/推迟到/提前到 DATE" (a new day),
+  "cancelled", "called off", "取消了" (cancelled). A change names no object itself: organize.py
+  applies it to the schedule or todo it names best, which keeps its old value as a history
+  line (and, in the engine, as the object's previous version).
+A date in the past ("last Friday") is history and today ("今天是我的生日") a remark, not a plan.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from .dates import find_dates
+from .people import zh_words
+from .profiles import clip, lang_of
+from .rules import Finding, short_name
+from .textspan import Span
+
+_QUESTION = re.compile(r"[?？]\s*$|[吗呢嘛]\s*[。！!]?\s*$")
+_SET_FOR_EN = re.compile(
+    r"^(?:(?:so|and|ok|okay|also|btw|fyi)[,:]?\s+)?(?P<item>.{3,80}?)\s+(?:is|are|was|will be|'s)"
+    r"\s+(?:now\s+)?(?:scheduled|planned|set|booked|fixed|due|happening|taking place|on)\b",
+    re.IGNORECASE)
+_SET_FOR_ZH = re.compile(r"^(?P<item>.{2,30}?)(?:定在|安排在|约在|放在|订在|是在|在)\s*$")
+# "need to", "have to", "must"; not "should" (advice) nor "got to" (often "had the chance to").
+_NEED_EN = re.compile(
+    r"\b(?:I|we)\s+(?:really\s+|still\s+|also\s+)?(?:(?:need|have|'ve got|’ve got)\s+to|must)"
+    r"\s+(?P<item>[^.!?;]{6,120})", re.IGNORECASE)
+_VAGUE_NEED_EN = re.compile(r"(?i)^(?:do|make|be|get|keep|find|fix|show|try|see|say|think|go)\b"
+                            r".*\b(?:it|that|this|something|things|however|better|way|up)\b")
+_NEED_ZH = re.compile(r"我(?:们)?(?:还)?(?:需要|得|要|必须)(?P<item>[^，。！？；]{3,40})")
+_NOT_TASK_ZH = re.compile(r"^(?:是|不|说|看看|想想|睡|走了|去睡|哭|笑)")
+_MOVE_EN = re.compile(r"\b(?:postponed|moved|rescheduled|pushed(?:\s+back)?|delayed|shifted|"
+                      r"brought\s+forward|bumped|changed)\s+(?:to|until|till)\s+", re.IGNORECASE)
+_MOVE_ZH = re.compile(r"(?:改到|改为|改成|改在|推迟到|延期到|延到|推到|提前到|挪到|换到|调到)")
+_CANCEL = re.compile(r"\b(?:cancel(?:l)?ed|called\s+off|scrapped|is\s+off)\b|取消(?:了)?",
+                     re.IGNORECASE)
+_LEAD_EN = re.compile(
+    r"^(?:(?:change of plans?|update|heads up|fyi|btw|note|ok|okay|so)\s*[:,-]?\s*)+"
+    r"|^(?:(?:I|we)(?:'m|’m| am|'re|’re| are)?\s+(?:going to|gonna|will|'ll|have|'ve got)\s+)",
+    re.IGNORECASE)
+_TRIM_EN = re.compile(r"\s+(?:on|for|at|by|from|until|is|are|will be|starting|scheduled)\s*$",
+                      re.IGNORECASE)
+_TRIM_ZH = re.compile(r"(?:定在|安排在|约在|放在|在|是|要|于|将|会)$")
+
+
+@dataclass
+class Change:
+    """A statement that changes a plan: a new day, or cancelled."""
+
+    kind: str  # "moved" | "cancelled"
+    sentence: Span
+    words: str  # the sentence without the change words: what names the changed object
+    day: date | None = None
+    said: str = ""
+
+
+@dataclass
+class Plans:
+    findings: list[Finding]
+    changes: list[Change]
+
+
+def scan_plans(sentences: list[Span], said_on: date | None) -> Plans:
+    """Dated plans, needs and changes in the page's sentences (see the module doc)."""
+    found = Plans([], [])
+    for sent in sentences:
+        if _QUESTION.search(sent.text):
+            continue
+        change = _change(sent, said_on)
+        if change is not None:
+            found.changes.append(change)
+            continue
+        need = _need(sent)
+        if need is not None:
+            found.findings.append(need)
+            continue
+        plan = _dated_plan(sent, said_on)
+        if plan is not None:
+            found.findings.append(plan)
+    return found
+
+
+_CLAUSE_END = re.compile(r"[,;，；]\s*|\s+(?:and|but)\s+")
+
+
+def _change(sent: Span, said_on: date | None) -> Change | None:
+    text = sent.text
+    move = _MOVE_ZH.search(text) or _MOVE_EN.search(text)
+    if move:
+        after = [d for d in find_dates(text, said_on, numeric=True)
+                 if d.start >= move.end() - 1]
+        if after:
+            words = _clause_before(text, move.start()) + " " + text[after[0].end:]
+            return Change("moved", sent, words.strip(), after[0].day, after[0].said)
+    cancel = _CANCEL.search(text)
+    if cancel:
+        return Change("cancelled", sent, _clause_before(text, cancel.start()))
+    return None
+
+
+def _clause_before(text: str, end: int) -> str:
+    """The words of the clause that ends at `end`: what a change names ("the on-call rotation
+    is published, and the SaaS plan is cancelled" names only the SaaS plan)."""
+    starts = [m.end() for m in _CLAUSE_END.finditer(text, 0, end)]
+    return text[(starts[-1] if starts else 0):end].strip()
+
+
+def _need(sent: Span) -> Finding | None:
+    lang = lang_of(sent.text)
+    m = (_NEED_ZH if lang == "zh" else _NEED_EN).search(sent.text)
+    if not m:
+        return None
+    item = m.group("item").strip(" ,，。.")
+    if lang == "zh" and _NOT_TASK_ZH.match(item):
+        return None
+    if lang == "en":
+        item = re.split(r"\s+(?:and then|but|because|so that|since|if)\s+", item)[0]
+        if len(item.split()) < 2 or re.search(r"\byou\b", item, re.IGNORECASE) or (
+                _VAGUE_NEED_EN.match(item)):
+            return None
+    name = short_name(item)
+    if len(name) < 2:
+        return None
+    fields = {"item": item, "condition": "", "state": "open" if lang == "en" else "未完成",
+              "note": ""}
+    return Finding("todo", name, fields, sent, lang, head_aliases(item, lang))
+
+
+# English tense: a plan says so ("will", "going to", "scheduled for") or at least has no verb in
+# the past ("I started pottery classes on Monday" is last Monday, not a plan).
+_PLANNED_EN = re.compile(r"\b(?:will|'ll|’ll|going to|gonna|scheduled|planned|planning|set for|"
+                         r"booked|due|plan to|need to|have to|coming up|is on|are on)\b", re.I)
+_PAST_EN = re.compile(r"\b(?:was|were|did|had|went|got|took|made|saw|met|came|left|began|"
+                      r"bought|ran|won|lost|[a-z]{3,}ed)\b", re.IGNORECASE)
+
+
+# Not a plan: talk to the listener ("see you tomorrow", "let's…"), or the day itself as the
+# subject ("Tomorrow's gonna be awesome", "明天是…").
+_NOT_PLAN_EN = re.compile(r"\b(?:you|your|you're|let's|let’s|lets|can't wait|cannot wait)\b|"
+                          r"^\W*(?:tomorrow|today|tonight)(?:'s|’s|\s+(?:is|will be|was))\b",
+                          re.IGNORECASE)
+
+
+def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
+    lang = lang_of(sent.text)
+    if lang == "en" and (_NOT_PLAN_EN.search(sent.text) or not _PLANNED_EN.search(sent.text)
+                         and _PAST_EN.search(sent.text)):
+        return None
+    dates = [d for d in find_dates(sent.text, said_on) if said_on is None or d.day > said_on]
+    if not dates:
+        return None
+    when = dates[0]
+    before, after = sent.text[: when.start], sent.text[when.end:]
+    if lang == "zh":  # only the clause that holds the date
+        before, after = re.split(r"[，,；;]", before)[-1], re.split(r"[，,；;]", after)[0]
+        after = re.sub(r"^(?:之前|以前|前|之后|以后)?(?:就要|就|要|得|会|将)?", "", after.strip())
+        set_for = _SET_FOR_ZH.match(before.strip())
+        item = set_for.group("item") if set_for else _TRIM_ZH.sub("", before.strip()) + after
+        item = re.sub(r"^(?:是|我们|我|的)+", "", item).strip(" ，,。.！!")
+    else:
+        set_for = _SET_FOR_EN.match(before.strip())
+        item = set_for.group("item") if set_for else f"{before.strip()} {after.strip()}"
+        item = _TRIM_EN.sub("", _LEAD_EN.sub("", item.strip(" ,.!"))).strip(" ,.!")
+        item = re.sub(r"^(?:the|our|my|a|an)\s+", "", item, flags=re.IGNORECASE)
+    item = re.sub(r"^\W*(?:\d+[).）]|[（(][^）)]{1,12}[）)])\s*", "", item)  # "2) …", "（周五）…"
+    name = short_name(item)
+    # "X is scheduled for DATE" / "X定在DATE" names an event; otherwise the rest must be an act.
+    if len(name) < 2 or not set_for and not _actionable(name, lang):
+        return None
+    relative = not re.search(r"\d{4}", when.said)
+    said = f" ({when.said}, said on {said_on.isoformat()})" if relative and said_on else ""
+    if lang == "zh":
+        said = f"（{when.said}，{said_on.isoformat()} 说的）" if relative and said_on else ""
+    fields = {"rule": when.day.isoformat() + said, "item": clip(item, 200),
+              "state": "已安排（一次）" if lang == "zh" else "scheduled (one-off)", "note": ""}
+    return Finding("schedule", name, fields, sent, lang, head_aliases(item, lang))
+
+
+_VAGUE_WORDS = frozenset({"it", "up", "this", "that", "them", "there", "here", "things",
+                          "something", "anything", "stuff", "out", "back", "some"})
+
+
+def _actionable(name: str, lang: str) -> bool:
+    """An item someone could do or attend: English with two real words and not a condition
+    ("If anything looks odd…"), Chinese with a verb and a noun (jieba), not a request to the
+    listener ("帮我查一下…", "提醒你…") nor weather ("稍微回暖一点", "北京晴")."""
+    if lang == "en":
+        words = [w for w in re.findall(r"[A-Za-z]{3,}", name) if w.lower() not in _VAGUE_WORDS]
+        return len(words) >= 2 and not re.match(r"(?i)(?:if|when|whether|maybe)\b", name)
+    if len(re.findall(r"[\u4e00-\u9fff]", name)) < 3 or re.search(r"你|帮我|请|麻烦", name):
+        return False
+    flags = {flag[:1] for _, flag in zh_words(name)}
+    return "v" in flags and "n" in flags
+
+
+_EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their", "this",
+                      "that", "with", "from", "for", "to", "of", "on", "in", "at", "and", "up"})
+
+
+def head_aliases(item: str, lang: str) -> list[str]:
+    """Short handles a later change may call the object by: the head noun ("move", "printer")
+    and, in Chinese, a noun run before a verb ("评审会", "会议室"). The engine finds a related
+    object by its name's or alias's first word, so "the move is postponed" must reach
+    "Larkspur office move" through "move"."""
+    if lang == "zh":
+        nouns = [w for w, flag in zh_words(item) if flag.startswith(("n", "vn")) and
+                 flag != "nr" and len(w) >= 2 and w != item]
+        nouns = list(dict.fromkeys(reversed(nouns)))
+        return [n for i, n in enumerate(nouns) if i == 0 or len(n) >= 3][:3]
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]+", _cut_tail(item)) if w.lower() not in
+             _EN_STOP]
+    out = [words[-1]] if words and len(words[-1]) >= 4 else []
+    if len(words) >= 2:
+        out.append(" ".join(words[-2:]))
+    return out
+
+
+def _cut_tail(item: str) -> str:
+    return re.sub(r"\s+(?:from|with|for|to|by|at|on|in|before|after)\s+.*$", "", item)

@@ -1,0 +1,220 @@
+"""The builtin model keeps up with change: dated plans, needs, updates, people named in passing.
+
+Every test runs plain turns through the real flow (compact, then organize with the builtin
+provider) and reads what the engine committed: the current object, its history line and its
+earlier versions, and what memory_find returns first.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import date
+
+from memvault import Memory
+from memvault.models.builtin import BuiltinProvider, organize
+from memvault.models.builtin.dates import find_dates
+from memvault.recall.query import memory_find
+from memvault.timeline.events import NewEvent
+
+
+def organize_turns(mem: Memory, turns: list[str], day: str = "2026-12-04",
+                   speaker: str | None = None) -> list[int]:
+    """Append the turns (one minute apart), compact, organize; the event ids."""
+    ids = mem.append_events([NewEvent(text, f"{day}T09:{i:02d}:00Z", "user", "message",
+                                      {"speaker": speaker} if speaker else None)
+                             for i, text in enumerate(turns)])
+    worker = mem.worker(BuiltinProvider(), scheduler=False)
+    for request in (mem.compact, mem.organize):
+        request()
+        for _ in range(200):
+            if worker.tick().action in ("idle", "busy", "waiting"):
+                break
+    return ids
+
+
+def obj(conn: sqlite3.Connection, object_id: str) -> sqlite3.Row:
+    row = conn.execute("SELECT * FROM objects WHERE id = ?", (object_id,)).fetchone()
+    assert row is not None, f"no {object_id}; have " + ", ".join(
+        r[0] for r in conn.execute("SELECT id FROM objects"))
+    return row
+
+
+def versions(conn: sqlite3.Connection, object_id: str) -> list[str]:
+    return [r[0] for r in conn.execute(
+        "SELECT body FROM object_versions WHERE object_id = ? ORDER BY version", (object_id,))]
+
+
+def states(conn: sqlite3.Connection, ids: list[int]) -> list[str]:
+    state = dict(conn.execute("SELECT event_id, state FROM archive_queue").fetchall())
+    return [state[i] for i in ids]
+
+
+LARKSPUR = [
+    "The Larkspur office move is scheduled for 2027-01-14.",
+    "I need to order the badge printer from Camille.",
+    "Good morning!",
+    "Change of plan: the move is postponed to 2027-01-21.",
+    "Done: I ordered the printer.",
+]
+
+
+def test_a_postponed_move_changes_the_current_date_and_keeps_the_old_one_as_history(
+        mem: Memory) -> None:
+    ids = organize_turns(mem, LARKSPUR)
+    conn = mem.conn
+    move = obj(conn, "schedule:larkspur-office-move")
+    assert "- time rule: 2027-01-21" in move["body"].splitlines()
+    assert "2027-01-14 -> 2027-01-21" in move["body"]  # the old value, as history
+    assert "2027-01-21" in move["summary"] and "2027-01-14" not in move["summary"].split("(")[0]
+    assert any("- time rule: 2027-01-14" in body for body in versions(conn, move["id"]))
+    cited = {r[0] for r in conn.execute(
+        "SELECT event_id FROM evidence WHERE object_id = ?", (move["id"],))}
+    assert cited == {ids[0], ids[3]}
+    hits = memory_find(conn, "when is the Larkspur office move", include_events=False)["hits"]
+    assert hits[0]["id"] == move["id"]
+    assert states(conn, ids) == ["linked", "linked", "archive_only", "linked", "linked"]
+
+
+def test_a_needed_todo_becomes_done_and_the_person_it_names_is_a_person(mem: Memory) -> None:
+    organize_turns(mem, LARKSPUR)
+    conn = mem.conn
+    todo = obj(conn, "todo:order-the-badge-printer-from-camille")
+    assert "- state: done" in todo["body"].splitlines()
+    assert any("- state: open" in body for body in versions(conn, todo["id"]))
+    camille = obj(conn, "person:camille")
+    assert camille["name"] == "Camille"
+    assert conn.execute("SELECT 1 FROM relations WHERE src_id = ? AND label = 'about'"
+                        " AND dst_id = 'person:camille'", (todo["id"],)).fetchone()
+
+
+def test_the_same_in_chinese_moved_cancelled_and_done(mem: Memory) -> None:
+    ids = organize_turns(mem, [
+        "项目评审会定在2027年1月14日。",
+        "我要找林晓梅订会议室。",
+        "林晓梅下周三来上海。",
+        "评审会改到1月21日。",
+        "会议室已经订好了。",
+        "林晓梅来上海的行程取消了。",
+    ])
+    conn = mem.conn
+    review = obj(conn, "schedule:项目评审会")
+    assert "- 时间规则：2027-01-21" in review["body"].splitlines()
+    assert "2027-01-14 → 2027-01-21" in review["body"]
+    assert any("- 时间规则：2027-01-14" in body for body in versions(conn, review["id"]))
+    todo = obj(conn, "todo:找林晓梅订会议室")
+    assert "- 状态：done" in todo["body"].splitlines()
+    visit = obj(conn, "schedule:林晓梅来上海")
+    assert "2026-12-09" in visit["body"]  # 下周三, said on Friday 2026-12-04
+    assert "- 状态：已取消" in visit["body"].splitlines() and "- 历史：" in visit["body"]
+    assert obj(conn, "person:林晓梅")["name"] == "林晓梅"
+    assert conn.execute("SELECT 1 FROM relations WHERE src_id = ? AND label = 'about'"
+                        " AND dst_id = 'person:林晓梅'", (visit["id"],)).fetchone()
+    hits = memory_find(conn, "评审会", include_events=False)["hits"]
+    assert hits[0]["id"] == review["id"]
+    assert states(conn, ids) == ["linked"] * 6
+
+
+def test_a_change_that_names_nothing_known_writes_nothing(mem: Memory) -> None:
+    ids = organize_turns(mem, ["The dentist visit is postponed to 2027-02-03."])
+    assert mem.conn.execute("SELECT COUNT(*) FROM objects WHERE id != 'project:daily'"
+                            ).fetchone()[0] == 0
+    reason = mem.conn.execute("SELECT reason FROM archive_queue WHERE event_id = ?",
+                              (ids[0],)).fetchone()[0]
+    assert "named no schedule or todo" in reason
+
+
+def test_a_third_person_fact_is_kept_on_the_persons_profile_and_greetings_are_not(
+        mem: Memory) -> None:
+    ids = organize_turns(mem, [
+        "Hey Audrey! Good to see you! How have you been?",
+        "My neighbour said Elena moved to Lisbon last spring.",
+        "Thanks, that's so sweet of you!",
+    ], speaker="Jon")
+    conn = mem.conn
+    elena = obj(conn, "person:elena")
+    assert "Elena moved to Lisbon last spring." in elena["body"]
+    assert conn.execute("SELECT 1 FROM relations WHERE src_id = 'person:elena'"
+                        " AND label = 'knows' AND dst_id = 'person:jon'").fetchone()
+    assert states(conn, ids) == ["archive_only", "linked", "archive_only"]
+    assert conn.execute("SELECT COUNT(*) FROM objects WHERE name = 'Audrey'").fetchone()[0] == 0
+
+
+def test_dates_are_days_in_both_languages_and_past_days_are_not_plans() -> None:
+    friday = date(2026, 12, 4)
+    assert [d.day.isoformat() for d in find_dates("moved to Jan 21", friday)] == ["2027-01-21"]
+    assert [d.day.isoformat() for d in find_dates("下周三来上海", friday)] == ["2026-12-09"]
+    assert [d.day.isoformat() for d in find_dates("改到12月16日", friday)] == ["2026-12-16"]
+    assert [d.day.isoformat() for d in find_dates("1月21日见", friday)] == ["2027-01-21"]
+    assert find_dates("next month", friday) == []
+
+
+def _payload(text: str, related: list[dict[str, object]], source: str = "user"
+             ) -> dict[str, object]:
+    return {"mode": "organize",
+            "event": {"id": 9, "occurred_at": "2026-10-25T10:00:00+08:00", "source": source,
+                      "kind": "message", "meta": None, "chars": len(text)},
+            "page": {"start": 0, "end": len(text), "last": True, "text": text},
+            "progress": None, "targets": [], "related": related, "scope": None}
+
+
+def test_a_change_applies_to_what_its_own_clause_names() -> None:
+    rotation = {"id": "schedule:on-call-rotation", "type": "schedule",
+                "name": "On-call rotation for the runner fleet", "aliases": ["rotation"],
+                "summary": "", "cues": [], "status": "active", "version": 1,
+                "body": "- time rule: 2026-10-30\n- item: On-call rotation\n- state: scheduled"}
+    text = "The on-call rotation is published, and the SaaS plan is cancelled."
+    proposal, _ = organize.build(_payload(text, [rotation]))
+    assert proposal["objects"] == []  # the rotation is not cancelled
+    assert "named no schedule or todo" in proposal["events"][0]["reason"]
+
+
+def test_the_agents_words_are_not_the_users_plans() -> None:
+    text = "The team offsite is scheduled for 2026-11-20."
+    assert organize.build(_payload(text, [], source="agent"))[0]["objects"] == []
+    written = organize.build(_payload(text, []))[0]["objects"]
+    assert [o["id"] for o in written] == ["schedule:team-offsite"]
+
+
+def test_impossible_or_odd_dates_are_no_date_and_no_error() -> None:
+    friday = date(2026, 12, 4)
+    for text in ("Feb 31", "2027-13-45", "2月30日", "99999-01-01", "on Monday", "下下周日",
+                 "in 999999999 days", "Jan 1, 99999"):
+        for found in find_dates(text, friday):
+            assert found.day.year >= 1
+    assert find_dates("2月30日", friday) == []
+    assert find_dates("on Monday", None) == []  # relative, and no day said: no date
+
+
+def test_a_bare_month_day_counts_after_a_move() -> None:
+    review = {"id": "schedule:design-review", "type": "schedule", "name": "design review",
+              "aliases": ["review"], "summary": "", "cues": [], "status": "active",
+              "version": 1, "body": "- time rule: 2026-12-09\n- item: design review\n"
+                                    "- state: scheduled (one-off)"}
+    proposal, _ = organize.build(_payload("The design review moved to 12-16.", [review]))
+    body = proposal["objects"][0]["body"]
+    assert "- time rule: 2026-12-16" in body and "2026-12-09 -> 2026-12-16" in body
+    assert find_dates("we won 3-2 on 12-16", date(2026, 12, 4)) == []  # not without a move
+
+
+def test_a_name_that_carries_the_old_day_says_the_new_one() -> None:
+    dentist = {"id": "schedule:看牙医-10月20日", "type": "schedule", "name": "看牙医 10月20日",
+               "aliases": ["看牙医"], "summary": "", "cues": [], "status": "active",
+               "version": 1, "body": "- 时间规则：10月20日下午3点\n- 事项：看牙医\n"
+                                     "- 状态：已安排（一次）"}
+    proposal, _ = organize.build(_payload("看牙医改到10月27日。", [dentist]))
+    moved = proposal["objects"][0]
+    assert moved["id"] == dentist["id"] and moved["name"] == "看牙医 2026-10-27"
+    assert "- 时间规则：2026-10-27" in moved["body"] and "10月20日下午3点 → 2026-10-27" in moved[
+        "body"]
+
+
+def test_the_engine_takes_the_renamed_schedule_and_recall_finds_the_new_day(
+        mem: Memory) -> None:
+    ids = organize_turns(mem, ["Dentist appointment on 2027-01-14 at 10:00.",
+                               "The dentist appointment is postponed to 2027-01-21."])
+    conn = mem.conn
+    assert states(conn, ids) == ["linked", "linked"]
+    row = obj(conn, "schedule:dentist-appointment-2027-01-14")  # the id is stable
+    assert row["name"] == "Dentist appointment 2027-01-21"
+    hits = memory_find(conn, "dentist appointment", include_events=False)["hits"]
+    assert hits[0]["id"] == row["id"] and "2027-01-21" in hits[0]["name"]
