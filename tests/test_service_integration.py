@@ -80,6 +80,7 @@ class Stack:
         self.run_dir = run_dir
         self.socket = run_dir / "api.sock"
         self.marker = run_dir / "model-calls.jsonl"
+        self.ticks = run_dir / "worker-ticks.jsonl"
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def start(self, args: list[str], log_name: str, env: dict[str, str] | None = None,
@@ -106,6 +107,13 @@ class Stack:
         if not self.marker.exists():
             return []
         return [json.loads(line) for line in self.marker.read_text().splitlines() if line]
+
+    def tick_actions(self) -> list[str]:
+        """What each finished tick of slow_worker.py's worker did, in order."""
+        if not self.ticks.exists():
+            return []
+        lines = self.ticks.read_text().splitlines()
+        return [json.loads(line)["action"] for line in lines if line.endswith("}")]
 
 
 class Agent:
@@ -195,13 +203,18 @@ def test_serve_and_worker_survive_a_killed_batch(stack: Stack, home: Path) -> No
     assert context["timeline"]["total_est_tokens"] > 1000  # over the threshold
 
     slow_env = {"MEMVAULT_TEST_MARKER": str(stack.marker), "MEMVAULT_TEST_DELAY": "1.5",
-                "MEMVAULT_TEST_SLOW_TOOL": "commit_organize"}
+                "MEMVAULT_TEST_SLOW_TOOL": "commit_organize",
+                "MEMVAULT_TEST_TICKS": str(stack.ticks)}
     slow = [sys.executable, str(TESTS / "slow_worker.py")]
     worker = stack.start(["worker", "--model", "builtin"], "worker1.out", slow_env, slow)
     # Its scheduler creates the threshold job on its first tick, busy or not...
     wait_for(lambda: scalar(home, "SELECT COUNT(*) FROM jobs WHERE origin = 'threshold'"), 30,
              "the worker's scheduler to create the threshold compaction")
-    time.sleep(0.5)  # ...a few polls (0.1 s) more: still no batch while the agent is busy
+    # ...then three more of its polls, each reporting the agent busy: still no batch.
+    seen = len(stack.tick_actions())
+    wait_for(lambda: len(stack.tick_actions()) >= seen + 3, 30,
+             "three more worker polls while the agent is busy")
+    assert set(stack.tick_actions()) == {"busy"}
     assert stack.marks() == []
     assert scalar(home, "SELECT COUNT(*) FROM batches") == 0
     agent.call("memory_busy", busy=False)
