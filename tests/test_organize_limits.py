@@ -98,18 +98,25 @@ def test_a_chinese_page_is_shrunk_by_its_bytes(home: Any, clock: ManualClock) ->
     mem.close()
 
 
-def test_related_objects_stay_within_the_claim_budget(home: Any, clock: ManualClock) -> None:
-    mem = open_memory(home, clock, SMALL_BUDGET)
+@pytest.mark.parametrize(("budget", "han_chars"), [(BUDGET, 2_000), (96_000, 16_000)],
+                         ids=["smallest-budget", "default-budget"])
+def test_related_objects_stay_within_the_claim_budget(
+    home: Any, clock: ManualClock, budget: int, han_chars: int,
+) -> None:
+    mem = open_memory(home, clock, f"[organize]\nclaim_budget_bytes = {budget}\n")
+    assert mem.config["organize.claim_budget_bytes"] == budget
     names = ["Alice", "Bruno", "Chen", "Dora", "Emil"]
-    for name in names:  # ~6,150 bytes each in the payload (2,000 Han chars), ~2,150 chars
-        put_object(mem, f"person:{name.lower()}", name, body="负责发布流程与回滚清单。" * 166)
+    # Han is 3 bytes a char: the five bodies fit the budget in chars, not in bytes.
+    body = ("负责发布流程与回滚清单。" * 1_500)[:han_chars]
+    for name in names:
+        put_object(mem, f"person:{name.lower()}", name, body=body)
     data, size = first_claim(mem, f"{', '.join(names)} met about the launch and agreed on it.")
     related = data["related"]
-    room = BUDGET - PAYLOAD_RESERVE - len(data["page"]["text"].encode())
+    room = budget - PAYLOAD_RESERVE - len(data["page"]["text"].encode())
     used = sum(len(json.dumps(o, ensure_ascii=False).encode()) for o in related)
     assert used <= room
-    assert 1 <= len(related) < len(names)  # all five would be ~30,000 bytes
-    assert size <= BUDGET
+    assert 1 <= len(related) < len(names)
+    assert size <= budget
     mem.close()
 
 
