@@ -21,6 +21,7 @@ code restored):
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -75,7 +76,7 @@ def first_claim(mem: Memory, text: str) -> tuple[dict[str, Any], int]:
 
 
 def test_an_english_page_of_8000_chars_fits_the_smallest_budget(
-    home: Any, clock: ManualClock,
+    home: Path, clock: ManualClock,
 ) -> None:
     mem = open_memory(home, clock, SMALL_BUDGET)
     data, _ = first_claim(mem, ("Ivo ships the billing fix on Monday. " * 300)[:9_000])
@@ -84,7 +85,7 @@ def test_an_english_page_of_8000_chars_fits_the_smallest_budget(
     mem.close()
 
 
-def test_a_chinese_page_is_shrunk_by_its_bytes(home: Any, clock: ManualClock) -> None:
+def test_a_chinese_page_is_shrunk_by_its_bytes(home: Path, clock: ManualClock) -> None:
     mem = open_memory(home, clock, SMALL_BUDGET)
     data, size = first_claim(mem, ("伊沃周一发布账单修复。" * 900)[:9_000])
     page = data["page"]
@@ -101,7 +102,7 @@ def test_a_chinese_page_is_shrunk_by_its_bytes(home: Any, clock: ManualClock) ->
 @pytest.mark.parametrize(("budget", "han_chars"), [(BUDGET, 2_000), (96_000, 16_000)],
                          ids=["smallest-budget", "default-budget"])
 def test_related_objects_stay_within_the_claim_budget(
-    home: Any, clock: ManualClock, budget: int, han_chars: int,
+    home: Path, clock: ManualClock, budget: int, han_chars: int,
 ) -> None:
     mem = open_memory(home, clock, f"[organize]\nclaim_budget_bytes = {budget}\n")
     assert mem.config["organize.claim_budget_bytes"] == budget
