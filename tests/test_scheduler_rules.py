@@ -7,17 +7,24 @@ fail, the code restored):
 - the hourly scan includes `continue` events: `state IN ('pending', 'continue')` changed to
   `state IN ('pending')` -> test_the_hourly_check_organizes_an_event_left_at_continue;
 - the cool-down stops hourly job creation: `if paused or open_jobs(...)` changed to
-  `if open_jobs(...)` -> test_the_cool_down_also_stops_the_hourly_job.
+  `if open_jobs(...)` -> test_the_cool_down_also_stops_the_hourly_job;
+- the cool-down lasts until its end: `now < until` changed to `now <= until` -> the same test;
+- (engine/modes/compact.py) a threshold job stops only once the timeline is UNDER 60% of the
+  threshold: `est_tokens < target` changed to `<=` ->
+  test_a_threshold_job_goes_on_at_exactly_sixty_percent[600].
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from memvault import ManualClock, Memory
 from memvault.base.clock import parse_time
 from memvault.jobs.scheduler import HOURLY_KEY, Scheduler, pause_automatic
+from memvault.modes.compact import CompactMode
 from memvault.store.connection import get_state, write
+from memvault.store.jobs import create_job
 from memvault.timeline.hot import timeline_totals
 from modes_support import add_archived, cite_page, make_worker, open_memory, queue_row
 
@@ -41,6 +48,25 @@ def test_the_threshold_fires_only_strictly_above_it(home: Path, clock: ManualClo
     assert timeline_totals(mem.conn)["est_tokens"] == THRESHOLD + 1
     (job,) = jobs_of(sch, mem, "compact")
     assert job.origin == "threshold"
+    mem.close()
+
+
+@pytest.mark.parametrize(("tokens", "claims"), [(600, True), (599, False)])
+def test_a_threshold_job_goes_on_at_exactly_sixty_percent(
+    home: Path, clock: ManualClock, tokens: int, claims: bool,
+) -> None:
+    mem = open_memory(home, clock, f"[compact]\nthreshold_tokens = {THRESHOLD}\n")
+    assert mem.config["compact.target_ratio"] == 0.6
+    for _ in range(tokens // len(CHUNK)):
+        mem.append_event(CHUNK, source="user")
+    if tokens % len(CHUNK):
+        mem.append_event("记" * (tokens % len(CHUNK)), source="user")
+    assert timeline_totals(mem.conn)["est_tokens"] == tokens
+    with write(mem.conn):
+        job = create_job(mem.conn, "compact", "threshold", clock.now(),
+                         params={"max_seq": 10**9})
+    claim = CompactMode().next_claim(mem.conn, job, mem.config, clock.now())
+    assert (claim is not None) == claims  # 60% is not under 60%: one more batch
     mem.close()
 
 
