@@ -5,7 +5,9 @@ the chosen provider wrapped: before each model call it appends one JSON line to 
 by $MEMVAULT_TEST_MARKER (pid, offered tools); when the call offers the tool named by
 $MEMVAULT_TEST_SLOW_TOOL (default commit_organize) it then sleeps $MEMVAULT_TEST_DELAY seconds.
 A marker line therefore means "a batch is claimed and not yet committed", and the sleep gives a
-test a window to SIGKILL the worker mid-batch.
+test a window to SIGKILL the worker mid-batch. When $MEMVAULT_TEST_TICKS names a file, every
+finished worker tick appends one JSON line there (pid, action: busy, idle, committed, ...), so
+a test can wait for what the worker did instead of sleeping.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import memvault.models as providers
+from memvault.jobs.worker import Worker
 
 
 class SlowModel:
@@ -43,6 +46,19 @@ class SlowModel:
         return self.inner.complete(messages, tools, max_output_tokens)
 
 
+def record_ticks(path: Path) -> None:
+    """Make every Worker tick append its action to `path` once it has finished."""
+    real_tick = Worker.tick
+
+    def tick(self: Worker) -> Any:
+        result = real_tick(self)
+        with path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"pid": os.getpid(), "action": result.action}) + "\n")
+        return result
+
+    Worker.tick = tick  # type: ignore[method-assign]
+
+
 def main() -> None:
     marker = Path(os.environ["MEMVAULT_TEST_MARKER"])
     delay = float(os.environ.get("MEMVAULT_TEST_DELAY", "1.5"))
@@ -53,6 +69,8 @@ def main() -> None:
         return SlowModel(real(config, name, model), marker, delay, slow_tool)
 
     providers.make_provider = make_provider
+    if os.environ.get("MEMVAULT_TEST_TICKS"):
+        record_ticks(Path(os.environ["MEMVAULT_TEST_TICKS"]))
     from memvault.cli import main as cli
 
     sys.exit(cli())

@@ -1,4 +1,4 @@
-"""Issue 15, item 1: source anti-backflow. The memory's own output appended back as events (a
+"""Source anti-backflow. The memory's own output appended back as events (a
 memory_find / memory_read / memory_evidence result, a vault file, a status dump, a failure
 notice, the resident context) is kept but never becomes evidence nor strengthens an object:
 evidence citing it is refused naming `evidence.N`, an event that is wholly memory output ends
@@ -180,7 +180,7 @@ def test_a_notice_marked_by_kind_is_never_shown_to_the_model(mem: Memory) -> Non
     assert queue_row(mem.conn, event)["state"] == "archive_only"
 
 
-# -- issue 17: one span computation shared by claim and prompt ----------------------------------
+# -- one span computation shared by claim and prompt ---------------------------------------------
 
 
 def count_event_spans(monkeypatch: pytest.MonkeyPatch) -> list[int]:

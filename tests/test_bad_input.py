@@ -27,7 +27,7 @@ from memvault.vault.files import VaultFolderError
 from memvault.vault.paths import object_path
 from memvault.vault.projector import render_vault
 from memvault.vault.watcher import VaultWatcher
-from test_vault_support import open_memory, project, put_object
+from vault_support import open_memory, project, put_object
 
 TESTS = Path(__file__).resolve().parent
 

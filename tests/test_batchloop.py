@@ -1,4 +1,4 @@
-"""The batch loop's limits (issue 4): 16 tool rounds, 3 corrections, output growth on truncation
+"""The batch loop's limits: 16 tool rounds, 3 corrections, output growth on truncation
 within the model's and the context's limits, the 300 s timeout, and clean failures (counted
 toward the batch's retries, nothing lost) for provider errors and malformed tool calls."""
 
@@ -231,7 +231,7 @@ def test_the_transfer_budget_stops_sending_more(home: Path, clock: ManualClock) 
 def test_each_message_is_json_encoded_once_per_batch(
     mem: Memory, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Issue 17: the loop measures what it sends (transfer budget, context room) from one
+    """The loop measures what it sends (transfer budget, context room) from one
     encoding of each message, not by re-encoding the whole conversation every round."""
     import json
     import types

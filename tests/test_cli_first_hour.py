@@ -1,4 +1,4 @@
-"""A newcomer's first hour (issue 18 items 2-6) and the CLI's start-up (issue 17).
+"""A newcomer's first hour and the CLI's start-up (it loads only what a command needs).
 
 - organize runs its job here by default and says what it recognised; --no-wait says who will
   run the job (a live worker) or how to run it; no command prints a Python repr.
@@ -220,7 +220,7 @@ def test_every_subcommand_offers_home(runner: CliRunner) -> None:
             assert "--home DIR" in run_cli(runner, *path, "--help").output, path
 
 
-# -- issue 17: start-up loads only what the command needs -----------------------------------------
+# -- start-up loads only what the command needs --------------------------------------------------
 
 HEAVY = ("memvault.jobs.worker", "memvault.modes.batch_loop", "memvault.objects.proposals",
          "memvault.vault", "jinja2", "watchfiles", "rich", "pydantic", "mcp")

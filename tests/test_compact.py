@@ -1,4 +1,4 @@
-"""compact (issue 4): the model sees only its nodes and one tool; exact coverage and a real
+"""compact: the model sees only its nodes and one tool; exact coverage and a real
 shortening are enforced; one transaction creates the head, deactivates the nodes, enqueues the
 events whose last fragment left and records the receipt; heads never re-enqueue."""
 
@@ -320,7 +320,7 @@ def test_an_explicit_job_resumes_its_scan_yet_claims_nodes_that_were_held_then_f
 def test_the_commit_enqueues_a_batch_of_events_in_a_fixed_number_of_statements(
     mem: Memory,
 ) -> None:
-    """Issue 17: the queue writes of a commit do not grow with its events (one lookup of the
+    """The queue writes of a commit do not grow with its events (one lookup of the
     still-hot fragments, one insert), and the receipt still lists only the newly queued."""
     ids = [mem.append_event(f"message {i}: the team met and agreed on the launch date")
            for i in range(6)]
@@ -350,7 +350,7 @@ def _transactions(statements: list[str]) -> list[list[str]]:
 
 
 def test_a_compact_tick_runs_a_small_fixed_number_of_statements(mem: Memory) -> None:
-    """Issue 17: the claim transaction reads the job's batches once and takes the graph
+    """The claim transaction reads the job's batches once and takes the graph
     revision inside its insert; the commit checks receipt, lease and revision in one read, never
     reads the nodes' text again (the prompt did) and checks them (all still hot, a contiguous
     run) in one statement."""

@@ -16,7 +16,7 @@ from memvault.objects.records import get_object
 from memvault.store.vault_tables import vault_status
 from memvault.vault.paths import conflict_original, is_conflict_copy, is_object_file, object_path
 from memvault.vault.watcher import VaultWatcher
-from test_vault_support import broken_links, open_memory, project, put_object
+from vault_support import broken_links, open_memory, project, put_object
 
 SECRET = "sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
 

@@ -1,4 +1,4 @@
-"""deep (issue 5): a durable snapshot of every object id at first claim, ≤4 objects a batch,
+"""deep: a durable snapshot of every object id at first claim, ≤4 objects a batch,
 each reviewed id confirmed, a failed batch never advancing the list, unchanged objects not
 rewritten, merges that keep the loser readable and redirect, no SOUL.md, no timeline."""
 

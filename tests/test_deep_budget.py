@@ -1,4 +1,4 @@
-"""Issue 15, item 2: deep fits its claim into the transfer budget (organize.claim_budget_bytes):
+"""Deep fits its claim into the transfer budget (organize.claim_budget_bytes):
 fewer objects a batch first, then bodies cut with a marker. Four objects with 16,000-char CJK
 bodies once made a first message of 198,575 bytes against 96,000."""
 

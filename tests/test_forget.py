@@ -23,7 +23,7 @@ from memvault.objects.records import add_evidence
 from memvault.store.connection import write
 from memvault.store.leases import acquire_lease, process_holder
 from memvault.store.recall_index import analyze_tokens, get_stat, units
-from test_vault_support import open_memory, project, put_object
+from vault_support import open_memory, project, put_object
 
 SECRETS = [
     "hunter2-Correct-Horse-9",

@@ -1,5 +1,5 @@
 """A graph write's SQL: each object row read once a commit, links in one INSERT each, the same
-rows, versions, redirects and counts as statement-by-statement writing (issue 17)."""
+rows, versions, redirects and counts as statement-by-statement writing."""
 
 from __future__ import annotations
 
@@ -234,7 +234,8 @@ def test_batched_links_count_new_rows_only_and_refuse_bad_input_whole(mem: Memor
 
 def reference_quotes(conn: sqlite3.Connection, object_ids: list[str],
                      own_event: int | None) -> list[str]:
-    """stored_quotes as it read before issue 17: two queries per object, one for core files."""
+    """stored_quotes as it read before it was batched: two queries per object, one for core
+    files."""
     quotes: list[str] = []
     for object_id in dict.fromkeys(object_ids):
         row = conn.execute("SELECT summary, body FROM objects WHERE id = ?",

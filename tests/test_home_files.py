@@ -19,7 +19,7 @@ from memvault.base.errors import StoreError
 from memvault.objects.corefiles import read_core_file
 from memvault.store.vault_tables import vault_status
 from memvault.vault.watcher import VaultWatcher
-from test_vault_support import open_memory, project
+from vault_support import open_memory, project
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 OUTSIDE = "root:x:0:0:root:/root:/bin/bash\n"

@@ -1,4 +1,4 @@
-"""organize (issue 5): every outcome and every rejection of a proposal, one transaction per
+"""organize: every outcome and every rejection of a proposal, one transaction per
 batch, earlier batches never undone, a long event read page by page with checkpoints and a
 crash between pages."""
 
@@ -527,7 +527,7 @@ def test_configured_progress_and_reason_limits_apply(home: Path, clock: ManualCl
 
 
 def test_the_related_objects_of_a_claim_are_read_in_one_statement(mem: Memory) -> None:
-    """Issue 17: a page naming many objects reads them together, not one query each, and the
+    """A page naming many objects reads them together, not one query each, and the
     payload keeps their order (objects citing the event first, then the named ones)."""
     names = ["Ada", "Grace", "Alan", "Edsger", "Barbara"]
     for name in names:
@@ -545,7 +545,7 @@ def test_the_related_objects_of_a_claim_are_read_in_one_statement(mem: Memory) -
     assert len([s for s in statements if s.startswith("SELECT * FROM objects WHERE id")]) == 1
 
 
-# -- issue 17: the rest of the tick (claim, prompt, validation) reads once ---------------------
+# -- the rest of the tick (claim, prompt, validation) reads once --------------------------------
 
 
 def tick_statements(mem: Memory, build: Any) -> tuple[list[str], list[dict[str, Any]]]:

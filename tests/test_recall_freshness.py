@@ -1,5 +1,5 @@
-"""New events are indexed by the append that stores them (issue 16: ingest-then-find is the
-agent's common path), in a transaction after the events' own commit, so a failing index write
+"""New events are indexed by the append that stores them (ingest-then-find is the agent's
+common path), in a transaction after the events' own commit, so a failing index write
 never costs the events."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from helpers import run_cli
 from memvault import Memory, NewEvent
 from memvault.objects.records import add_evidence
 from memvault.store.connection import write
-from test_vault_support import open_memory, put_object
+from vault_support import open_memory, put_object
 
 TOKEN = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 PASSWORD = "password: Tr0ub4dor-and-3"

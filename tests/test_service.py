@@ -296,7 +296,7 @@ def test_shutdown_waits_for_a_task_within_the_grace(home: Path, short_dir: Path,
 
 def test_serving_lowers_the_gil_switch_interval_and_restores_it(home: Path,
                                                                  short_dir: Path) -> None:
-    """A busy worker thread must not hold the API's thread hops for 5 ms each (issue 17): the
+    """A busy worker thread must not hold the API's thread hops for 5 ms each: the
     service lowers the switch interval while it runs and puts the caller's value back."""
     seen: list[float] = []
 

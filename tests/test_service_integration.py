@@ -15,7 +15,6 @@ deadline. Model: the offline `builtin` provider (worker lease shortened to its m
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -35,7 +34,6 @@ from memvault.service.mcp_server import open_client, tool_payload
 
 TESTS = Path(__file__).parent
 CLI = [sys.executable, "-c", "import sys; from memvault.cli import main; sys.exit(main())"]
-HAS_RECALL = importlib.util.find_spec("memvault.recall.query") is not None
 PEOPLE = ["张伟", "李娜", "王芳", "Alice Chen", "Bob Smith"]
 
 
@@ -80,6 +78,7 @@ class Stack:
         self.run_dir = run_dir
         self.socket = run_dir / "api.sock"
         self.marker = run_dir / "model-calls.jsonl"
+        self.ticks = run_dir / "worker-ticks.jsonl"
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def start(self, args: list[str], log_name: str, env: dict[str, str] | None = None,
@@ -106,6 +105,13 @@ class Stack:
         if not self.marker.exists():
             return []
         return [json.loads(line) for line in self.marker.read_text().splitlines() if line]
+
+    def tick_actions(self) -> list[str]:
+        """What each finished tick of slow_worker.py's worker did, in order."""
+        if not self.ticks.exists():
+            return []
+        lines = self.ticks.read_text().splitlines()
+        return [json.loads(line)["action"] for line in lines if line.endswith("}")]
 
 
 class Agent:
@@ -195,13 +201,18 @@ def test_serve_and_worker_survive_a_killed_batch(stack: Stack, home: Path) -> No
     assert context["timeline"]["total_est_tokens"] > 1000  # over the threshold
 
     slow_env = {"MEMVAULT_TEST_MARKER": str(stack.marker), "MEMVAULT_TEST_DELAY": "1.5",
-                "MEMVAULT_TEST_SLOW_TOOL": "commit_organize"}
+                "MEMVAULT_TEST_SLOW_TOOL": "commit_organize",
+                "MEMVAULT_TEST_TICKS": str(stack.ticks)}
     slow = [sys.executable, str(TESTS / "slow_worker.py")]
     worker = stack.start(["worker", "--model", "builtin"], "worker1.out", slow_env, slow)
     # Its scheduler creates the threshold job on its first tick, busy or not...
     wait_for(lambda: scalar(home, "SELECT COUNT(*) FROM jobs WHERE origin = 'threshold'"), 30,
              "the worker's scheduler to create the threshold compaction")
-    time.sleep(0.5)  # ...a few polls (0.1 s) more: still no batch while the agent is busy
+    # ...then three more of its polls, each reporting the agent busy: still no batch.
+    seen = len(stack.tick_actions())
+    wait_for(lambda: len(stack.tick_actions()) >= seen + 3, 30,
+             "three more worker polls while the agent is busy")
+    assert set(stack.tick_actions()) == {"busy"}
     assert stack.marks() == []
     assert scalar(home, "SELECT COUNT(*) FROM batches") == 0
     agent.call("memory_busy", busy=False)
@@ -226,8 +237,7 @@ def test_serve_and_worker_survive_a_killed_batch(stack: Stack, home: Path) -> No
              "an organize batch to be in flight")
     reads = agent.calls(("memory_context", {}), ("memory_status", {}))
     assert reads[1]["events"]["pending"] + reads[1]["events"]["continue"] == len(turns)
-    if HAS_RECALL:
-        agent.call("memory_find", query="张伟")
+    assert "hits" in agent.call("memory_find", query="张伟")
     worker.send_signal(signal.SIGKILL)
     worker.wait(10)
     killed = claimed_batches(home)
@@ -292,11 +302,10 @@ def test_serve_and_worker_survive_a_killed_batch(stack: Stack, home: Path) -> No
         conn.close()
     assert final["events"]["blocked"] == 0 and final["quick_check"] == "ok"
     assert final["events"]["linked"] + final["events"]["archive_only"] == len(queue)
-    if HAS_RECALL:
-        agent.call("memory_find", query="Lighthouse")
-        if some_object is not None:
-            assert agent.call("memory_read", id=some_object[0])["kind"] == "object"
-        assert agent.call("memory_evidence", id=ids[0])["text"] == turns[0]
+    assert "hits" in agent.call("memory_find", query="Lighthouse")
+    if some_object is not None:
+        assert agent.call("memory_read", id=some_object[0])["kind"] == "object"
+    assert agent.call("memory_evidence", id=ids[0])["text"] == turns[0]
     assert max(agent.latencies["memory_status"]) < 5  # reads never waited on a batch
 
     # -- a clean stop of serve ----------------------------------------------------------------

@@ -195,7 +195,7 @@ def test_a_vault_page_shows_bidi_overrides_and_escapes_written_out(tmp_path) -> 
     """Stored text that would reorder or colour what a reader sees is written out in the
     object's page (the core files stay byte-exact copies, so they are not touched)."""
     from memvault.vault.paths import object_path
-    from test_vault_support import open_memory, project, put_object
+    from vault_support import open_memory, project, put_object
 
     with open_memory(tmp_path / "home") as mem:
         put_object(mem, "person:eve", "Eve",

@@ -17,7 +17,7 @@ from memvault.store.vault_tables import vault_status
 from memvault.vault import files as vault_files_module
 from memvault.vault.paths import object_path, page_path
 from memvault.vault.projector import ProjectionBusy, pending_owners, render_vault, vault_lock
-from test_vault_support import (
+from vault_support import (
     broken_links,
     open_memory,
     project,

@@ -9,7 +9,7 @@ import pytest
 from memvault.objects.records import add_evidence
 from memvault.store.connection import write
 from memvault.vault.render import Renderer
-from test_vault_support import open_memory, project, put_object, relate, tick
+from vault_support import open_memory, project, put_object, relate, tick
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import frontmatter
 from click.testing import CliRunner
 from memvault.cli import main
 from memvault.vault.paths import object_path
-from test_vault_support import broken_links, vault_files
+from vault_support import broken_links, vault_files
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 

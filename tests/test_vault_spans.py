@@ -18,7 +18,7 @@ from memvault.vault import quotes
 from memvault.vault.paths import object_path, page_path
 from memvault.vault.projector import ProjectionBusy, rerender_objects_citing, vault_lock
 from memvault.vault.quotes import QUOTE_MAX_CHARS, EventQuotes, quote_span, scan_window
-from test_vault_support import broken_links, open_memory, project, put_object, tick
+from vault_support import broken_links, open_memory, project, put_object, tick
 
 GITHUB_TOKEN = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 

@@ -22,7 +22,7 @@ from memvault.store.vault_tables import vault_status
 from memvault.vault.files import VaultFolderError
 from memvault.vault.paths import object_path, page_path
 from memvault.vault.watcher import VaultWatcher
-from test_vault_support import open_memory, project, put_object, relate, vault_files
+from vault_support import open_memory, project, put_object, relate, vault_files
 
 JOIN_S = 30.0  # generous: only a real hang (a blocking open or read) exceeds it
 SECRET = "root:x:0:0:root:/root:/bin/bash\napi_key = sk-live-0123456789\n"

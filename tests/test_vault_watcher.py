@@ -13,7 +13,7 @@ from memvault.store.connection import get_state
 from memvault.store.vault_tables import vault_status
 from memvault.vault.paths import object_path
 from memvault.vault.watcher import VaultGone, VaultWatcher
-from test_vault_support import open_memory, project, put_object, running_watcher
+from vault_support import open_memory, project, put_object, running_watcher
 
 
 @pytest.fixture

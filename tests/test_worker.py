@@ -569,9 +569,6 @@ def test_cli_usage(home: Path, runner: CliRunner) -> None:
 
 
 def test_cli_worker_burst_with_the_default_provider(home: Path, runner: CliRunner) -> None:
-    builtin = pytest.importorskip("memvault.models.builtin")
-    if not hasattr(builtin, "BuiltinProvider"):
-        pytest.skip("memvault.models.builtin has no BuiltinProvider yet")
     with Memory.open(home) as mem:
         mem.append_event("Olga said hello.")
     result = runner.invoke(main, ["worker", "--burst"])

@@ -1,4 +1,4 @@
-"""Issue 15, items 3-5: deep archives a legacy relation (with its standard relation in the same
+"""Deep archives a legacy relation (with its standard relation in the same
 commit); a job ends partial while any event it was asked about is blocked, and says which;
 every durable write of an event's batches is a target, and a last-page continue must change an
 object, relation or core file."""
@@ -29,7 +29,7 @@ from modes_support import (
 LONG = ("Wanda runs the billing migration and reviews every invoice change. " * 140)[:9_000]
 
 
-# -- item 3: deep archives a legacy relation ----------------------------------------------------
+# -- deep archives a legacy relation -------------------------------------------------------------
 
 LEGACY = "worked with her on the 2019 launch and still asks her about rollbacks"
 
@@ -98,7 +98,7 @@ def test_archiving_is_refused_twice_and_from_organize(mem: Memory, legacy_pair: 
     assert errors_seen(provider)[0]["field"] == "archive_relations"  # not in organize's schema
 
 
-# -- item 4: partial while any event the job was asked about is blocked -------------------------
+# -- partial while any event the job was asked about is blocked ----------------------------------
 
 
 def test_a_second_organize_job_is_partial_while_an_event_stays_blocked(
@@ -130,7 +130,7 @@ def test_a_second_organize_job_is_partial_while_an_event_stays_blocked(
     assert job_state(mem.conn, third) == "done" and job_summary(mem.conn, third)["note"] is None
 
 
-# -- item 5: targets and progress ---------------------------------------------------------------
+# -- targets and progress ------------------------------------------------------------------------
 
 
 @pytest.fixture
