@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..base.errors import MemvaultError
-from ..base.home_trust import open_lock_file
+from ..base.home_trust import file_kind, open_lock_file
 from .paths import CONFLICT_SUFFIX, TEMP_SUFFIX, conflict_name
 
 # No symlink followed at the last step, no blocking open of a FIFO, no descriptor leaked to a
@@ -112,16 +112,6 @@ def _link_text(path: Path | str) -> str:
         return ""
 
 
-def _file_kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a special file"
-
-
 def refuse_link(path: Path | str) -> UnsafeFile:
     """The refusal of a symlink found where the vault keeps a file."""
     return UnsafeFile(
@@ -132,7 +122,7 @@ def refuse_link(path: Path | str) -> UnsafeFile:
 def refuse_special(path: Path | str, mode: int) -> UnsafeFile:
     """The refusal of a FIFO, device or socket found where the vault keeps a file."""
     return UnsafeFile(
-        f"{path} is {_file_kind(mode)}, not a regular file: left alone; remove it", "special")
+        f"{path} is {file_kind(mode)}, not a regular file: left alone; remove it", "special")
 
 
 def read_file(path: Path | str, limit: int | None = None) -> bytes | None:

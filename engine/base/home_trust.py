@@ -106,7 +106,7 @@ def read_settings_text(path: Path) -> str | None:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise ConfigError(f"{path} is {_kind(st.st_mode)}, not a regular file: memvault "
+            raise ConfigError(f"{path} is {file_kind(st.st_mode)}, not a regular file: memvault "
                               "does not read it; remove it (a new home writes the defaults)")
         data = _read_at_most(fd, SETTINGS_MAX_BYTES + 1)
     finally:
@@ -135,7 +135,7 @@ def clear_bad_lock(root: Path) -> str | None:
     if stat.S_ISDIR(st.st_mode):
         return (f"{path} is a folder where the vault projection keeps its lock file: the vault "
                 "cannot be projected until it is moved away")
-    what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else _kind(st.st_mode)
+    what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else file_kind(st.st_mode)
     try:
         path.unlink()  # the link itself, never what it points to
     except OSError as exc:
@@ -164,7 +164,7 @@ def open_lock_file(path: Path) -> int:
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise ConfigError(f"{path} is {_kind(mode)}, not the lock file memvault keeps there: "
+        raise ConfigError(f"{path} is {file_kind(mode)}, not the lock file memvault keeps there: "
                           "remove it (any writing command does)")
     return fd
 
@@ -181,7 +181,8 @@ def _read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words ("a FIFO", "a folder", ...)."""
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):

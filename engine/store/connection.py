@@ -24,6 +24,7 @@ from pathlib import Path
 from ..base.config import FILE_MODE, make_private_dir
 from ..base.errors import StoreError
 from ..base.forgetting import Forgetting
+from ..base.home_trust import file_kind
 from .migrations import (
     apply_migrations,
     newer_version_error,
@@ -71,7 +72,7 @@ def refuse_unsafe_files(db_path: Path) -> None:
     except OSError:
         mode = None  # absent (created next) or unreachable (the open says why)
     if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        raise StoreError(f"{db_path} is {_kind(mode)}, not a regular file: SQLite cannot use "
+        raise StoreError(f"{db_path} is {file_kind(mode)}, not a regular file: SQLite cannot use "
                          "it as the database; move it away")
     for suffix, advice in (("-wal", "replace it with the file it points to if that is this "
                                     "memory's, else remove it (its unsaved writes are lost)"),
@@ -85,18 +86,8 @@ def refuse_unsafe_files(db_path: Path) -> None:
             raise StoreError(f"{part} is a symbolic link: memvault does not let SQLite follow "
                              f"links in the home; {advice}")
         if not stat.S_ISREG(mode):
-            raise StoreError(f"{part} is {_kind(mode)}, not a regular file: SQLite cannot use "
+            raise StoreError(f"{part} is {file_kind(mode)}, not a regular file: SQLite cannot use "
                              "it; remove it")
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a folder" if stat.S_ISDIR(mode) else "a special file"
 
 
 def connect(db_path: Path, readonly: bool = False) -> sqlite3.Connection:
