@@ -120,9 +120,10 @@ def _chatgpt(raw: dict[str, Any], conv_id: str) -> Conversation:
         text = "\n".join(p for p in parts if isinstance(p, str) and p.strip())
         if content.get("content_type") not in (None, "text", "multimodal_text", "code"):
             text = ""  # browsing results, tool output rendered as content: scaffolding
+        # Custom instructions and the like: hidden from the person, so not a turn they had.
+        hidden = (message.get("metadata") or {}).get("is_visually_hidden_from_conversation")
         _add(conv, "chatgpt", role, text, message.get("id") or node_id,
-             message.get("create_time"), raw.get("create_time"),
-             hidden=bool((message.get("metadata") or {}).get("is_visually_hidden_from_conversation")))
+             message.get("create_time"), raw.get("create_time"), hidden=bool(hidden))
     return conv
 
 
