@@ -42,21 +42,16 @@ def make_export(messages: int, per_conversation: int, seed: int = 7) -> tuple[li
         mapping = {"root": {"id": "root", "message": None, "parent": None, "children": []}}
         parent = "root"
 
-        def node(node_id: str, role: str, text: str, at: float, parent: str) -> None:
-            mapping[node_id] = {"id": node_id, "parent": parent, "children": [], "message": {
-                "id": node_id, "author": {"role": role}, "create_time": at,
-                "content": {"content_type": "text", "parts": [text]}}}
-            mapping[parent]["children"].append(node_id)
-
-        node(f"{cid}-sys", "system", "", START, parent)
+        node(mapping, f"{cid}-sys", "system", "", START, parent)
         parent = f"{cid}-sys"
         for index in range(min(per_conversation, messages - number)):
             at = START + number * 60
             role = "user" if index % 2 == 0 else "assistant"
             text = turn(rng, number)
             if role == "assistant" and index == 1:  # a regenerated answer: a dropped branch
-                node(f"{cid}-{index}-old", role, "an answer the person regenerated", at, parent)
-            node(f"{cid}-{index}", role, text, at, parent)
+                node(mapping, f"{cid}-{index}-old", role, "an answer the person regenerated",
+                     at, parent)
+            node(mapping, f"{cid}-{index}", role, text, at, parent)
             parent = f"{cid}-{index}"
             lines.append(json.dumps({"text": text, "source": role, "occurred_at":
                                      _iso(at), "key": f"chatgpt:{cid}:{cid}-{index}"},
@@ -65,6 +60,14 @@ def make_export(messages: int, per_conversation: int, seed: int = 7) -> tuple[li
         conversations.append({"id": cid, "title": f"conversation {cid}", "create_time": START,
                               "mapping": mapping, "current_node": parent})
     return conversations, lines
+
+
+def node(mapping: dict, node_id: str, role: str, text: str, at: float, parent: str) -> None:
+    """Add one message node under `parent` to a conversation's mapping."""
+    mapping[node_id] = {"id": node_id, "parent": parent, "children": [], "message": {
+        "id": node_id, "author": {"role": role}, "create_time": at,
+        "content": {"content_type": "text", "parts": [text]}}}
+    mapping[parent]["children"].append(node_id)
 
 
 def _iso(at: float) -> str:
