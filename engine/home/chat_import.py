@@ -12,6 +12,7 @@ it; the conversations before it stay stored.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import IO, Any
@@ -86,9 +87,11 @@ def estimate_import(memory: Memory, fmt: str, stream: IO[bytes]) -> Estimate:
 def _stored(memory: Memory, keys: list[str]) -> set[str]:
     if not keys:
         return set()
-    marks = ",".join("?" * len(keys))
+    # json_each, not one placeholder per key: a conversation may hold more messages than
+    # SQLite allows variables.
     return {row[0] for row in memory.conn.execute(
-        f"SELECT key FROM events WHERE key IN ({marks})", keys)}
+        "SELECT key FROM events WHERE key IN (SELECT value FROM json_each(?))",
+        (json.dumps(keys, ensure_ascii=False),))}
 
 
 def import_export(

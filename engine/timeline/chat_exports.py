@@ -41,6 +41,7 @@ from .ingest import parse_line
 
 FORMATS = ("chatgpt", "claude", "jsonl")
 JSONL_CONVERSATION = 1_000  # lines of a JSONL file stored as one transaction
+TITLE_MAX_CHARS = 1_000  # a title is carried in every message's meta (16 KiB at most)
 _ROLES = {"user": "user", "human": "user", "assistant": "assistant"}
 
 
@@ -105,7 +106,7 @@ def _chatgpt(raw: dict[str, Any], conv_id: str) -> Conversation:
     mapping: dict[str, Any] = raw.get("mapping") or {}
     if not isinstance(mapping, dict):
         raise TypeError("mapping is not an object")
-    conv = Conversation(conv_id, str(raw.get("title") or ""))
+    conv = Conversation(conv_id, str(raw.get("title") or "")[:TITLE_MAX_CHARS])
     path = _current_path(mapping, raw.get("current_node"))
     on_path = set(path)
     conv.dropped_branch = sum(1 for node_id, node in mapping.items()
@@ -156,7 +157,7 @@ def _current_path(mapping: dict[str, Any], current: Any) -> list[str]:
 
 
 def _claude(raw: dict[str, Any], conv_id: str) -> Conversation:
-    conv = Conversation(conv_id, str(raw.get("name") or ""))
+    conv = Conversation(conv_id, str(raw.get("name") or "")[:TITLE_MAX_CHARS])
     messages = raw.get("chat_messages") or []
     if not isinstance(messages, list):
         raise TypeError("chat_messages is not a list")
