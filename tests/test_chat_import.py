@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 from helpers import count, run_cli, write_config
-from memvault import Memory
+from memvault import ManualClock, Memory
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHATGPT = FIXTURES / "chatgpt_conversations.json"
@@ -180,3 +180,19 @@ def test_with_a_paid_provider_the_import_estimates_the_work_and_asks_first(
     done = run_cli(runner, "import", "chatgpt", str(CHATGPT), "--yes")
     assert "imported 4 event(s) from 2 conversation(s)" in done.output
     assert "memvault organize" in done.output  # what happens next
+
+
+def test_the_hourly_check_organizes_imported_history_without_compacting(
+    home: Path, clock: ManualClock,
+) -> None:
+    from memvault.home.chat_import import import_export
+    from memvault.jobs.scheduler import Scheduler
+
+    with Memory.open(home, clock=clock) as mem:
+        with CHATGPT.open("rb") as stream:
+            assert import_export(mem, "chatgpt", stream, str(CHATGPT)).events == 4
+        scheduler = Scheduler(mem.conn, mem.config, mem.tz)
+        jobs = scheduler.check(clock.now())  # the first hourly check is due at once
+        assert [(j.mode, j.origin) for j in jobs if j.mode != "deep"] == [
+            ("organize", "hourly")]
+        assert count(mem.conn, "jobs", "mode = 'compact'") == 0
