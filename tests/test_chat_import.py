@@ -51,6 +51,28 @@ def test_chatgpt_export_keeps_the_current_branch_and_counts_what_it_left_out(
     assert first["meta"]["time_from"] == "message"
 
 
+def test_tool_calls_and_thoughts_are_scaffolding_not_turns(
+    home: Path, runner: CliRunner, tmp_path: Path,
+) -> None:
+    def message(node_id: str, parent: str | None, **fields: object) -> dict:
+        body = {"id": node_id, "author": {"role": "assistant"}, "create_time": 1700000000.0,
+                "content": {"content_type": "text", "parts": ["print(1)"]}, **fields}
+        return {"id": node_id, "parent": parent, "children": [], "message": body}
+
+    mapping = {
+        "a": message("a", None, recipient="python",
+                     content={"content_type": "code", "text": "print(1)"}),
+        "b": message("b", "a", content={"content_type": "thoughts", "thoughts": []}),
+        "c": message("c", "b", content={"content_type": "text", "parts": ["答案是 1。"]}),
+    }
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([{"id": "t", "title": "tools", "mapping": mapping,
+                                 "current_node": "c"}]), "utf-8")
+    report = imported(runner, "chatgpt", path)
+    assert report["events"] == 1 and report["skipped_roles"] == 2
+    assert [e["text"] for e in stored_events(home)] == ["答案是 1。"]
+
+
 def test_imported_history_skips_the_hot_timeline_and_waits_for_organize(
     home: Path, runner: CliRunner,
 ) -> None:

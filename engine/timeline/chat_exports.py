@@ -11,7 +11,9 @@ llm-conversations-viewer `docs/formats.md`, mitkury/chatgpt-export-parser
   {content_type, parts}}. Edits and regenerations are branches of that tree: only the path from
   `current_node` up through `parent` links is what the person saw last; the other branches'
   messages are dropped and counted. Parts that are not text (an image's asset pointer) are
-  left out; a message with no text part left is empty.
+  left out; a message with no text part left is empty. Hidden messages, tool calls
+  (`recipient` other than "all") and content types other than text/multimodal_text are
+  scaffolding, like system and tool messages.
 - `claude`: `conversations.json` is a JSON array of conversations {uuid, name, created_at
   (ISO), chat_messages}; a message has {uuid, sender ("human" or "assistant"), text,
   created_at}, newer exports also `content` [{type: "text", text}] (read when `text` is empty),
@@ -119,12 +121,15 @@ def _chatgpt(raw: dict[str, Any], conv_id: str) -> Conversation:
         content = message.get("content") or {}
         parts = content.get("parts") or []
         text = "\n".join(p for p in parts if isinstance(p, str) and p.strip())
-        if content.get("content_type") not in (None, "text", "multimodal_text", "code"):
-            text = ""  # browsing results, tool output rendered as content: scaffolding
-        # Custom instructions and the like: hidden from the person, so not a turn they had.
-        hidden = (message.get("metadata") or {}).get("is_visually_hidden_from_conversation")
+        # Scaffolding, not a turn the person had: messages hidden from them (custom
+        # instructions), a model's call to a tool (recipient other than "all", e.g. code for
+        # "python"), and content other than text (thoughts, browsing results, tool output).
+        scaffolding = (
+            bool((message.get("metadata") or {}).get("is_visually_hidden_from_conversation"))
+            or message.get("recipient", "all") != "all"
+            or content.get("content_type") not in (None, "text", "multimodal_text"))
         _add(conv, "chatgpt", role, text, message.get("id") or node_id,
-             message.get("create_time"), raw.get("create_time"), hidden=bool(hidden))
+             message.get("create_time"), raw.get("create_time"), hidden=scaffolding)
     return conv
 
 
