@@ -11,10 +11,12 @@ import click
 
 from ..base.config import DB_NAME, resolve_home
 from ..base.errors import IngestError
-from .app import json_option, open_memory, print_json
+from .app import LazyConsole, json_option, open_memory, print_json
 
 if TYPE_CHECKING:
     from ..home.memory import Memory
+
+progress_console = LazyConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 @click.command()
@@ -113,19 +115,23 @@ def import_(ctx: click.Context, fmt: str, source: str, yes: bool, as_json: bool)
                        "read (plus prompts and answers)", err=True)
             if guess.events and not click.confirm("import and queue it?", err=True):
                 raise click.ClickException("import cancelled; nothing was stored")
-        size = os.path.getsize(source)
-        with open(source, "rb") as stream, click.progressbar(
-                length=size, label="importing", file=sys.stderr,
-                hidden=as_json or not sys.stderr.isatty()) as bar:
-            done = [0]
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
 
-            def advance() -> None:
-                position = stream.tell()
-                bar.update(position - done[0])
-                done[0] = position
-
+        # Bytes of the file read so far: the stream's position after each conversation. Only
+        # on a terminal (rich draws nothing elsewhere), and on stderr: stdout may be --json.
+        with open(source, "rb") as stream, Progress(
+                TextColumn("importing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                console=progress_console.get(), disable=as_json) as bar:
+            task = bar.add_task("import", total=os.path.getsize(source))
             try:
-                report = import_export(mem, fmt, stream, source, advance)
+                report = import_export(mem, fmt, stream, source,
+                                       lambda: bar.update(task, completed=stream.tell()))
             except ImportStopped as exc:
                 if as_json:
                     print_json({**exc.report.to_dict(), "error": str(exc)})
