@@ -13,6 +13,8 @@ it; the conversations before it stay stored.
 from __future__ import annotations
 
 import json
+import logging
+import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import IO, Any
@@ -25,6 +27,8 @@ from ..timeline import events
 from ..timeline.chat_exports import Conversation, ExportError, read_conversations
 from ..timeline.keys import append_rows, check_key
 from .memory import Memory
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -109,8 +113,18 @@ def import_export(
         raise ImportStopped(path, exc, report) from None
     finally:
         if report.events:
-            memory.sync_recall_index(max_events=None)
+            _index(memory)
     return report
+
+
+def _index(memory: Memory) -> None:
+    """Index the imported events for recall. They are committed already: a failure here (a
+    full disk, a busy database) is logged, never raised, so nobody imports them twice; recall
+    scans unindexed events and the worker's poll (or `memvault reindex`) indexes them."""
+    try:
+        memory.sync_recall_index(max_events=None)
+    except sqlite3.Error as exc:
+        _log.warning("events imported; indexing them for recall is deferred (%s)", exc)
 
 
 def _store_all(memory: Memory, conversations: Iterable[Conversation], report: ImportReport,
@@ -121,8 +135,8 @@ def _store_all(memory: Memory, conversations: Iterable[Conversation], report: Im
         try:
             _store_one(memory, conversation, report)
         except ExportError:
-            raise
-        except InputError as exc:
+            raise  # already names its conversation
+        except InputError as exc:  # an event refused (a bad time, a key conflict): name it
             raise ExportError(str(exc).removesuffix(" Nothing was stored."), position,
                               conversation.id) from None
         if progress is not None:
