@@ -62,11 +62,12 @@ COMMANDS: dict[str, str] = {
     "edit": "edits:edit", "event": "inspect:event", "events": "inspect:events",
     "evidence": "recall:evidence",
     "expand": "inspect:expand", "find": "recall:find", "forget": "forget:forget",
-    "ingest": "ingest:ingest",
+    "export": "maintenance:export", "import": "ingest:import_", "ingest": "ingest:ingest",
     "list": "inspect:list_", "mcp": "serve:mcp_stdio", "merge": "edits:merge",
     "migrate": "maintenance:migrate",
     "object": "inspect:object_", "organize": "work:organize", "project": "work:project",
     "project-vault": "vault:project_vault", "read": "recall:read", "reindex": "recall:reindex",
+    "restore": "maintenance:restore",
     "serve": "serve:serve", "status": "inspect:status", "timeline": "inspect:timeline",
     "usage": "work:usage", "watch": "vault:watch", "worker": "work:worker",
 }

@@ -1,6 +1,8 @@
-"""Keeping a memory safe: `backup` (an online copy) and `check` (does the database hold together).
+"""Keeping a memory safe: `backup` (an online copy), `check` (does the database hold together),
+`export` and `restore` (everything in open formats, and back).
 
-Both open the database read-only, so they run beside the service and the worker.
+backup, check and export open the database read-only, so they run beside the service and the
+worker; restore writes only into a new or empty home.
 """
 
 from __future__ import annotations
@@ -154,3 +156,65 @@ def render_migration(report: dict[str, Any]) -> None:
         if changes[key]:
             console.print(f"{key.replace('_', ' ')}: {escape(', '.join(changes[key]))}")
     console.print("nothing was deleted: the old tables stay in the file")
+
+
+@click.command()
+@click.argument("dest", metavar="DIR", type=click.Path(file_okay=False))
+@json_option
+@click.pass_context
+def export(ctx: click.Context, dest: str, as_json: bool) -> None:
+    """Write everything the home holds into DIR, in open formats (JSON Lines + manifest.json).
+
+    Events with raw text and meta, the hot timeline and summary heads, the archive queue,
+    objects with every version, relations, evidence, projects, core files with history, jobs,
+    batches, receipts, corrections, the usage ledger, the forget audit, and memvault.toml.
+    manifest.json lists each file's rows and sha256. DIR must be new or an empty folder; it is
+    made 0700 and its files 0600. The export holds raw text, secret-looking text included:
+    keep it as safe as the home. `memvault restore DIR` rebuilds a home from it.
+    """
+    from ..home.export import export_home
+
+    click.echo(f"warning: {dest} will hold your raw text, secret-looking text included; "
+               "keep it private", err=True)
+    with open_memory(ctx, readonly=True) as mem:
+        manifest = export_home(mem, dest, mem.clock.now())
+    if as_json:
+        print_json(manifest)
+        return
+    files = manifest["files"]
+    rows = {name.removesuffix(".jsonl"): entry["rows"] for name, entry in files.items()
+            if "table" in entry}
+    console.print(f"exported to {escape(dest)}: {len(files)} files, "
+                  f"{sum(e['bytes'] for e in files.values()):,} bytes")
+    console.print(", ".join(f"{table} {count:,}" for table, count in rows.items() if count))
+
+
+@click.command()
+@click.argument("source", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@json_option
+@click.pass_context
+def restore(ctx: click.Context, source: str, as_json: bool) -> None:
+    """Rebuild a new or empty home (--home / $MEMVAULT_HOME) from `memvault export DIR`.
+
+    Refuses a home that holds anything, checks every file against the manifest's sha256
+    before writing, loads every table in one transaction keeping every id, rebuilds the
+    recall index, then runs `memvault check` (exit status 1 if it finds an error). The vault
+    is re-rendered by `memvault project-vault --all`. The export's memvault.toml is not
+    copied over the home's.
+    """
+    from ..home.restore import restore_home
+
+    with open_memory(ctx, create=True) as mem:
+        report = restore_home(mem, source)
+    if as_json:
+        print_json(report)
+    else:
+        restored = report["restored"]
+        console.print(f"restored {sum(restored.values()):,} rows into {len(restored)} tables: "
+                      + ", ".join(f"{t} {n:,}" for t, n in restored.items() if n))
+        render_check(report["check"])
+        if report["config_in_export"]:
+            console.print(f"the export's settings are in {escape(report['config_in_export'])}"
+                          "; the home keeps its own memvault.toml")
+    if not report["check"]["ok"]:
+        ctx.exit(1)

@@ -262,9 +262,13 @@ def _iso_cached(now: datetime) -> str:
 
 def insert_events(
     conn: sqlite3.Connection, rows: Iterable[tuple], now: datetime,
-    keys: Sequence[str | None] | None = None,
+    keys: Sequence[str | None] | None = None, hot: bool = True,
 ) -> list[int]:
     """Insert validated rows and their raw hot nodes; the caller holds the transaction.
+
+    `hot=False` stores the events without hot nodes: old history (`memvault import`) that
+    never enters the agent's timeline; the caller queues it for organize in the same
+    transaction (a queued event with no active fragment is what `memvault check` expects).
 
     Ids are assigned here as MAX(id) + 1, ..., exactly what SQLite would choose, so both tables
     go in with one executemany each; the caller's write transaction keeps them unique. `keys`
@@ -291,6 +295,8 @@ def insert_events(
                               estimate_tokens(text[start:end]), occurred_at, created))
                 next_node += 1
         event_id += 1
+    if not hot:
+        nodes = []
     if keys is None:
         conn.executemany(
             "INSERT INTO events (id, occurred_at, occurred_us, ingested_at, source, kind, meta,"

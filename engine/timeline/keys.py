@@ -69,15 +69,15 @@ def check_key(key: Any) -> str | None:
 
 
 def append_rows(conn: sqlite3.Connection, rows: list[tuple], keys: Sequence[str | None],
-                now: datetime) -> Appended:
+                now: datetime, hot: bool = True) -> Appended:
     """Insert the rows whose key is new (or absent); the caller holds the write transaction.
 
     `rows` are validated event rows (events.validate_event), `keys` one checked key per row.
     Raises KeyConflict for a key stored (or repeated in `rows`) with different text; the
-    caller's transaction then rolls back whole.
+    caller's transaction then rolls back whole. `hot=False`: no hot nodes (events.insert_events).
     """
     if not any(k is not None for k in keys):
-        ids = insert_events(conn, rows, now)  # the common case: no lookup at all
+        ids = insert_events(conn, rows, now, hot=hot)  # the common case: no lookup at all
         return Appended(ids, ids, [])
     stored = _stored_keys(conn, [k for k in keys if k is not None])
     seen: dict[str, tuple[int, str]] = {}  # key -> (position among the new rows, text)
@@ -103,7 +103,7 @@ def append_rows(conn: sqlite3.Connection, rows: list[tuple], keys: Sequence[str 
         plan.append(("new", len(fresh_rows)))
         fresh_rows.append(row)
         fresh_keys.append(key)
-    new_ids = insert_events(conn, fresh_rows, now, fresh_keys) if fresh_rows else []
+    new_ids = insert_events(conn, fresh_rows, now, fresh_keys, hot) if fresh_rows else []
     result = Appended(new=new_ids)
     for what, value in plan:
         event_id = value if what == "old" else new_ids[value]
