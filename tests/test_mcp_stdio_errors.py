@@ -153,6 +153,10 @@ def test_unreadable_frames_are_answered_with_id_null_and_serving_goes_on(
         error = server.replies_for([None])[None]["error"]
         assert error["code"] in (PARSE_ERROR, INVALID_REQUEST), (frame, error)
         assert error["message"], frame
+    # A request whose id is an object is answered (id null), not taken for a notification.
+    server.send('{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}')
+    error = server.replies_for([None])[None]["error"]
+    assert error["code"] == INVALID_REQUEST and "request id" in error["message"]
     # A bad notification is not answered (JSON-RPC forbids it); the next request is.
     server.send(r'{"jsonrpc":"2.0","method":"notifications/progress","params":{"x":"\ud800"}}')
     server.send('{"jsonrpc":"2.0","id":21,"method":"tools/call","params":'
@@ -186,6 +190,12 @@ def test_frames_the_sdk_reads_pass(frame: str) -> None:
     ('{"jsonrpc":"2.0","method":"x","params":{"q":"unterminated \\"id\\": 4', PARSE_ERROR,
      None, True),
     ("[" * 100_000, INVALID_REQUEST, None, True),  # no recursion on the way
+    # An id that is no string or integer: the SDK would read a notification and never answer.
+    ('{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}', INVALID_REQUEST, None, True),
+    ('{"jsonrpc":"2.0","id":[1],"method":"ping"}', INVALID_REQUEST, None, True),
+    ('{"jsonrpc":"2.0","id":null,"method":"ping"}', INVALID_REQUEST, None, True),
+    ('{"jsonrpc":"2.0","id":1.5,"method":"ping"}', INVALID_REQUEST, None, True),
+    ('{"jsonrpc":"2.0","id":true,"method":"ping"}', INVALID_REQUEST, None, True),
 ])
 def test_frame_problem(frame: str, code: int, request_id: Any, reply: bool) -> None:
     problem = frame_problem(frame)

@@ -9,7 +9,8 @@ naming the problem and where it is (never echoing the value), and not passed on:
 
     -32700 Parse error       not JSON; the id when a shallow scan finds it, else null
     -32602 Invalid params    a bad value under "params" (lone surrogate, too deep, too long)
-    -32600 Invalid Request   anything else (not an object, a bad value outside params, ...)
+    -32600 Invalid Request   anything else (not an object, a bad value outside params, an id
+                             that is no string or integer, ...)
 
 A notification (a method and no id) is only logged: JSON-RPC forbids answering it.
 """
@@ -158,10 +159,11 @@ def frame_problem(line: str) -> FrameProblem | None:
     reply with id null; a readable frame with a bad value answers -32602 (inside params) or
     -32600 (elsewhere) with its id. The rejected value is never echoed."""
     try:
-        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        return None
+        message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except Exception as exc:  # a pydantic ValidationError; anything else is refused alike
         sdk_reason = _sdk_reason(exc)
+    else:
+        return _unusable_id(line) if isinstance(message, mcp_types.JSONRPCNotification) else None
     scan = _scan(line)
     if scan.too_deep_in is not None:
         code = INVALID_PARAMS if scan.too_deep_in == "params" else INVALID_REQUEST
@@ -185,6 +187,19 @@ def frame_problem(line: str) -> FrameProblem | None:
     path, reason = found
     code = INVALID_PARAMS if path and path[0] == "params" else INVALID_REQUEST
     return _problem(code, f"{_dotted(path)}: {reason}", request_id, reply)
+
+
+def _unusable_id(line: str) -> FrameProblem | None:
+    """The SDK reads a frame whose `id` is no string or integer (an object, a list, null, a
+    float, a bool) as a notification and never answers it, so the client waits for ever: that
+    frame is an Invalid Request, answered with id null (its id cannot be echoed)."""
+    if '"id"' not in line:  # most notifications: no second parse
+        return None
+    frame = json.loads(line, parse_int=_read_int)
+    if not isinstance(frame, dict) or "id" not in frame:
+        return None
+    return _problem(INVALID_REQUEST, "id: a request id must be a string or an integer",
+                    None, True)
 
 
 def _problem(code: int, detail: str, request_id: int | str | None,
