@@ -145,3 +145,43 @@ def test_a_byte_order_mark_on_the_first_line_is_ignored(mem: Memory) -> None:
     with pytest.raises(IngestError) as info:  # anywhere else it is still broken JSON
         mem.ingest_jsonl([line("ok"), b"\xef\xbb\xbf" + line("late")])
     assert info.value.line == 2
+
+
+class EndlessLine:
+    """A binary stream: one good line, then bytes without a newline for ever. It refuses a
+    readline without a limit (that would hold the whole line) and counts what was read."""
+
+    def __init__(self) -> None:
+        self.first, self.read = True, 0
+
+    def readline(self, limit: int = -1) -> bytes:
+        assert 0 < limit <= 512 * 1024, "a line must be read with a bound"
+        if self.first:
+            self.first = False
+            return line("before the long one")
+        self.read += limit
+        return b"x" * limit
+
+
+def test_a_line_over_256_kib_is_refused_by_number_with_bounded_reads(mem: Memory) -> None:
+    stream = EndlessLine()
+    with pytest.raises(IngestError, match=r"line 2: longer than 262,144 bytes") as caught:
+        mem.ingest_jsonl_report(stream)
+    assert caught.value.stored == [1] and stream.read <= 256 * 1024 + 1
+    assert count(mem.conn, "events") == 1
+
+
+def test_the_longest_good_line_fits_under_the_limit(mem: Memory) -> None:
+    """32,000 CJK chars as JSON escapes (6 bytes each) with a full 16 KiB meta: still read."""
+    import io
+
+    longest = json.dumps({"text": "中" * 32_000, "meta": {"pad": "z" * 16_000}}).encode()
+    assert 200_000 < len(longest) <= 256 * 1024
+    assert mem.ingest_jsonl_report(io.BytesIO(longest)).new == [1]
+
+
+def test_a_long_line_given_as_text_is_refused_too() -> None:
+    from memvault.base.errors import InputError
+
+    with pytest.raises(InputError, match="line 7: longer than"):
+        parse_line("x" * (256 * 1024 + 1), 7)

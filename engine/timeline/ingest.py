@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, BinaryIO
 
 from ..base.errors import IngestError, InputError
 from .events import NewEvent
@@ -19,10 +19,36 @@ from .keys import Appended
 
 FIELDS = {"text", "occurred_at", "source", "kind", "meta", "key"}
 CHUNK = 1_000
+# A line longer than this is refused unread: an event is at most 32,000 chars (128,000 bytes of
+# UTF-8, more with JSON escapes), so 256 KiB holds any good line with room for its meta, and
+# reading stops there instead of holding a 2 GB line without a newline in memory.
+MAX_LINE_BYTES = 256 * 1024
+
+
+class LineTooLong(bytes):
+    """What `bounded_lines` yields for a line past MAX_LINE_BYTES: its first bytes only."""
+
+
+def bounded_lines(stream: BinaryIO) -> Iterator[bytes]:
+    """The lines of a binary stream, each read at most MAX_LINE_BYTES + 1 bytes at a time: a
+    longer line comes as a LineTooLong (and is the last thing read: ingest stops there)."""
+    while True:
+        line = stream.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES:
+            yield LineTooLong(line[:64])
+            return
+        yield line
 
 
 def parse_line(raw: bytes | str, number: int) -> NewEvent | None:
     """Parse one JSONL line into a NewEvent (None for a blank line). Errors name the line."""
+    if isinstance(raw, LineTooLong) or len(raw) > MAX_LINE_BYTES and (
+            isinstance(raw, bytes) or len(raw.encode("utf-8", "surrogatepass")) > MAX_LINE_BYTES):
+        raise InputError(f"line {number}: longer than {MAX_LINE_BYTES:,} bytes "
+                         f"({MAX_LINE_BYTES // 1024} KiB), the most a line may hold; an event's "
+                         "text is at most 32,000 chars")
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8")
@@ -64,6 +90,8 @@ def ingest_lines(
 
     The answer's `new` are the ids stored, `skipped` those of lines whose key was already
     stored with the same text (memvault.timeline.keys), `ids` one id per non-blank line."""
+    if hasattr(lines, "readline"):  # a stream: read it with bounded memory
+        lines = bounded_lines(lines)  # type: ignore[arg-type]
     done = Appended()
     chunk: list[tuple[int, NewEvent]] = []
     for number, raw in enumerate(lines, start=1):
