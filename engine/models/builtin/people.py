@@ -54,11 +54,12 @@ _DUTY_ZH = re.compile(r"负责\s*(?P<duty>[^，,。；;！!？?\n]{1,20})")
 _SELF_ROLE_ZH = re.compile(r"我是\s*(?P<role>[^，,。.；;！!？?\n（(]{2,20})")
 # A first-person role clause after a self-introduction: "I'm Dana, I run the ops team at
 # Larkspur", "…, and I work as a nurse", "…; I'm the CTO at Brightline". A small set of verbs
-# that say what someone does at work, not a list of phrasings.
+# that say what someone does at work, not a list of phrasings; what they run is a thing with
+# an article or a name ("I run every morning" is no role).
 _SELF_ROLE_EN = re.compile(
     r"^\s*[,;]?\s*(?:and\s+)?I(?:'m|’m| am)\s+(?:the|a|an)\s+(?P<role>[^.,;!?\n—]{2,60})"
     r"|^\s*[,;]?\s*(?:and\s+)?I\s+(?P<verb>run|lead|manage|head|oversee|coordinate|"
-    r"work as|work on)\s+(?P<what>[^.,;!?\n—]{2,60})")
+    r"work as|work on)\s+(?P<what>(?:the|a|an|our|my|[A-Z])[^.,;!?\n—]{1,60})")
 _THIRD = {"run": "runs", "lead": "leads", "manage": "manages", "head": "heads",
           "oversee": "oversees", "coordinate": "coordinates", "work on": "works on"}
 _DUTY_PROJECT = re.compile(r"负责\s*(?P<proj>[A-Z][\w-]{1,30})")
