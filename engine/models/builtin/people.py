@@ -148,7 +148,11 @@ def first_name(name: str) -> str | None:
     if len(words) < 2 or not name.isascii() or not valid_en_name(name):
         return None
     first = words[0]
-    return first if len(first) >= 3 and first not in _NOT_PEOPLE_EN else None
+    return first if len(first) >= 3 and first not in _NOT_PEOPLE_EN | _NAME_PREFIXES else None
+
+
+# Words before a name that are no first name ("Lao Zhang" is old Zhang, not a Lao).
+_NAME_PREFIXES = frozenset({"Lao", "Xiao", "Old", "Little", "Young", "Big", "Auntie", "Cousin"})
 
 
 _AS_ROLE = re.compile(r"\bas\s+(?:a|an|the|our|their|his|her)?\s*(?P<role>[a-z][^.,;!?\n—]{2,40})")
