@@ -11,6 +11,7 @@ import sqlite3
 
 from memvault import Memory
 from test_builtin_changes import obj, organize_turns, states
+from test_builtin_modes import profile, review
 
 
 def people(conn: sqlite3.Connection) -> dict[str, sqlite3.Row]:
@@ -123,3 +124,20 @@ def test_a_fact_about_a_known_chinese_person_is_a_dated_line_of_their_profile(
     row = obj(mem.conn, "person:刘洋")
     assert role_line(row) == "- 职责：运维负责人"
     assert "- 2026-12-04: 刘洋在公司工作了六年，喜欢用邮件沟通。" in row["body"].splitlines()
+
+
+def test_deep_merges_a_first_name_person_into_the_one_full_name_that_holds_it() -> None:
+    lone = profile("person:marcus", "Marcus", "- 2026-12-03: Marcus says the movers…",
+                   created_at="2026-12-03T08:30:00+00:00")
+    lee = profile("person:marcus-lee", "Marcus Lee", "- role: facilities lead",
+                  aliases=["Marcus"], created_at="2026-12-01T09:10:00+00:00")
+    args = review([lone], related=[lee])
+    assert args["merges"] == [{"loser": "person:marcus", "survivor": "person:marcus-lee"}]
+
+
+def test_deep_does_not_guess_between_two_people_with_the_same_first_name() -> None:
+    lone = profile("person:marcus", "Marcus", "- 2026-12-03: Marcus says the movers…")
+    lee = profile("person:marcus-lee", "Marcus Lee", aliases=["Marcus"])
+    chen = profile("person:marcus-chen", "Marcus Chen", aliases=["Marcus"])
+    assert review([lone, lee, chen])["merges"] == []
+    assert review([lone], related=[chen, lee])["merges"] == []
