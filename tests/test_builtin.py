@@ -372,7 +372,7 @@ def test_a_related_person_is_updated_not_duplicated() -> None:
     proposal = propose(page_payload(38, related=[existing]))
     (obj,) = proposal["objects"]
     assert obj["id"] == "person:zhang-wei" and obj["name"] == "Zhang Wei"
-    assert obj["aliases"] == ["张伟", "老张"]
+    assert obj["aliases"] == ["张伟", "老张", "Zhang"]  # the first word: people.first_name
     assert "careful reviewer" in obj["body"] and "extra line kept" in obj["body"]
     assert obj["status"] == "active"
     proposal = propose(page_payload(37, related=[existing]))

@@ -48,6 +48,20 @@ def _duplicates(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return name_a == name_b or name_a in aliases_b or name_b in aliases_a
 
 
+def _shared_alias(a: dict[str, Any], b: dict[str, Any], pool: dict[str, dict[str, Any]]) -> bool:
+    """Is the pair found only through an alias that another object of the type holds too? A
+    "Marcus" is then no duplicate of "Marcus Lee" (alias Marcus) with "Marcus Chen" also there."""
+    for one, two in ((a, b), (b, a)):
+        name = pf.norm(str(one.get("name") or ""))
+        if name == pf.norm(str(two.get("name") or "")):
+            continue
+        holders = [o for o in pool.values() if _type_of(o) == _type_of(one) and o is not one
+                   and name in {pf.norm(str(x)) for x in o.get("aliases") or []}]
+        if len(holders) > 1:
+            return True
+    return False
+
+
 def _survivor_first(a: dict[str, Any], b: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(survivor, loser): older, else longer body, else smaller id."""
     made_a, made_b = _when(a.get("created_at")), _when(b.get("created_at"))
@@ -109,7 +123,7 @@ def build(payload: dict[str, Any]) -> dict[str, Any]:
                 break
             if other["id"] == obj["id"] or {obj["id"], other["id"]} & involved:
                 continue
-            if not _duplicates(obj, other):
+            if not _duplicates(obj, other) or _shared_alias(obj, other, pool):
                 continue
             survivor, loser = _survivor_first(obj, other)
             merges.append({"loser": str(loser["id"]), "survivor": str(survivor["id"])})

@@ -256,7 +256,9 @@ def state_done(state: str) -> bool:
 
 def summary_of(draft: Draft, fields: dict[str, str]) -> str:
     zh, f = draft.lang == "zh", {k: v for k, v in fields.items() if not pf.is_unknown(v)}
-    aka = ", ".join(draft.aliases)
+    # A person's first name (people.first_name) is an alias for lookup, not worth saying.
+    first = draft.name.split()[0] if draft.type == "person" and draft.name.split() else None
+    aka = ", ".join(a for a in draft.aliases if a != first)
     if draft.type == "person":
         role = f.get("role") or ("职责未知" if zh else "role unknown")
         text = f"{draft.name}（{aka}）— {role}" if zh and aka else (

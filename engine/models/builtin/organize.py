@@ -38,7 +38,7 @@ from .drafts import (
     state_done,
     write_profile,
 )
-from .people import find_named
+from .people import find_named, first_name, people_first_named, role_as
 from .rules import Finding, Scan, scan, short_name
 from .textspan import lines, mention_pattern, sentences
 
@@ -65,10 +65,12 @@ def _relations(drafts: dict[str, Draft], directory: Directory, text: str) -> lis
         if d.type == "person":
             people[d.id] = pf.merge_unique(people.get(d.id, []), [d.name, *d.aliases])
     firsts = [n.split()[0] for names in people.values() for n in names[:1] if " " in n]
-    for names in people.values():
+    for pid, names in people.items():
         first = names[0].split()[0] if " " in names[0] else ""
         if len(first) >= 3 and firsts.count(first) == 1:
             names.append(first)
+        elif first:  # two people's shared first name (their alias) names neither of them
+            people[pid] = [n for n in names if n != first]
     page_lines = lines(text)
     out: list[dict[str, str]] = []
     for d in drafts.values():
@@ -160,8 +162,13 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                      "greeting, thanks or talk about the listener, no first-person statement, "
                      "plan or named person")
     if not notes:
-        _named_people(drafts, directory, text, speaker, said_on)
+        notes += _named_people(drafts, directory, text, speaker, said_on)
     _drop_false_people(drafts, directory)
+    for draft in drafts.values():  # "Marcus Lee" answers to "Marcus" (people.first_name),
+        # said on a new person or one rewritten anyway (never a rewrite for the alias alone)
+        if draft.type == "person" and (first := first_name(draft.name)) and (
+                draft.existing is None or write_profile(draft) is not None):
+            draft.aliases = pf.merge_unique(draft.aliases, [first], exclude=draft.name)
     _ensure_projects(drafts, directory)
     apply_done(found, drafts, directory)
     notes += apply_changes(plans.changes, drafts, directory,
@@ -224,23 +231,41 @@ def _plans(text: str, found: Scan, speaker: speech.Speaker | None,
 
 
 def _named_people(drafts: dict[str, Draft], directory: Directory, text: str,
-                  speaker: speech.Speaker | None, said_on: date | None) -> None:
+                  speaker: speech.Speaker | None, said_on: date | None) -> list[str]:
     """People a sentence names in passing become (or cite) person objects; a sentence about
-    them ("Elena said…") is a dated line of their profile, in the third person as said."""
+    them ("Elena said…") is a dated line of their profile, in the third person as said. A
+    first name alone is the one person whose name starts with it; shared, it names no one
+    (the returned notes say so)."""
+    notes: list[str] = []
     known = {d.name for d in drafts.values() if d.type == "person"}
     if speaker:
         known.add(speaker.name)
     owner = object_id_for("person", speaker.name) if speaker else ""
     day = said_on.isoformat() if said_on else "undated"
+    people = {str(o["id"]): names_of(o) for o in directory.of_type("person")}
+    for d in drafts.values():
+        if d.type == "person":
+            people[d.id] = pf.merge_unique(people.get(d.id, []), [d.name, *d.aliases])
     for hit in find_named(sentences(text), known):
         if hit.common and directory.find("person", "", [hit.name]) is None:
             continue  # a dictionary word is a person only once someone said so
-        finding = Finding("person", hit.name, {"identity": "", "role": "", "traits": "",
-                                               "howto": ""}, hit.sentence,
+        name = hit.name
+        if " " not in name and name.isascii():  # "Marcus" is the one person it starts
+            owners = people_first_named(name, people)
+            if len(owners) > 1:  # two people share the name: no guess, and no third person
+                notes.append(f"{name} may be any of {', '.join(sorted(owners))}: not guessed")
+                continue
+            if speaker and owners == [object_id_for("person", speaker.name)]:
+                continue
+            name = people[owners[0]][0] if owners else name
+        role = role_as(hit.sentence.text) if hit.subject else ""
+        finding = Finding("person", name, {"identity": "", "role": role, "traits": "",
+                                           "howto": ""}, hit.sentence,
                           pf.lang_of(hit.sentence.text), owner=owner or "")
         if hit.subject:
             finding.lines.append(f"- {day}: {pf.clip(hit.sentence.text, 200)}")
         draft_for(drafts, directory, finding)
+    return notes
 
 
 def _said_on(event: dict[str, Any]) -> date | None:

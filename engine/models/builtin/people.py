@@ -51,6 +51,17 @@ _PAREN = re.compile(r"(?P<name>" + HAN_RUN + r"{2,4})\s*[（(](?P<inner>[^）)]{
 _ROLE_HEAD = re.compile(r"\s+(?:on|for|at|of|in|and|who|since|because|with)\s+")
 _ROLE_PROJECT = re.compile(r"\b(?:on|for)\s+(?:the\s+)?(?P<proj>[A-Z][\w-]{1,30})\b")
 _DUTY_ZH = re.compile(r"负责\s*(?P<duty>[^，,。；;！!？?\n]{1,20})")
+_SELF_ROLE_ZH = re.compile(r"我是\s*(?P<role>[^，,。.；;！!？?\n（(]{2,20})")
+# A first-person role clause after a self-introduction: "I'm Dana, I run the ops team at
+# Larkspur", "…, and I work as a nurse", "…; I'm the CTO at Brightline". A small set of verbs
+# that say what someone does at work, not a list of phrasings; what they run is a thing with
+# an article or a name ("I run every morning" is no role).
+_SELF_ROLE_EN = re.compile(
+    r"^\s*[,;]?\s*(?:and\s+)?I(?:'m|’m| am)\s+(?:the|a|an)\s+(?P<role>[^.,;!?\n—]{2,60})"
+    r"|^\s*[,;]?\s*(?:and\s+)?I\s+(?P<verb>run|lead|manage|head|oversee|coordinate|"
+    r"work as|work on)\s+(?P<what>(?:the|a|an|our|my|[A-Z])[^.,;!?\n—]{1,60})")
+_THIRD = {"run": "runs", "lead": "leads", "manage": "manages", "head": "heads",
+          "oversee": "oversees", "coordinate": "coordinates", "work on": "works on"}
 _DUTY_PROJECT = re.compile(r"负责\s*(?P<proj>[A-Z][\w-]{1,30})")
 _FUNCTION_CHARS = set("向于和跟与同给对把被让叫请")
 
@@ -114,6 +125,53 @@ def role_en(role: str) -> str | None:
     return None
 
 
+def self_role_en(rest: str) -> str:
+    """The role a first-person clause right after a self-introduction states ("I run the ops
+    team at Larkspur" -> "runs the ops team at Larkspur", "I work as a nurse" -> "nurse",
+    "I'm the CTO at Brightline" -> "CTO at Brightline"), else ""."""
+    m = _SELF_ROLE_EN.match(rest)
+    if m is None:
+        return ""
+    if m.group("role"):
+        return role_en(m.group("role")) or ""
+    what = m.group("what").strip()
+    if m.group("verb") == "work as":
+        return role_en(re.sub(r"^(?:a|an|the|our)\s+", "", what)) or ""
+    return f"{_THIRD[m.group('verb')]} {what}"
+
+
+def first_name(name: str) -> str | None:
+    """The first word of an English full name ("Marcus Lee" -> "Marcus"), kept as an alias so
+    a later "Marcus says…" names the person (the engine sends an object as related only when
+    the page holds its name or an alias); None for a one-word or Chinese name."""
+    words = name.split()
+    if len(words) < 2 or not name.isascii() or not valid_en_name(name):
+        return None
+    first = words[0]
+    return first if len(first) >= 3 and first not in _NOT_PEOPLE_EN | _NAME_PREFIXES else None
+
+
+# Words before a name that are no first name ("Lao Zhang" is old Zhang, not a Lao).
+_NAME_PREFIXES = frozenset({"Lao", "Xiao", "Old", "Little", "Young", "Big", "Auntie", "Cousin"})
+
+
+_AS_ROLE = re.compile(r"\bas\s+(?:a|an|the|our|their|his|her)?\s*(?P<role>[a-z][^.,;!?\n—]{2,40})")
+
+
+def role_as(sentence: str) -> str:
+    """The role an "as ROLE" phrase states ("joins the team as network engineer"), else ""."""
+    m = _AS_ROLE.search(sentence)
+    return (role_en(m.group("role")) or "") if m else ""
+
+
+def people_first_named(word: str, people: dict[str, list[str]]) -> list[str]:
+    """The ids of the people (id -> name and aliases) whose name or an alias starts with the
+    one word `word`: "Marcus" names "Marcus Lee" and "Marcus"."""
+    key = word.casefold()
+    return [pid for pid, names in people.items()
+            if any(n.split() and n.split()[0].casefold() == key for n in names)]
+
+
 def parse_aliases(text: str) -> list[str]:
     """Aliases stated with a cue inside `text` ("大家叫他老张，英文名 Haoyu")."""
     out = []
@@ -142,15 +200,19 @@ def find_people(sentences: list[Span]) -> list[PersonHit]:
                 hit = PersonHit(m.group("name"), sent, identity=f"自我介绍为{m.group('name')}")
                 rest = s[m.end():]
                 duty = _DUTY_ZH.search(rest)
+                said = _SELF_ROLE_ZH.search(rest)
                 if duty:
                     hit.role = "负责" + duty.group("duty").strip()
+                elif said and (role := role_zh(said.group("role"))):
+                    hit.role = role
                 hit.projects = _projects_in("", rest)
                 local.append((m.start("name"), hit))
         for m in _SELF_EN.finditer(s):
             name, role = m.group("name"), (m.group("role") or "").strip()
-            if not valid_en_name(name) or (" " not in name and not role_en(role)):
+            role = role_en(role) or ("" if m.group("role") else self_role_en(s[m.end():]))
+            if not valid_en_name(name) or (" " not in name and not role):
                 continue
-            hit = PersonHit(name, sent, role=role_en(role) or "",
+            hit = PersonHit(name, sent, role=role,
                             identity=f"introduced themself as {name}")
             hit.projects = _projects_in(role, "")
             local.append((m.start("name"), hit))
@@ -216,10 +278,12 @@ _PERSON_CUE_EN = re.compile(
 # A name that is the subject of a verb only people do: "Elena said", "Camille is coming".
 _PERSON_SUBJECT_EN = re.compile(
     r"(?:^|(?<=[,;:] )|\b(?:and|but|so|because|when|that|said|says|heard|think|know)\s)"
-    r"(?P<name>[A-Z][a-z]{2,})\s+(?:said|"
+    r"(?P<name>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)\s+(?:said|"
     r"says|told|asked|wants|wanted|called|emailed|texted|thinks|thought|promised|agreed|offered|"
     r"suggested|mentioned|visited|came|comes|is coming|will come|arrives|arrived|flew|drove|"
-    r"moved|lives|works|worked|has had|got married|adopted|graduated)\b")
+    r"moved|lives|works|worked|has had|got married|adopted|graduated|"
+    # joining, working somewhere, preferring: what a plan or a fact about a colleague says
+    r"joins|joined|will join|is joining|has worked|has been working|prefers|preferred)\b")
 _NOT_PEOPLE_EN = frozenset({
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
     "October", "November", "December", "God", "Mom", "Dad", "Mum", "Christmas", "Easter",
