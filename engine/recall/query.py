@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.dates import date_windows
 from ..base.errors import InputError, NotFound
 from ..objects.records import (
     check_object_id,
@@ -41,10 +42,10 @@ from .context import (
     date_reason,
     event_rows,
     events_in_windows,
+    events_mentioning,
     in_context,
     tail_units,
 )
-from .dates import date_windows
 from .masking import (
     add_snippets,
     mask_event_page,
@@ -208,7 +209,8 @@ def _find_events(
                      vocab=True)
     ids += tail_candidates(query, stats, tail, want)
     windows = date_windows(query.text)
-    dated = events_in_windows(conn, windows, allowed, unread) if windows else set()
+    dated = (events_in_windows(conn, windows, allowed, unread)
+             | events_mentioning(conn, windows, allowed, tail)) if windows else set()
     rows = event_rows(conn, sorted(set(ids) | dated))
     own: dict[int, tuple[float, list[str]]] = {}
     by_id: dict[int, Sequence[Any]] = {}
