@@ -60,6 +60,7 @@ from .rank import (
     score_text,
     tail_candidates,
 )
+from .recency import later_first
 from .terms import Query, parse_query
 
 CANDIDATES = 40  # events re-scored exactly (at least; 2 x limit when larger)
@@ -174,6 +175,7 @@ def memory_find(
             hits += _find_events(conn, parsed, scope.events if scope else None, answer, want)
     hits.sort(key=lambda h: (-h["score"], h["kind"] != "object",  # ties: objects, then newest
                              -h["id"] if h["kind"] == "event" else 0, str(h["id"])))
+    later_first(hits, parsed)
     answer["hits"] = hits[:limit]
     words = add_snippets(answer["hits"], parsed, reveal)
     if reveal:
