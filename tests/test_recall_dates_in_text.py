@@ -5,12 +5,15 @@ a year-less mention is read in the year the event was written; existing homes ar
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from memvault import Memory
 from memvault.base.dates import mention_tokens
 from memvault.recall.query import memory_find
-from memvault.store.connection import write
+from memvault.store import recall_tables
+from memvault.store.connection import open_db, write
+from memvault.store.migrations import apply_migrations
 from memvault.store.recall_index import get_stat, sync_index
 from memvault.store.recall_tables import rebuild_events_index
 from memvault.timeline.events import NewEvent, insert_events, validate_event
@@ -73,3 +76,33 @@ def test_rebuilding_the_index_keeps_what_find_finds(mem: Memory) -> None:
     assert seen[-1] == (docs, docs)
     assert memory_find(mem.conn, "launch weather", types=["event"])["hits"] == before
     assert memory_find(mem.conn, "12月16日", types=["event"])["hits"][0]["id"] == moved
+
+
+def test_an_existing_home_is_reindexed_by_the_migration_with_progress(tmp_path: Path) -> None:
+    """A home whose index predates date tokens: m010 rebuilds it, reporting progress."""
+    conn = open_db(tmp_path / "memory.db")
+    now = datetime(2026, 3, 1, tzinfo=UTC)
+    row = validate_event(NewEvent("The launch moved to 2026-12-16.", occurred_at=now.isoformat()),
+                         now, None)
+    with write(conn):
+        [moved] = insert_events(conn, [row], now)
+        conn.execute("INSERT INTO recall_events_fts (recall_events_fts) VALUES ('delete-all')")
+        conn.execute("DELETE FROM recall_vocab")
+        conn.execute("DELETE FROM recall_state")  # as if indexed before: watermark, counts
+        conn.execute("DELETE FROM _migrations WHERE name = 'm010_recall_date_mentions'")
+        sync_index(conn)
+    with write(conn):  # the old analysis had no date token: drop it from this row
+        conn.execute("INSERT INTO recall_events_fts (recall_events_fts) VALUES ('delete-all')")
+        conn.execute("INSERT INTO recall_events_fts (rowid, text) VALUES (?, ?)",
+                     (moved, "The launch moved to 2026-12-16."))
+        conn.execute("DELETE FROM recall_vocab WHERE term LIKE 'mvdate%'")
+    assert not memory_find(conn, "December 16th", types=["event"])["hits"]
+    seen: list[tuple[int, int]] = []
+    recall_tables.REBUILD_PROGRESS = lambda done, total: seen.append((done, total))
+    try:
+        assert apply_migrations(conn) == ["m010_recall_date_mentions"]
+    finally:
+        recall_tables.REBUILD_PROGRESS = None
+    assert seen == [(1, 1)]
+    assert memory_find(conn, "December 16th", types=["event"])["hits"][0]["id"] == moved
+    conn.close()
