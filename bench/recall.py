@@ -40,8 +40,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from memvault.base.dates import date_windows  # noqa: E402
 from memvault.objects.records import ObjectRecord, add_relation, save_object  # noqa: E402
-from memvault.recall.dates import date_windows  # noqa: E402
 from memvault.recall.query import memory_find  # noqa: E402
 from memvault.store.connection import open_db, write  # noqa: E402
 from memvault.store.recall_index import CJK_RUN, sync_index  # noqa: E402
@@ -109,11 +109,21 @@ def _locomo_date(text: str) -> datetime:
         return NOW
 
 
+TUNE_CONVERSATIONS = 3  # LoCoMo conversations 0-2 tune, the rest validate (never tune on them)
+Recall = dict[tuple[str, int], dict[int, list[float]]]
+
+
+def split_name(tuning: bool) -> str:
+    """The split a conversation or user belongs to, as the tables name it."""
+    return "tuning" if tuning else "validation"
+
+
 def bench_locomo(path: Path, folder: str, per_conv: int = 0) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
-    recall: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    splits: dict[str, Recall] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     took: list[float] = []
     for n, conv in enumerate(data):
+        recall = splits[split_name(n < TUNE_CONVERSATIONS)]
         turns = locomo_turns(conv)
         conn = fresh_db(folder, f"locomo{n}")
         ids = ingest(conn, [event_row(t, w, meta={"dia_id": d}) for d, t, w in turns])
@@ -135,6 +145,11 @@ def bench_locomo(path: Path, folder: str, per_conv: int = 0) -> None:
                     found = len(evidence & set(ranked[:k])) / len(evidence)
                     recall[(name, k)][qa["category"]].append(found)
         conn.close()
+    for name, recall in sorted(splits.items(), key=lambda kv: kv[0] != "tuning"):
+        _locomo_table(f"{path.name}, {name} split", recall, took)
+
+
+def _locomo_table(title: str, recall: Recall, took: list[float]) -> None:
     rows = []
     for k in KS:
         for name in ("bm25", "find"):
@@ -152,7 +167,7 @@ def bench_locomo(path: Path, folder: str, per_conv: int = 0) -> None:
         rows.append([f"find-bm25 @{k}", *(f"{d:+.3f}" for d in delta),
                      f"{both[0] - both[1]:+.3f}"])
     counts = [str(len(recall[("find", 5)][c])) for c in CATEGORIES]
-    table(f"LoCoMo evidence recall ({path.name}, {sum(map(int, counts))} questions; "
+    table(f"LoCoMo evidence recall ({title}, {sum(map(int, counts))} questions; "
           f"memory_find p50 {_ms(took, 50)} ms, p95 {_ms(took, 95)} ms at ~600 events)",
           ["", *(f"{CATEGORIES[c]} ({n})" for c, n in zip(CATEGORIES, counts, strict=True)),
            "all"], rows)
@@ -209,8 +224,13 @@ def bench_memorybank(folder_data: Path, labels_path: Path, folder: str) -> None:
     pooled_ids = ingest(pooled, pooled_rows)
     pooled_turn = dict(zip(pooled_ids, pooled_turns, strict=True))
     pooled_bm25 = BM25Okapi([cjk_bigram_tokens(r[-1]) for r in pooled_rows])
-    out, totals = [], defaultdict(int)
-    for user, questions in labels.items():
+    out: list[list[Any]] = []
+    splits: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for number, (user, questions) in enumerate(labels.items()):
+        # the first half of the labelled users tunes, the second half validates
+        totals = splits[split_name(number < len(labels) // 2)]
+        totals["questions"] += len(questions)
+        totals["lexical"] += sum(1 for q in questions if not q.get("time_only"))
         rows, turns = per_user[user]
         conn = fresh_db(folder, f"memorybank-{len(out)}")
         ids = ingest(conn, rows)
@@ -238,17 +258,22 @@ def bench_memorybank(folder_data: Path, labels_path: Path, folder: str) -> None:
     table("MemoryBank (Chinese) probing questions: rank of the labelled turn in the top 10 "
           "('-' = not in the top 10; * = names only a date or 'the first talk')",
           ["user", "q", "question", "find", "bm25", "find pooled", "bm25 pooled"], out)
-    n, lexical = len(out), sum(1 for r in out if not r[2].endswith("*"))
+    for split, totals in sorted(splits.items(), key=lambda kv: kv[0] != "tuning"):
+        _memorybank_summary(split, totals, len(pooled_rows))
+    pooled.close()
+
+
+def _memorybank_summary(split: str, totals: dict[str, int], pooled: int) -> None:
+    n, lexical = totals["questions"], totals["lexical"]
     summary = [[name, *(f"{totals[f'{name} @{k}']}/{n} = {totals[f'{name} @{k}'] / n:.3f}"
                         for k in (3, 10)),
                 *(f"{totals[f'{name} @{k} (lexical)']}/{lexical} = "
                   f"{totals[f'{name} @{k} (lexical)'] / lexical:.3f}" for k in (3, 10))]
                for name in ("find", "bm25", "find pooled", "bm25 pooled")]
-    table(f"MemoryBank (Chinese) recall@3 and @10 of the labelled turn (per user memory ~90 "
-          f"events; pooled ~{len(pooled_rows)} events, Chinese and English users together)",
+    table(f"MemoryBank (Chinese) recall@3 and @10 of the labelled turn, {split} split (per "
+          f"user memory ~90 events; pooled ~{pooled} events, Chinese and English users together)",
           ["", "@3 all questions", "@10 all questions", "@3 without time-only",
            "@10 without time-only"], summary)
-    pooled.close()
 
 
 def _rank_turns(answer: dict, turn_of: dict[int, str]) -> list[str]:

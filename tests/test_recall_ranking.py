@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from memvault import Memory
-from memvault.recall.dates import DateWindow, date_windows
+from memvault.base.dates import DateWindow, date_windows
 from memvault.recall.query import memory_find
 from memvault.recall.stem import stem
 from memvault.store.connection import write

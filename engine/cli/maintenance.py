@@ -7,6 +7,8 @@ worker; restore writes only into a new or empty home.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import click
@@ -116,7 +118,8 @@ def migrate(ctx: click.Context, source: str | None, as_json: bool) -> None:
     """
     from ..home.memory import Memory
 
-    report = Memory.migrate(ctx.find_root().obj["home"], source=source)
+    with nullcontext() if as_json else _reindex_progress():
+        report = Memory.migrate(ctx.find_root().obj["home"], source=source)
     if as_json:
         print_json(report)
         return
@@ -126,6 +129,26 @@ def migrate(ctx: click.Context, source: str | None, as_json: bool) -> None:
                       + (f"applied {', '.join(applied)}" if applied else "schema up to date"))
         return
     render_migration(report)
+
+
+@contextmanager
+def _reindex_progress() -> Iterator[None]:
+    """A progress bar while a migration rebuilds the recall index (1M events: minutes)."""
+    from rich.progress import Progress
+
+    from ..store import recall_tables
+
+    with Progress(transient=True) as bar:
+        task = bar.add_task("re-indexing recall", total=None)
+
+        def report(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        recall_tables.REBUILD_PROGRESS = report
+        try:
+            yield
+        finally:
+            recall_tables.REBUILD_PROGRESS = None
 
 
 def render_migration(report: dict[str, Any]) -> None:

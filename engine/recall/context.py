@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from datetime import MAXYEAR, MINYEAR, UTC, date, datetime
 from typing import Any
 
-from ..store.recall_index import units
-from .dates import DateWindow, day_us
+from ..base.dates import DateWindow, day_us, mention_tokens, window_token
+from ..store.recall_index import units, year_of_iso
 from .rank import Stats, score_text
 from .spoken import spoken_spans
 from .terms import Query
@@ -82,6 +82,26 @@ def events_in_windows(
     return found if allowed is None else found & allowed
 
 
+def events_mentioning(
+    conn: sqlite3.Connection, windows: list[DateWindow], allowed: set[int] | None,
+    tail: Sequence[Sequence[Any]],
+) -> set[int]:
+    """Ids of the events whose text mentions a date inside the query's windows (their date
+    tokens: base/dates.py), indexed or in the scanned `tail`, when at most DATE_FETCH."""
+    tokens = sorted({t for w in windows if (t := window_token(w))})
+    if not tokens:
+        return set()
+    match = " OR ".join(f'"{t}"' for t in tokens)
+    found = {r[0] for r in conn.execute(
+        "SELECT rowid FROM recall_events_fts WHERE recall_events_fts MATCH ? LIMIT ?",
+        (match, DATE_FETCH + 1))}
+    wanted = set(tokens)
+    found |= {row[0] for row in tail if wanted & set(mention_tokens(row[1], None))}
+    if len(found) > DATE_FETCH:  # a date mentioned everywhere only lifts events found by words
+        return set()
+    return found if allowed is None else found & allowed
+
+
 def date_reason(
     windows: list[DateWindow], occurred_at: str, text: str, found: bool,
 ) -> str | None:
@@ -91,6 +111,13 @@ def date_reason(
     alone lifts only the events said on it: reading every turn's phrases would cost a scan.)"""
     if any(w.holds(occurred_at) for w in windows):
         return f"on {occurred_at[:10]}"
+    # every mention of a window's date holds its day number (or, for a month, its year): a
+    # substring test spares the date patterns on most texts (find reads hundreds per query)
+    named = {t for w in windows if (t := window_token(w))
+             and str(w.day or w.year) in text}
+    mentioned = named and named & set(mention_tokens(text, year_of_iso(occurred_at)))
+    if mentioned:
+        return f"mentions {_token_date(min(mentioned))}"
     if not found:
         return None
     for first, last in spoken_spans(text, occurred_at):
@@ -98,6 +125,14 @@ def date_reason(
             days = str(first) if first == last else f"{first}..{last}"
             return f"said {occurred_at[:10]} of {days}"
     return None
+
+
+def _token_date(token: str) -> str:
+    """A date token as the date it stands for ("mvdateday20261216" -> "2026-12-16")."""
+    digits = token.lstrip("mvdateyonh")
+    if len(digits) == 8:
+        return f"{digits[:4]}-{digits[4:6]}-{digits[6:]}"
+    return f"{digits[:4]}-{digits[4:]}" if len(digits) == 6 else f"--{digits[:2]}-{digits[2:]}"
 
 
 def event_years(conn: sqlite3.Connection) -> list[int] | None:

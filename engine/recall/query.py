@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.dates import date_windows
 from ..base.errors import InputError, NotFound
 from ..objects.records import (
     check_object_id,
@@ -41,10 +42,10 @@ from .context import (
     date_reason,
     event_rows,
     events_in_windows,
+    events_mentioning,
     in_context,
     tail_units,
 )
-from .dates import date_windows
 from .masking import (
     add_snippets,
     mask_event_page,
@@ -59,6 +60,7 @@ from .rank import (
     score_text,
     tail_candidates,
 )
+from .recency import later_first
 from .terms import Query, parse_query
 
 CANDIDATES = 40  # events re-scored exactly (at least; 2 x limit when larger)
@@ -173,6 +175,7 @@ def memory_find(
             hits += _find_events(conn, parsed, scope.events if scope else None, answer, want)
     hits.sort(key=lambda h: (-h["score"], h["kind"] != "object",  # ties: objects, then newest
                              -h["id"] if h["kind"] == "event" else 0, str(h["id"])))
+    later_first(hits, parsed)
     answer["hits"] = hits[:limit]
     words = add_snippets(answer["hits"], parsed, reveal)
     if reveal:
@@ -208,7 +211,8 @@ def _find_events(
                      vocab=True)
     ids += tail_candidates(query, stats, tail, want)
     windows = date_windows(query.text)
-    dated = events_in_windows(conn, windows, allowed, unread) if windows else set()
+    dated = (events_in_windows(conn, windows, allowed, unread)
+             | events_mentioning(conn, windows, allowed, tail)) if windows else set()
     rows = event_rows(conn, sorted(set(ids) | dated))
     own: dict[int, tuple[float, list[str]]] = {}
     by_id: dict[int, Sequence[Any]] = {}

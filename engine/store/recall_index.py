@@ -9,7 +9,8 @@ The index is derived data; SQLite's tables stay authoritative. Invariants:
   (Han, kana, Hangul) becomes its overlapping bigrams plus its last character, so a 2-character
   name is one token, a longer name or phrase is a run of bigrams, and every character starts a
   token. Everything else is left to FTS5's unicode61 tokenizer (case folding, diacritics
-  removed, no stemming).
+  removed, no stemming). A date the text mentions ("2026-12-16", "Dec 16", "12月16日") adds
+  date tokens (base/dates.py: mention_tokens; a year-less one read in the event's own year).
 - Events: every event with id <= `events_indexed_to` (table recall_state) is in recall_events_fts
   exactly once, under its own id, and its distinct tokens are counted in recall_vocab; higher
   ids are not indexed yet and readers scan them directly.
@@ -36,6 +37,8 @@ import unicodedata
 from collections import Counter
 from operator import add
 
+from ..base.dates import mention_tokens
+
 SYNC_CHUNK = 5_000
 
 CJK_CHARS = (
@@ -61,14 +64,29 @@ def nfkc(text: str) -> str:
     return text
 
 
-def analyze(text: str) -> str:
+def analyze(text: str, year: int | None = None) -> str:
     """The text FTS5 indexes for `text` (unicode61 then folds case and diacritics)."""
-    return analyze_tokens(text)[0]
+    return analyze_tokens(text, year)[0]
 
 
-def analyze_tokens(text: str) -> tuple[str, set[str]]:
-    """analyze(text), and the distinct tokens unicode61 will make of it (folded words, CJK
-    bigrams and run ends): what recall_vocab counts.
+def analyze_tokens(text: str, year: int | None = None) -> tuple[str, set[str]]:
+    """analyze_words(text) plus a token for each date the text mentions (base/dates.py:
+    mention_tokens; a date without a year is read in `year`, the year the text was written)."""
+    analyzed, tokens = analyze_words(text)
+    dates = mention_tokens(text, year)
+    if not dates:
+        return analyzed, tokens
+    return f"{analyzed} {' '.join(dates)}", tokens | set(dates)
+
+
+def year_of_iso(occurred_at: str) -> int | None:
+    """The year of an event's ISO occurred_at (its local date, as written)."""
+    return int(occurred_at[:4]) if occurred_at[:4].isdigit() else None
+
+
+def analyze_words(text: str) -> tuple[str, set[str]]:
+    """The analysed words of `text`, and the distinct tokens unicode61 will make of them
+    (folded words, CJK bigrams and run ends): what recall_vocab counts (date tokens aside).
 
     The analysed text is the non-CJK text with each CJK run replaced by a space, then every
     run's bigrams and run ends: token positions are never used (recall matches single tokens
@@ -150,14 +168,14 @@ def sync_index(
     while max_events is None or done_events < max_events:
         step = SYNC_CHUNK if max_events is None else min(SYNC_CHUNK, max_events - done_events)
         rows = conn.execute(
-            "SELECT id, text FROM events WHERE id > ? ORDER BY id LIMIT ?", (watermark, step)
-        ).fetchall()
+            "SELECT id, text, occurred_at FROM events WHERE id > ? ORDER BY id LIMIT ?",
+            (watermark, step)).fetchall()
         if not rows:
             break
         payload = {}
         vocab: Counter[str] = Counter()
-        for event_id, text in rows:
-            payload[str(event_id)], tokens = analyze_tokens(text)
+        for event_id, text, occurred_at in rows:
+            payload[str(event_id)], tokens = analyze_tokens(text, year_of_iso(occurred_at))
             total_units += units(text)
             vocab.update(tokens)
         conn.execute(
@@ -243,9 +261,11 @@ def reindex_forgotten(conn: sqlite3.Connection, old_texts: dict[int, str]) -> in
     for event_id, old in sorted(old_texts.items()):
         if event_id > watermark:
             continue
-        new = conn.execute("SELECT text FROM events WHERE id = ?", (event_id,)).fetchone()[0]
-        old_analyzed, old_tokens = analyze_tokens(old)
-        new_analyzed, new_tokens = analyze_tokens(new)
+        new, occurred_at = conn.execute(
+            "SELECT text, occurred_at FROM events WHERE id = ?", (event_id,)).fetchone()
+        year = year_of_iso(occurred_at)
+        old_analyzed, old_tokens = analyze_tokens(old, year)
+        new_analyzed, new_tokens = analyze_tokens(new, year)
         conn.execute("INSERT INTO recall_events_fts (recall_events_fts, rowid, text)"
                      " VALUES ('delete', ?, ?)", (event_id, old_analyzed))
         conn.execute("INSERT INTO recall_events_fts (rowid, text) VALUES (?, ?)",

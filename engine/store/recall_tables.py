@@ -17,11 +17,15 @@ Invariants (see recall_index.py for the reasoning):
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
 from .recall_index import sync_index
 from .script import run_script
 
 _TOKENIZER = "unicode61 remove_diacritics 2"
+REBUILD_CHUNK = 50_000  # events re-indexed between two progress reports
+# Set by the CLI while it migrates a home (a rich progress bar); None: silent.
+REBUILD_PROGRESS: Callable[[int, int], None] | None = None
 
 
 def m002_recall_index(conn: sqlite3.Connection) -> None:
@@ -65,3 +69,31 @@ def m002_recall_index(conn: sqlite3.Connection) -> None:
         """,
     )
     sync_index(conn)
+
+
+def rebuild_events_index(conn: sqlite3.Connection,
+                         progress: Callable[[int, int], None] | None = None) -> int:
+    """Re-analyse every event and object into the recall index (after a change of analysis),
+    inside the caller's write transaction; `progress(done, total)` after each chunk. Returns
+    how many events it indexed."""
+    conn.execute("INSERT INTO recall_events_fts (recall_events_fts) VALUES ('delete-all')")
+    conn.execute("DELETE FROM recall_vocab")
+    conn.execute("DELETE FROM recall_state WHERE key IN"
+                 " ('events_indexed_to', 'events_docs', 'events_units')")
+    conn.execute("INSERT OR IGNORE INTO recall_dirty (object_id) SELECT id FROM objects")
+    total = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    done = 0
+    while True:
+        step = sync_index(conn, max_events=REBUILD_CHUNK, objects=False)["events"]
+        done += step
+        if progress is not None:
+            progress(done, total)
+        if step < REBUILD_CHUNK:
+            break
+    sync_index(conn, max_events=0)
+    return done
+
+
+def m010_recall_date_mentions(conn: sqlite3.Connection) -> None:
+    """Rebuild the recall index: event texts now carry tokens for the dates they mention."""
+    rebuild_events_index(conn, REBUILD_PROGRESS)

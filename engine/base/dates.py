@@ -143,3 +143,44 @@ def date_windows(text: str) -> list[DateWindow]:
     read is not read again as a shorter one: "May 3, 2023" is not also "May 3")."""
     return first_readings(text, [
         (pattern, lambda m, kind=kind: _window(kind, m.groups())) for pattern, kind in _PATTERNS])
+
+
+# -- dates written inside text, as index tokens ------------------------------------------------
+# A date an event's text mentions ("moved to 2026-12-16", "12月16日") is indexed as a token no
+# word can be (unicode61 keeps it whole), so a query naming that date finds the event by its
+# text, not only by its own timestamp. One token per reading a query can ask for: the day in
+# its year, the day in any year, the month in its year.
+DAY_TOKEN = "mvdateday"
+ANY_YEAR_TOKEN = "mvdatemd"
+MONTH_TOKEN = "mvdatemon"
+_MENTION_KINDS = ("ymd", "mdy", "dmy", "my", "md", "dm", "cjk")  # not "in May": it has no digit
+_MENTION_RULES = [(pattern, lambda m, kind=kind: _window(kind, m.groups()))
+                  for pattern, kind in _PATTERNS if kind in _MENTION_KINDS]
+_DIGIT = re.compile(r"\d")
+
+
+def window_token(window: DateWindow) -> str | None:
+    """The index token that a text mentioning a date inside `window` carries (None for a month
+    in any year: too broad to look up)."""
+    if window.day is None:
+        return f"{MONTH_TOKEN}{window.year:04d}{window.month:02d}" if window.year else None
+    if window.year is None:
+        return f"{ANY_YEAR_TOKEN}{window.month:02d}{window.day:02d}"
+    return f"{DAY_TOKEN}{window.year:04d}{window.month:02d}{window.day:02d}"
+
+
+def mention_tokens(text: str, year: int | None) -> list[str]:
+    """The date tokens of the dates `text` mentions (lower-case, sorted); a mention without a
+    year is read in `year` (the year the text was written), or in no year when None."""
+    if not _DIGIT.search(text):  # every mention has a digit: most turns skip the patterns
+        return []
+    tokens: set[str] = set()
+    for found in first_readings(text, _MENTION_RULES):
+        full = DateWindow(found.year or year, found.month, found.day)
+        if full.year is not None:
+            tokens.add(window_token(DateWindow(full.year, full.month, None)) or "")
+        if full.day is not None:
+            tokens.add(window_token(DateWindow(None, full.month, full.day)) or "")
+            if full.year is not None:
+                tokens.add(window_token(full) or "")
+    return sorted(tokens - {""})

@@ -1,0 +1,60 @@
+"""Recency as a tie-breaker: of two events that score within TIE_SHARE of each other and both
+name the question's named entity, the later one ranks first (a correction beats the statement
+it corrects: "Dana moved to Lyon" then "Dana moved again, to Nantes").
+
+A named entity of the query is a capitalised word of it that is not a function word ("Dana",
+"Lyon"), or one of its Chinese terms (a CJK bigram: Chinese writes no capitals, and a query's
+bigrams that are not function characters are mostly names and nouns). No phrase list decides
+anything here: only scores, dates, the query's own words and how common they are.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from ..store.recall_index import fold
+from .terms import STOPWORDS, Query
+
+TIE_SHARE = 0.95  # a score at least this share of the one above it counts as a tie
+# An entity in more than about a tenth of the events (idf below log(10)), such as a speaker's
+# name that starts every turn of a two-person chat, does not single out what a turn corrects.
+RARE_IDF = math.log(10.0)
+_CAPITALISED = re.compile(r"(?<![\w'])[A-Z][^\W_]*")
+
+
+def entity_terms(query: Query) -> list[str]:
+    """The query's named entities, folded: capitalised non-function words and CJK terms."""
+    names = [fold(w) for w in _CAPITALISED.findall(query.text)]
+    names = [n for n in names if n not in STOPWORDS and len(n) >= 2]
+    names += [t.text for t in query.terms if t.kind == "cjk"]
+    return list(dict.fromkeys(names))
+
+
+def _names(text: str, entities: list[str]) -> bool:
+    folded = fold(text)
+    return any(re.search(rf"(?<![^\W_]){re.escape(e)}" if e.isascii() else re.escape(e), folded)
+               for e in entities)
+
+
+def later_first(hits: list[dict[str, Any]], query: Query) -> None:
+    """Reorder `hits` (sorted by score, best first) in place: a later event that ties the event
+    above it and, like it, names one of the query's entities moves up past it. Each swap
+    undoes one inversion of time, so this ends."""
+    events = [h for h in hits if h["kind"] == "event"]
+    idf = events[0]["_source"][1] if events else {}
+    entities = [e for e in entity_terms(query) if idf.get(e, RARE_IDF) >= RARE_IDF]
+    if not entities:
+        return
+    naming = {id(h): h["kind"] == "event" and _names(h["_source"][0], entities) for h in hits}
+    swapped = True
+    while swapped:
+        swapped = False
+        for i in range(len(hits) - 1):
+            above, below = hits[i], hits[i + 1]
+            if (naming[id(above)] and naming[id(below)]
+                    and below["score"] >= TIE_SHARE * above["score"]
+                    and below["occurred_at"] > above["occurred_at"]):
+                hits[i], hits[i + 1] = below, above
+                swapped = True

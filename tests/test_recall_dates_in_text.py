@@ -1,0 +1,108 @@
+"""Dates written inside an event's text are indexed as dates: a question naming that date, in
+ISO, English or Chinese form, finds the turn that mentions it, whatever day the turn was said;
+a year-less mention is read in the year the event was written; existing homes are re-indexed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from memvault import Memory
+from memvault.base.dates import mention_tokens
+from memvault.recall.query import memory_find
+from memvault.store import recall_tables
+from memvault.store.connection import open_db, write
+from memvault.store.migrations import apply_migrations
+from memvault.store.recall_index import get_stat, sync_index
+from memvault.store.recall_tables import rebuild_events_index
+from memvault.timeline.events import NewEvent, insert_events, validate_event
+
+FILLER = [f"We talked about lunch plans number {i} and the weather." for i in range(30)]
+
+
+def _fill(mem: Memory, texts: list[str], when: str = "2026-03-01T10:00:00+00:00") -> list[int]:
+    return mem.append_events([NewEvent(t, occurred_at=when) for t in [*FILLER, *texts]])[30:]
+
+
+@pytest.mark.parametrize("query", ["December 16", "12月16日", "2026-12-16", "Dec 16, 2026",
+                                   "2026年12月16日", "what happens on December 16?"])
+def test_a_date_named_in_any_form_finds_the_turn_that_mentions_it(mem: Memory, query: str) -> None:
+    [moved] = _fill(mem, ["The launch moved to 2026-12-16."])
+    answer = memory_find(mem.conn, query, types=["event"], limit=5)
+    assert answer["hits"] and answer["hits"][0]["id"] == moved
+    assert any("mentions" in why for why in answer["hits"][0]["why"])
+
+
+@pytest.mark.parametrize("text", ["我们12月16日搬家", "See you on Dec 16", "due 16 December"])
+def test_a_mention_in_chinese_or_english_is_found_by_an_iso_date(mem: Memory, text: str) -> None:
+    [said] = _fill(mem, [text])
+    hits = memory_find(mem.conn, "2026-12-16", types=["event"], limit=5)["hits"]
+    assert [h["id"] for h in hits][:1] == [said]
+
+
+def test_a_year_less_mention_is_read_in_the_year_the_event_was_written(mem: Memory) -> None:
+    [said] = _fill(mem, ["The party is on Dec 16"], when="2025-11-20T10:00:00+00:00")
+    assert memory_find(mem.conn, "December 16, 2025", types=["event"])["hits"][0]["id"] == said
+    assert not [h for h in memory_find(mem.conn, "December 16, 2026", types=["event"])["hits"]
+                if h["id"] == said and h["score"] >= 0.4]
+    assert "mvdateday20251216" in mention_tokens("The party is on Dec 16", 2025)
+
+
+def test_an_unindexed_event_is_found_by_the_date_it_mentions(mem: Memory) -> None:
+    _fill(mem, [])
+    now = datetime(2026, 3, 1, tzinfo=UTC)
+    row = validate_event(NewEvent("搬家定在12月16日", occurred_at=now.isoformat()), now, None)
+    with write(mem.conn):  # no sync_index: past the watermark, read from the table
+        [new] = insert_events(mem.conn, [row], now)
+    assert new > get_stat(mem.conn, "events_indexed_to")
+    assert memory_find(mem.conn, "December 16", types=["event"])["hits"][0]["id"] == new
+
+
+def test_text_without_a_date_gets_no_date_token() -> None:
+    assert mention_tokens("I ran 16 miles in 42 minutes", 2026) == []
+    assert mention_tokens("no digits at all", 2026) == []
+
+
+def test_rebuilding_the_index_keeps_what_find_finds(mem: Memory) -> None:
+    [moved] = _fill(mem, ["The launch moved to 2026-12-16."])
+    before = memory_find(mem.conn, "launch weather", types=["event"])["hits"]
+    docs = get_stat(mem.conn, "events_docs")
+    seen: list[tuple[int, int]] = []
+    with write(mem.conn):
+        done = rebuild_events_index(mem.conn, lambda d, t: seen.append((d, t)))
+        sync_index(mem.conn)
+    assert done == docs == get_stat(mem.conn, "events_docs")
+    assert seen[-1] == (docs, docs)
+    assert memory_find(mem.conn, "launch weather", types=["event"])["hits"] == before
+    assert memory_find(mem.conn, "12月16日", types=["event"])["hits"][0]["id"] == moved
+
+
+def test_an_existing_home_is_reindexed_by_the_migration_with_progress(tmp_path: Path) -> None:
+    """A home whose index predates date tokens: m010 rebuilds it, reporting progress."""
+    conn = open_db(tmp_path / "memory.db")
+    now = datetime(2026, 3, 1, tzinfo=UTC)
+    row = validate_event(NewEvent("The launch moved to 2026-12-16.", occurred_at=now.isoformat()),
+                         now, None)
+    with write(conn):
+        [moved] = insert_events(conn, [row], now)
+        conn.execute("INSERT INTO recall_events_fts (recall_events_fts) VALUES ('delete-all')")
+        conn.execute("DELETE FROM recall_vocab")
+        conn.execute("DELETE FROM recall_state")  # as if indexed before: watermark, counts
+        conn.execute("DELETE FROM _migrations WHERE name = 'm010_recall_date_mentions'")
+        sync_index(conn)
+    with write(conn):  # the old analysis had no date token: drop it from this row
+        conn.execute("INSERT INTO recall_events_fts (recall_events_fts) VALUES ('delete-all')")
+        conn.execute("INSERT INTO recall_events_fts (rowid, text) VALUES (?, ?)",
+                     (moved, "The launch moved to 2026-12-16."))
+        conn.execute("DELETE FROM recall_vocab WHERE term LIKE 'mvdate%'")
+    assert not memory_find(conn, "December 16th", types=["event"])["hits"]
+    seen: list[tuple[int, int]] = []
+    recall_tables.REBUILD_PROGRESS = lambda done, total: seen.append((done, total))
+    try:
+        assert apply_migrations(conn) == ["m010_recall_date_mentions"]
+    finally:
+        recall_tables.REBUILD_PROGRESS = None
+    assert seen == [(1, 1)]
+    assert memory_find(conn, "December 16th", types=["event"])["hits"][0]["id"] == moved
+    conn.close()
