@@ -161,6 +161,15 @@ def test_unreadable_frames_are_answered_with_id_null_and_serving_goes_on(
     assert reply["id"] == 21 and reply["result"]["structuredContent"]["events"]["total"] == 0
 
 
+def test_a_request_whose_id_is_an_object_is_answered_with_id_null(server: StdioServer) -> None:
+    # The SDK reads it as a notification (it ignores the id) and would never answer.
+    server.send('{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}')
+    error = server.replies_for([None])[None]["error"]
+    assert error["code"] == INVALID_REQUEST and "id" in error["message"]
+    server.send('{"jsonrpc":"2.0","id":22,"method":"ping"}')
+    assert server.reply()["id"] == 22
+
+
 # -- frame_problem, in process ------------------------------------------------------------------
 
 
@@ -186,6 +195,11 @@ def test_frames_the_sdk_reads_pass(frame: str) -> None:
     ('{"jsonrpc":"2.0","method":"x","params":{"q":"unterminated \\"id\\": 4', PARSE_ERROR,
      None, True),
     ("[" * 100_000, INVALID_REQUEST, None, True),  # no recursion on the way
+    ('{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', INVALID_REQUEST, None, True),
+    ('{"jsonrpc":"2.0","id":[1],"method":"tools/list"}', INVALID_REQUEST, None, True),
+    ('{"jsonrpc":"2.0","id":null,"method":"ping"}', INVALID_REQUEST, None, True),
+    ('{"jsonrpc":"2.0","id":1.5,"method":"ping"}', INVALID_REQUEST, None, True),
+    ('{"jsonrpc":"2.0","id":true,"method":"ping"}', INVALID_REQUEST, None, True),
 ])
 def test_frame_problem(frame: str, code: int, request_id: Any, reply: bool) -> None:
     problem = frame_problem(frame)

@@ -11,6 +11,8 @@ naming the problem and where it is (never echoing the value), and not passed on:
     -32602 Invalid params    a bad value under "params" (lone surrogate, too deep, too long)
     -32600 Invalid Request   anything else (not an object, a bad value outside params, ...)
 
+A frame with an "id" that is no string or integer (an object, null, ...) is one the SDK would read
+as a notification and never answer: it gets -32600 with id null.
 A notification (a method and no id) is only logged: JSON-RPC forbids answering it.
 """
 
@@ -158,10 +160,12 @@ def frame_problem(line: str) -> FrameProblem | None:
     reply with id null; a readable frame with a bad value answers -32602 (inside params) or
     -32600 (elsewhere) with its id. The rejected value is never echoed."""
     try:
-        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        return None
+        message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except Exception as exc:  # a pydantic ValidationError; anything else is refused alike
         sdk_reason = _sdk_reason(exc)
+    else:
+        return _unusable_id(line) if isinstance(message, mcp_types.JSONRPCNotification) \
+            else None
     scan = _scan(line)
     if scan.too_deep_in is not None:
         code = INVALID_PARAMS if scan.too_deep_in == "params" else INVALID_REQUEST
@@ -185,6 +189,29 @@ def frame_problem(line: str) -> FrameProblem | None:
     path, reason = found
     code = INVALID_PARAMS if path and path[0] == "params" else INVALID_REQUEST
     return _problem(code, f"{_dotted(path)}: {reason}", request_id, reply)
+
+
+def _unusable_id(line: str) -> FrameProblem | None:
+    """A frame the SDK read as a notification although it carries an "id" that is no string
+    or integer (an object, a list, null, a fraction, a boolean). The SDK ignores extra fields,
+    so it would serve it as a notification and never answer, and the host would wait forever:
+    answer -32600 with id null instead (JSON-RPC's rule when the id cannot be read)."""
+    if '"id"' not in line:
+        return None  # the common notification: no second parse
+    try:
+        frame = json.loads(line, parse_int=_read_int)
+    except (ValueError, RecursionError):  # the SDK read it; this parser should too
+        return None
+    if not isinstance(frame, dict) or "id" not in frame:
+        return None  # "id" appeared only inside params
+    request_id = frame["id"]
+    if isinstance(request_id, int | str) and not isinstance(request_id, bool | _LongInt):
+        return None
+    kind = "null" if request_id is None else type(request_id).__name__
+    kind = {"dict": "an object", "list": "a list", "float": "a fraction", "bool": "a boolean",
+            "_LongInt": "an over-long integer"}.get(kind, kind)
+    return _problem(INVALID_REQUEST, f"id: must be a string or an integer, got {kind}",
+                    None, True)
 
 
 def _problem(code: int, detail: str, request_id: int | str | None,
