@@ -3,13 +3,15 @@ stored and the message says so; the import can be resumed after the line is fixe
 
 from __future__ import annotations
 
+import io
 import json
+from typing import Any
 
 import pytest
 from helpers import count
 from memvault import Memory
 from memvault.base.errors import IngestError
-from memvault.timeline.ingest import CHUNK, parse_line
+from memvault.timeline.ingest import CHUNK, MAX_LINE_BYTES, bounded_lines, parse_line
 
 
 def line(text: str = "hello", **fields: object) -> bytes:
@@ -145,3 +147,60 @@ def test_a_byte_order_mark_on_the_first_line_is_ignored(mem: Memory) -> None:
     with pytest.raises(IngestError) as info:  # anywhere else it is still broken JSON
         mem.ingest_jsonl([line("ok"), b"\xef\xbb\xbf" + line("late")])
     assert info.value.line == 2
+
+
+class _EndlessLine(io.RawIOBase):
+    """A stream of `size` bytes of one JSON string with no newline, counting what is read."""
+
+    def __init__(self, size: int, head: bytes = b"") -> None:
+        self.head, self.left, self.read_total = head, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.head:
+            n = min(len(buffer), len(self.head))
+            buffer[:n], self.head = self.head[:n], self.head[n:]
+        else:
+            n = min(len(buffer), self.left)
+            buffer[:n] = b"x" * n
+            self.left -= n
+        self.read_total += n
+        return n
+
+
+def test_a_line_over_256_kib_is_refused_by_number_without_reading_it_whole(
+    mem: Memory,
+) -> None:
+    head = b"\n".join(good_lines(2)) + b'\n{"text": "'
+    raw = _EndlessLine(16 * 1024 * 1024, head)
+    with pytest.raises(IngestError) as caught:
+        mem.ingest_jsonl(io.BufferedReader(raw))
+    assert "line 3" in str(caught.value) and "256 KiB" in str(caught.value)
+    assert caught.value.line == 3 and len(caught.value.stored) == 2
+    assert raw.read_total < MAX_LINE_BYTES + 64 * 1024  # bounded: never the 16 MiB line
+    assert count(mem.conn, "events") == 2
+
+
+def test_a_line_of_exactly_256_kib_passes_the_size_check_and_one_byte_more_does_not(
+    mem: Memory,
+) -> None:
+    fits = line("x" * (MAX_LINE_BYTES - len(line(""))))
+    assert len(fits) == MAX_LINE_BYTES
+    # The line that fits reaches the event's own rules (its text is too long for one event).
+    for end in (b"\n", b"\r\n", b""):
+        with pytest.raises(IngestError, match="line 1: text is"):
+            mem.ingest_jsonl(io.BytesIO(fits + end))
+    over = line("x" * (MAX_LINE_BYTES + 1 - len(line(""))))
+    for end in (b"\n", b"\r\n", b""):
+        with pytest.raises(IngestError, match="line 1: longer than 256 KiB"):
+            mem.ingest_jsonl(io.BytesIO(over + end))
+    with pytest.raises(IngestError, match="line 1: longer than 256 KiB"):
+        mem.ingest_jsonl([line("é" * (MAX_LINE_BYTES // 2))])  # counted in UTF-8 bytes
+    assert count(mem.conn, "events") == 0
+
+
+def test_lines_after_a_too_long_line_are_read_past_in_bounded_pieces() -> None:
+    stream = io.BytesIO(b"a\n" + b"x" * (MAX_LINE_BYTES * 3) + b"\nb\n")
+    assert list(bounded_lines(stream)) == [b"a\n", None, b"b\n"]

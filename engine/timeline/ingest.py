@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..base.errors import IngestError, InputError
@@ -19,6 +19,8 @@ from .keys import Appended
 
 FIELDS = {"text", "occurred_at", "source", "kind", "meta", "key"}
 CHUNK = 1_000
+MAX_LINE_BYTES = 256 * 1024  # one event a line: a longer line is a wrong file, not an event
+_SKIP_READ = 64 * 1024
 
 
 def parse_line(raw: bytes | str, number: int) -> NewEvent | None:
@@ -66,8 +68,11 @@ def ingest_lines(
     stored with the same text (memvault.timeline.keys), `ids` one id per non-blank line."""
     done = Appended()
     chunk: list[tuple[int, NewEvent]] = []
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(bounded_lines(lines), start=1):
         try:
+            if raw is None or _too_long(raw):
+                raise InputError(f"line {number}: longer than {MAX_LINE_BYTES // 1024} KiB "
+                                 "(one event a line; is this a JSONL file?)")
             event = parse_line(raw, number)
         except InputError as exc:
             _store(store_chunk, chunk, done)
@@ -80,6 +85,38 @@ def ingest_lines(
             chunk = []
     _store(store_chunk, chunk, done)
     return done
+
+
+def bounded_lines(lines: Iterable[bytes | str]) -> Iterator[bytes | str | None]:
+    """The lines of `lines`; from a stream, each read with a bounded `readline`, so a file with
+    no newline is never held whole (a 2 GB line once took 4 GB of memory before its error).
+    A line over MAX_LINE_BYTES comes as None; its rest is read past in bounded pieces only if
+    the next line is asked for (ingest stops at it)."""
+    readline = getattr(lines, "readline", None)
+    if readline is None:
+        yield from lines  # a list or generator of lines: already in memory
+        return
+    limit = MAX_LINE_BYTES + 2  # room for the content and its "\r\n"
+    while True:
+        raw = readline(limit)
+        if not raw:
+            return
+        if len(raw) < limit or raw[-1:] in (b"\n", "\n"):
+            yield raw
+            continue
+        yield None
+        while raw and raw[-1:] not in (b"\n", "\n"):  # asked for more: skip the rest, unheld
+            raw = readline(_SKIP_READ)
+
+
+def _too_long(raw: bytes | str) -> bool:
+    """Whether a line's content (without its line end) exceeds MAX_LINE_BYTES in UTF-8."""
+    if len(raw) <= MAX_LINE_BYTES // 4:
+        return False  # no UTF-8 character takes more than 4 bytes
+    content = raw.rstrip(b"\r\n") if isinstance(raw, bytes) else raw.rstrip("\r\n")
+    size = len(content) if isinstance(content, bytes) else \
+        len(content.encode("utf-8", "surrogatepass"))
+    return size > MAX_LINE_BYTES
 
 
 def _store(
