@@ -7,8 +7,8 @@ Real SQLite in tmp_path, a ManualClock, the scripted provider; nothing sleeps.""
 from __future__ import annotations
 
 import json
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
