@@ -275,3 +275,35 @@ def test_a_deleted_continuation_page_is_restored(vmem: Memory) -> None:
     project(vmem, all=False)
     assert page.read_bytes() == original
     assert vault_files(vmem.config.vault_path) == files
+
+
+# -- a killed projection's leftovers ------------------------------------------------------------
+def _dead_pid() -> int:
+    """The pid of a process that has exited (reaped), so no live writer owns it."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait(timeout=JOIN_S)
+    return child.pid
+
+
+def test_a_killed_writers_temp_files_are_removed_by_the_next_full_run(vmem: Memory) -> None:
+    folder = (vmem.config.vault_path / object_path("person:qhy")).parent
+    dead = _dead_pid()
+    leftovers = [folder / f".x.md.conflict.{dead}-4.memvault-tmp",
+                 vmem.config.vault_path / f".AGENTS.md.{dead}-0.memvault-tmp"]
+    live = folder / f".y.md.{os.getpid()}-9.memvault-tmp"  # this process: maybe in flight
+    for path in (*leftovers, live):
+        path.write_bytes(b"half a file")
+    project(vmem, all=False)  # a batch run does not walk the vault
+    assert all(p.exists() for p in leftovers)
+    project(vmem)  # `project-vault` (--all)
+    assert not any(p.exists() for p in leftovers)
+    assert live.exists()
+    assert open_reports(vmem) == []
+
+
+def test_a_rebuild_removes_a_killed_writers_temp_files(vmem: Memory) -> None:
+    folder = (vmem.config.vault_path / object_path("person:qhy")).parent
+    leftover = folder / f".x.md.conflict.{_dead_pid()}-4.memvault-tmp"
+    leftover.write_bytes(b"half a file")
+    project(vmem, rebuild=True)  # what `project-vault --rebuild` runs
+    assert not leftover.exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -15,7 +16,7 @@ from helpers import T0, count
 from memvault import ManualClock, Memory, NewEvent
 from memvault.cli import main
 from memvault.jobs import worker as worker_module
-from memvault.jobs.scheduler import PAUSE_KEY
+from memvault.jobs.scheduler import PAUSE_KEY, pause_key
 from memvault.models.base import ModelReply
 from memvault.models.scripted import call
 from memvault.modes.compact import CompactionProposal, CompactMode
@@ -437,7 +438,12 @@ def test_unblocked_event_resumes_from_its_checkpoint(mem: Memory, clock: ManualC
     assert queue_row(mem.conn, big)["state"] == "linked"
 
 
-def test_automatic_failure_pauses_automatic_jobs_for_an_hour_explicit_still_work(
+def compaction_step() -> Any:
+    return lambda m, t, o: call("commit_compaction", {
+        "node_ids": [n["id"] for n in payload(m)["nodes"]], "summary": "s"})
+
+
+def test_an_hourly_failure_pauses_only_hourly_jobs_threshold_compaction_goes_on(
     home: Path, clock: ManualClock,
 ) -> None:
     mem = open_memory(home, clock, "[compact]\nthreshold_tokens = 1000\n"
@@ -449,17 +455,18 @@ def test_automatic_failure_pauses_automatic_jobs_for_an_hour_explicit_still_work
     hourly_job = result.job_id
     assert mem.conn.execute("SELECT origin FROM jobs WHERE id = ?",
                             (hourly_job,)).fetchone()[0] == "hourly"
-    paused_until = get_state(mem.conn, PAUSE_KEY)
-    assert paused_until is not None
+    assert get_state(mem.conn, pause_key("hourly")) is not None
+    assert get_state(mem.conn, PAUSE_KEY) is None  # not every kind
 
-    # The timeline passes the threshold, but no automatic job appears while paused.
+    # The timeline passes the threshold: compaction is not held up by the organize failure.
     for i in range(6):
         mem.append_event(f"chatter {i} " + "y" * 1_000)
     clock.advance(seconds=5)
-    assert worker.tick().action == "idle"
-    assert count(mem.conn, "jobs") == 1
+    worker.provider.enqueue(compaction_step())
+    assert worker.tick().action == "committed"
+    assert count(mem.conn, "jobs", "mode = 'compact' AND origin = 'threshold'") == 1
 
-    # An explicit request ignores the cool-down (organized as queued: the chatter stays hot).
+    # An explicit request ignores the cool-down (organized as queued).
     receipt = mem.organize(compact_first=False)
     worker.provider.enqueue(archive_only_step())
     done = worker.tick()
@@ -468,16 +475,33 @@ def test_automatic_failure_pauses_automatic_jobs_for_an_hour_explicit_still_work
     assert queue_row(mem.conn, first)["state"] == "pending"  # the failed batch holds it
 
     clock.advance(minutes=59)
-    worker.provider.enqueue(archive_only_step())  # the hourly batch's retry now succeeds
-    retried = worker.tick()
-    assert (retried.job_id, retried.action) == (hourly_job, "committed")
-    assert count(mem.conn, "jobs", "mode = 'compact'") == 0  # still paused
-    clock.advance(minutes=2)
-    worker.provider.enqueue(lambda m, t, o: call("commit_compaction", {
-        "node_ids": [n["id"] for n in payload(m)["nodes"]], "summary": "s"}))
-    after = worker.tick()
-    assert count(mem.conn, "jobs", "mode = 'compact' AND origin = 'threshold'") == 1
-    assert after.action == "committed"
+    assert worker.scheduler is not None
+    worker.scheduler.check(clock.now())
+    assert count(mem.conn, "jobs", "origin = 'hourly'") == 1  # no new hourly job while paused
+    mem.close()
+
+
+def test_a_threshold_failure_pauses_every_automatic_job_for_the_cooldown(
+    home: Path, clock: ManualClock,
+) -> None:
+    mem = open_memory(home, clock, "[compact]\nthreshold_tokens = 1000\n"
+                                   "[worker]\nhourly_s = 60\n")
+    for i in range(6):
+        mem.append_event(f"chatter {i} " + "y" * 1_000)
+    worker, _ = make_worker(mem, [RuntimeError("provider down")], scheduler=True)
+    failed = worker.tick()
+    assert failed.action == "failed"
+    assert mem.conn.execute("SELECT origin FROM jobs WHERE id = ?",
+                            (failed.job_id,)).fetchone()[0] == "threshold"
+    assert get_state(mem.conn, PAUSE_KEY) is not None
+    add_archived(mem, "Lee plays chess.")  # an hourly job would be due in a minute
+    assert worker.scheduler is not None
+    clock.advance(minutes=30)
+    worker.scheduler.check(clock.now())
+    assert count(mem.conn, "jobs", "origin = 'hourly'") == 0
+    clock.advance(minutes=31)
+    worker.scheduler.check(clock.now())
+    assert count(mem.conn, "jobs", "origin = 'hourly'") == 1
     mem.close()
 
 

@@ -24,6 +24,7 @@ import errno
 import hashlib
 import itertools
 import os
+import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -301,6 +302,44 @@ def _create_temp(target: str) -> tuple[int, str]:
             os.makedirs(folder or ".", mode=PRIVATE_FOLDER, exist_ok=True)
             return os.open(tmp, _TEMP_FLAGS, _TEMP_MODE), tmp
     raise FileExistsError(errno.EEXIST, f"no free temporary name beside {target}")
+
+
+_TEMP_PID = re.compile(r"\.(\d+)-\d+" + re.escape(TEMP_SUFFIX) + "$")
+
+
+def remove_leftover_temps(vault: Path) -> int:
+    """Delete the temporary files a killed writer left in the vault; return how many.
+
+    Only `.<name>.<pid>-<n>.memvault-tmp` regular files whose pid is no running process: a live
+    writer's temp is in flight (a reused pid only keeps a leftover until a later run). Folders
+    are walked without following links."""
+    removed = 0
+    for folder, dirs, names in os.walk(vault, followlinks=False):
+        dirs[:] = [d for d in dirs if not d.startswith(".") or d == ".obsidian"]
+        for name in names:
+            found = _TEMP_PID.search(name) if name.startswith(".") else None
+            if found is None or _process_alive(int(found.group(1))):
+                continue
+            path = os.path.join(folder, name)
+            try:
+                if stat.S_ISREG(os.lstat(path).st_mode):
+                    os.unlink(path)
+                    removed += 1
+            except OSError:  # gone meanwhile, or not ours to remove: the next run tries again
+                continue
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True  # this process's own writer threads may have one in flight
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # exists (another user's), or unknowable: keep the file
+    return True
 
 
 def _refuse_unsafe_target(path: str) -> None:

@@ -52,6 +52,7 @@ from .files import (
     ProjectionBusy,  # noqa: F401 - callers import it from here, where it is raised
     ensure_folder,
     read_file,
+    remove_leftover_temps,
     sha256,
     vault_file,
     vault_lock,
@@ -163,6 +164,8 @@ def project_vault(
     result = ProjectionResult()
     ensure_folder(vault)
     with vault_lock(vault):
+        if rebuild or limit is None:  # a walk of the vault (~15 ms a 10,000 files): not per batch
+            remove_leftover_temps(vault)  # a killed writer's; its pid is checked to be gone
         _forget_vanished(conn)
         if not rebuild:  # a rebuild renders every owner anyway
             _mark_missing(conn, vault, None if limit is None else MISSING_CHECK)

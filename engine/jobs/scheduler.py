@@ -10,7 +10,9 @@
   compact.max_age_hours ago (0 = never) are compacted, then organized, then the nightly deep
   review runs (a chain, engine/jobs/chain.py), so a day's conversation becomes objects without
   waiting for the threshold.
-After an automatic failure, automatic creation pauses worker.cooldown_s; explicit requests don't.
+After a threshold failure, all automatic creation pauses worker.cooldown_s (the reference's rule);
+after another automatic failure (hourly, nightly) only that kind pauses, so an organize or deep
+failure never stops threshold compaction. Explicit requests never pause.
 """
 
 from __future__ import annotations
@@ -36,14 +38,26 @@ def _time(conn: sqlite3.Connection, key: str) -> datetime | None:
     return parse_time(value) if value else None
 
 
-def auto_paused(conn: sqlite3.Connection, now: datetime) -> bool:
-    until = _time(conn, PAUSE_KEY)
-    return until is not None and now < until
+def pause_key(origin: str) -> str:
+    """The state key pausing after a failure of `origin`: a threshold failure pauses all."""
+    return PAUSE_KEY if origin == "threshold" else f"{PAUSE_KEY}.{origin}"
 
 
-def pause_automatic(conn: sqlite3.Connection, now: datetime, seconds: float) -> None:
-    """Suppress automatic job creation (inside the caller's transaction)."""
-    set_state(conn, PAUSE_KEY, iso(now + timedelta(seconds=seconds)))
+def auto_paused(conn: sqlite3.Connection, now: datetime, origin: str = "threshold") -> bool:
+    """Whether creating an automatic job of `origin` is paused now (all are, after a threshold
+    failure)."""
+    for key in dict.fromkeys((PAUSE_KEY, pause_key(origin))):
+        until = _time(conn, key)
+        if until is not None and now < until:
+            return True
+    return False
+
+
+def pause_automatic(conn: sqlite3.Connection, now: datetime, seconds: float,
+                    origin: str = "threshold") -> None:
+    """Suppress automatic job creation after a failed `origin` job (inside the caller's
+    transaction): all of it after a threshold failure, else only that origin's."""
+    set_state(conn, pause_key(origin), iso(now + timedelta(seconds=seconds)))
 
 
 class Scheduler:
@@ -62,11 +76,10 @@ class Scheduler:
             return []
         created: list[Job] = []
         with write(self.conn):
-            paused = auto_paused(self.conn, now)
-            if not paused:
+            if not auto_paused(self.conn, now):
                 created += self._threshold(now)
-            created += self._hourly(now, paused)
-            if not paused:
+            created += self._hourly(now, auto_paused(self.conn, now, "hourly"))
+            if not auto_paused(self.conn, now, "nightly"):
                 created += self._nightly(now)
         return created
 
@@ -76,8 +89,9 @@ class Scheduler:
         if self._hourly_due(now):
             return True  # the hourly check stores its time even when it creates nothing
         if auto_paused(self.conn, now):
-            return False
-        return self._nightly_window(now) or self._threshold_due()
+            return False  # a threshold failure pauses every kind
+        nightly = not auto_paused(self.conn, now, "nightly") and self._nightly_window(now)
+        return nightly or self._threshold_due()
 
     def _hourly_due(self, now: datetime) -> bool:
         """worker.hourly_s passed since the hourly check last ran (or it never ran)."""

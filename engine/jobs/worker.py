@@ -232,7 +232,7 @@ class Worker:
         if terminal:
             mode.on_terminal(self.mem.conn, batch, now)
         if job.origin != "explicit":
-            pause_automatic(self.mem.conn, now, config["worker.cooldown_s"])
+            pause_automatic(self.mem.conn, now, config["worker.cooldown_s"], job.origin)
         return terminal
 
     # -- running ------------------------------------------------------------------------------
