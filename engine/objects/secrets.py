@@ -347,17 +347,23 @@ def find_secret(text: str) -> str | None:
 
 def redact_secrets(text: str, label: str = "redacted") -> str:
     """`text` with every secret-looking value replaced by `[<label>: kind]` (for logs)."""
-    hits = sorted(scan_secrets(text), key=lambda h: (h.start, -h.end))
-    if not hits:
-        return text
-    out, pos = [], 0
-    for hit in hits:
-        if hit.end <= pos:
+    return redact_slice(text, 0, len(text), scan_secrets(text), label)
+
+
+def redact_slice(text: str, start: int, end: int, hits: list[SecretHit],
+                 label: str = "redacted") -> str:
+    """text[start:end] with every part of a secret of `hits` (found in the whole `text`) as
+    `[<label>: kind]`: a secret cut by the slice is replaced too, so a page of a longer text
+    shows no piece of it."""
+    out, pos, covered = [], start, start  # covered: raw text replaced so far (may pass end)
+    for hit in sorted(hits, key=lambda h: (h.start, -h.end)):
+        if hit.end <= covered or hit.start >= end:
             continue
-        out.append(text[pos: max(pos, hit.start)])
+        out.append(text[pos:max(pos, hit.start)])
         out.append(f"[{label}: {hit.kind}]")
-        pos = hit.end
-    out.append(text[pos:])
+        covered = hit.end
+        pos = min(hit.end, end)
+    out.append(text[pos:end])
     return "".join(out)
 
 

@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from ..objects.secrets import SecretHit, mask_secrets, scan_secrets
+from ..objects.secrets import SecretHit, mask_secrets, redact_slice, scan_secrets
 from ..store.recall_index import fold
 from .rank import SNIPPET_CHARS, object_snippet, snippet
 from .terms import Query
@@ -43,17 +43,7 @@ _KEEP = frozenset({"id", "kind", "type", "object_id", "event_id", "merged", "red
 def mask_slice(text: str, start: int, end: int, hits: list[SecretHit] | None = None) -> str:
     """text[start:end] with every part of a secret found in the whole `text` as
     `[secret: kind]` (a secret cut by the slice is masked too)."""
-    hits = scan_secrets(text) if hits is None else hits
-    out, pos, covered = [], start, start  # covered: raw text masked so far (may pass end)
-    for hit in sorted(hits, key=lambda h: (h.start, -h.end)):
-        if hit.end <= covered or hit.start >= end:
-            continue
-        out.append(text[pos:max(pos, hit.start)])
-        out.append(f"[secret: {hit.kind}]")
-        covered = hit.end
-        pos = min(hit.end, end)
-    out.append(text[pos:end])
-    return "".join(out)
+    return redact_slice(text, start, end, scan_secrets(text) if hits is None else hits, "secret")
 
 
 def secret_words(texts: Iterable[str]) -> set[str]:
