@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from helpers import count, run_cli, write_config
 from memvault import ManualClock, Memory
@@ -218,3 +219,23 @@ def test_the_hourly_check_organizes_imported_history_without_compacting(
         assert [(j.mode, j.origin) for j in jobs if j.mode != "deep"] == [
             ("organize", "hourly")]
         assert count(mem.conn, "jobs", "mode = 'compact'") == 0
+
+
+def test_a_jsonl_import_refuses_a_line_over_256_kib_by_number(tmp_path) -> None:
+    """`import jsonl` reads lines as `ingest` does: each with a bound, a too-long line named
+    by its number without being read whole (the stream refuses an unbounded read)."""
+    from memvault.timeline.chat_exports import ExportError, read_conversations
+
+    class EndlessLine:
+        def __init__(self) -> None:
+            self.first = True
+
+        def readline(self, limit: int = -1) -> bytes:
+            assert 0 < limit <= 512 * 1024, "a line must be read with a bound"
+            if self.first:
+                self.first = False
+                return b'{"text": "ok"}\n'
+            return b"x" * limit
+
+    with pytest.raises(ExportError, match="line 2: longer than"):
+        list(read_conversations("jsonl", EndlessLine()))  # type: ignore[arg-type]

@@ -39,7 +39,7 @@ import ijson
 from ..base.errors import InputError
 from .events import NewEvent
 from .fragments import EVENT_MAX_CHARS
-from .ingest import parse_line
+from .ingest import bounded_lines, parse_line
 
 FORMATS = ("chatgpt", "claude", "jsonl")
 JSONL_CONVERSATION = 1_000  # lines of a JSONL file stored as one transaction
@@ -226,7 +226,8 @@ def _key(fmt: str, conv_id: str, message_id: str) -> str:
 
 def _jsonl(stream: IO[bytes]) -> Iterator[Conversation]:
     conv = Conversation("jsonl", "")
-    for number, line in enumerate(stream, start=1):
+    # bounded_lines, as ingest reads: a line past 256 KiB is refused by number, never held whole.
+    for number, line in enumerate(bounded_lines(stream), start=1):
         try:
             event = parse_line(line, number)
         except InputError as exc:
