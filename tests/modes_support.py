@@ -19,9 +19,9 @@ from memvault import ManualClock, Memory
 from memvault.jobs.worker import TickResult, Worker
 from memvault.models.base import Message, ModelReply, ToolSpec
 from memvault.models.scripted import ScriptedProvider, call
-from memvault.modes.compact import enqueue_departed
 from memvault.objects.records import ObjectRecord, save_object
 from memvault.store.connection import write
+from memvault.timeline.queue import enqueue_departed
 
 Step = Callable[[list[Message], list[ToolSpec], int], ModelReply]
 

@@ -3,7 +3,7 @@
 Imported history is old: it never enters the hot timeline (the agent's base context), so it
 neither floods it nor triggers a compaction. Each conversation is stored in ONE transaction:
 its new events without hot nodes (timeline.keys.append_rows with hot=False) and their queue
-rows as `pending` (modes.compact.enqueue_departed, the queue's owner: an event with no active
+rows as `pending` (timeline.queue.enqueue_departed, the queue's owner: an event with no active
 fragment is queued), so `memvault check` finds them queued, not lost, and the hourly organize
 picks them up. A message's key (format:conversation:message) is stored once: importing the same
 or a newer export again stores only what is new. A bad conversation stops the import naming
@@ -21,11 +21,11 @@ from typing import IO, Any
 
 from ..base.errors import InputError
 from ..base.tokens import estimate_tokens
-from ..modes.compact import enqueue_departed
 from ..store.connection import write
 from ..timeline import events
 from ..timeline.chat_exports import Conversation, ExportError, read_conversations
 from ..timeline.keys import append_rows, check_key
+from ..timeline.queue import enqueue_departed
 from .memory import Memory
 
 _log = logging.getLogger(__name__)

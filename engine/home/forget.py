@@ -40,7 +40,6 @@ from typing import Any
 from ..base.errors import StoreError
 from ..base.forgetting import Forgetting
 from ..legacy.upgrade import forget_in_legacy_tables
-from ..modes.organize import forget_in_queue
 from ..objects.corefiles import forget_in_core_files
 from ..objects.records import forget_in_objects
 from ..store.check import check_memory
@@ -54,6 +53,7 @@ from ..store.script import forget_in_rows
 from ..store.vault_tables import forget_in_vault_tables, mark_citers_dirty
 from ..timeline.events import forget_in_events
 from ..timeline.hot import forget_in_heads
+from ..timeline.queue import forget_in_queue
 from .memory import Memory
 
 BACKUPS_NOTE = ("backups made earlier (memvault backup) still hold the text: forget cannot "

@@ -17,9 +17,9 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from ..base.clock import iso
 from ..store.connection import write
 from ..store.jobs import create_job
+from ..timeline.queue import newest_blocking_batch, unblock_all
 from .chain import AFTER_JOB, raw_compaction, then
 
 
@@ -33,9 +33,7 @@ def request_job(
     it (`compact_job_id`, None when nothing was hot)."""
     with write(conn):
         if retry_blocked and request_token is None:
-            newest = conn.execute(
-                "SELECT COALESCE(MAX(blocked_batch), 0) FROM archive_queue WHERE state = 'blocked'"
-            ).fetchone()[0]
+            newest = newest_blocking_batch(conn)
             seed = f"{mode}\x00{scope or ''}\x00retry\x00{newest}"
             request_token = "auto-" + hashlib.sha256(seed.encode()).hexdigest()[:24]
         seen = request_token is not None and conn.execute(
@@ -43,11 +41,7 @@ def request_job(
         ).fetchone() is not None
         unblocked = 0
         if retry_blocked and not seen:
-            unblocked = conn.execute(
-                "UPDATE archive_queue SET state = CASE WHEN page_cursor > 0 THEN 'continue'"
-                " ELSE 'pending' END, unblocked_by = ?, updated_at = ? WHERE state = 'blocked'",
-                (request_token, iso(now)),
-            ).rowcount
+            unblocked = unblock_all(conn, request_token, now)
         compaction = raw_compaction(conn, "explicit", now) if compact_first and not seen else None
         if compaction is not None:
             job = then(conn, compaction, mode, "explicit", now, scope, params, request_token)

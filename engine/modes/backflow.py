@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
-from ..base.clock import iso
 from ..objects.provenance import (
     Span,
     is_memory_event,
@@ -19,6 +18,7 @@ from ..objects.provenance import (
     stored_quotes,
     wholly_reason,
 )
+from ..timeline.queue import settle_archive_only
 from .names import named_objects
 
 PROVENANCE = "marked as memvault's own output (its source or kind)"
@@ -69,9 +69,6 @@ def settle_memory_output(conn: sqlite3.Connection, event_id: int, targets: tuple
     spans, provenance = event_spans(conn, event_id, row=row, citing=set(), named=named)
     if not provenance and not is_wholly_memory(text, spans):
         return False, spans
-    conn.execute(
-        "UPDATE archive_queue SET state = 'archive_only', page_cursor = ?, reason = ?,"
-        " updated_at = ? WHERE event_id = ? AND state IN ('pending', 'continue')",
-        (len(text), wholly_reason(spans, provenance)[:1_000], iso(now), event_id),
-    )
+    settle_archive_only(conn, event_id, len(text), wholly_reason(spans, provenance)[:1_000],
+                        now)
     return True, spans

@@ -27,6 +27,7 @@ from ..objects.proposals import Strict, Text
 from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
 from ..timeline.hot import timeline_totals
+from ..timeline.queue import enqueue_departed
 from .batch_loop import FieldError, Tool
 from .mode import BatchContext, CommitRefused, commit_proposal
 
@@ -260,25 +261,3 @@ def _check_still_a_run(
     if between != len(node_ids):
         raise CommitRefused("refused: the claimed nodes are not a contiguous run of the timeline")
 
-
-def enqueue_departed(
-    conn: sqlite3.Connection, event_ids: set[int], batch_id: int | None, now: datetime
-) -> list[int]:
-    """Queue (pending) each event none of whose fragments is still hot; never re-queue one.
-    One statement whatever the number of events (a batch folds up to 64 nodes)."""
-    if not event_ids:
-        return []
-    stamp = iso(now)
-    # OR IGNORE: an event already queued (in any state) keeps its row; RETURNING lists only
-    # the rows this insert made, i.e. the events newly queued. Only an event of several
-    # fragments can still have one elsewhere on the timeline; that condition also lets SQLite
-    # use the partial index hot_nodes_event_multi (a correlated NOT EXISTS measured cheaper
-    # than NOT IN over a list, and than a separate lookup).
-    rows = conn.execute(
-        "INSERT OR IGNORE INTO archive_queue (event_id, state, enqueued_at, updated_at,"
-        " enqueued_by) SELECT value, 'pending', ?, ?, ? FROM json_each(?)"
-        " WHERE NOT EXISTS (SELECT 1 FROM hot_nodes h WHERE h.event_id = value"
-        " AND h.active = 1 AND h.fragment_count > 1) RETURNING event_id",
-        (stamp, stamp, batch_id, json.dumps(sorted(event_ids))),
-    ).fetchall()
-    return sorted(r[0] for r in rows)

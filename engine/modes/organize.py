@@ -21,9 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..base.clock import iso
 from ..base.config import Config
-from ..base.forgetting import Forgetting
 from ..models.base import Message
 from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
 from ..objects.proposals import OrganizeProposal
@@ -31,7 +29,7 @@ from ..objects.provenance import Span, check_evidence, is_memory_event
 from ..objects.records import ObjectRecord
 from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
-from ..store.script import forget_in_rows
+from ..timeline.queue import block_event, record_outcome
 from .backflow import event_spans, page_spans, settle_memory_output
 from .batch_loop import FieldError, Tool
 from .browse import browse_tools
@@ -295,23 +293,15 @@ class OrganizeMode:
         # Raised after the write: the commit's transaction rolls it back with the refusal.
         _check_targets(disposition, last, had_targets, changes, event_id)
         state = disposition.outcome
-        ctx.conn.execute(
-            "UPDATE archive_queue SET state = ?, page_cursor = ?, progress = ?, reason = ?,"
-            " updated_at = ? WHERE event_id = ?",
-            (state, claim["page_end"], disposition.progress, disposition.reason, iso(ctx.now),
-             event_id),
-        )
+        record_outcome(ctx.conn, event_id, state, claim["page_end"], disposition.progress,
+                       disposition.reason, ctx.now)
         return {"event_id": event_id, "outcome": state, "page": [claim["page_start"],
                                                                  claim["page_end"]], **changes}
 
     def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
         """Only this batch's event becomes blocked; its text and checkpoint stay."""
         self._claimed = None
-        conn.execute(
-            "UPDATE archive_queue SET state = 'blocked', blocked_batch = ?, updated_at = ?"
-            " WHERE event_id = ? AND state IN ('pending', 'continue')",
-            (batch.id, iso(now), batch.claim["event_id"]),
-        )
+        block_event(conn, batch.claim["event_id"], batch.id, now)
 
 
 def _memory_output(ctx: BatchContext, claim: dict[str, Any], spans: list[Span] | None,
@@ -388,8 +378,3 @@ def _check_targets(disposition: Any, last: bool, had: tuple[int, int],
                                              "written for it); it cannot be archive_only "
                                              "(cite it and use linked)")
 
-
-def forget_in_queue(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
-    """Replace the forgotten text in the archive queue's saved progress and reasons (organize
-    writes them); inside the caller's write transaction."""
-    forget_in_rows(conn, forgetting, "archive_queue", ("progress", "reason"), key="event_id")

@@ -1,0 +1,101 @@
+"""The archive queue: events that left the hot timeline, waiting for organize.
+
+This module is the one writer of `archive_queue` (tests/test_architecture.py checks it); every
+function runs inside the caller's write transaction and opens none of its own.
+
+Invariants: an event is queued once (`pending`), when none of its fragments is still hot, and
+never queued again, whatever later compactions do; from there organize moves it to `continue`,
+`linked` or `archive_only`, or a terminal failure to `blocked`; only an explicit request with
+`retry_blocked` unblocks, and records its token on the row it unblocked. Rows are never deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime
+
+from ..base.clock import iso
+from ..base.forgetting import Forgetting
+from ..store.script import forget_in_rows
+
+
+def enqueue_departed(
+    conn: sqlite3.Connection, event_ids: set[int], batch_id: int | None, now: datetime
+) -> list[int]:
+    """Queue (pending) each event none of whose fragments is still hot; never re-queue one.
+    One statement whatever the number of events (a batch folds up to 64 nodes). Returns the
+    ids newly queued, sorted."""
+    if not event_ids:
+        return []
+    stamp = iso(now)
+    # OR IGNORE: an event already queued (in any state) keeps its row; RETURNING lists only
+    # the rows this insert made, i.e. the events newly queued. Only an event of several
+    # fragments can still have one elsewhere on the timeline; that condition also lets SQLite
+    # use the partial index hot_nodes_event_multi (a correlated NOT EXISTS measured cheaper
+    # than NOT IN over a list, and than a separate lookup).
+    rows = conn.execute(
+        "INSERT OR IGNORE INTO archive_queue (event_id, state, enqueued_at, updated_at,"
+        " enqueued_by) SELECT value, 'pending', ?, ?, ? FROM json_each(?)"
+        " WHERE NOT EXISTS (SELECT 1 FROM hot_nodes h WHERE h.event_id = value"
+        " AND h.active = 1 AND h.fragment_count > 1) RETURNING event_id",
+        (stamp, stamp, batch_id, json.dumps(sorted(event_ids))),
+    ).fetchall()
+    return sorted(r[0] for r in rows)
+
+
+def record_outcome(
+    conn: sqlite3.Connection, event_id: int, state: str, page_cursor: int,
+    progress: str | None, reason: str | None, now: datetime,
+) -> None:
+    """An organize batch's disposition of its event: the outcome, how far it read, the
+    progress saved for the next page and the reason of an archive_only."""
+    conn.execute(
+        "UPDATE archive_queue SET state = ?, page_cursor = ?, progress = ?, reason = ?,"
+        " updated_at = ? WHERE event_id = ?",
+        (state, page_cursor, progress, reason, iso(now), event_id),
+    )
+
+
+def settle_archive_only(
+    conn: sqlite3.Connection, event_id: int, chars: int, reason: str, now: datetime
+) -> None:
+    """End a waiting event as archive_only without a model call (the engine's own verdict:
+    the event is wholly memory output), as read to its end (`chars`)."""
+    conn.execute(
+        "UPDATE archive_queue SET state = 'archive_only', page_cursor = ?, reason = ?,"
+        " updated_at = ? WHERE event_id = ? AND state IN ('pending', 'continue')",
+        (chars, reason, iso(now), event_id),
+    )
+
+
+def block_event(conn: sqlite3.Connection, event_id: int, batch_id: int, now: datetime) -> None:
+    """A terminal failure of `batch_id` blocks its waiting event (text and checkpoint stay)."""
+    conn.execute(
+        "UPDATE archive_queue SET state = 'blocked', blocked_batch = ?, updated_at = ?"
+        " WHERE event_id = ? AND state IN ('pending', 'continue')",
+        (batch_id, iso(now), event_id),
+    )
+
+
+def newest_blocking_batch(conn: sqlite3.Connection) -> int:
+    """The id of the newest batch that blocked an event still blocked (0 when none is)."""
+    return int(conn.execute(
+        "SELECT COALESCE(MAX(blocked_batch), 0) FROM archive_queue WHERE state = 'blocked'"
+    ).fetchone()[0])
+
+
+def unblock_all(conn: sqlite3.Connection, request_token: str | None, now: datetime) -> int:
+    """Every blocked event waits again (continue where a page was read, else pending), with
+    the request token that unblocked it; returns how many."""
+    return conn.execute(
+        "UPDATE archive_queue SET state = CASE WHEN page_cursor > 0 THEN 'continue'"
+        " ELSE 'pending' END, unblocked_by = ?, updated_at = ? WHERE state = 'blocked'",
+        (request_token, iso(now)),
+    ).rowcount
+
+
+def forget_in_queue(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
+    """Replace the forgotten text in the archive queue's saved progress and reasons (organize
+    writes them); inside the caller's write transaction."""
+    forget_in_rows(conn, forgetting, "archive_queue", ("progress", "reason"), key="event_id")
