@@ -19,14 +19,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..base.clock import iso
 from ..base.config import Config
 from ..base.tokens import estimate_tokens
 from ..models.base import Message
 from ..objects.proposals import Strict, Text
 from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
-from ..timeline.hot import timeline_totals
+from ..timeline.hot import add_head, fold_under, timeline_totals
 from ..timeline.queue import enqueue_departed
 from .batch_loop import FieldError, Tool
 from .mode import BatchContext, CommitRefused, commit_proposal
@@ -229,15 +228,10 @@ def fold_nodes(
             f"must be shorter than what it replaces ({chars} chars, ~{tokens} estimated tokens);"
             f" got {len(summary)} chars, ~{new_tokens} tokens",
         )
-    head = conn.execute(
-        "INSERT INTO hot_nodes (kind, level, seq, summary, chars, est_tokens, first_at, last_at,"
-        " created_at, batch_id) VALUES ('head', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (1 + max(n["level"] for n in nodes), nodes[0]["seq"], summary, len(summary), new_tokens,
-         min(n["first_at"] for n in nodes), max(n["last_at"] for n in nodes), iso(now), batch_id),
-    ).lastrowid
-    marks = ",".join("?" * len(node_ids))
-    conn.execute(f"UPDATE hot_nodes SET active = 0, parent_id = ? WHERE id IN ({marks})",
-                 (head, *node_ids))
+    head = add_head(conn, 1 + max(n["level"] for n in nodes), nodes[0]["seq"], summary,
+                    new_tokens, min(n["first_at"] for n in nodes),
+                    max(n["last_at"] for n in nodes), now, batch_id)
+    fold_under(conn, head, node_ids)
     enqueued = enqueue_departed(conn, {n["event_id"] for n in nodes if n["event_id"]}, batch_id,
                                 now)
     return {"head_id": head, "covered": len(nodes), "enqueued": enqueued,

@@ -29,6 +29,7 @@ from ..base.forgetting import Forgetting
 from ..base.tokens import estimate_tokens
 from ..store.script import forget_in_rows
 from .fragments import EVENT_MAX_CHARS, FRAGMENT_CHARS, find_lone_surrogate, split_fragments
+from .hot import insert_raw_nodes, next_node_id
 
 PAGE_CHARS = 8_000  # what one `event ID OFFSET` answer returns
 META_MAX_BYTES = 16 * 1024  # an event's meta, as UTF-8 JSON text
@@ -276,7 +277,7 @@ def insert_events(
     """
     created = iso(now)
     first_event = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM events").fetchone()[0]
-    next_node = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM hot_nodes").fetchone()[0]
+    next_node = next_node_id(conn)
     event_id = first_event
     event_rows: list[tuple] = []
     nodes: list[tuple] = []
@@ -309,14 +310,7 @@ def insert_events(
             " text, chars, est_tokens, key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(*row, key) for row, key in zip(event_rows, keys, strict=True)],
         )
-    # Numbered parameters: a raw node's seq is its id and its time span is its event's moment,
-    # so each value is bound once.
-    conn.executemany(
-        "INSERT INTO hot_nodes (id, kind, level, seq, event_id, fragment_index, fragment_count,"
-        " start_char, end_char, chars, est_tokens, first_at, last_at, created_at)"
-        " VALUES (?1, 'raw', 0, ?1, ?2, ?3, ?4, ?5, ?6, ?6 - ?5, ?7, ?8, ?8, ?9)",
-        nodes,
-    )
+    insert_raw_nodes(conn, nodes)
     return list(range(first_event, event_id))
 
 

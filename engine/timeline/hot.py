@@ -3,14 +3,21 @@
 Invariants: the active nodes, ordered by `seq`, are the timeline; a raw node is a slice of its
 event (never a copy); a head replaces a contiguous run of nodes, which keep `parent_id` pointing
 to it so `expand` walks back down to raw text. A view that cannot carry every node says so.
+
+This module is the one writer of `hot_nodes` (tests/test_architecture.py checks it): ingest adds
+raw fragments with `insert_raw_nodes`, compaction folds a run under a head with `add_head` and
+`fold_under`; each runs inside the caller's write transaction.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 
+from ..base.clock import iso
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
 from ..store.script import forget_in_rows
@@ -143,6 +150,47 @@ def expand(conn: sqlite3.Connection, node_id: int) -> list[HotNode]:
         (node_id,),
     ).fetchall()
     return [HotNode.from_row(r) for r in rows]
+
+
+def next_node_id(conn: sqlite3.Connection) -> int:
+    """The id the next node gets (MAX(id) + 1, as SQLite would choose): ingest numbers its
+    fragments itself, so they go in with one executemany."""
+    return int(conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM hot_nodes").fetchone()[0])
+
+
+def insert_raw_nodes(conn: sqlite3.Connection, nodes: Sequence[tuple[Any, ...]]) -> None:
+    """Add raw fragments, each (id, event id, fragment index, fragment count, start, end,
+    estimated tokens, the event's time, created at), inside the caller's transaction."""
+    # Numbered parameters: a raw node's seq is its id and its time span is its event's moment,
+    # so each value is bound once.
+    conn.executemany(
+        "INSERT INTO hot_nodes (id, kind, level, seq, event_id, fragment_index, fragment_count,"
+        " start_char, end_char, chars, est_tokens, first_at, last_at, created_at)"
+        " VALUES (?1, 'raw', 0, ?1, ?2, ?3, ?4, ?5, ?6, ?6 - ?5, ?7, ?8, ?8, ?9)",
+        nodes,
+    )
+
+
+def add_head(
+    conn: sqlite3.Connection, level: int, seq: int, summary: str, est_tokens: int,
+    first_at: str, last_at: str, now: datetime, batch_id: int | None,
+) -> int:
+    """Insert a summary head at `seq` (its first child's) and return its id; the caller folds
+    the children under it (`fold_under`) in the same transaction."""
+    head = conn.execute(
+        "INSERT INTO hot_nodes (kind, level, seq, summary, chars, est_tokens, first_at, last_at,"
+        " created_at, batch_id) VALUES ('head', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (level, seq, summary, len(summary), est_tokens, first_at, last_at, iso(now), batch_id),
+    ).lastrowid
+    assert head is not None
+    return head
+
+
+def fold_under(conn: sqlite3.Connection, head: int, node_ids: Sequence[int]) -> None:
+    """Take `node_ids` off the timeline, each keeping `head` as its parent (for `expand`)."""
+    marks = ",".join("?" * len(node_ids))
+    conn.execute(f"UPDATE hot_nodes SET active = 0, parent_id = ? WHERE id IN ({marks})",
+                 (head, *node_ids))
 
 
 def forget_in_heads(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
