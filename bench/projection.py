@@ -36,7 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from memvault import ManualClock, Memory, NewEvent
-from memvault.objects.records import ObjectRecord, add_evidence, add_relation, save_object
+from memvault.objects.records import (
+    ObjectRecord,
+    add_evidence_items,
+    add_relation,
+    save_object,
+)
 from memvault.store.connection import open_db, write
 from memvault.store.migrations import RELATION_LABELS
 from memvault.vault.paths import to_disk
@@ -74,7 +79,7 @@ def build(home: Path, n: int, seed: int = 7) -> None:
                         add_relation(mem.conn, oid, rng.choice(RELATION_LABELS), other, now)
                 for _ in range(2):
                     event = rng.randrange(1, 501)
-                    add_evidence(mem.conn, oid, event, 0, 10, now)
+                    add_evidence_items(mem.conn, [(oid, event, 0, 10)], now)
         mem.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 

@@ -35,3 +35,12 @@ def run_cli(runner: CliRunner, *args: str, code: int = 0,
     assert result.exit_code == code, (args, result.exit_code, result.output)
     assert "Traceback" not in result.output
     return result
+
+
+def add_evidence(conn: sqlite3.Connection, object_id: str, event_id: int, start: int, end: int,
+                 now: datetime, batch_id: int | None = None) -> bool:
+    """Cite chars [start, end) of an event as evidence for an object; True if new (the one-item
+    form of records.add_evidence_items, which the engine calls with a whole write's list)."""
+    from memvault.objects.records import add_evidence_items
+
+    return add_evidence_items(conn, [(object_id, event_id, start, end)], now, batch_id) > 0

@@ -10,10 +10,10 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from helpers import T0, run_cli, write_config
+from helpers import T0, add_evidence, run_cli, write_config
 from memvault import ManualClock, Memory
 from memvault.cli import main
-from memvault.objects.records import ObjectRecord, add_evidence, add_relation, save_object
+from memvault.objects.records import ObjectRecord, add_relation, save_object
 from memvault.store.connection import write
 
 run = run_cli

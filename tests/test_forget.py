@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import run_cli
+from helpers import add_evidence, run_cli
 from memvault import Memory, NewEvent
 from memvault.objects.corefiles import write_core_file
-from memvault.objects.records import add_evidence
 from memvault.store.connection import write
 from memvault.store.leases import acquire_lease, process_holder
 from memvault.store.recall_index import analyze_tokens, get_stat, units

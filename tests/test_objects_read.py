@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import T0, count
+from helpers import T0, add_evidence, count
 from memvault import ManualClock, Memory
 from memvault.base.clock import iso
 from memvault.base.config import load_config
@@ -14,7 +14,6 @@ from memvault.base.errors import InputError, NotFound
 from memvault.objects.records import (
     READ_PAGE,
     ObjectRecord,
-    add_evidence,
     add_relation,
     check_object_id,
     get_object,

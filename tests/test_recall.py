@@ -8,11 +8,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from helpers import add_evidence
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memvault import ManualClock, Memory
 from memvault.base.errors import InputError, NotFound
-from memvault.objects.records import ObjectRecord, add_evidence, add_relation, save_object
+from memvault.objects.records import ObjectRecord, add_relation, save_object
 from memvault.recall.query import EVIDENCE_PAGE_CHARS, memory_evidence, memory_find, memory_read
 from memvault.recall.terms import MAX_QUERY_CHARS, parse_query
 from memvault.store.connection import open_db, write

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from helpers import add_evidence
 from memvault import ManualClock, Memory
 from memvault.cli import main
-from memvault.objects.records import ObjectRecord, add_evidence, save_object
+from memvault.objects.records import ObjectRecord, save_object
 from memvault.store.connection import write
 from memvault.store.recall_index import sync_index
 from memvault.timeline.events import NewEvent

@@ -10,9 +10,8 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from helpers import run_cli
+from helpers import add_evidence, run_cli
 from memvault import Memory, NewEvent
-from memvault.objects.records import add_evidence
 from memvault.store.connection import write
 from vault_support import open_memory, put_object
 

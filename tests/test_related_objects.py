@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from helpers import add_evidence
 from memvault import Memory
 from memvault.modes.organize import name_keys, related_objects
-from memvault.objects.records import ObjectRecord, add_evidence, save_object
+from memvault.objects.records import ObjectRecord, save_object
 from memvault.store.connection import write
 
 T0 = datetime(2026, 10, 13, tzinfo=UTC)

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import frontmatter
 import pytest
+from helpers import add_evidence
 from memvault.base.config import Config
 from memvault.objects.corefiles import core_file_history, read_core_file
-from memvault.objects.records import add_evidence, add_relation
+from memvault.objects.records import add_relation
 from memvault.store.connection import write
 from memvault.store.migrations import RELATION_LABELS
 from memvault.store.vault_tables import vault_status

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from memvault.objects.records import add_evidence
+from helpers import add_evidence
 from memvault.store.connection import write
 from memvault.vault.render import Renderer
 from vault_support import open_memory, project, put_object, relate, tick

@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from helpers import add_evidence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from memvault import NewEvent
-from memvault.objects.records import add_evidence
 from memvault.objects.secrets import scan_secrets
 from memvault.store.connection import write
 from memvault.vault import quotes

@@ -95,7 +95,7 @@ class Memory:
 
     def _ensure_builtin_objects(self) -> None:
         """`project:daily` is built in (SPEC.md section 1): everyday life's project."""
-        if self.conn.execute("SELECT 1 FROM objects WHERE id = 'project:daily'").fetchone():
+        if objects.object_exists(self.conn, "project:daily"):
             return
         daily = objects.ObjectRecord(
             id="project:daily", type="project", name="日常 Daily", aliases=["daily", "日常"],
@@ -104,7 +104,7 @@ class Memory:
                  "现状 State: always open.",
             cues=["daily life", "日常琐事"], status="active")
         with write(self.conn):
-            if not self.conn.execute("SELECT 1 FROM objects WHERE id = 'project:daily'").fetchone():
+            if not objects.object_exists(self.conn, "project:daily"):
                 objects.save_object(self.conn, daily, self.clock.now())
 
     @staticmethod

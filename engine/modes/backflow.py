@@ -18,6 +18,7 @@ from ..objects.provenance import (
     stored_quotes,
     wholly_reason,
 )
+from ..objects.records import event_citers
 from ..timeline.queue import settle_archive_only
 from .names import named_objects
 
@@ -38,8 +39,7 @@ def event_spans(conn: sqlite3.Connection, event_id: int, *, row: sqlite3.Row | N
     if is_memory_event(row["source"], row["kind"]):
         return [Span(0, row["chars"], PROVENANCE)], True
     if citing is None:
-        citing = {r[0] for r in conn.execute(
-            "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (event_id,))}
+        citing = set(event_citers(conn, event_id))
     if named is None:
         named = named_objects(conn, row["text"])
     named = [i for i in named if i not in citing]

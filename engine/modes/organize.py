@@ -26,7 +26,7 @@ from ..models.base import Message
 from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
 from ..objects.proposals import OrganizeProposal
 from ..objects.provenance import Span, check_evidence, is_memory_event
-from ..objects.records import ObjectRecord
+from ..objects.records import ObjectRecord, event_citers
 from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
 from ..timeline.queue import block_event, record_outcome
@@ -95,12 +95,6 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
         chosen.append(item)
         used += cost
     return chosen
-
-
-def event_citers(conn: sqlite3.Connection, event_id: int) -> list[str]:
-    """The objects whose evidence cites the event (its targets so far)."""
-    return [r[0] for r in conn.execute(
-        "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (event_id,))]
 
 
 def claimed_events(conn: sqlite3.Connection) -> set[int]:

@@ -34,7 +34,10 @@ from .records import (
     add_evidence_items,
     add_relation,
     add_relations,
+    add_supersedes,
+    archive_legacy_relation,
     check_object_id,
+    copy_evidence,
     redirect_targets,
     resolve_redirect,
     save_object,
@@ -319,11 +322,9 @@ def _check_archives(conn: sqlite3.Connection, write: GraphWrite, rules: WriteRul
 def archive_legacy(conn: sqlite3.Connection, item: LegacyArchive, now: datetime,
                    batch_id: int | None) -> bool:
     """Archive one legacy relation and write its standard one; True if the row changed."""
-    cur = conn.execute(
-        "UPDATE relations SET archived = 1 WHERE src_id = ? AND label = ? AND dst_id = ?"
-        " AND legacy = 1 AND archived = 0", (item.src, item.legacy_label, item.dst))
+    changed = archive_legacy_relation(conn, item.src, item.legacy_label, item.dst)
     add_relation(conn, item.src, item.label, item.dst, now, batch_id)
-    return cur.rowcount > 0
+    return changed
 
 
 def apply_write(conn: sqlite3.Connection, write: GraphWrite, rules: WriteRules,
@@ -368,15 +369,8 @@ def _record(obj: ObjectWrite, row: sqlite3.Row | None) -> ObjectRecord:
 def merge_objects(conn: sqlite3.Connection, loser: str, survivor: str, now: datetime,
                   batch_id: int | None, origin: str = "model") -> None:
     """Fold `loser` into `survivor`: supersedes relation, evidence copied, loser redirects."""
-    from ..base.clock import iso
-
-    conn.execute(
-        "INSERT OR IGNORE INTO relations (src_id, label, dst_id, created_at, batch_id)"
-        " VALUES (?, 'supersedes', ?, ?, ?)", (survivor, loser, iso(now), batch_id))
-    conn.execute(
-        "INSERT OR IGNORE INTO evidence (object_id, event_id, start_char, end_char, created_at,"
-        " batch_id) SELECT ?, event_id, start_char, end_char, ?, ? FROM evidence"
-        " WHERE object_id = ?", (survivor, iso(now), batch_id, loser))
+    add_supersedes(conn, survivor, loser, now, batch_id)
+    copy_evidence(conn, loser, survivor, now, batch_id)
     row = _existing(conn, loser)
     assert row is not None
     record = ObjectRecord.from_row(row)

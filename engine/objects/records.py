@@ -158,6 +158,22 @@ def get_object(conn: sqlite3.Connection, object_id: str) -> ObjectRecord:
     return ObjectRecord.from_row(row)
 
 
+def object_exists(conn: sqlite3.Connection, object_id: str) -> bool:
+    """Whether an object row (live or merged) has this id."""
+    return conn.execute("SELECT 1 FROM objects WHERE id = ?", (object_id,)).fetchone() is not None
+
+
+def merged_ids(conn: sqlite3.Connection) -> list[str]:
+    """The ids of every object merged into another (its `redirect_to` set)."""
+    return [r[0] for r in conn.execute("SELECT id FROM objects WHERE redirect_to IS NOT NULL")]
+
+
+def event_citers(conn: sqlite3.Connection, event_id: int) -> list[str]:
+    """The objects whose evidence cites the event (its targets so far)."""
+    return [r[0] for r in conn.execute(
+        "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (event_id,))]
+
+
 def resolve_redirect(conn: sqlite3.Connection, object_id: str) -> str:
     """Follow merge redirects to the surviving id (cycle-safe)."""
     seen = {object_id}
@@ -343,14 +359,6 @@ def add_relations(
     return cur.rowcount
 
 
-def add_evidence(
-    conn: sqlite3.Connection, object_id: str, event_id: int, start: int, end: int,
-    now: datetime, batch_id: int | None = None,
-) -> bool:
-    """Cite chars [start, end) of an event as evidence for an object; True if new."""
-    return add_evidence_items(conn, [(object_id, event_id, start, end)], now, batch_id) > 0
-
-
 def add_evidence_items(
     conn: sqlite3.Connection, items: Iterable[tuple[str, int, int, int]], now: datetime,
     batch_id: int | None = None, targets: Mapping[str, str] | None = None,
@@ -369,6 +377,33 @@ def add_evidence_items(
         [(targets[oid], event, start, end, stamp, batch_id) for oid, event, start, end in rows],
     )
     return cur.rowcount
+
+
+def archive_legacy_relation(conn: sqlite3.Connection, src: str, legacy_label: str,
+                            dst: str) -> bool:
+    """Archive one live legacy relation (it stays readable); True if the row changed."""
+    cur = conn.execute(
+        "UPDATE relations SET archived = 1 WHERE src_id = ? AND label = ? AND dst_id = ?"
+        " AND legacy = 1 AND archived = 0", (src, legacy_label, dst))
+    return cur.rowcount > 0
+
+
+def add_supersedes(conn: sqlite3.Connection, survivor: str, loser: str, now: datetime,
+                   batch_id: int | None) -> None:
+    """The `supersedes` relation of a merge, between the ids as given (the loser is not yet
+    redirected, so no end is followed to a survivor)."""
+    conn.execute(
+        "INSERT OR IGNORE INTO relations (src_id, label, dst_id, created_at, batch_id)"
+        " VALUES (?, 'supersedes', ?, ?, ?)", (survivor, loser, iso(now), batch_id))
+
+
+def copy_evidence(conn: sqlite3.Connection, loser: str, survivor: str, now: datetime,
+                  batch_id: int | None) -> None:
+    """Cite for `survivor` every slice that cites `loser` (a merge keeps all evidence)."""
+    conn.execute(
+        "INSERT OR IGNORE INTO evidence (object_id, event_id, start_char, end_char, created_at,"
+        " batch_id) SELECT ?, event_id, start_char, end_char, ?, ? FROM evidence"
+        " WHERE object_id = ?", (survivor, iso(now), batch_id, loser))
 
 
 def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0) -> dict[str, Any]:

@@ -29,6 +29,8 @@ from ..base.dates import date_windows
 from ..base.errors import InputError, NotFound
 from ..objects.records import (
     check_object_id,
+    merged_ids,
+    object_exists,
     read_object,
     resolve_object_ref,
     resolve_redirect,
@@ -116,7 +118,7 @@ def _project_scope(conn: sqlite3.Connection, project: str) -> _Scope:
     if kind != "project":
         raise InputError(f"project must be a project id like project:daily, got {project!r}")
     target = resolve_redirect(conn, project)
-    if conn.execute("SELECT 1 FROM objects WHERE id = ?", (target,)).fetchone() is None:
+    if not object_exists(conn, target):
         raise NotFound(f"no object {project}")
     members = {target}
     for (src,) in conn.execute(
@@ -125,8 +127,7 @@ def _project_scope(conn: sqlite3.Connection, project: str) -> _Scope:
         (json.dumps([target, *_merged_into(conn, target)]),),
     ):
         members.add(resolve_redirect(conn, src))
-    merged = conn.execute("SELECT id FROM objects WHERE redirect_to IS NOT NULL").fetchall()
-    object_ids = members | {r[0] for r in merged if resolve_redirect(conn, r[0]) in members}
+    object_ids = members | {i for i in merged_ids(conn) if resolve_redirect(conn, i) in members}
     events = {r[0] for r in conn.execute(
         "SELECT event_id FROM evidence WHERE object_id IN (SELECT value FROM json_each(?))",
         (json.dumps(sorted(object_ids)),),
@@ -136,9 +137,8 @@ def _project_scope(conn: sqlite3.Connection, project: str) -> _Scope:
 
 def _merged_into(conn: sqlite3.Connection, survivor: str) -> list[str]:
     """Ids whose redirect chain ends at `survivor` (not including it)."""
-    rows = conn.execute("SELECT id FROM objects WHERE redirect_to IS NOT NULL").fetchall()
     return sorted(
-        r[0] for r in rows if r[0] != survivor and resolve_redirect(conn, r[0]) == survivor
+        i for i in merged_ids(conn) if i != survivor and resolve_redirect(conn, i) == survivor
     )
 
 
@@ -391,7 +391,7 @@ def memory_evidence(
             return {**page, "cited_by": cited}
         object_id = resolve_object_ref(conn, id_or_event)
         target = resolve_redirect(conn, object_id)
-        if conn.execute("SELECT 1 FROM objects WHERE id = ?", (target,)).fetchone() is None:
+        if not object_exists(conn, target):
             raise NotFound(f"no object {id_or_event}")
         answer = _evidence_page(conn, object_id, target, offset)
         if not reveal:
