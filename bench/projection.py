@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault import ManualClock, Memory, NewEvent
+from memvault.objects.ids import RELATION_LABELS
 from memvault.objects.records import (
     ObjectRecord,
     add_evidence_items,
@@ -43,7 +44,6 @@ from memvault.objects.records import (
     save_object,
 )
 from memvault.store.connection import open_db, write
-from memvault.store.migrations import RELATION_LABELS
 from memvault.vault.paths import to_disk
 from memvault.vault.projector import CHUNK, render_vault
 from memvault.vault.render import Renderer

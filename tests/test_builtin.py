@@ -18,8 +18,8 @@ from memvault.base.tokens import estimate_tokens
 from memvault.models.base import ModelReply, ProviderError, ToolSpec
 from memvault.models.builtin import BuiltinProvider, organize
 from memvault.modes.compact import CompactionProposal
+from memvault.objects.ids import check_object_id
 from memvault.objects.proposals import OrganizeProposal, ReviewProposal
-from memvault.objects.records import check_object_id
 from memvault.objects.secrets import find_secret
 
 

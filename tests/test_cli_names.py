@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from helpers import run_cli
 from memvault import Memory
 from memvault.base.errors import InputError
-from memvault.objects.records import objects_named, resolve_object_ref
+from memvault.objects.ids import objects_named, resolve_object_ref
 from modes_support import put_object
 
 LONG_ID = "todo:write-the-migration-runbook-for-the-payments-database-before-the-freeze"

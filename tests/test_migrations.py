@@ -217,3 +217,25 @@ def test_connections_opening_a_new_file_at_once_all_succeed(tmp_path: Path) -> N
         for thread in threads:
             thread.join(30)
     assert failures == []
+
+
+def test_the_domain_vocabulary_is_what_the_schema_checks(tmp_path: Path) -> None:
+    """The object types, relation labels, core file names and queue states live with the
+    domain (the store may not import it); the schema's CHECK lists must say the same."""
+    from memvault.objects.corefiles import CORE_FILES
+    from memvault.objects.ids import OBJECT_TYPES, RELATION_LABELS
+    from memvault.timeline.queue import EVENT_STATES
+
+    conn = open_db(tmp_path / "memory.db")
+    try:
+        schema = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
+    finally:
+        conn.close()
+
+    def listed(values: tuple[str, ...]) -> str:
+        return "(" + ", ".join(f"'{v}'" for v in values) + ")"
+
+    assert f"type IN {listed(OBJECT_TYPES)}" in schema["objects"]
+    assert f"label IN {listed(RELATION_LABELS)}" in schema["relations"]
+    assert f"name IN {listed(CORE_FILES)}" in schema["core_files"]
+    assert f"state IN {listed(EVENT_STATES)}" in schema["archive_queue"]

@@ -11,9 +11,9 @@ import pytest
 from helpers import add_evidence
 from memvault.base.config import Config
 from memvault.objects.corefiles import core_file_history, read_core_file
+from memvault.objects.ids import RELATION_LABELS
 from memvault.objects.records import add_relation
 from memvault.store.connection import write
-from memvault.store.migrations import RELATION_LABELS
 from memvault.store.vault_tables import vault_status
 from memvault.vault import files as vault_files_module
 from memvault.vault.paths import object_path, page_path

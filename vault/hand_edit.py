@@ -32,7 +32,8 @@ import yaml
 
 from ..base.errors import InputError
 from ..objects.corrections import ProfileEdit
-from ..objects.records import check_object_id, get_object
+from ..objects.ids import check_object_id
+from ..objects.records import get_object
 from ..objects.versions import record_at
 from .files import read_file, sha256, vault_file
 from .paths import OBJECTS_DIR, conflict_original, object_hash, relative

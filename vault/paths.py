@@ -19,7 +19,8 @@ import hashlib
 import re
 from pathlib import Path
 
-from ..store.migrations import CORE_FILES, OBJECT_TYPES
+from ..objects.corefiles import CORE_FILES
+from ..objects.ids import OBJECT_TYPES
 from ..store.vault_tables import DIRECTORY_KEY
 
 HASH_CHARS = 16

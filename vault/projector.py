@@ -43,8 +43,8 @@ from typing import Any
 
 from ..base.clock import iso
 from ..base.config import Config
+from ..objects.corefiles import CORE_FILES
 from ..store.connection import get_state, set_state, write
-from ..store.migrations import CORE_FILES
 from ..store.vault_tables import DIRECTORY_KEY, PENDING_SQL, mark_citers_dirty
 from .core_sync import sync_core_file
 from .file_writes import OwnerJob, write_failure, write_owner_files

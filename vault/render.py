@@ -27,9 +27,9 @@ from typing import Any
 import jinja2
 
 from ..base.display import for_markdown
-from ..objects.corefiles import read_core_file
+from ..objects.corefiles import CORE_FILES, read_core_file
+from ..objects.ids import OBJECT_TYPES
 from ..objects.records import ObjectRecord, object_links, resolve_redirect
-from ..store.migrations import CORE_FILES, OBJECT_TYPES
 from ..store.vault_tables import DIRECTORY_KEY
 from .page_links import (
     Relation,

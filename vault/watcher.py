@@ -42,9 +42,8 @@ import watchfiles
 from ..base.clock import Clock, iso
 from ..base.config import Config
 from ..base.errors import MemvaultError
-from ..objects.corefiles import read_core_file
+from ..objects.corefiles import CORE_FILES, read_core_file
 from ..store.connection import open_db, set_state, write
-from ..store.migrations import CORE_FILES
 from .core_sync import import_core_bytes, read_core_disk, refuse_unsafe
 from .files import UnsafeFile, ensure_folder, read_file, sha256, vault_file
 from .paths import is_core_file, is_object_file, is_temp_name, relative

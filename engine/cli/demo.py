@@ -92,7 +92,7 @@ def demo(ctx: click.Context, model: str | None) -> None:
 
 def show_objects(mem: Memory) -> None:
     """Print what the demo made, a few objects per type."""
-    from ..store.migrations import OBJECT_TYPES
+    from ..objects.ids import OBJECT_TYPES
 
     for type_ in OBJECT_TYPES:
         rows = mem.list_objects(type_)

@@ -18,7 +18,7 @@ import click
 
 from ..base.config import load_config
 from ..base.errors import InputError
-from ..store.migrations import CORE_FILES
+from ..objects.corefiles import CORE_FILES
 from .app import json_option, open_memory, print_json
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..store.migrations import OBJECT_TYPES
+from ..objects.ids import OBJECT_TYPES
 from .app import (
     SQLITE_MAX_INT,
     LazyConsole,
@@ -195,7 +195,7 @@ def object_(ctx: click.Context, object_id: str, offset: int, versions: bool, rev
     """Show an object's profile, relations and evidence (paged: pass next_offset as OFFSET).
 
     ID is an object id (person:zhang-wei) or a unique name or alias (张伟, "zhang wei")."""
-    from ..objects.records import check_object_id
+    from ..objects.ids import check_object_id
     from .recall import print_profile
 
     if object_id.strip().isdigit() or object_id.startswith("event:"):
@@ -215,7 +215,7 @@ def object_(ctx: click.Context, object_id: str, offset: int, versions: bool, rev
 
 def _print_versions(ctx: click.Context, ref: str, as_json: bool) -> None:
     """`memvault object ID --versions`: every version, oldest first, with who made it."""
-    from ..objects.records import resolve_object_ref
+    from ..objects.ids import resolve_object_ref
     from ..objects.versions import object_history
 
     with open_memory(ctx, readonly=True) as mem:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..objects.ids import OBJECT_TYPES
 from ..store.connection import write
-from ..store.migrations import OBJECT_TYPES
 from ..store.recall_index import sync_index
 from .app import (
     LazyConsole,

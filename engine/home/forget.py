@@ -40,14 +40,13 @@ from typing import Any
 from ..base.errors import StoreError
 from ..base.forgetting import Forgetting
 from ..legacy.upgrade import forget_in_legacy_tables
-from ..objects.corefiles import forget_in_core_files
+from ..objects.corefiles import CORE_FILES, forget_in_core_files
 from ..objects.records import forget_in_objects
 from ..store.check import check_memory
 from ..store.connection import forget_in_state, write
 from ..store.jobs import forget_in_jobs
 from ..store.leases import acquire_lease, lease_info, parse_holder, process_holder, release_lease
 from ..store.ledger import forget_in_ledger, record_forget, set_forget_files
-from ..store.migrations import CORE_FILES
 from ..store.recall_index import optimize_index, reindex_forgotten
 from ..store.script import forget_in_rows
 from ..store.vault_tables import forget_in_vault_tables, mark_citers_dirty

@@ -8,14 +8,15 @@ import sqlite3
 from typing import Any
 
 from ..jobs.progress import batch_report
+from ..objects.corefiles import CORE_FILES
 from ..objects.secrets import find_secret
 from ..recall.masking import mask_slice
 from ..store.connection import graph_revision
 from ..store.disk import disk_usage
 from ..store.ledger import usage_summary
-from ..store.migrations import CORE_FILES, EVENT_STATES
 from ..store.vault_tables import vault_status
 from ..timeline.hot import timeline_totals
+from ..timeline.queue import EVENT_STATES
 
 UNFINISHED = ("pending", "continue", "blocked")
 # Newest events scanned for secret-looking text per status call: a bounded scan (100-250 us

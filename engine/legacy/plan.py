@@ -17,8 +17,9 @@ from typing import Any
 from ..base.clock import iso, parse_time
 from ..base.errors import InputError, StoreError
 from ..base.tokens import estimate_tokens
-from ..objects.records import check_object_id
-from ..store.migrations import CORE_FILES, RELATION_LABELS, table_names
+from ..objects.corefiles import CORE_FILES
+from ..objects.ids import RELATION_LABELS, check_object_id
+from ..store.migrations import table_names
 from ..timeline.events import NewEvent, validate_event
 
 NAME_MAX, SUMMARY_MAX, BODY_MAX, REASON_MAX = 200, 400, 16_000, 1_000

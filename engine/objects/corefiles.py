@@ -17,11 +17,11 @@ from typing import Any
 from ..base.clock import iso
 from ..base.errors import InputError
 from ..base.forgetting import Forgetting
-from ..store.migrations import CORE_FILES
 from ..store.script import forget_in_rows
 from ..timeline.fragments import find_lone_surrogate
 from .secrets import find_secret
 
+CORE_FILES = ("AGENTS.md", "SOUL.md", "USER.md")  # the only files whose hand edits are imported
 MODEL_ORIGINS = ("organize", "deep")  # writes proposed by a model, never by a person
 
 

@@ -33,8 +33,9 @@ from ..base.config import Config
 from ..base.errors import FieldError, InputError
 from ..store.connection import bump_revision, graph_revision, write
 from .graph_write import GraphWrite, WriteRules, apply_write, validate_write
+from .ids import resolve_object_ref
 from .proposals import Merge, ObjectWrite
-from .records import ObjectRecord, get_object, resolve_object_ref
+from .records import ObjectRecord, get_object
 from .versions import changed_since, describe_changes
 
 MAX_ALIASES = 32  # proposals.ObjectWrite.aliases: a merge adds the loser's names up to this

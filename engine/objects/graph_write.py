@@ -21,6 +21,7 @@ from typing import Any
 from ..base.config import Config
 from ..base.errors import FieldError, InputError
 from .corefiles import write_core_file
+from .ids import check_object_id
 from .proposals import (
     CoreWrite,
     EvidenceWrite,
@@ -36,7 +37,6 @@ from .records import (
     add_relations,
     add_supersedes,
     archive_legacy_relation,
-    check_object_id,
     copy_evidence,
     redirect_targets,
     resolve_redirect,

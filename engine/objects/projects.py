@@ -11,7 +11,8 @@ from typing import Any
 
 from ..base.errors import InputError
 from ..store.connection import bump_revision, write
-from .records import get_object, resolve_object_ref, resolve_redirect, save_object
+from .ids import resolve_object_ref
+from .records import get_object, resolve_redirect, save_object
 
 
 def approve_project(conn: sqlite3.Connection, project_id: str, now: datetime) -> dict[str, Any]:

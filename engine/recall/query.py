@@ -27,15 +27,13 @@ from typing import Any
 
 from ..base.dates import date_windows
 from ..base.errors import InputError, NotFound
+from ..objects.ids import OBJECT_TYPES, check_object_id, resolve_object_ref
 from ..objects.records import (
-    check_object_id,
     merged_ids,
     object_exists,
     read_object,
-    resolve_object_ref,
     resolve_redirect,
 )
-from ..store.migrations import OBJECT_TYPES
 from ..store.recall_index import fold, get_stat, object_field_texts
 from ..timeline.events import parse_event_id, read_event_page
 from .context import (

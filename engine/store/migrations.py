@@ -3,7 +3,7 @@
 Invariants the schema itself keeps (so no code path can break them):
 - an event row is never updated or deleted (triggers refuse it);
 - relation labels are the short ones, except rows marked legacy;
-- summary/body/progress/reason lengths stay within SPEC.md's hard limits.
+- summary/body/progress/reason lengths stay within docs/spec.md's hard limits.
 """
 
 from __future__ import annotations
@@ -16,12 +16,17 @@ from .recall_tables import m002_recall_index, m010_recall_date_mentions
 from .script import run_script
 from .vault_tables import m003_vault
 
-OBJECT_TYPES = ("person", "task", "todo", "schedule", "knowledge", "project", "credential")
-RELATION_LABELS = (
+# The value lists m001's CHECK constraints were written with. The domain's own lists live with
+# the domain (objects.ids.OBJECT_TYPES and RELATION_LABELS, objects.corefiles.CORE_FILES,
+# timeline.queue.EVENT_STATES), which the store may not import; these stay as m001 wrote them
+# (a new value needs a migration anyway), and tests/test_migrations.py checks the two agree.
+_M001_OBJECT_TYPES = ("person", "task", "todo", "schedule", "knowledge", "project",
+                      "credential")
+_M001_RELATION_LABELS = (
     "member_of", "related_to", "assigned_to", "depends_on", "about", "supersedes", "knows",
 )
-CORE_FILES = ("AGENTS.md", "SOUL.md", "USER.md")
-EVENT_STATES = ("pending", "continue", "linked", "archive_only", "blocked")
+_M001_CORE_FILES = ("AGENTS.md", "SOUL.md", "USER.md")
+_M001_EVENT_STATES = ("pending", "continue", "linked", "archive_only", "blocked")
 
 
 def _in(values: tuple[str, ...]) -> str:
@@ -114,7 +119,7 @@ def m001_initial(conn: sqlite3.Connection) -> None:
 
         CREATE TABLE archive_queue (
             event_id      INTEGER PRIMARY KEY REFERENCES events (id),
-            state         TEXT NOT NULL CHECK (state IN {_in(EVENT_STATES)}),
+            state         TEXT NOT NULL CHECK (state IN {_in(_M001_EVENT_STATES)}),
             page_cursor   INTEGER NOT NULL DEFAULT 0,   -- chars of the event read so far
             progress      TEXT CHECK (progress IS NULL OR length(progress) <= 2000),
             reason        TEXT CHECK (reason IS NULL OR length(reason) <= 1000),
@@ -128,7 +133,7 @@ def m001_initial(conn: sqlite3.Connection) -> None:
 
         CREATE TABLE objects (
             id          TEXT PRIMARY KEY,
-            type        TEXT NOT NULL CHECK (type IN {_in(OBJECT_TYPES)}),
+            type        TEXT NOT NULL CHECK (type IN {_in(_M001_OBJECT_TYPES)}),
             name        TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
             aliases     TEXT NOT NULL DEFAULT '[]',     -- JSON list of strings
             summary     TEXT NOT NULL DEFAULT '' CHECK (length(summary) <= 400),
@@ -170,7 +175,7 @@ def m001_initial(conn: sqlite3.Connection) -> None:
             created_at TEXT NOT NULL,
             batch_id   INTEGER REFERENCES batches (id),
             UNIQUE (src_id, label, dst_id),
-            CHECK (legacy = 1 OR label IN {_in(RELATION_LABELS)})
+            CHECK (legacy = 1 OR label IN {_in(_M001_RELATION_LABELS)})
         );
         CREATE INDEX relations_dst ON relations (dst_id);
 
@@ -188,7 +193,7 @@ def m001_initial(conn: sqlite3.Connection) -> None:
         CREATE INDEX evidence_event ON evidence (event_id);
 
         CREATE TABLE core_files (
-            name       TEXT    NOT NULL CHECK (name IN {_in(CORE_FILES)}),
+            name       TEXT    NOT NULL CHECK (name IN {_in(_M001_CORE_FILES)}),
             version    INTEGER NOT NULL,
             content    TEXT    NOT NULL,
             sha256     TEXT    NOT NULL,

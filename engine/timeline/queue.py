@@ -19,6 +19,9 @@ from ..base.clock import iso
 from ..base.forgetting import Forgetting
 from ..store.script import forget_in_rows
 
+# The life of a queued event (docs/spec.md section 2); blocked by a terminal failure.
+EVENT_STATES = ("pending", "continue", "linked", "archive_only", "blocked")
+
 
 def enqueue_departed(
     conn: sqlite3.Connection, event_ids: set[int], batch_id: int | None, now: datetime

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...base.errors import InputError
-from ...objects.records import check_object_id, make_slug
+from ...objects.ids import check_object_id, make_slug
 from ...objects.secrets import find_secret
 from . import profiles as pf
 from .changes import Change
