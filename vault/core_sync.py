@@ -30,8 +30,8 @@ from pathlib import Path
 from ..base.errors import MemvaultError
 from ..objects.corefiles import read_core_file, write_core_file
 from ..store.connection import write
+from .bookkeeping import open_report, record_owner, resolve_reports
 from .files import UnsafeFile, atomic_write, read_file, sha256, vault_file
-from .records import open_report, record_owner, resolve_reports
 
 
 class CoreFileRefused(MemvaultError):

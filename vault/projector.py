@@ -46,6 +46,21 @@ from ..base.config import Config
 from ..objects.corefiles import CORE_FILES
 from ..store.connection import get_state, set_state, write
 from ..store.vault_tables import DIRECTORY_KEY, PENDING_SQL, mark_citers_dirty
+from .bookkeeping import (
+    clear_dirty_many,
+    clear_errors,
+    clear_errors_many,
+    dirty_marks,
+    drop_vanished_marks,
+    mark_dirty,
+    open_report_paths,
+    owners_with_pages,
+    record_error,
+    record_owners,
+    record_pages,
+    recorded_files_many,
+    resolve_reports,
+)
 from .core_sync import sync_core_file
 from .file_writes import OwnerJob, write_failure, write_owner_files
 from .files import (
@@ -56,20 +71,6 @@ from .files import (
     sha256,
     vault_file,
     vault_lock,
-)
-from .records import (
-    clear_dirty_many,
-    clear_errors,
-    clear_errors_many,
-    dirty_marks,
-    mark_dirty,
-    open_report_paths,
-    owners_with_pages,
-    record_error,
-    record_owners,
-    record_pages,
-    recorded_files_many,
-    resolve_reports,
 )
 from .render import Renderer
 
@@ -273,11 +274,7 @@ def _sync_core(
 def _forget_vanished(conn: sqlite3.Connection) -> None:
     """Drop marks of objects that are gone and never had a file (nothing to say about them)."""
     with write(conn):
-        conn.execute(
-            "DELETE FROM vault_dirty WHERE NOT EXISTS (SELECT 1 FROM objects o"
-            " WHERE o.id = vault_dirty.object_id) AND NOT EXISTS (SELECT 1 FROM projection p"
-            " WHERE p.object_id = vault_dirty.object_id)"
-        )
+        drop_vanished_marks(conn)
 
 
 _PROJECTED_FILES = (

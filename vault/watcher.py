@@ -44,10 +44,10 @@ from ..base.config import Config
 from ..base.errors import MemvaultError
 from ..objects.corefiles import CORE_FILES, read_core_file
 from ..store.connection import open_db, set_state, write
+from .bookkeeping import mark_dirty, open_report, owner_of, record_owner
 from .core_sync import import_core_bytes, read_core_disk, refuse_unsafe
 from .files import UnsafeFile, ensure_folder, read_file, sha256, vault_file
 from .paths import is_core_file, is_object_file, is_temp_name, relative
-from .records import mark_dirty, open_report, owner_of, record_owner
 from .render import Renderer
 
 log = logging.getLogger(__name__)

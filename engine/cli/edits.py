@@ -184,7 +184,7 @@ def _adopt(mem: Memory, hand: HandEdit) -> None:
     """The accepted object file is in memory now: let the projector replace it without keeping
     it as a conflict copy (bytes that differ from these are still kept)."""
     from ..store.connection import write
-    from ..vault.records import record_owner
+    from ..vault.bookkeeping import record_owner
 
     with write(mem.conn):
         record_owner(mem.conn, hand.object_id, hand.rel_path, hand.digest, hand.version,

@@ -283,6 +283,16 @@ def reindex_forgotten(conn: sqlite3.Connection, old_texts: dict[int, str]) -> in
     return done
 
 
+def reset_index(conn: sqlite3.Connection) -> None:
+    """Empty the events index (its postings, document counts and watermark) and mark every
+    object for re-indexing, inside the caller's write transaction: the next syncs rebuild it."""
+    conn.execute("INSERT INTO recall_events_fts (recall_events_fts) VALUES ('delete-all')")
+    conn.execute("DELETE FROM recall_vocab")
+    conn.execute("DELETE FROM recall_state WHERE key IN"
+                 " ('events_indexed_to', 'events_docs', 'events_units')")
+    conn.execute("INSERT OR IGNORE INTO recall_dirty (object_id) SELECT id FROM objects")
+
+
 def optimize_index(conn: sqlite3.Connection) -> None:
     """Merge every FTS5 segment into one (deleted entries are dropped, not just marked), after
     re-indexing what a forget changed; inside the caller's write transaction."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from .recall_index import sync_index
+from .recall_index import reset_index, sync_index
 from .script import run_script
 
 _TOKENIZER = "unicode61 remove_diacritics 2"
@@ -76,11 +76,7 @@ def rebuild_events_index(conn: sqlite3.Connection,
     """Re-analyse every event and object into the recall index (after a change of analysis),
     inside the caller's write transaction; `progress(done, total)` after each chunk. Returns
     how many events it indexed."""
-    conn.execute("INSERT INTO recall_events_fts (recall_events_fts) VALUES ('delete-all')")
-    conn.execute("DELETE FROM recall_vocab")
-    conn.execute("DELETE FROM recall_state WHERE key IN"
-                 " ('events_indexed_to', 'events_docs', 'events_units')")
-    conn.execute("INSERT OR IGNORE INTO recall_dirty (object_id) SELECT id FROM objects")
+    reset_index(conn)
     total = conn.execute("SELECT count(*) FROM events").fetchone()[0]
     done = 0
     while True:

@@ -1,6 +1,9 @@
 """The vault's bookkeeping rows: what was written where, dirty marks, errors and reports.
 
-Every function runs inside the caller's write transaction (`memvault.store.connection.write`).
+The one writer of `projection`, `projection_pages`, `projection_errors`, `vault_reports` and
+(besides the schema's triggers, which mark) `vault_dirty` (tests/test_architecture.py checks
+it). Every function runs inside the caller's write transaction
+(`memvault.store.connection.write`).
 
 Invariants:
 - `projection` holds, per owner (object id, core file name or the directory), the main file's
@@ -130,6 +133,15 @@ def clear_errors_many(conn: sqlite3.Connection, owners: Sequence[str]) -> None:
     if owners:
         conn.execute(f"DELETE FROM projection_errors WHERE object_id IN"
                      f" ({placeholders(len(owners))})", owners)
+
+
+def drop_vanished_marks(conn: sqlite3.Connection) -> None:
+    """Drop the dirty marks of objects that are gone and never had a main file."""
+    conn.execute(
+        "DELETE FROM vault_dirty WHERE NOT EXISTS (SELECT 1 FROM objects o"
+        " WHERE o.id = vault_dirty.object_id) AND NOT EXISTS (SELECT 1 FROM projection p"
+        " WHERE p.object_id = vault_dirty.object_id)"
+    )
 
 
 def owner_of(conn: sqlite3.Connection, path: str) -> tuple[str, str] | None:
