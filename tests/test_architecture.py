@@ -9,6 +9,7 @@ Every import counts, a function-level (lazy) one too. docs/architecture.md draws
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -44,6 +45,44 @@ VAULT_MAY_IMPORT = {"base", "store", "timeline", "objects", "vault"}
 # Packages with room for one more concept each; past this a folder needs splitting.
 MAX_MODULES_PER_FOLDER = 12
 MAX_LINES_PER_MODULE = 500
+
+# Each table's one writer: the only module whose SQL may INSERT, UPDATE, DELETE or REPLACE its
+# rows; every other module calls the owner's functions. docs/architecture.md draws the same map.
+_RECORDS, _VAULT_BOOKS = "memvault.objects.records", "memvault.vault.bookkeeping"
+TABLE_OWNERS: dict[str, str] = {
+    "events": "memvault.timeline.events",
+    "hot_nodes": "memvault.timeline.hot",
+    "archive_queue": "memvault.timeline.queue",
+    "objects": _RECORDS, "object_versions": _RECORDS, "relations": _RECORDS,
+    "evidence": _RECORDS,
+    "object_names": "memvault.store.migrations",  # kept by m004's triggers only
+    "core_files": "memvault.objects.corefiles",
+    "corrections": "memvault.objects.corrections",
+    "deep_snapshot": "memvault.modes.deep",
+    "jobs": "memvault.store.jobs", "batches": "memvault.store.jobs",
+    "receipts": "memvault.store.jobs",
+    "leases": "memvault.store.leases",
+    "model_calls": "memvault.store.ledger", "forget_audit": "memvault.store.ledger",
+    "state": "memvault.store.connection",
+    "_migrations": "memvault.store.migrations",
+    **dict.fromkeys(("recall_events_fts", "recall_objects_fts", "recall_object_keys",
+                     "recall_dirty", "recall_vocab", "recall_state"),
+                    "memvault.store.recall_index"),
+    **dict.fromkeys(("projection", "projection_pages", "projection_errors", "vault_reports",
+                     "vault_dirty"), _VAULT_BOOKS),
+}
+# Modules that may write any table: the schema itself, and the one-off conversion of a
+# database of the original design (its tables have no owner here).
+WRITE_EXEMPT = {"memvault.store.migrations", "memvault.legacy.upgrade"}
+# Besides those, schema code elsewhere: a string inside a migration function (m002_...) or
+# one that creates a trigger. And this template, which m003's triggers expand (it is part of
+# their text, never run on its own).
+SCHEMA_WRITES = {("memvault.store.vault_tables", "vault_dirty")}
+_WRITE_SQL = re.compile(
+    r"(?<!\w)(?<!DO )(?<!BEFORE )(?<!AFTER )(?<!INSTEAD OF )"
+    r"(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)"
+    r"\s+[\"`\[]?([\w{}]+)", re.IGNORECASE)
+_MIGRATION_FUNCTION = re.compile(r"m\d{3}_\w+")
 
 
 def source_files() -> dict[str, Path]:
@@ -212,6 +251,114 @@ def test_the_checkers_see_every_spelling() -> None:
         (1, "memvault.cli.app")]
     assert imported_modules("from . import main\n", ["memvault", "cli"], modules) == [
         (1, "memvault.cli")]
+
+
+def sql_writes(source: str) -> list[tuple[int, str]]:
+    """(line, table) of every write statement in the string literals of `source`: INSERT /
+    REPLACE INTO, UPDATE, DELETE FROM, across lines and f-strings. Docstrings, trigger
+    definitions, strings inside a migration function (m002_...) and a table named by a
+    placeholder (`{table}`: a generic helper its owners call) do not count; neither do the
+    UPDATE of an upsert (ON CONFLICT DO UPDATE) or a trigger's event (AFTER UPDATE ON)."""
+    tree = ast.parse(source)
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and body and isinstance(body[0], ast.Expr):
+            skipped.add(id(body[0].value))  # a docstring
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                _MIGRATION_FUNCTION.fullmatch(node.name):
+            skipped.update(id(inner) for inner in ast.walk(node))
+        if isinstance(node, ast.JoinedStr):  # read whole, not part by part
+            skipped.update(id(part) for part in node.values)
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        elif isinstance(node, ast.JoinedStr):
+            text = "".join(part.value if isinstance(part, ast.Constant) else "{}"
+                           for part in node.values)
+        else:
+            continue
+        if "CREATE TRIGGER" in text.upper():
+            continue
+        found += [(node.lineno, m.group(1)) for m in _WRITE_SQL.finditer(text)
+                  if "{" not in m.group(1)]
+    return found
+
+
+def foreign_writes(module: str, source: str) -> list[str]:
+    """The writes in `source` (module `module`) to a table it does not own, in words."""
+    if module in WRITE_EXEMPT:
+        return []
+    found = []
+    for line, table in sql_writes(source):
+        owner = TABLE_OWNERS.get(table)
+        if owner == module or (module, table) in SCHEMA_WRITES:
+            continue
+        found.append(f"{module}:{line} writes {table}, whose owner is {owner}" if owner else
+                     f"{module}:{line} writes {table}, which has no owner in TABLE_OWNERS")
+    return found
+
+
+def test_only_the_owner_writes_a_table() -> None:
+    offenders = [offence for module, path in source_files().items()
+                 for offence in foreign_writes(module, path.read_text(encoding="utf-8"))]
+    assert offenders == []
+
+
+def test_every_table_has_one_owner(tmp_path: Path) -> None:
+    """Every table of a fresh home is in TABLE_OWNERS (FTS5's own shadow tables aside), and
+    each owner is a module that exists."""
+    from memvault.store.connection import open_db
+
+    conn = open_db(tmp_path / "memory.db")
+    try:
+        tables = {row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+    finally:
+        conn.close()
+    fts = {t for t in tables if t.endswith("_fts")}
+    tables -= {t for t in tables for f in fts if t.startswith(f + "_")}
+    assert tables == set(TABLE_OWNERS)
+    assert set(TABLE_OWNERS.values()) <= set(source_files())
+
+
+def test_the_owner_check_sees_every_spelling_of_a_write() -> None:
+    """The scanner on sample sources, among them the SQL two modes held before the archive
+    queue had one owner."""
+    old_compact = (
+        'def enqueue_departed(conn):\n'
+        '    """Queue each event; UPDATE archive_queue is said here, in a docstring."""\n'
+        '    conn.execute(\n'
+        '        "INSERT OR IGNORE INTO archive_queue (event_id, state, enqueued_at, updated_at,"\n'
+        '        " enqueued_by) SELECT value, \'pending\', ?, ?, ? FROM json_each(?)")\n'
+    )
+    assert foreign_writes("memvault.modes.compact", old_compact) == [
+        "memvault.modes.compact:4 writes archive_queue, whose owner is memvault.timeline.queue"]
+    assert foreign_writes("memvault.timeline.queue", old_compact) == []
+    old_organize = (
+        'def on_terminal(conn, marks):\n'
+        '    conn.execute("""\n        UPDATE archive_queue\n        SET state = \'blocked\'""")\n'
+        '    conn.execute(f"DELETE FROM hot_nodes WHERE id IN ({marks})")\n'
+        '    conn.execute("replace into evidence VALUES (1)")\n'
+    )
+    assert [table for _, table in sql_writes(old_organize)] == [
+        "archive_queue", "hot_nodes", "evidence"]
+    assert len(foreign_writes("memvault.modes.organize", old_organize)) == 3
+    not_writes = (
+        'import sqlite3\n'
+        '"INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = 1"\n'
+        '"CREATE TRIGGER t AFTER INSERT ON x BEGIN INSERT INTO recall_dirty VALUES (1); END"\n'
+        'def m011_new(conn):\n    conn.execute("UPDATE objects SET version = 1")\n'
+        'def helper(conn, table):\n    conn.execute(f"UPDATE {table} SET x = 1")\n'
+        '"SELECT id FROM events WHERE kind = \'update\'"\n'
+    )
+    assert sql_writes(not_writes) == [(2, "state")]  # the upsert's INSERT
+    assert foreign_writes("memvault.store.jobs", 'x = "DELETE FROM shadow_table"') == [
+        "memvault.store.jobs:1 writes shadow_table, which has no owner in TABLE_OWNERS"]
 
 
 def test_pyproject_lists_every_package() -> None:
