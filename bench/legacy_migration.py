@@ -3,7 +3,7 @@
     python bench/legacy_migration.py [--events 886] [--objects 29] [--seed 7]
 
 Builds an old-shape database (tests/legacy_fixture.py's schema) at the original deployment's
-scale by default (SPEC.md section 8: 886 events, 29 objects): events of 1–3 parts, the oldest
+scale by default (886 events, 29 objects): events of 1–3 parts, the oldest
 ~70% compacted under level-1 heads of eight nodes and level-2 heads of four, objects citing a few
 events each, some relations, a running and a failed snapshot. Then migrates a copy and prints the
 counts before and after beside the time taken; the baseline is a plain sqlite3 backup copy of

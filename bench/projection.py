@@ -44,7 +44,6 @@ from memvault.objects.records import (
     save_object,
 )
 from memvault.store.connection import open_db, write
-from memvault.vault.paths import to_disk
 from memvault.vault.projector import CHUNK, render_vault
 from memvault.vault.render import Renderer
 
@@ -106,11 +105,11 @@ def plain_loop(db: Path, out: Path) -> int:
         for row in conn.execute("SELECT * FROM objects").fetchall():
             rendered = renderer.render_object(ObjectRecord.from_row(row))
             for rel, data in rendered.files.items():
-                path = to_disk(out, rel)
+                path = out.joinpath(*rel.split("/"))
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
                 count += 1
-        path = to_disk(out, "objects/README.md")
+        path = out / "objects" / "README.md"
         path.write_bytes(renderer.render_directory().files["objects/README.md"])
         return count + 1
     finally:

@@ -1,4 +1,4 @@
-"""`memvault migrate` from a database of the original design (SPEC.md section 7).
+"""`memvault migrate` from a database of the original design (docs/spec.md section 7).
 
 The fixture (tests/legacy_fixture.py) is the older shape with every case the spec names: events
 already compacted but never queued, objects with sources, running snapshots of the old protocol,

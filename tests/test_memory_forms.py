@@ -1,5 +1,5 @@
 """Memory forms without anyone running `memvault compact` first: an organize request compacts
-the raw fragments hot when it was made, then organizes what that queued (SPEC.md section 2,
+the raw fragments hot when it was made, then organizes what that queued (docs/spec.md section 2,
 "Boundary"). Real SQLite, a ManualClock and the scripted model; nothing sleeps."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""memvault's vault: a readable Markdown projection of the SQLite store (SPEC.md section 6).
+"""memvault's vault: a readable Markdown projection of the SQLite store (docs/spec.md section 6).
 
 SQLite is authoritative. The projector (`render_vault`, `project_vault`) renders objects into
 `objects/<type>/<hash>.md` in bounded batches, the directory into `objects/README.md` and the

@@ -1,6 +1,6 @@
 """Reading a hand-edited object file as a person's correction (`memvault accept-edit FILE`).
 
-Hand edits of object files are never imported by themselves (SPEC.md section 6): this runs only
+Hand edits of object files are never imported by themselves (docs/spec.md section 6): this runs only
 when a person names one file. It reads that file, works out which profile fields the person
 changed, and hands them back as an objects.corrections.ProfileEdit; the caller commits it.
 

@@ -7,7 +7,7 @@ Invariants:
   would orphan every vault; tests pin known values.
 - continuation pages are `<hash>-p<N>.md` (N >= 2); '-' is not a hex digit, so no page name can
   equal another object's hash.
-- every path handed around is vault-relative and '/'-separated; `to_disk` joins it to the vault.
+- every path handed around is vault-relative and '/'-separated; the writer joins it to the vault.
 - a name shown in Markdown never breaks a wikilink: `|`, `[` and `]` become their full-width
   forms and whitespace runs become one space.
 """
@@ -121,11 +121,6 @@ def wikilink(target_stem: str, name: str) -> str:
 def object_link(object_id: str, name: str | None) -> str:
     """A wikilink to an object's main file showing its name (its id if the name is unknown)."""
     return wikilink(object_hash(object_id), name if name else object_id)
-
-
-def to_disk(vault: Path, rel_path: str) -> Path:
-    """The file of a vault-relative path."""
-    return vault.joinpath(*rel_path.split("/"))
 
 
 def relative(vault: Path, path: str | Path) -> str | None:

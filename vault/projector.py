@@ -301,7 +301,7 @@ def _mark_missing(conn: sqlite3.Connection, vault: Path, bound: int | None) -> N
             rows += conn.execute(sql, ("", bound - len(rows))).fetchall()
         cursor = rows[-1][1] if rows else ""
     # lexists: a dangling symlink is not missing (the write moves it aside). Plain strings, not
-    # `to_disk`: an --all run checks every file, and a Path per file cost more than the lstat.
+    # a Path per file: an --all run checks every file, and a Path cost more than the lstat.
     root = os.fspath(vault)
     missing = {owner for owner, path in rows
                if not os.path.lexists(os.path.join(root, *path.split("/")))}

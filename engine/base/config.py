@@ -1,4 +1,4 @@
-"""The memory home and memvault.toml: every default of SPEC.md section 5, overridable.
+"""The memory home and memvault.toml: every default of docs/spec.md section 8, overridable.
 
 A home is a folder holding `memory.db`, `vault/` and `memvault.toml`. The toml file is written
 with every key and its allowed range the first time a home is created; a bad value is a

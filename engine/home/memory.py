@@ -94,7 +94,7 @@ class Memory:
         return report
 
     def _ensure_builtin_objects(self) -> None:
-        """`project:daily` is built in (SPEC.md section 1): everyday life's project."""
+        """`project:daily` is built in (docs/spec.md section 1.5): everyday life's project."""
         if objects.object_exists(self.conn, "project:daily"):
             return
         daily = objects.ObjectRecord(

@@ -1,5 +1,5 @@
 """A compaction, then the job that files what it queued: how memory forms without anyone
-running `memvault compact` first (SPEC.md section 2, "Boundary").
+running `memvault compact` first (docs/spec.md section 2, "Boundary").
 
 organize reads only events that left the hot timeline, so two things compact first:
 - an explicit organize request (`memory_organize`, `memvault organize`): a compact job over the

@@ -1,4 +1,4 @@
-"""When jobs are created automatically (SPEC.md section 3), on an injectable clock.
+"""When jobs are created automatically (docs/spec.md section 4.1), on an injectable clock.
 
 - threshold: the hot timeline's estimated tokens pass compact.threshold_tokens -> a compact job
   over the nodes present now (nodes arriving later are left alone);

@@ -1,4 +1,4 @@
-"""`memvault migrate`: upgrade a database of the original design in place (SPEC.md section 7).
+"""`memvault migrate`: upgrade a database of the original design in place (docs/spec.md section 7).
 
 The original (one-phase) memory kept these tables; a database holding them is refused by every
 other command until it is migrated:

@@ -1,7 +1,7 @@
 """The batch loop shared by compact, organize and deep.
 
 The model is given one batch and a set of tools, calls them for up to `max_rounds` rounds and
-ends by calling the mode's commit tool. Limits (SPEC.md section 5): batch timeout, rounds,
+ends by calling the mode's commit tool. Limits (docs/spec.md section 3): batch timeout, rounds,
 field-level corrections (a validation error goes back naming the field; one past the limit
 fails the batch), output tokens growing on truncation up to the model's and the remaining
 context's limit, and the claim transfer budget on what the batch sends.

@@ -197,9 +197,6 @@ def sync_index(
     return {"events": done_events, "objects": _sync_objects(conn) if objects else 0}
 
 
-OBJECT_FIELDS = ("name", "aliases", "cues", "summary", "body")
-
-
 def object_field_texts(row: sqlite3.Row | tuple) -> tuple[str, str, str, str, str]:
     """name, aliases, cues, summary, body of an objects row (id, name, aliases, cues, summary,
     body) as plain text; aliases and cues are JSON lists, joined one per line."""

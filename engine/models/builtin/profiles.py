@@ -1,10 +1,11 @@
 """Object bodies as the builtin model writes them: labelled lines, rendered, parsed and merged.
 
 A body is a list of `- label: value` lines (Chinese labels and full-width colon for Chinese
-sources). The labels follow SPEC.md's suggested bodies (person identity/role/traits/how to work
-with them; todo item/condition/state; schedule time rule/item/state; knowledge conclusion/when it
-applies/experience; project scope/goal/state; credential purpose/where it lives). A fact the rules
-did not find is written as unknown, never guessed.
+sources). The labels follow docs/spec.md's suggested bodies (section 1.4: person
+identity/role/traits/how to work with them; todo item/condition/state; schedule time
+rule/item/state; knowledge conclusion/when it applies/experience; project scope/goal/state;
+credential purpose/where it lives). A fact the rules did not find is written as unknown, never
+guessed.
 
 Merging keeps every line of the existing body: a value written as unknown may be filled in, a
 person's role may grow, a todo's state may change; other facts are never overwritten.

@@ -61,14 +61,6 @@ def sentences(text: str) -> list[Span]:
     return out
 
 
-def containing(spans: list[Span], pos: int) -> Span | None:
-    """The span that holds offset `pos`."""
-    for span in spans:
-        if span.start <= pos < span.end:
-            return span
-    return None
-
-
 def mention_pattern(name: str) -> re.Pattern[str] | None:
     """A pattern that finds `name` as a word (ASCII) or as a substring (Han, ≥2 chars)."""
     name = name.strip()
