@@ -26,7 +26,7 @@ VAULT = REPO / "vault"
 LAYERS: list[tuple[str, ...]] = [
     ("base",),        # clock, errors, tokens, config
     ("store",),       # SQLite: connection, migrations, tables, job queue, lease, ledger
-    ("timeline",),    # events, fragments, ingest, the hot timeline
+    ("timeline",),    # events, fragments, ingest, the hot timeline, the archive queue
     ("objects",),     # objects, relations, evidence, projects, core files, graph writes
     ("recall",),      # the FTS5 index and the three recall queries
     ("legacy",),      # upgrading a database of the original design
