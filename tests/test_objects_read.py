@@ -11,14 +11,13 @@ from memvault import ManualClock, Memory
 from memvault.base.clock import iso
 from memvault.base.config import load_config
 from memvault.base.errors import InputError, NotFound
+from memvault.objects.ids import check_object_id, make_slug
 from memvault.objects.records import (
     READ_PAGE,
     ObjectRecord,
     add_relation,
-    check_object_id,
     get_object,
     list_objects,
-    make_slug,
     object_links,
     save_object,
 )
