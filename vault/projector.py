@@ -393,10 +393,13 @@ def _project_directory(
     durable: bool, now: datetime, force: bool,
 ) -> None:
     """Render objects/README.md when something changed or its file is not what was written."""
+    # `failed`: its last write failed; it is retried, so the error clears once the cause is fixed
     row = conn.execute(
-        "SELECT path, sha256 FROM projection WHERE object_id = ?", (DIRECTORY_KEY,)
+        "SELECT path, sha256, EXISTS (SELECT 1 FROM projection_errors e"
+        " WHERE e.object_id = p.object_id) AS failed FROM projection p WHERE p.object_id = ?",
+        (DIRECTORY_KEY,),
     ).fetchone()
-    if not force and row is not None:
+    if not force and row is not None and not row["failed"]:
         try:
             disk = read_file(vault_file(vault, row["path"]))
         except OSError:  # not a file it can read: render, and let the write say why

@@ -109,13 +109,17 @@ def m003_vault(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-# Objects the projector still has to render: marked dirty, never projected, or projected at
-# another version. Deleted objects with a file and a mark are counted too (they get a notice).
+# Objects the projector still has to render: marked dirty, never projected, projected at
+# another version, or whose last rendering failed (a run that failed for an owner with no mark,
+# e.g. a --rebuild while a type folder was a symlink, must be retried once the folder is fixed,
+# not wait for the next --rebuild). Deleted objects with a file and a mark are counted too
+# (they get a notice).
 PENDING_SQL = """
     SELECT o.id FROM objects o
       LEFT JOIN projection p ON p.object_id = o.id
       LEFT JOIN vault_dirty d ON d.object_id = o.id
      WHERE d.object_id IS NOT NULL OR p.object_id IS NULL OR p.version != o.version
+        OR EXISTS (SELECT 1 FROM projection_errors e WHERE e.object_id = o.id)
     UNION ALL
     SELECT d.object_id FROM vault_dirty d
       JOIN projection p ON p.object_id = d.object_id
