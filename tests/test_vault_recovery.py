@@ -54,3 +54,101 @@ def test_objects_that_failed_behind_a_linked_folder_are_retried_once_it_is_fixed
     assert "changed while the folder was a link" in (vault / object_path(PEOPLE[0])).read_text()
     report = json.loads(run_cli(runner, "check", "--json").stdout)
     assert report["ok"] and not report["problems"]
+
+
+# -- a kill between a file's rename and its record -------------------------------------------
+class Killed(BaseException):
+    """Stands for SIGKILL: nothing after the raise runs, no handler catches it."""
+
+
+def kill_before_record(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> None:
+    """The next call of `module.name` dies first: files already renamed stay, unrecorded."""
+    def die(*args: object, **kwargs: object) -> None:
+        monkeypatch.undo()
+        raise Killed
+
+    monkeypatch.setattr(module, name, die)
+
+
+def conflict_copies(vault: Path) -> list[Path]:
+    return sorted(p for p in vault.rglob("*") if ".conflict" in p.name)
+
+
+def test_an_object_file_written_before_a_kill_is_not_taken_for_a_hand_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.vault import projector
+    from memvault.vault.watcher import VaultWatcher
+    from vault_support import project
+
+    with open_memory(tmp_path / "home") as mem:
+        vault = mem.config.vault_path
+        put_object(mem, "person:qhy", "秦浩宇", summary="v1")
+        project(mem)
+        put_object(mem, "person:qhy", summary="v2")
+        kill_before_record(monkeypatch, projector, "_record_chunk")
+        with pytest.raises(Killed):
+            project(mem)  # v2's file is renamed into place; its record never happens
+        assert "v2" in (vault / object_path("person:qhy")).read_text()
+        put_object(mem, "person:qhy", summary="v3")  # the store moves on before the next run
+
+        watcher = VaultWatcher.for_config(mem.config, clock=mem.clock)
+        assert [o.action for o in watcher.handle(mem.conn, [object_path("person:qhy")])] == [
+            "own_write"]
+        result = project(mem)
+        assert not result.conflicts and not result.errors
+        assert "v3" in (vault / object_path("person:qhy")).read_text()
+        assert conflict_copies(vault) == []
+        status = vault_status(mem.conn)
+        assert status["hand_edits"] == [] and status["conflicts"] == []
+        assert mem.conn.execute("SELECT COUNT(*) FROM projection_intents").fetchone()[0] == 0
+
+
+def test_a_core_file_written_before_a_kill_is_not_imported_as_a_hand_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.objects.corefiles import core_file_history, read_core_file
+    from memvault.vault import core_sync
+    from memvault.vault.watcher import VaultWatcher
+    from vault_support import project
+
+    with open_memory(tmp_path / "home") as mem:
+        vault = mem.config.vault_path
+        mem.write_core_file("AGENTS.md", "# Agents\n\nv1\n")
+        project(mem)
+        mem.write_core_file("AGENTS.md", "# Agents\n\nv2\n")
+        kill_before_record(monkeypatch, core_sync, "record_owner")
+        with pytest.raises(Killed):
+            project(mem)
+        assert (vault / "AGENTS.md").read_text() == "# Agents\n\nv2\n"
+        mem.write_core_file("AGENTS.md", "# Agents\n\nv3\n")
+
+        watcher = VaultWatcher.for_config(mem.config, clock=mem.clock)
+        assert [o.action for o in watcher.handle(mem.conn, ["AGENTS.md"])] == ["own_write"]
+        project(mem)
+        assert [v["origin"] for v in core_file_history(mem.conn, "AGENTS.md")] == ["api"] * 3
+        assert read_core_file(mem.conn, "AGENTS.md")["content"] == "# Agents\n\nv3\n"
+        assert (vault / "AGENTS.md").read_text() == "# Agents\n\nv3\n"
+
+
+def test_a_hand_edit_after_a_killed_write_is_still_kept_as_a_conflict_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The intent covers the projector's bytes only: what a person types is still kept."""
+    from memvault.vault import projector
+    from vault_support import project
+
+    with open_memory(tmp_path / "home") as mem:
+        vault = mem.config.vault_path
+        put_object(mem, "person:qhy", "秦浩宇", summary="v1")
+        project(mem)
+        put_object(mem, "person:qhy", summary="v2")
+        kill_before_record(monkeypatch, projector, "_record_chunk")
+        with pytest.raises(Killed):
+            project(mem)
+        path = vault / object_path("person:qhy")
+        path.write_text(path.read_text() + "\ntyped by hand\n", encoding="utf-8")
+        put_object(mem, "person:qhy", summary="v3")
+        result = project(mem)
+        [copy] = conflict_copies(vault)
+        assert result.conflicts and "typed by hand" in copy.read_text()
