@@ -4,6 +4,7 @@ and a projection killed between writing a file and recording it never fakes a ha
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -152,3 +153,17 @@ def test_a_hand_edit_after_a_killed_write_is_still_kept_as_a_conflict_copy(
         result = project(mem)
         [copy] = conflict_copies(vault)
         assert result.conflicts and "typed by hand" in copy.read_text()
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the loop forks its children")
+def test_sigkills_during_projection_fake_no_hand_edit(tmp_path: Path) -> None:
+    """tests/vault_kill_loop.py: 30 children changing objects and projecting, each SIGKILLed
+    at a seeded random moment (on the old code 50 kills left 11 conflict copies and reports)."""
+    from vault_kill_loop import run
+
+    counts = run(tmp_path / "home", kills=int(os.environ.get("MEMVAULT_VAULT_KILLS", "30")))
+    assert counts["killed"] >= 1
+    assert counts["false reports"] == counts["conflict copies"] == 0
+    assert counts["vault_reports rows"] == counts["final conflicts"] == 0
+    assert counts["check problems"] == counts["core versions imported as hand edits"] == 0
