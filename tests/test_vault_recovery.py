@@ -57,6 +57,27 @@ def test_objects_that_failed_behind_a_linked_folder_are_retried_once_it_is_fixed
     assert report["ok"] and not report["problems"]
 
 
+def test_a_failed_directory_write_is_retried_with_nothing_else_to_render(
+    tmp_path: Path
+) -> None:
+    """objects/README.md whose last write failed is rendered again by the next batch run even
+    when no object is pending and its file is as recorded, so its error clears."""
+    from memvault.store.connection import write
+    from memvault.store.vault_tables import DIRECTORY_KEY
+    from memvault.vault.records import record_error
+    from vault_support import project
+
+    with open_memory(tmp_path / "home") as mem:
+        put_object(mem, "person:qhy", "秦浩宇")
+        project(mem)
+        with write(mem.conn):
+            record_error(mem.conn, DIRECTORY_KEY, DIRECTORY_KEY, "write failed: disk full",
+                         mem.clock.now())
+        assert vault_status(mem.conn)["error_total"] == 1
+        project(mem, all=False)
+        assert vault_status(mem.conn)["error_total"] == 0
+
+
 # -- a kill between a file's rename and its record -------------------------------------------
 class Killed(BaseException):
     """Stands for SIGKILL: nothing after the raise runs, no handler catches it."""
