@@ -106,14 +106,12 @@ def run_jobs(mem: Memory, minutes: float, compact_with: str | None = None
     """compact, organize, deep, each to its end (or until `minutes` pass): seconds taken and
     each job's final state ("organize: done"). `compact_with` names another provider for the
     compaction alone (what is measured is organize; a tiny model may never finish compacting)."""
-    model_worker = mem.worker(scheduler=False)
-    compact_worker = mem.worker(compact_with, scheduler=False) if compact_with else model_worker
+    worker = mem.worker(scheduler=False)  # each job on the provider it was queued with
     began = time.perf_counter()
     deadline = time.monotonic() + minutes * 60
     states: list[str] = []
-    for mode, request in (("compact", mem.compact), ("organize", mem.organize),
-                          ("deep", lambda: mem.organize("deep"))):
-        worker = compact_worker if mode == "compact" else model_worker
+    for mode, request in (("compact", lambda: mem.compact(model=compact_with)),
+                          ("organize", mem.organize), ("deep", lambda: mem.organize("deep"))):
         job = request()["job_id"]
         state = ""
         while state not in ("done", "partial", "failed", "cancelled"):

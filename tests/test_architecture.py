@@ -69,7 +69,7 @@ TABLE_OWNERS: dict[str, str] = {
                      "recall_dirty", "recall_vocab", "recall_state"),
                     "memvault.store.recall_index"),
     **dict.fromkeys(("projection", "projection_pages", "projection_errors", "vault_reports",
-                     "vault_dirty"), _VAULT_BOOKS),
+                     "vault_dirty", "projection_intents"), _VAULT_BOOKS),
 }
 # Modules that may write any table: the schema itself, and the one-off conversion of a
 # database of the original design (its tables have no owner here).

@@ -12,6 +12,9 @@ Invariants:
   bytes on disk are these (or a conflict copy was kept first).
 - a dirty mark is cleared only if it is still the mark the rendering saw.
 - one open report per (path, kind); resolving keeps the row, with the time and the conflict copy.
+- a write intent (`projection_intents`) is committed before its file is renamed into place and
+  deleted with the record of that write: bytes matching it are the projector's own, even when a
+  kill came between the rename and the record.
 """
 
 from __future__ import annotations
@@ -57,17 +60,26 @@ def placeholders(n: int) -> str:
 
 def recorded_files_many(
     conn: sqlite3.Connection, owners: Sequence[str],
+    intended: dict[str, dict[str, set[str]]] | None = None,
 ) -> dict[str, dict[str, str]]:
     """{owner: {path: sha256}} of every file last written for each owner (main file first,
-    then the pages by number), in two queries; an owner with none written gets {}."""
+    then the pages by number), in two queries; an owner with none written gets {}. With
+    `intended`, also fills it with each owner's open write intents {path: {sha256}} (read by
+    the first of the two queries)."""
     files: dict[str, dict[str, str]] = {owner: {} for owner in owners}
     if not owners:
         return files
     marks = placeholders(len(owners))
-    for owner, path, digest in conn.execute(
-        f"SELECT object_id, path, sha256 FROM projection WHERE object_id IN ({marks})", owners,
+    for owner, path, digest, intent in conn.execute(
+        f"SELECT object_id, path, sha256, 0 FROM projection WHERE object_id IN ({marks})"
+        f" UNION ALL SELECT object_id, path, sha256, 1 FROM projection_intents"
+        f" WHERE object_id IN ({marks})", [*owners, *owners],
     ).fetchall():
-        files[owner][path] = digest
+        if intent:
+            if intended is not None:
+                intended.setdefault(owner, {}).setdefault(path, set()).add(digest)
+        else:
+            files[owner][path] = digest
     for owner, path, digest in conn.execute(
         f"SELECT object_id, path, sha256 FROM projection_pages WHERE object_id IN ({marks})"
         " ORDER BY object_id, page", owners,
@@ -142,6 +154,32 @@ def drop_vanished_marks(conn: sqlite3.Connection) -> None:
         " WHERE o.id = vault_dirty.object_id) AND NOT EXISTS (SELECT 1 FROM projection p"
         " WHERE p.object_id = vault_dirty.object_id)"
     )
+
+
+def record_intents(
+    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str]], now: datetime,
+) -> None:
+    """Record (path, owner, sha256) write intents, one statement; commit them before the
+    renames they announce."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO projection_intents (path, object_id, sha256, created_at)"
+        " VALUES (?, ?, ?, ?)",
+        [(path, owner, digest, iso(now)) for path, owner, digest in rows],
+    )
+
+
+def clear_intents_many(conn: sqlite3.Connection, owners: Sequence[str]) -> None:
+    """Drop the write intents of owners whose writes are now recorded (one statement)."""
+    if owners:
+        conn.execute(f"DELETE FROM projection_intents WHERE object_id IN"
+                     f" ({placeholders(len(owners))})", owners)
+
+
+def is_intended(conn: sqlite3.Connection, path: str, digest: str) -> bool:
+    """Whether the projector meant to put bytes of `digest` at `path` (a write not recorded
+    yet: in flight, or cut off by a kill)."""
+    return conn.execute("SELECT 1 FROM projection_intents WHERE path = ? AND sha256 = ?",
+                        (path, digest)).fetchone() is not None
 
 
 def owner_of(conn: sqlite3.Connection, path: str) -> tuple[str, str] | None:

@@ -7,7 +7,9 @@ Invariants:
 - the vault copy is the stored content, byte for byte: no front matter, no newline changes.
 - bytes on disk that differ from what the projector last wrote there are a hand edit: they are
   imported as a new version (origin 'hand') before anything is written, so nothing typed is
-  overwritten. Both versions stay in SQLite's history.
+  overwritten. Both versions stay in SQLite's history. Bytes the projector announced (a write
+  intent, committed before its rename) are its own even when a kill cut off their record: they
+  are replaced, never imported as a person's edit of an older version.
 - a file that is not valid UTF-8, or is larger than `vault.core_file_max_bytes`, is refused with
   a message naming the limit: the file is left as it is, memory keeps its last good version,
   and an open `core_refused` report says so until a valid file is imported.
@@ -20,6 +22,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import stat
@@ -30,7 +33,13 @@ from pathlib import Path
 from ..base.errors import MemvaultError
 from ..objects.corefiles import read_core_file, write_core_file
 from ..store.connection import write
-from .bookkeeping import open_report, record_owner, resolve_reports
+from .bookkeeping import (
+    clear_intents_many,
+    open_report,
+    record_intents,
+    record_owner,
+    resolve_reports,
+)
 from .files import UnsafeFile, atomic_write, read_file, sha256, vault_file
 
 
@@ -146,21 +155,29 @@ def sync_core_file(
     except UnsafeFile as exc:
         return refuse_unsafe(conn, name, exc, now)
     version = current["version"] if current else 0
-    row = conn.execute(
-        "SELECT sha256, version FROM projection WHERE object_id = ?", (name,)
+    row = conn.execute(  # one read, whether or not a projection row exists
+        "SELECT (SELECT sha256 FROM projection WHERE object_id = ?1) AS sha256,"
+        " (SELECT version FROM projection WHERE object_id = ?1) AS version,"
+        " (SELECT json_group_array(sha256) FROM projection_intents WHERE object_id = ?1)"
+        " AS intended", (name,),
     ).fetchone()
     if disk is not None:
         digest = sha256(disk)
         if disk == content:
-            if row is None or row["sha256"] != digest or row["version"] != version:
+            if row["sha256"] != digest or row["version"] != version or row["intended"] != "[]":
                 with write(conn):
                     record_owner(conn, name, name, digest, version, now)
+                    clear_intents_many(conn, [name])
                     resolve_reports(conn, name, now)
             return CoreOutcome(name, "unchanged", version=version)
-        if row is None or digest != row["sha256"]:
+        if digest != row["sha256"] and digest not in json.loads(row["intended"]):
             return import_core_bytes(conn, name, disk, max_bytes, now)
+    digest = sha256(content)
+    with write(conn):  # the intent, committed before the rename
+        record_intents(conn, [(name, name, digest)], now)
     atomic_write(vault_file(vault, name), content, durable=True)
     with write(conn):
-        record_owner(conn, name, name, sha256(content), version, now)
+        record_owner(conn, name, name, digest, version, now)
+        clear_intents_many(conn, [name])
         resolve_reports(conn, name, now)
     return CoreOutcome(name, "written", f"{name}: wrote version {version}", version)

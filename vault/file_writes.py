@@ -4,6 +4,8 @@ Invariants (those of the projector, `vault/projector.py`, that concern the disk)
 - a file whose bytes already equal the rendering is not rewritten (its mtime stays).
 - a file whose bytes differ from what the projector last wrote there (a hand edit, or a file it
   never wrote) is kept as a `.conflict` copy before being replaced; nothing typed is lost.
+  Bytes matching an open write intent (`intents`: committed before a rename whose record a
+  kill may have cut off) are the projector's own: replaced without a copy.
 - every write is atomic (temp file + rename); a symlink where a file belongs is never followed:
   the link itself is moved aside as the `.conflict` copy; a FIFO or device is refused.
 - a continuation page the owner no longer needs is removed, or kept as a conflict copy if it
@@ -13,6 +15,7 @@ Invariants (those of the projector, `vault/projector.py`, that concern the disk)
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +40,7 @@ class OwnerJob:
     owner: str
     mark: int | None
     recorded: dict[str, str]
+    intended: dict[str, set[str]] = field(default_factory=dict)  # open intents {path: {sha}}
     rendered: Rendered | None = None
     error: str | None = None
     error_path: str | None = None
@@ -51,13 +55,27 @@ def write_failure(exc: OSError) -> str:
     return f"refused: {exc}" if isinstance(exc, UnsafeFile) else f"write failed: {exc}"
 
 
+def intents(job: OwnerJob) -> list[tuple[str, str, str]]:
+    """(path, owner, sha256) of each rendered file whose bytes are not the recorded ones: the
+    write intents to commit before `write_owner_files` may rename them into place."""
+    assert job.rendered is not None
+    rows = []
+    for rel_path, data in job.rendered.files.items():
+        digest = sha256(data)
+        if digest != job.recorded.get(rel_path):
+            rows.append((rel_path, job.owner, digest))
+    return rows
+
+
 def put_file(
     vault: Path, rel_path: str, data: bytes, last_written: str | None, durable: bool = True,
+    intended: Collection[str] = (),
 ) -> tuple[bool, str | None]:
     """Write one vault file safely; return (written, conflict copy path or None).
 
-    Not rewritten when its bytes are already `data`. Bytes that are not what the projector
-    last wrote (`last_written`, a sha256) are kept as a conflict copy first.
+    Not rewritten when its bytes are already `data`. Bytes that are neither what the projector
+    last wrote (`last_written`, a sha256) nor what it meant to write there before a kill
+    (`intended`, sha256s) are kept as a conflict copy first.
     """
     path = checked_file(os.fspath(vault), rel_path, create=True)  # a str; refuses linked folders
     try:
@@ -71,10 +89,17 @@ def put_file(
     if disk == data:
         return False, None
     conflict = (relative(vault, keep_conflict(Path(path), disk))
-                if disk is not None and sha256(disk) != last_written else None)
+                if disk is not None and not _own(sha256(disk), last_written, intended)
+                else None)
     # read_file just found a regular file or nothing there (O_NOFOLLOW): no second lstat.
     atomic_write(path, data, durable=durable, target_checked=True)
     return True, conflict
+
+
+def _own(digest: str, last_written: str | None, intended: Collection[str]) -> bool:
+    """Bytes the projector wrote: recorded, or announced by an intent (a kill may have come
+    between their rename and their record)."""
+    return digest == last_written or digest in intended
 
 
 def write_owner_files(vault: Path, job: OwnerJob, durable: bool) -> None:
@@ -83,7 +108,7 @@ def write_owner_files(vault: Path, job: OwnerJob, durable: bool) -> None:
         for rel_path, data in job.rendered.files.items():
             job.error_path = rel_path
             written, conflict = put_file(vault, rel_path, data, job.recorded.get(rel_path),
-                                         durable)
+                                         durable, job.intended.get(rel_path, ()))
             if written:
                 job.written.append(rel_path)
             else:
@@ -106,7 +131,7 @@ def write_owner_files(vault: Path, job: OwnerJob, durable: bool) -> None:
                 continue
             if disk is None:
                 continue
-            if sha256(disk) == last:
+            if _own(sha256(disk), last, job.intended.get(rel_path, ())):
                 path.unlink()
             else:  # a hand-edited page that is no longer needed: keep the edit, not the page
                 target = keep_conflict(path, disk)

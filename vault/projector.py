@@ -50,19 +50,21 @@ from .bookkeeping import (
     clear_dirty_many,
     clear_errors,
     clear_errors_many,
+    clear_intents_many,
     dirty_marks,
     drop_vanished_marks,
     mark_dirty,
     open_report_paths,
     owners_with_pages,
     record_error,
+    record_intents,
     record_owners,
     record_pages,
     recorded_files_many,
     resolve_reports,
 )
 from .core_sync import sync_core_file
-from .file_writes import OwnerJob, write_failure, write_owner_files
+from .file_writes import OwnerJob, intents, write_failure, write_owner_files
 from .files import (
     ProjectionBusy,  # noqa: F401 - callers import it from here, where it is raised
     ensure_folder,
@@ -180,6 +182,7 @@ def project_vault(
         done = 0
         for start in range(0, len(owners), CHUNK):
             jobs = _render_chunk(conn, renderer, owners[start:start + CHUNK])
+            _announce(conn, jobs, now)  # committed before any rename: a kill fakes no edit
             for job in jobs:
                 if job.error is None:
                     write_owner_files(vault, job, durable)
@@ -323,11 +326,13 @@ def _render_chunk(
     jobs = []
     with _snapshot(conn):
         marks = dirty_marks(conn, owners)
-        recorded = recorded_files_many(conn, owners)
+        intended: dict[str, dict[str, set[str]]] = {}
+        recorded = recorded_files_many(conn, owners, intended)
         renderer.preload(owners)
         try:
             for owner in owners:
-                job = OwnerJob(owner, marks.get(owner), recorded[owner])
+                job = OwnerJob(owner, marks.get(owner), recorded[owner],
+                               intended.get(owner, {}))
                 try:
                     job.rendered = renderer.render_owner(owner)
                 except Exception as exc:  # recorded, shown by status, retried
@@ -336,6 +341,15 @@ def _render_chunk(
         finally:
             renderer.preload([])
     return jobs
+
+
+def _announce(conn: sqlite3.Connection, jobs: list[OwnerJob], now: datetime) -> None:
+    """Commit the write intents of a chunk's files that may be rewritten (one transaction, none
+    when every file is already right), before the first of them is renamed into place."""
+    rows = [row for job in jobs if job.error is None for row in intents(job)]
+    if rows:
+        with write(conn):
+            record_intents(conn, rows, now)
 
 
 def _record_chunk(conn: sqlite3.Connection, jobs: list[OwnerJob], now: datetime) -> None:
@@ -350,6 +364,7 @@ def _record_chunk(conn: sqlite3.Connection, jobs: list[OwnerJob], now: datetime)
             else:
                 done.append(job)
         clear_errors_many(conn, [job.owner for job in done])
+        clear_intents_many(conn, [job.owner for job in done])  # recorded below, same commit
         rendered_jobs = [job for job in done if job.rendered is not None]
         record_owners(conn, [
             (job.owner, job.rendered.main_path, sha256(job.rendered.files[job.rendered.main_path]),
@@ -390,22 +405,31 @@ def _project_directory(
     durable: bool, now: datetime, force: bool,
 ) -> None:
     """Render objects/README.md when something changed or its file is not what was written."""
+    # One read: what was recorded, whether its last write failed (retried, so the error clears
+    # once the cause is fixed) and the digests of writes announced but not recorded.
     row = conn.execute(
-        "SELECT path, sha256 FROM projection WHERE object_id = ?", (DIRECTORY_KEY,)
+        "SELECT (SELECT path FROM projection WHERE object_id = ?1) AS path,"
+        " (SELECT sha256 FROM projection WHERE object_id = ?1) AS sha256,"
+        " EXISTS (SELECT 1 FROM projection_errors WHERE object_id = ?1) AS failed,"
+        " (SELECT json_group_array(sha256) FROM projection_intents WHERE object_id = ?1)"
+        " AS intended", (DIRECTORY_KEY,),
     ).fetchone()
-    if not force and row is not None:
+    if not force and row["path"] is not None and not row["failed"]:
         try:
             disk = read_file(vault_file(vault, row["path"]))
         except OSError:  # not a file it can read: render, and let the write say why
             disk = None
         if disk is not None and sha256(disk) == row["sha256"]:
             return
-    job = OwnerJob(DIRECTORY_KEY, None, {row["path"]: row["sha256"]} if row else {})
+    recorded = {row["path"]: row["sha256"]} if row["path"] is not None else {}
+    job = OwnerJob(DIRECTORY_KEY, None, recorded,
+                   {DIRECTORY_KEY: set(json.loads(row["intended"]))})
     try:
         with _snapshot(conn):
             job.rendered = renderer.render_directory()
     except Exception as exc:  # recorded, shown by status, retried
         job.error = f"render failed: {type(exc).__name__}: {exc}"
+    _announce(conn, [job], now)
     if job.error is None:
         write_owner_files(vault, job, durable)
     _record_chunk(conn, [job], now)

@@ -15,9 +15,9 @@ burst of saves is one change (watchfiles groups changes until `step_ms` pass qui
 
 Invariants:
 - the projection's own writes are never taken for hand edits: temp files are filtered out by
-  name, and a file whose bytes are what the projector recorded, or what it would render now
-  from the store, is the projection's (this also covers a projector that has written a file
-  but not yet committed its record).
+  name, and a file whose bytes are what the projector recorded, announced (a write intent, also
+  left by a projector killed before its record) or would render now from the store, is the
+  projection's.
 - nothing here writes an object file; SQLite is written only for core imports, reports, dirty
   marks and the heartbeat (`state['vault.watcher_heartbeat']`, every `heartbeat_s`).
 - a watcher never goes stale silently: if the vault folder is removed or replaced it stops with
@@ -44,7 +44,7 @@ from ..base.config import Config
 from ..base.errors import MemvaultError
 from ..objects.corefiles import CORE_FILES, read_core_file
 from ..store.connection import open_db, set_state, write
-from .bookkeeping import mark_dirty, open_report, owner_of, record_owner
+from .bookkeeping import is_intended, mark_dirty, open_report, owner_of, record_owner
 from .core_sync import import_core_bytes, read_core_disk, refuse_unsafe
 from .files import UnsafeFile, ensure_folder, read_file, sha256, vault_file
 from .paths import is_core_file, is_object_file, is_temp_name, relative
@@ -214,8 +214,8 @@ class VaultWatcher:
         row = conn.execute(
             "SELECT sha256, version FROM projection WHERE object_id = ?", (name,)
         ).fetchone()
-        if row is not None and row["sha256"] == digest:
-            return WatchOutcome(name, "own_write", name)
+        if (row is not None and row["sha256"] == digest) or is_intended(conn, name, digest):
+            return WatchOutcome(name, "own_write", name)  # recorded, or announced before a kill
         if (current and current["sha256"] == digest) or (current is None and data == b""):
             with write(conn):
                 record_owner(conn, name, name, digest, current["version"] if current else 0,
@@ -233,8 +233,8 @@ class VaultWatcher:
             data = read_file(vault_file(self.vault, rel))
         except UnsafeFile as exc:
             return self._unsafe_projected(conn, rel, owner, exc)
-        if data is not None and sha256(data) == last:
-            return WatchOutcome(rel, "own_write", owner)
+        if data is not None and (sha256(data) == last or is_intended(conn, rel, sha256(data))):
+            return WatchOutcome(rel, "own_write", owner)  # recorded, or announced before a kill
         conn.execute("BEGIN")
         try:
             rendered = Renderer(conn, self.max_links).render_owner(owner)

@@ -46,14 +46,14 @@ def run_demo(mem: Memory, model: str | None = None) -> dict[str, Any]:
     """compact -> organize -> deep on the home, with progress bars; return what each made."""
     worker = make_worker(mem, model, scheduler=False)
     before = mem.timeline_view(max_bytes=10**9)
-    receipt = mem.compact()
+    receipt = mem.compact(model=model)
     run_to_end(mem, worker, receipt["job_id"], -(-before["total_nodes"] // 8), "compact")
     after = mem.timeline_view(max_bytes=10**9)
     pending = mem.status()["events"]["pending"]
-    organize = mem.organize("organize", scope="demo: the bundled sample")
+    organize = mem.organize("organize", scope="demo: the bundled sample", model=model)
     run_to_end(mem, worker, organize["job_id"], pending, "organize")
     objects = sum(sum(v.values()) for v in mem.status()["objects"].values())
-    deep = mem.organize("deep", scope="demo: nightly review")
+    deep = mem.organize("deep", scope="demo: nightly review", model=model)
     run_to_end(mem, worker, deep["job_id"], -(-objects // 4), "deep")
     return {"timeline": {"before": (before["total_nodes"], before["total_est_tokens"]),
                          "after": (after["total_nodes"], after["total_est_tokens"])}}

@@ -30,16 +30,35 @@ progress_console = LazyConsole(progress=True, stderr=True, highlight=False, soft
 
 
 def model_option(f: Any) -> Any:
+    """`--model` of a process that runs the worker."""
     return click.option(
         "--model", "model", default=None, metavar="NAME",
-        help="Provider: builtin (default), openai, openai:MODEL or scripted; "
-             "else model.provider in memvault.toml.",
+        help="Provider (builtin, openai, openai:MODEL or scripted; else model.provider in "
+             "memvault.toml) of the jobs this worker's schedule creates and of jobs queued "
+             "without one; every other job runs on the provider it was queued with.",
+    )(f)
+
+
+def job_option(f: Any) -> Any:
+    """`--model` of a command that queues jobs: only the jobs it queues run on it."""
+    return click.option(
+        "--model", "model", default=None, metavar="NAME",
+        help="Provider of the jobs this command queues: builtin, openai, openai:MODEL or "
+             "scripted; else model.provider in memvault.toml. Jobs queued earlier keep theirs.",
     )(f)
 
 
 def make_worker(mem: Memory, model: str | None, **kwargs: Any) -> Worker:
+    """A worker whose `model` (else the configured provider) runs the jobs its scheduler
+    creates and jobs queued without a provider; every other job runs on its own."""
     provider, _, name = (model or "").partition(":")
     return mem.worker(provider or None, name or None, **kwargs)
+
+
+def job_provider(mem: Memory, job_id: int) -> str:
+    """The name of the provider a job was queued with (the configured one when none)."""
+    recorded = get_job(mem.conn, job_id).provider
+    return str((recorded or {}).get("name") or mem.config["model.provider"])
 
 
 def parse_range(text: str | None) -> tuple[int, int] | None:
@@ -185,7 +204,7 @@ def _tick_until_finished(mem: Memory, worker: Worker, job_id: int,
               help="Node numbers to cover (see `memvault timeline`); default: all hot nodes.")
 @click.option("--wait/--no-wait", default=True, show_default=True,
               help="Run the job to its end here, with a progress bar.")
-@model_option
+@job_option
 @json_option
 @click.pass_context
 def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str | None,
@@ -193,7 +212,7 @@ def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str |
     """Compact the hot timeline: fold runs of nodes into shorter summary heads."""
     with open_memory(ctx) as mem:
         before = mem.timeline_view()
-        receipt = mem.compact(parse_range(node_range))
+        receipt = mem.compact(parse_range(node_range), model=model)
         if not wait:
             from .followup import worker_line, worker_running
 
@@ -202,7 +221,7 @@ def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str |
             click.echo(f"compact job {receipt['job_id']} queued")
             click.echo(worker_line(mem, receipt["job_id"], "compact"), err=True)
             return
-        worker = make_worker(mem, model, scheduler=False)
+        worker = make_worker(mem, None, scheduler=False)  # each job on its own provider
         state = run_to_end(mem, worker, receipt["job_id"],
                            -(-before["total_nodes"] // mem.config["compact.nodes_per_batch"]),
                            "compact")
@@ -231,7 +250,7 @@ def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str |
 @click.option("--wait/--no-wait", default=True, show_default=True,
               help="Run the job to its end here (progress bar, then what was recognised); "
                    "--no-wait only queues it for `memvault serve` or `memvault worker`.")
-@model_option
+@job_option
 @json_option
 @click.pass_context
 def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bool,
@@ -245,11 +264,13 @@ def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bo
     from . import followup
 
     with open_memory(ctx) as mem:
-        receipt = mem.organize(mode, scope, retry_blocked, compact_first=compact_first)
+        receipt = mem.organize(mode, scope, retry_blocked, compact_first=compact_first,
+                               model=model)
         if not wait:
             return _queued_only(mem, receipt, as_json)
         before = followup.counts(mem)
-        worker = make_worker(mem, model, scheduler=False)
+        worker = make_worker(mem, None, scheduler=False)  # each job on its own provider
+        provider = job_provider(mem, receipt["job_id"])
         compaction = _compact_first(mem, worker, receipt["compact_job_id"])
         queued = followup.counts(mem)["events"]
         total = (queued["pending"] + queued["continue"] if mode == "organize" else
@@ -260,7 +281,7 @@ def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bo
         vault = followup.refresh_vault(mem)
     if as_json:
         data = {**receipt, "final_state": state, "recognised": report,
-                "model": worker.provider.name, "vault": vault, "compaction": compaction}
+                "model": provider, "vault": vault, "compaction": compaction}
         if partial:  # why: a terminal batch, or events still blocked (named)
             data.update(note=partial["note"], blocked_events=partial["blocked_events"])
         return print_json(data)
@@ -268,7 +289,7 @@ def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bo
         click.echo(followup.compaction_line(compaction))
     click.echo(f"{mode} job {receipt['job_id']}: {state}"
                + (f" ({partial['note']})" if partial and partial["note"] else ""))
-    for line in followup.recognised_lines(report, worker.provider.name):
+    for line in followup.recognised_lines(report, provider):
         click.echo(line)
     note = followup.waiting_note(before, compacted=compaction) if mode == "organize" else None
     if note:

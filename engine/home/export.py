@@ -41,7 +41,8 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 # Derived or runtime tables: rebuilt (or meaningless) in the restored home.
 DERIVED_TABLES = frozenset({"object_names", "vault_dirty", "projection", "projection_pages",
-                            "projection_errors", "leases", "_migrations", "sqlite_sequence"})
+                            "projection_errors", "projection_intents", "leases", "_migrations",
+                            "sqlite_sequence"})
 DERIVED_PREFIXES = ("recall_", "sqlite_")
 BLOB = "$blob"  # a BLOB value, as {"$blob": base64}: no exported column holds one today
 

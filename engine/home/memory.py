@@ -306,9 +306,10 @@ class Memory:
 
     # -- jobs ---------------------------------------------------------------------------------
     def compact(self, node_range: tuple[int, int] | None = None,
-                request_token: str | None = None) -> dict[str, Any]:
+                request_token: str | None = None, model: str | None = None) -> dict[str, Any]:
         """Queue an explicit compaction of every active node in `node_range` (inclusive node
-        seq numbers; default: the whole timeline as it is now). Returns the enqueue receipt."""
+        seq numbers; default: the whole timeline as it is now), to run on `model` (a `--model`
+        value; None: the configured provider). Returns the enqueue receipt."""
         # A raw node's seq is its id and a head takes its first child's: MAX(id) bounds every
         # seq, and nodes made after this moment (new events, other jobs' heads) are not covered.
         from ..jobs.requests import request_job
@@ -321,12 +322,14 @@ class Memory:
             raise InputError(f"bad node range {lo}:{hi}")
         return request_job(self.conn, "compact", self.clock.now(), scope=f"nodes {lo}:{hi}",
                            request_token=request_token,
-                           params={"min_seq": lo, "max_seq": hi, "max_node_id": newest})
+                           params={"min_seq": lo, "max_seq": hi, "max_node_id": newest},
+                           provider=self._provider_record(model))
 
     def organize(self, mode: str = "organize", scope: str | None = None,
                  retry_blocked: bool = False, request_token: str | None = None,
-                 compact_first: bool = True) -> dict[str, Any]:
-        """memory_organize: queue an organize or deep job; returns the enqueue receipt only.
+                 compact_first: bool = True, model: str | None = None) -> dict[str, Any]:
+        """memory_organize: queue an organize or deep job on `model` (a `--model` value; None:
+        the configured provider); returns the enqueue receipt only.
 
         An organize job first has the raw fragments hot now compacted (`compact_first`), so
         the latest conversation reaches the organize queue; deep never touches the timeline."""
@@ -337,7 +340,17 @@ class Memory:
         from ..jobs.requests import request_job
 
         return request_job(self.conn, mode, self.clock.now(), scope, retry_blocked,
-                           request_token, compact_first=compact_first and mode == "organize")
+                           request_token, compact_first=compact_first and mode == "organize",
+                           provider=self._provider_record(model))
+
+    def _provider_record(self, model: str | None) -> dict[str, Any]:
+        """The provider spec a requested job records: `model` checked (an unknown name is
+        refused before anything is queued), else the configured one as it is."""
+        from ..models.spec import ProviderSpec
+
+        spec = (ProviderSpec.parse(self.config, model) if model
+                else ProviderSpec.configured(self.config))
+        return spec.record()
 
     def set_busy(self, busy: bool) -> None:
         """memory_busy: while busy, the worker claims no new batch."""
@@ -350,12 +363,15 @@ class Memory:
         return usage_summary(self.conn, days)
 
     def worker(self, provider: Any = None, model: str | None = None, **kwargs: Any) -> Any:
-        """A Worker on this home with `provider` (a Provider, a name, or memvault.toml's)."""
+        """A Worker on this home. `provider` a Provider object: every job runs on it; a name
+        (with `model`): the provider of jobs that record none and of the jobs its scheduler
+        creates; None: memvault.toml's. Otherwise each job runs on the provider it was queued
+        with."""
         from ..jobs.worker import Worker
-        from ..models import make_provider
+        from ..models.spec import ProviderSpec
 
-        if provider is None or isinstance(provider, str):
-            provider = make_provider(self.config, provider, model)
+        if isinstance(provider, str):
+            provider = ProviderSpec.choose(self.config, provider, model)
         return Worker(self, provider, **kwargs)
 
     def correct(self, correction: Correction) -> dict[str, Any]:

@@ -30,11 +30,12 @@ AFTER_JOB = "after_job"  # params key: the id of the job that must finish first
 
 def raw_compaction(
     conn: sqlite3.Connection, origin: str, now: datetime, up_to: int | None = None,
-    scope: str | None = None,
+    scope: str | None = None, provider: dict[str, Any] | None = None,
 ) -> Job | None:
     """Queue (inside the caller's transaction) a compact job over the raw fragments now on the
     hot timeline with node id ≤ `up_to` (default: every one); None, and no job, when there is
-    none. Heads are left alone (params raw_only): they have no event left to queue."""
+    none. Heads are left alone (params raw_only): they have no event left to queue. The job
+    runs on `provider` (a spec record), as the jobs chained after it do."""
     newest = conn.execute("SELECT COALESCE(MAX(id), 0) FROM hot_nodes").fetchone()[0]
     limit = newest if up_to is None else min(up_to, newest)
     # A raw node's seq is its id, so `seq <= limit` bounds the same nodes and uses the index of
@@ -46,7 +47,8 @@ def raw_compaction(
     if hot_raw is None:
         return None
     params = {"min_seq": 0, "max_seq": limit, "max_node_id": limit, "raw_only": True}
-    return create_job(conn, "compact", origin, now, scope or f"raw nodes 0:{limit}", params)
+    return create_job(conn, "compact", origin, now, scope or f"raw nodes 0:{limit}", params,
+                      provider=provider)
 
 
 def hot_raw_nodes(conn: sqlite3.Connection) -> int:
@@ -57,10 +59,11 @@ def hot_raw_nodes(conn: sqlite3.Connection) -> int:
 
 def then(conn: sqlite3.Connection, first: Job, mode: str, origin: str, now: datetime,
          scope: str | None = None, params: dict[str, Any] | None = None,
-         request_token: str | None = None, local_date: str | None = None) -> Job:
-    """Queue a job that the worker starts only after `first` has finished."""
+         request_token: str | None = None, local_date: str | None = None,
+         provider: dict[str, Any] | None = None) -> Job:
+    """Queue a job that the worker starts only after `first` has finished, on `provider`."""
     return create_job(conn, mode, origin, now, scope, {**(params or {}), AFTER_JOB: first.id},
-                      request_token, local_date)
+                      request_token, local_date, provider)
 
 
 def waits_for(conn: sqlite3.Connection, job: Job) -> int | None:

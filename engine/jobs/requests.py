@@ -27,6 +27,7 @@ def request_job(
     conn: sqlite3.Connection, mode: str, now: datetime, scope: str | None = None,
     retry_blocked: bool = False, request_token: str | None = None,
     params: dict[str, Any] | None = None, compact_first: bool = False,
+    provider: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Queue an explicit job; return only the enqueue receipt. With `compact_first` (organize
     requests) a compact job over the raw fragments hot now runs before it; the receipt names
@@ -42,11 +43,14 @@ def request_job(
         unblocked = 0
         if retry_blocked and not seen:
             unblocked = unblock_all(conn, request_token, now)
-        compaction = raw_compaction(conn, "explicit", now) if compact_first and not seen else None
+        compaction = (raw_compaction(conn, "explicit", now, provider=provider)
+                      if compact_first and not seen else None)
         if compaction is not None:
-            job = then(conn, compaction, mode, "explicit", now, scope, params, request_token)
+            job = then(conn, compaction, mode, "explicit", now, scope, params, request_token,
+                       provider=provider)
         else:
-            job = create_job(conn, mode, "explicit", now, scope, params, request_token)
+            job = create_job(conn, mode, "explicit", now, scope, params, request_token,
+                             provider=provider)
     receipt = {
         "job_id": job.id, "mode": job.mode, "scope": job.scope, "state": job.state,
         "enqueued_at": job.created_at, "request_token": job.request_token,

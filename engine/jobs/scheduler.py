@@ -13,6 +13,8 @@
 After a threshold failure, all automatic creation pauses worker.cooldown_s (the reference's rule);
 after another automatic failure (hourly, nightly) only that kind pauses, so an organize or deep
 failure never stops threshold compaction. Explicit requests never pause.
+Every job created here records the provider it runs on: the configured one (model.provider), or
+the `--model` of the worker process whose scheduler made it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from datetime import datetime, time, timedelta, tzinfo
 
 from ..base.clock import iso, parse_time
 from ..base.config import Config
+from ..models.spec import ProviderSpec
 from ..store.connection import get_state, set_state, write
 from ..store.jobs import Job, create_job, open_jobs
 from ..timeline.hot import timeline_totals
@@ -63,10 +66,17 @@ def pause_automatic(conn: sqlite3.Connection, now: datetime, seconds: float,
 class Scheduler:
     """Creates threshold, hourly and nightly jobs; call `check(now)` every worker poll."""
 
-    def __init__(self, conn: sqlite3.Connection, config: Config, tz: tzinfo | None) -> None:
+    def __init__(self, conn: sqlite3.Connection, config: Config, tz: tzinfo | None,
+                 provider: ProviderSpec | None = None) -> None:
         self.conn = conn
         self.config = config
         self.tz = tz
+        self._provider = provider  # None: the configured one, read when a job is created
+
+    @property
+    def provider(self) -> dict[str, object]:
+        """The spec record the jobs created now run on."""
+        return (self._provider or ProviderSpec.configured(self.config)).record()
 
     def check(self, now: datetime) -> list[Job]:
         """Create whatever jobs are due now; return them. A poll with nothing due takes no
@@ -118,7 +128,8 @@ class Scheduler:
         max_seq = self.conn.execute(
             "SELECT COALESCE(MAX(seq), 0) FROM hot_nodes WHERE active = 1"
         ).fetchone()[0]
-        return [create_job(self.conn, "compact", "threshold", now, params={"max_seq": max_seq})]
+        return [create_job(self.conn, "compact", "threshold", now, params={"max_seq": max_seq},
+                           provider=self.provider)]
 
     def _hourly(self, now: datetime, paused: bool) -> list[Job]:
         if not self._hourly_due(now):
@@ -131,7 +142,7 @@ class Scheduler:
         ).fetchone()
         if not pending:
             return []
-        return [create_job(self.conn, "organize", "hourly", now)]
+        return [create_job(self.conn, "organize", "hourly", now, provider=self.provider)]
 
     def _nightly(self, now: datetime) -> list[Job]:
         if not self._nightly_window(now):
@@ -145,8 +156,10 @@ class Scheduler:
         set_state(self.conn, NIGHTLY_KEY, today)
         chain = self._quiet_time(now)
         if chain:  # the review comes after what the night's organize job files
-            return [*chain, then(self.conn, chain[-1], "deep", "nightly", now, local_date=today)]
-        return [create_job(self.conn, "deep", "nightly", now, local_date=today)]
+            return [*chain, then(self.conn, chain[-1], "deep", "nightly", now, local_date=today,
+                                 provider=self.provider)]
+        return [create_job(self.conn, "deep", "nightly", now, local_date=today,
+                           provider=self.provider)]
 
     def _quiet_time(self, now: datetime) -> list[Job]:
         """The quiet-time rule: a compact job over the raw fragments hot for longer than
@@ -157,7 +170,9 @@ class Scheduler:
             return []
         up_to = last_raw_before(self.conn, now - timedelta(hours=hours))
         compact = raw_compaction(self.conn, "nightly", now, up_to,
-                                 f"quiet time: raw nodes older than {hours} h") if up_to else None
+                                 f"quiet time: raw nodes older than {hours} h",
+                                 self.provider) if up_to else None
         if compact is None:
             return []
-        return [compact, then(self.conn, compact, "organize", "nightly", now)]
+        return [compact, then(self.conn, compact, "organize", "nightly", now,
+                              provider=self.provider)]

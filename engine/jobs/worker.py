@@ -21,7 +21,8 @@ from typing import Any, Protocol
 
 from ..base.clock import Clock, iso, parse_time
 from ..base.config import Config
-from ..models.base import Provider
+from ..models.base import Provider, ProviderError
+from ..models.spec import ProviderSpec
 from ..modes.batch_loop import BatchFailed, BatchLimits, CallLog, run_batch
 from ..modes.compact import CompactMode
 from ..modes.deep import DeepMode
@@ -94,22 +95,55 @@ class Worker:
     """Runs batches for one memory home. `run(burst=True)` works until nothing is due."""
 
     def __init__(
-        self, mem: MemoryHome, provider: Provider, holder: str | None = None,
+        self, mem: MemoryHome, provider: Provider | ProviderSpec | None = None,
+        holder: str | None = None,
         modes: dict[str, Mode] | None = None, scheduler: bool = True,
         on_tick: Callable[[TickResult], None] | None = None,
         on_claim: Callable[[Job, Batch], None] | None = None,
     ) -> None:
         self.mem = mem
-        self.provider = provider
+        # A Provider object runs every job (tests, embedding: the caller chose that object);
+        # else each job runs on the provider it was queued with (`provider_for`), and `default`
+        # (this process's --model, else model.provider) on jobs an older memvault queued and
+        # on the jobs this worker's scheduler creates.
+        self._pinned = None if provider is None or isinstance(provider, ProviderSpec) else provider
+        self.default = (provider if isinstance(provider, ProviderSpec)
+                        else ProviderSpec.configured(mem.config))
+        self._built: dict[ProviderSpec, Provider] = {}
         # host:pid:start:tag, so a worker on this host can tell when this one died
         self.holder = holder or process_holder(f"{id(self):x}")
         self.modes = modes or default_modes()
-        self.scheduler = Scheduler(mem.conn, mem.config, mem.tz) if scheduler else None
+        self.scheduler = (Scheduler(mem.conn, mem.config, mem.tz, self.default)
+                          if scheduler else None)
         self.limits = BatchLimits.from_config(mem.config)
         self.on_tick = on_tick
         self.on_claim = on_claim  # told before the model is called: a slow model's progress
         self._holding = False  # this worker's lease row is written and not yet given back
         self._in_run = False  # the last tick ran a batch: the next one comes at once
+
+    @property
+    def provider(self) -> Provider:
+        """The provider of jobs that record none (the pinned one, if given)."""
+        return self._pinned or self._build(self.default)
+
+    def provider_for(self, job: Job) -> Provider:
+        """The provider `job` runs on: the one it was queued with (a job queued by an older
+        memvault: the default). One that cannot be built fails the batch naming the cause,
+        never falling back to another model."""
+        if self._pinned is not None:
+            return self._pinned
+        try:
+            spec = ProviderSpec.from_record(job.provider) if job.provider else self.default
+            return self._build(spec)
+        except ProviderError as exc:
+            raise BatchFailed(f"job {job.id}'s provider cannot be built: {exc}") from None
+
+    def _build(self, spec: ProviderSpec) -> Provider:
+        if spec not in self._built:
+            from .. import models  # looked up now, so a test's wrapped make_provider is used
+
+            self._built[spec] = models.make_provider(self.mem.config, spec)
+        return self._built[spec]
 
     @property
     def lease_s(self) -> float:
@@ -243,9 +277,10 @@ class Worker:
                            self.mem.clock.now(), clock=self.mem.clock,
                            in_commit=calls.in_commit, after_commit=calls.after_commit)
         try:
+            calls.provider = self.provider_for(job)
             tools = mode.tools(ctx)
             calls.terminal = next((t.name for t in tools if t.terminal), None)
-            outcome = run_batch(self.provider, mode.messages(ctx), tools, self.limits,
+            outcome = run_batch(calls.provider, mode.messages(ctx), tools, self.limits,
                                 self.mem.clock, calls.on_call, calls.flush)
         except Exception as exc:  # BatchFailed, or a crash while building the prompt
             error = str(exc) if isinstance(exc, BatchFailed) else f"batch crashed: {exc!r}"
@@ -303,10 +338,11 @@ class _Ledger:
     def __init__(self, worker: Worker, job: Job, batch: Batch) -> None:
         self.worker, self.job, self.batch = worker, job, batch
         self.terminal: str | None = None  # the commit tool's name
+        self.provider: Provider | None = None  # the job's provider (Worker.provider_for)
         self.pending: list[tuple[CallRecord, datetime]] = []
 
     def on_call(self, call: CallLog) -> None:
-        reply, provider = call.reply, self.worker.provider
+        reply, provider = call.reply, self.provider or self.worker.provider
         record = CallRecord(
             self.job.id, self.batch.id, self.job.mode, provider.name,
             (reply.model if reply and reply.model else provider.model),

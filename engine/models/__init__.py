@@ -1,33 +1,18 @@
-"""Model providers behind one small protocol (see base.py), chosen by name."""
+"""Model providers behind one small protocol (see base.py), chosen by name or by a job's
+recorded spec (spec.py)."""
 
 from __future__ import annotations
 
 from ..base.config import Config
 from .base import Message, ModelReply, Provider, ProviderError, ToolCall, ToolSpec, Usage
+from .spec import ProviderSpec, build_provider
 
-__all__ = ["Message", "ModelReply", "Provider", "ProviderError", "ToolCall", "ToolSpec", "Usage",
-           "make_provider"]
+__all__ = ["Message", "ModelReply", "Provider", "ProviderError", "ProviderSpec", "ToolCall",
+           "ToolSpec", "Usage", "make_provider"]
 
 
-def make_provider(config: Config, name: str | None = None, model: str | None = None) -> Provider:
-    """The provider named by `name` (else model.provider in memvault.toml)."""
-    choice = name or config["model.provider"]
-    if choice == "builtin":
-        from .builtin import BuiltinProvider
-
-        return BuiltinProvider()
-    if choice == "openai":
-        from .openai_compat import OpenAICompatProvider
-
-        return OpenAICompatProvider(
-            model=model or config["model.name"], base_url=config["model.base_url"] or None,
-            api_key_env=config["model.api_key_env"], tool_mode=config["model.tool_mode"],
-            schema_format=config["model.schema_format"],
-            max_output_tokens=config["model.max_output_tokens_cap"],
-            context_tokens=config["model.context_tokens"], timeout_s=config["batch.timeout_s"],
-        )
-    if choice == "scripted":
-        from .scripted import ScriptedProvider
-
-        return ScriptedProvider()
-    raise ProviderError(f"unknown provider {choice!r} (builtin, openai, scripted)")
+def make_provider(config: Config, name: str | ProviderSpec | None = None,
+                  model: str | None = None) -> Provider:
+    """The provider named by `name` (a name, a job's spec, or None: model.provider)."""
+    spec = name if isinstance(name, ProviderSpec) else ProviderSpec.choose(config, name, model)
+    return build_provider(config, spec)

@@ -4,6 +4,9 @@ Invariants: a batch is committed at most once (its receipt token makes a replay 
 original receipt); a failed batch keeps its claim and is retried with backoff up to
 worker.max_failed_claims times, then becomes terminal; a success resets the count.
 Job states: queued -> running -> done | partial (some batch terminal) | failed.
+A job records the provider it was queued with (`provider`, a JSON spec: name, model, base URL,
+the NAME of the key's variable; never a key value) and runs on it whoever runs the worker; NULL
+for jobs an older memvault queued (m011_job_provider).
 """
 
 from __future__ import annotations
@@ -47,11 +50,14 @@ class Job:
     request_token: str | None
     created_at: str
     last_claim_at: str | None
+    provider: dict[str, Any] | None = None  # the provider spec it was queued with (None: old)
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Job:
+        recorded = row["provider"] if "provider" in row.keys() else None
         return cls(row["id"], row["mode"], row["origin"], row["scope"], json.loads(row["params"]),
-                   row["state"], row["request_token"], row["created_at"], row["last_claim_at"])
+                   row["state"], row["request_token"], row["created_at"], row["last_claim_at"],
+                   json.loads(recorded) if recorded is not None else None)
 
 
 @dataclass
@@ -77,9 +83,10 @@ class Batch:
 def create_job(
     conn: sqlite3.Connection, mode: str, origin: str, now: datetime, scope: str | None = None,
     params: dict[str, Any] | None = None, request_token: str | None = None,
-    local_date: str | None = None,
+    local_date: str | None = None, provider: dict[str, Any] | None = None,
 ) -> Job:
-    """Queue a job inside the caller's transaction. A known request token returns its job."""
+    """Queue a job inside the caller's transaction, recording the `provider` spec it is to run
+    on. A known request token returns its job (with the provider it was queued with)."""
     if mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if origin not in ORIGINS:
@@ -91,9 +98,9 @@ def create_job(
             return Job.from_row(row)
     cur = conn.execute(
         "INSERT INTO jobs (mode, origin, scope, params, state, request_token, local_date,"
-        " created_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
+        " created_at, provider) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
         (mode, origin, scope, json.dumps(params or {}, ensure_ascii=False), request_token,
-         local_date, iso(now)),
+         local_date, iso(now), json.dumps(provider) if provider is not None else None),
     )
     return get_job(conn, int(cur.lastrowid or 0))
 

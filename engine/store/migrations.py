@@ -14,7 +14,7 @@ from collections.abc import Callable
 from .ledger import m009_forget_audit
 from .recall_tables import m002_recall_index, m010_recall_date_mentions
 from .script import run_script
-from .vault_tables import m003_vault
+from .vault_tables import m003_vault, m012_projection_intents
 
 # The value lists m001's CHECK constraints were written with. The domain's own lists live with
 # the domain (objects.ids.OBJECT_TYPES and RELATION_LABELS, objects.corefiles.CORE_FILES,
@@ -468,6 +468,15 @@ def m007_event_keys(conn: sqlite3.Connection) -> None:
     )
 
 
+def m011_job_provider(conn: sqlite3.Connection) -> None:
+    """Jobs record the provider spec they were queued with (JSON, engine/models/spec.py; NULL:
+    queued by an older memvault, run on the worker's default provider). Here, not in
+    store/jobs.py (the table's owner), because jobs.py imports connection.py, which imports
+    this module: the function there would close an import circle."""
+    conn.execute("ALTER TABLE jobs ADD COLUMN provider TEXT")
+
+
 MIGRATIONS.extend([m002_recall_index, m003_vault, m004_object_names, m005_fragment_index,
                    m006_batch_lookups, m007_event_keys, m008_version_origin,
-                   m009_forget_audit, m010_recall_date_mentions])
+                   m009_forget_audit, m010_recall_date_mentions, m011_job_provider,
+                   m012_projection_intents])

@@ -10,6 +10,11 @@ engine needs to know about the vault lives here, as SQL only:
   grows for a row, so the projector clears a row only if it still holds the mark it rendered.
 - `projection_pages`: continuation pages (the main file of each object, the directory and the
   core files are rows of `projection`, made by m001).
+- `projection_intents` (m012_projection_intents): the sha256 of bytes the projector is about to
+  put at a path, recorded (and committed) BEFORE the file is renamed into place and deleted in
+  the transaction that records the write. A run killed between the rename and that record
+  leaves the intent, so the next run and the watcher know those bytes as the projector's own
+  write, never as a hand edit (no false `.conflict` copy, report or core-file import).
 - `vault_reports`: what the watcher or the projector found on disk and did not import: hand edits
   and deletions of projected files, refused core files. A report stays open (resolved_at NULL)
   until the projector restores the file (keeping the edit as a `.conflict` copy) or a valid core
@@ -109,13 +114,31 @@ def m003_vault(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-# Objects the projector still has to render: marked dirty, never projected, or projected at
-# another version. Deleted objects with a file and a mark are counted too (they get a notice).
+def m012_projection_intents(conn: sqlite3.Connection) -> None:
+    """Write intents: what the projector is about to put at a path, until it is recorded."""
+    conn.execute(
+        """CREATE TABLE projection_intents (
+            path       TEXT NOT NULL,          -- vault-relative, '/'-separated
+            object_id  TEXT NOT NULL,          -- its owner (object id, core file, directory)
+            sha256     TEXT NOT NULL,          -- of the bytes about to be renamed into place
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (path, sha256)         -- a run killed twice leaves two: both its own
+        )"""
+    )
+    conn.execute("CREATE INDEX projection_intents_object ON projection_intents (object_id)")
+
+
+# Objects the projector still has to render: marked dirty, never projected, projected at
+# another version, or whose last rendering failed (a run that failed for an owner with no mark,
+# e.g. a --rebuild while a type folder was a symlink, must be retried once the folder is fixed,
+# not wait for the next --rebuild). Deleted objects with a file and a mark are counted too
+# (they get a notice).
 PENDING_SQL = """
     SELECT o.id FROM objects o
       LEFT JOIN projection p ON p.object_id = o.id
       LEFT JOIN vault_dirty d ON d.object_id = o.id
      WHERE d.object_id IS NOT NULL OR p.object_id IS NULL OR p.version != o.version
+        OR EXISTS (SELECT 1 FROM projection_errors e WHERE e.object_id = o.id)
     UNION ALL
     SELECT d.object_id FROM vault_dirty d
       JOIN projection p ON p.object_id = d.object_id
