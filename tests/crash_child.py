@@ -311,8 +311,8 @@ class Child:
         self.worker.scheduler.check = self._labelled(  # type: ignore[method-assign]
             "scheduler", self.worker.scheduler.check, "lease+claim")
         for mode in self.worker.modes.values():  # building a batch's prompt reads the store
-            mode.messages = self._labelled(  # type: ignore[method-assign]
-                "prompt", mode.messages, "prompt")
+            mode.prompt = self._labelled(  # type: ignore[method-assign]
+                "prompt", mode.prompt, "prompt")
         self.next_n = gen * 100_000
 
     def _labelled(self, phase: str, fn: Callable[..., Any], after: str) -> Callable[..., Any]:

@@ -22,13 +22,12 @@ from pydantic import BaseModel, Field
 from ..base.clock import iso
 from ..base.config import Config
 from ..base.tokens import estimate_tokens
-from ..models.base import Message
 from ..objects.proposals import Strict, Text
 from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
 from ..timeline.hot import timeline_totals
 from .batch_loop import FieldError, Tool
-from .mode import BatchContext, CommitRefused, commit_proposal
+from .mode import BatchContext, Claim, CommitRefused, Prompt, commit_tool
 
 SYSTEM = (
     "You compact an agent's hot timeline. You get a run of consecutive timeline nodes (raw "
@@ -53,7 +52,7 @@ class CompactMode:
     proposal = CompactionProposal
 
     def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
-                   now: datetime) -> dict[str, Any] | None:
+                   now: datetime) -> Claim | None:
         params = job.params
         lo, hi = params.get("min_seq", 0), params["max_seq"]
         if job.origin == "threshold":
@@ -102,8 +101,8 @@ class CompactMode:
         if not run or (job.origin == "threshold" and len(run) < 2):
             return None
         if newest is None:
-            return {"node_ids": run}
-        return {"node_ids": run, "scan_from": resume}
+            return Claim({"node_ids": run})
+        return Claim({"node_ids": run, "scan_from": resume})
 
     @staticmethod
     def _batch_marks(conn: sqlite3.Connection, job: Job) -> tuple[set[int], set[int], int]:
@@ -141,11 +140,11 @@ class CompactMode:
         nodes = claim["node_ids"]
         return {**claim, "node_ids": nodes[: max(1, len(nodes) // 2)]}
 
-    def messages(self, ctx: BatchContext) -> list[Message]:
+    def prompt(self, ctx: BatchContext, reads: Any = None) -> Prompt:
+        """The batch's nodes; they are also `prepared` for the commit: what it needs of them
+        (seq, level, sizes, times, event) never changes once written, and whether they are
+        still hot is checked again there."""
         nodes = load_nodes(ctx.conn, ctx.batch.claim["node_ids"])
-        # Kept for the commit: what it needs of them (seq, level, sizes, times, event) never
-        # changes once written; whether they are still hot is checked again there.
-        ctx.loaded["compact_nodes"] = nodes
         payload = {
             "mode": "compact",
             "nodes": [
@@ -155,14 +154,16 @@ class CompactMode:
                 for n in nodes
             ],
         }
-        return [{"role": "system", "content": SYSTEM},
-                {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}]
+        return Prompt([{"role": "system", "content": SYSTEM},
+                       {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}],
+                      prepared=nodes)
 
     def tools(self, ctx: BatchContext) -> list[Tool]:
-        return [Tool("commit_compaction", "Replace the batch's nodes with one shorter summary.",
-                     CompactionProposal, lambda p: commit_proposal(ctx, self, p), terminal=True)]
+        return [commit_tool("commit_compaction", "Replace the batch's nodes with one shorter "
+                            "summary.", CompactionProposal)]
 
-    def apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
+    def apply(self, ctx: BatchContext, proposal: BaseModel,
+              prepared: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         assert isinstance(proposal, CompactionProposal)
         claimed = ctx.batch.claim["node_ids"]
         if sorted(proposal.node_ids) != sorted(claimed):
@@ -172,7 +173,7 @@ class CompactMode:
         # The head outlives the raw text it folds (recall, later compactions): a secret the
         # events held must be left out of it, e.g. "the wifi password was given".
         check_no_secret("summary", proposal.summary)
-        nodes = ctx.loaded.get("compact_nodes")
+        nodes = prepared
         if nodes is not None and sorted(n["id"] for n in nodes) != sorted(claimed):
             nodes = None  # read for another claim: read them again
         return fold_nodes(ctx.conn, claimed, proposal.summary, ctx.batch.id, ctx.now, nodes)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -69,6 +70,13 @@ def insert_call(conn: sqlite3.Connection, call: CallRecord, now: datetime) -> No
          clamp_tokens(call.input_tokens), clamp_tokens(call.output_tokens), int(call.estimated),
          clamp_tokens(call.latency_ms), call.outcome, iso(now)),
     )
+
+
+def insert_calls(conn: sqlite3.Connection,
+                 calls: Iterable[tuple[CallRecord, datetime]]) -> None:
+    """`insert_call` for each (call, time) pair, inside the caller's write transaction."""
+    for call, when in calls:
+        insert_call(conn, call, when)
 
 
 def usage_summary(conn: sqlite3.Connection, days: int = 30) -> dict[str, Any]:
