@@ -116,9 +116,9 @@ class DeepMode:
         write = GraphWrite(proposal.objects, proposal.relations, [], proposal.core_files,
                            proposal.merges, proposal.archive_relations)
         rules = WriteRules(ctx.read_ids, None, "deep", ctx.batch.id)
-        validate_write(ctx.conn, ctx.config, write, rules,
-                       len(proposal.model_dump_json().encode()))
-        changes = apply_write(ctx.conn, write, rules, ctx.now)
+        validated = validate_write(ctx.conn, ctx.config, write, rules,
+                                   len(proposal.model_dump_json().encode()))
+        changes = apply_write(ctx.conn, validated, rules, ctx.now)
         marks = ",".join("?" * len(ctx.batch.claim["positions"]))
         ctx.conn.execute(
             f"UPDATE deep_snapshot SET reviewed_at = ?, batch_id = ? WHERE job_id = ?"

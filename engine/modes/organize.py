@@ -256,8 +256,8 @@ class OrganizeMode:
         rules = WriteRules(ctx.read_ids,
                            (event_id, claim["page_start"], claim["page_end"]), "organize",
                            ctx.batch.id)
-        validate_write(ctx.conn, ctx.config, write, rules,
-                       len(proposal.model_dump_json().encode()))
+        validated = validate_write(ctx.conn, ctx.config, write, rules,
+                                   len(proposal.model_dump_json().encode()))
         # Source anti-backflow: the memory's own output in the page is never new evidence.
         check_evidence(proposal.evidence, event_spans(ctx.conn, event_id)[0])
         had_targets = event_targets(ctx.conn, event_id)
@@ -270,7 +270,7 @@ class OrganizeMode:
             check_no_secret(f"events.0.{key}", getattr(disposition, key) or "")
         last = claim["page_end"] >= row["chars"]
         _check_disposition(disposition, last, claim, event_id)
-        changes = apply_write(ctx.conn, write, rules, ctx.now)
+        changes = apply_write(ctx.conn, validated, rules, ctx.now)
         # Raised after the write: the commit's transaction rolls it back with the refusal.
         _check_targets(disposition, last, had_targets, changes, event_id)
         state = disposition.outcome
