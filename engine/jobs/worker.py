@@ -37,12 +37,11 @@ from ..store.jobs import (
     get_batch,
     get_job,
     new_batch,
-    pending_batch,
     reclaim_batch,
     record_failure,
-    rotation,
+    rotation_with_pending,
 )
-from ..store.leases import drop_lease, lease_taken, process_holder, release_lease, take_lease
+from ..store.leases import claim_lease, drop_lease, process_holder, release_lease
 from ..store.ledger import CallRecord, insert_call
 from ..store.recall_index import index_lag
 from .chain import waits_for
@@ -169,19 +168,18 @@ class Worker:
 
     # -- claims -------------------------------------------------------------------------------
     def _lease_and_claim(self, now: datetime) -> Claimed | tuple[()] | None:
-        """In ONE write transaction: check the lease, walk the rotation and claim the first
-        job's batch, and take the lease for it; None while another holder's lease is live,
-        () when no job has work. The write lock makes this the same as taking the lease
-        first: no other process can claim or lease in between."""
+        """In ONE write transaction: take the lease (None while another holder's is live),
+        walk the rotation and claim the first job's batch (() when no job has work, the lease
+        given back). The write lock keeps any other process from claiming or leasing in
+        between."""
         conn = self.mem.conn
         with write(conn):
-            if lease_taken(conn, self.holder, now):
+            if not claim_lease(conn, self.holder, now, self.lease_s):
                 return None
             claimed = self._first_claim(now)
             if claimed is None:
-                drop_lease(conn, self.holder)  # none of ours should be left; make sure
+                drop_lease(conn, self.holder)  # no batch: none of ours is left
                 return ()
-            take_lease(conn, self.holder, now, self.lease_s)
         self._holding = True
         return claimed
 
@@ -191,32 +189,32 @@ class Worker:
         tried again when the predecessor finished during this same walk: rotation puts a
         never-claimed job first, so the organize job is passed before its compaction ends."""
         conn = self.mem.conn
-        waiting: list[Job] = []
-        for job in rotation(conn, now):
+        waiting: list[tuple[Job, Batch | None]] = []
+        for job, pending in rotation_with_pending(conn, now):
             if waits_for(conn, job) is not None:
-                waiting.append(job)
+                waiting.append((job, pending))
                 continue
-            claimed = self._claim(job, now)
+            claimed = self._claim(job, pending, now)
             if claimed is not None:
                 return claimed
         while waiting:
-            ready = [job for job in waiting if waits_for(conn, job) is None]
+            ready = [(job, pending) for job, pending in waiting if waits_for(conn, job) is None]
             if not ready:
                 return None
-            waiting = [job for job in waiting if job not in ready]
-            for job in ready:
-                claimed = self._claim(job, now)
+            waiting = [item for item in waiting if item not in ready]
+            for job, pending in ready:
+                claimed = self._claim(job, pending, now)
                 if claimed is not None:
                     return claimed
         return None
 
-    def _claim(self, job: Job, now: datetime) -> Claimed | None:
-        """Claim the job's next batch inside the caller's transaction (None: no work left)."""
+    def _claim(self, job: Job, pending: Batch | None, now: datetime) -> Claimed | None:
+        """Claim the job's next batch inside the caller's transaction (None: no work left);
+        `pending` is the job's claimed-but-unfinished batch, as the rotation read it."""
         mode = self.modes.get(job.mode)
         if mode is None:
             return None
         conn, config = self.mem.conn, self.mem.config
-        pending = pending_batch(conn, job.id)
         if pending is not None and pending.next_attempt_at is None:
             # Claimed before but never finished: the last worker died or its lease expired.
             if self._fail(pending, job, mode, "the previous claim never finished "
