@@ -164,7 +164,7 @@ class HarnessModel:
         self.inject = inject
 
     def complete(self, messages: list[Message], tools: list[ToolSpec],
-                 max_output_tokens: int) -> ModelReply:
+                 max_output_tokens: int, deadline_s: float | None = None) -> ModelReply:
         self.board.set_phase("model")
         data = json.loads(str(messages[1]["content"]))
         tool = {"compact": "commit_compaction", "organize": "commit_organize",

@@ -71,6 +71,7 @@ class Claimed:
 
     job: Job
     batch: Batch
+    lease_expires: datetime  # the lease this tick took for it
     reads: Any = None
 
 
@@ -224,12 +225,17 @@ class Worker:
                 pending = get_batch(conn, pending.id)
         if pending is not None:
             shrunk = mode.shrink(pending.claim, config) if pending.failures else None
-            return Claimed(job, reclaim_batch(conn, pending, now, shrunk))
+            return Claimed(job, reclaim_batch(conn, pending, now, shrunk), self._expiry(now))
         claim = mode.next_claim(conn, job, config, now)
         if claim is None:
             finish_job(conn, job.id, now)
             return None
-        return Claimed(job, new_batch(conn, job.id, claim.fields, now), claim.reads)
+        return Claimed(job, new_batch(conn, job.id, claim.fields, now), self._expiry(now),
+                       claim.reads)
+
+    def _expiry(self, now: datetime) -> datetime:
+        """When the lease taken at `now` (claim_lease) expires."""
+        return now + timedelta(seconds=self.lease_s)
 
     def _fail(self, batch: Batch, job: Job, mode: Mode, error: str, now: datetime) -> bool:
         """Record a failed claim inside the caller's transaction; True when now terminal."""
@@ -257,7 +263,7 @@ class Worker:
         try:
             prompt = mode.prompt(ctx, claimed.reads)
             loop = BatchLoop(self.provider, prompt.messages, mode.tools(ctx), self.limits,
-                             self.mem.clock)
+                             self.mem.clock, claimed.lease_expires)
             while True:
                 turn = loop.next_turn()
                 unrecorded += self._ledger_rows(job, batch, turn)

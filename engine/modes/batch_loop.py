@@ -17,6 +17,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -29,6 +30,14 @@ from ..models.base import Message, ModelReply, Provider, ToolCall, ToolSpec
 
 __all__ = ["BatchFailed", "BatchLimits", "BatchLoop", "CallLog", "FieldError", "Proposal", "Tool",
            "Turn"]
+
+
+# A model call must end this long before the worker's lease does: the commit that follows it
+# needs the lease still valid.
+LEASE_MARGIN_S = 5.0
+# With less than this left on the lease after the margin, no model call is started: its answer
+# could not be committed (the batch fails, to be retried under a new lease).
+MIN_CALL_S = 5.0
 
 
 class BatchFailed(MemvaultError):
@@ -130,8 +139,10 @@ class BatchLoop:
     model then sees as a correction naming the field."""
 
     def __init__(self, provider: Provider, messages: list[Message], tools: list[Tool],
-                 limits: BatchLimits, clock: Clock) -> None:
+                 limits: BatchLimits, clock: Clock, lease_expires: datetime | None = None,
+                 ) -> None:
         self.provider, self.messages, self.limits, self.clock = provider, messages, limits, clock
+        self.lease_expires = lease_expires  # each model call must end before (LEASE_MARGIN_S)
         self.by_name = {t.name: t for t in tools}
         self.specs = [t.spec() for t in tools]
         self.terminal = next(t.name for t in tools if t.terminal)
@@ -189,9 +200,11 @@ class BatchLoop:
         self.out_tokens = min(self.out_tokens, cap)
         if self.out_tokens < 1:
             raise BatchFailed("the conversation fills the model's context: no room to answer")
+        deadline = self._call_deadline()
         began = time.perf_counter()
         try:
-            reply = self.provider.complete(self.messages, self.specs, self.out_tokens)
+            reply = self.provider.complete(self.messages, self.specs, self.out_tokens,
+                                           deadline_s=deadline)
         except Exception as exc:  # any provider failure fails this batch, clearly
             turn.calls.append(_log(None, began, "error"))
             raise BatchFailed(f"provider {self.provider.name} failed: {exc}") from exc
@@ -211,6 +224,19 @@ class BatchLoop:
             self.messages.append({"role": "user", "content": f"Use the tools; finish by "
                                                              f"calling {self.terminal}."})
         self.left = list(reply.tool_calls)
+
+    def _call_deadline(self) -> float | None:
+        """Seconds the next model call may take: what is left on the lease, less the commit's
+        margin (the provider keeps its own timeout when that is sooner). BatchFailed, before
+        any call, when that is under MIN_CALL_S: the answer could not be committed."""
+        if self.lease_expires is None:
+            return None
+        left = (self.lease_expires - self.clock.now()).total_seconds() - LEASE_MARGIN_S
+        if left < MIN_CALL_S:
+            raise BatchFailed(
+                f"the lease has {max(0.0, left + LEASE_MARGIN_S):.0f} s left: too little for a "
+                "model call and its commit; retried under a new lease")
+        return left
 
     def _run_tool_calls(self) -> Proposal | None:
         """Run the left tool calls in order, up to the first valid proposal (returned; the
