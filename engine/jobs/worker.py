@@ -2,9 +2,12 @@
 
 Each tick: catch the recall index up when it is behind; let the scheduler create due jobs;
 unless the agent is busy, take the lease, pick the next job by rotation and claim (or re-claim)
-its batch, all in one write transaction; run the model loop and commit. The commit's
-transaction also records the call that proposed it and gives the lease back, so a committed
-tick costs two write transactions when the index has nothing to catch up. A failed
+its batch, all in one write transaction; build the prompt, drive the batch loop turn by turn
+(each turn's model calls put on the usage ledger before the next) and commit the proposal it
+hands back (modes/mode.py commit_proposal, with the ledger rows and the lease hand-back as plain
+arguments). The commit's transaction also records the call that proposed it and gives the lease
+back, so a committed tick costs two write transactions when the index has nothing to catch up.
+Each model call must end before the lease does (its deadline: modes/batch_loop.py). A failed
 batch is retried with backoff (shrinking its claim) up to worker.max_failed_claims times, then it
 is terminal: only its events become blocked and the job goes on. A batch whose worker died is
 found claimed after the lease expired and re-claimed; that counts as a failed claim.

@@ -4,7 +4,8 @@ Invariant: a row is written for every call, failed ones included, before the nex
 and before its batch ends, so a batch that later fails still leaves its cost on record: in its
 own small transaction, except the call that proposed a commit, whose row goes into that commit's
 transaction (or into its own at once when the commit is refused; a process killed inside that
-commit loses the row with it, and the batch is claimed again). Keys and prompts are never
+commit loses the row with it, and the batch is claimed again), and a call that failed its
+batch, whose row goes into the failure record's transaction. Keys and prompts are never
 stored.
 
 The forget audit (`forget_audit`, migration m009_forget_audit) keeps who forgot, when, and how
