@@ -23,7 +23,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import memvault.modes.mode as modes
+import memvault.jobs.worker as worker_module
 from memvault import ManualClock, Memory, NewEvent
 from memvault.models.scripted import ScriptedProvider, call
 from memvault.objects.records import ObjectRecord, save_object
@@ -79,21 +79,20 @@ def engine_batches(home: Path, batches: int) -> tuple[list[float], list[float], 
     """Per batch: the tick's wall time, its CPU time (steadier on a busy machine) and the
     commit transaction's wall time."""
     commit_times: list[float] = []
-    original = modes.commit_proposal
+    original = worker_module.commit_proposal
 
-    def timed_commit(ctx, mode, prop):
+    def timed_commit(*args, **kwargs):
         began = time.perf_counter()
         try:
-            return original(ctx, mode, prop)
+            return original(*args, **kwargs)
         finally:
             commit_times.append(time.perf_counter() - began)
 
     def answer(messages, tools, max_out):
         return call("commit_organize", proposal(json.loads(messages[1]["content"])))
 
-    modes.commit_proposal = timed_commit
-    import memvault.modes.organize as organize_module
-    organize_module.commit_proposal = timed_commit
+    # The worker commits each proposal itself (one call, one transaction).
+    worker_module.commit_proposal = timed_commit
     with Memory.open(home, clock=ManualClock(T0)) as mem:
         mem.organize()
         worker = mem.worker(ScriptedProvider([answer] * batches), scheduler=False)

@@ -164,7 +164,7 @@ class HarnessModel:
         self.inject = inject
 
     def complete(self, messages: list[Message], tools: list[ToolSpec],
-                 max_output_tokens: int) -> ModelReply:
+                 max_output_tokens: int, deadline_s: float | None = None) -> ModelReply:
         self.board.set_phase("model")
         data = json.loads(str(messages[1]["content"]))
         tool = {"compact": "commit_compaction", "organize": "commit_organize",
@@ -311,8 +311,8 @@ class Child:
         self.worker.scheduler.check = self._labelled(  # type: ignore[method-assign]
             "scheduler", self.worker.scheduler.check, "lease+claim")
         for mode in self.worker.modes.values():  # building a batch's prompt reads the store
-            mode.messages = self._labelled(  # type: ignore[method-assign]
-                "prompt", mode.messages, "prompt")
+            mode.prompt = self._labelled(  # type: ignore[method-assign]
+                "prompt", mode.prompt, "prompt")
         self.next_n = gen * 100_000
 
     def _labelled(self, phase: str, fn: Callable[..., Any], after: str) -> Callable[..., Any]:

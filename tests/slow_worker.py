@@ -36,14 +36,15 @@ class SlowModel:
         self.delay = delay
         self.slow_tool = slow_tool
 
-    def complete(self, messages: list[Any], tools: list[Any], max_output_tokens: int) -> Any:
+    def complete(self, messages: list[Any], tools: list[Any], max_output_tokens: int,
+                 deadline_s: float | None = None) -> Any:
         line = json.dumps({"pid": os.getpid(), "tools": [t.name for t in tools],
                            "at": time.time()})
         with self.marker.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
         if any(t.name == self.slow_tool for t in tools):
             time.sleep(self.delay)
-        return self.inner.complete(messages, tools, max_output_tokens)
+        return self.inner.complete(messages, tools, max_output_tokens, deadline_s)
 
 
 def record_ticks(path: Path) -> None:

@@ -297,8 +297,9 @@ def test_an_explicit_job_resumes_its_scan_yet_claims_nodes_that_were_held_then_f
     mode, conn, now = CompactMode(), mem.conn, clock.now()
 
     def claim_and_fold() -> list[int]:
-        claim = mode.next_claim(conn, job, mem.config, now)
-        assert claim is not None
+        claimed = mode.next_claim(conn, job, mem.config, now)
+        assert claimed is not None
+        claim = claimed.fields
         with write(conn):
             batch = new_batch(conn, job.id, claim, now)
             fold_nodes(conn, claim["node_ids"], "s", batch.id, now)

@@ -43,7 +43,7 @@ from memvault.jobs.worker import default_modes
 from memvault.models.scripted import call
 from memvault.modes.batch_loop import BatchFailed, FieldError, Tool, _parse_arguments
 from memvault.modes.compact import load_nodes
-from memvault.modes.mode import BatchContext, CommitRefused, Mode
+from memvault.modes.mode import BatchContext, CommitRefused, Mode, commit_proposal
 from memvault.store.connection import graph_revision, write
 from memvault.store.jobs import Batch, Job, get_job, new_batch, pending_batch, reclaim_batch
 from memvault.store.leases import acquire_lease
@@ -86,21 +86,26 @@ def claim(mem: Memory, job_id: int) -> tuple[Job, Batch]:
         job = get_job(mem.conn, job_id)
         next_claim = MODES[job.mode].next_claim(mem.conn, job, mem.config, now)
         assert next_claim is not None
-        return job, new_batch(mem.conn, job.id, next_claim, now)
+        return job, new_batch(mem.conn, job.id, next_claim.fields, now)
 
 
 def context(mem: Memory, job: Job, batch: Batch, holder: str = HOLDER,
             read_ids: set[str] | None = None) -> BatchContext:
     """A batch context; without `read_ids` the mode's prompt is built (it fills them)."""
     ctx = BatchContext(mem.conn, mem.config, batch, job, holder, mem.clock.now(),
-                       read_ids=set(read_ids or ()), clock=mem.clock)
+                       read_ids=set(read_ids or ()))
     if read_ids is None:
-        MODES[job.mode].messages(ctx)
+        MODES[job.mode].prompt(ctx)
     return ctx
 
 
-def commit_tool(ctx: BatchContext) -> Tool:
-    return next(t for t in MODES[ctx.job.mode].tools(ctx) if t.terminal)
+def commit_tool(ctx: BatchContext, mem: Memory) -> Tool:
+    """The mode's commit tool, its validated proposal committed as the worker commits it (at
+    the clock's time)."""
+    mode = MODES[ctx.job.mode]
+    tool = next(t for t in mode.tools(ctx) if t.terminal)
+    return replace(tool, handler=lambda args: commit_proposal(
+        ctx, mode, tool.handler(args), now=mem.clock.now()))
 
 
 def submit(tool: Tool, raw: str) -> Any:
@@ -111,7 +116,7 @@ def submit(tool: Tool, raw: str) -> Any:
 def commit(mem: Memory, job: Job, batch: Batch, build: Callable[[BatchContext], dict]) -> dict:
     """Commit a valid proposal for `batch` (setup); return its receipt."""
     ctx = context(mem, job, batch)
-    receipt = submit(commit_tool(ctx), json.dumps(build(ctx)))
+    receipt = submit(commit_tool(ctx, mem), json.dumps(build(ctx)))
     assert isinstance(receipt, dict) and not receipt.get("replayed"), receipt
     return receipt
 
@@ -288,7 +293,7 @@ def variant_tools(mem: Memory, ctx: BatchContext, token: str) -> dict[str, Tool]
         "lease_lost": (batch, "intruder"),
         "replayed_token": (replace(batch, claim={**batch.claim, "token": token}), HOLDER),
     }
-    return {name: commit_tool(context(mem, ctx.job, b, holder, ctx.read_ids))
+    return {name: commit_tool(context(mem, ctx.job, b, holder, ctx.read_ids), mem)
             for name, (b, holder) in variants.items()}
 
 

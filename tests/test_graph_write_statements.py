@@ -8,7 +8,6 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -104,16 +103,16 @@ def test_a_typical_write_reads_each_row_once_and_writes_links_in_one_call_each(
     counting = Counting(mem.conn)
     conn = cast(sqlite3.Connection, counting)
     with write(mem.conn), traced(mem.conn) as seen:
-        validate_write(conn, mem.config, graph, rules(event, end), 100)
-        changes = apply_write(conn, graph, rules(event, end), T0)
+        validated = validate_write(conn, mem.config, graph, rules(event, end), 100)
+        changes = apply_write(conn, validated, rules(event, end), T0)
     reads = [s for s in seen if s.startswith("SELECT") and re.search(r"\bFROM objects\b", s)]
     # Was 9 row reads (3 checks, 3 re-reads, 3 in save_object), 1 existence query and 15
     # redirect lookups.
     assert len(reads) == 1, reads
     # One read; 2 INSERTs and 1 UPDATE of objects; one executemany each for their versions,
-    # the relations and the evidence (was 40 statements); PRAGMA data_version when the rows
-    # are kept and when they are taken (another connection's commit makes them stale).
-    assert len(counting.calls) == 9, counting.calls
+    # the relations and the evidence (was 40 statements; 9 while the rows kept for apply were
+    # checked with PRAGMA data_version, before validation handed them over as a value).
+    assert len(counting.calls) == 7, counting.calls
     # The updated object had only its body changed: its name index is left alone.
     assert [s for s in seen if s.startswith("UPDATE objects")][0].startswith(
         "UPDATE objects SET body=")
@@ -143,37 +142,28 @@ def test_the_same_write_again_changes_nothing_and_counts_nothing_new(mem: Memory
     for expected in (3, 0):
         graph = typical_write(event, end)
         with write(mem.conn):
-            validate_write(mem.conn, mem.config, graph, rules(event, end) if expected else
-                           WriteRules({"knowledge:fact-2", "person:p1", "todo:t1"},
-                                      (event, 0, end), "organize", None), 100)
-            changes = apply_write(mem.conn, graph, rules(event, end), T0)
+            validated = validate_write(
+                mem.conn, mem.config, graph, rules(event, end) if expected else
+                WriteRules({"knowledge:fact-2", "person:p1", "todo:t1"}, (event, 0, end),
+                           "organize", None), 100)
+            changes = apply_write(mem.conn, validated, rules(event, end), T0)
         assert (changes["objects_changed"], changes["relations_added"],
                 changes["evidence_added"]) == (expected, expected, expected)
     assert mem.conn.execute("SELECT COUNT(*) FROM object_versions"
                             " WHERE object_id != 'project:daily'").fetchone()[0] == 6
 
 
-def test_a_change_after_validation_makes_apply_read_the_rows_again(mem: Memory) -> None:
-    event, end = setup_home(mem)
-    graph = typical_write(event, end)
-    with write(mem.conn):
-        validate_write(mem.conn, mem.config, graph, rules(event, end), 100)
-        # Written between the two: the rows validation kept are stale and must not be used.
-        save_object(mem.conn, ObjectRecord(id="knowledge:fact-2", type="knowledge",
-                                           name="fact-2", body="meanwhile"), T0)
-        apply_write(mem.conn, graph, rules(event, end), T0)
-    versions = mem.conn.execute("SELECT version, body FROM object_versions"
-                                " WHERE object_id = 'knowledge:fact-2' ORDER BY version")
-    assert [tuple(r) for r in versions] == [(1, ""), (2, "meanwhile"), (3, "更新")]
-
-
-def test_apply_without_validation_reads_the_rows_itself(mem: Memory) -> None:
+def test_a_validated_write_is_applied_only_inside_a_transaction(mem: Memory) -> None:
+    """The rows a ValidatedWrite carries hold for the transaction that read them: applied
+    outside one it is refused, and nothing is written."""
     event, end = setup_home(mem)
     with write(mem.conn):
-        changes = apply_write(mem.conn, typical_write(event, end), rules(event, end), T0)
-    assert changes["objects_changed"] == 3
-    assert mem.conn.execute("SELECT version FROM objects WHERE id = 'knowledge:fact-2'"
-                            ).fetchone()[0] == 2
+        validated = validate_write(mem.conn, mem.config, typical_write(event, end),
+                                   rules(event, end), 100)
+    before = mem.conn.execute("SELECT COUNT(*) FROM object_versions").fetchone()[0]
+    with pytest.raises(RuntimeError, match="outside the transaction"):
+        apply_write(mem.conn, validated, rules(event, end), T0)
+    assert mem.conn.execute("SELECT COUNT(*) FROM object_versions").fetchone()[0] == before
 
 
 def test_links_to_merged_objects_land_on_the_survivor_and_self_links_are_refused(
@@ -187,8 +177,8 @@ def test_links_to_merged_objects_land_on_the_survivor_and_self_links_are_refused
                                  dst="knowledge:fact-0")],
         evidence=[EvidenceWrite(object_id="knowledge:fact-0", event_id=event, start=0, end=2)])
     with write(mem.conn):
-        validate_write(mem.conn, mem.config, graph, rules(event, end), 100)
-        apply_write(mem.conn, graph, rules(event, end), T0)
+        validated = validate_write(mem.conn, mem.config, graph, rules(event, end), 100)
+        apply_write(mem.conn, validated, rules(event, end), T0)
     assert [tuple(r) for r in mem.conn.execute("SELECT src_id, dst_id FROM relations")] == [
         ("knowledge:fact-2", "knowledge:fact-1")]
     assert [tuple(r) for r in mem.conn.execute("SELECT object_id FROM evidence")] == [
@@ -317,28 +307,3 @@ def test_a_name_or_alias_change_alone_still_moves_the_object_in_the_name_index(
                                   (2, "Priya Nair", '["release captain"]', ""),
                                   (3, "Zed Nair", '["release captain"]', ""),
                                   (4, "Zed Nair", '["release captain"]', "changed")]
-
-
-def test_rows_kept_by_validation_are_read_again_in_a_later_transaction(home: Path) -> None:
-    """validate_write keeps its rows for apply_write only while nothing else can have changed
-    them: another connection's commit in between makes apply_write read them again."""
-    a, b = Memory.open(home), Memory.open(home)
-    try:
-        with write(a.conn):
-            save_object(a.conn, ObjectRecord(id="knowledge:x", type="knowledge", name="x",
-                                             body="v1"), T0)
-        graph = GraphWrite(objects=[ObjectWrite(id="knowledge:x", name="x", body="mine")])
-        rules = WriteRules({"knowledge:x"}, None, "deep", None)
-        with write(a.conn):
-            validate_write(a.conn, a.config, graph, rules, 100)
-        with write(b.conn):  # another process changes the object meanwhile
-            save_object(b.conn, ObjectRecord(id="knowledge:x", type="knowledge", name="x",
-                                             body="theirs"), T0)
-        with write(a.conn):
-            apply_write(a.conn, graph, rules, T0)
-        rows = a.conn.execute("SELECT version, body FROM object_versions WHERE object_id ="
-                              " 'knowledge:x' ORDER BY version").fetchall()
-        assert [tuple(r) for r in rows] == [(1, "v1"), (2, "theirs"), (3, "mine")]
-    finally:
-        a.close()
-        b.close()

@@ -125,6 +125,23 @@ def test_a_trickling_reply_is_cut_at_the_calls_deadline(trickle: TricklingServer
             assert not thread.is_alive()
 
 
+def test_a_deadline_sooner_than_the_timeout_caps_the_call(trickle: TricklingServer) -> None:
+    """The worker passes the time left on its lease: the call gives up by then, not at the
+    provider's own (later) timeout, and says which limit cut it."""
+    prov = OpenAICompatProvider(model="m", base_url=trickle.base_url, timeout_s=300)
+    began = time.monotonic()
+    with pytest.raises(ProviderError, match=r"no complete answer within 0\.5 s \(the time "
+                                            r"left on the worker's lease\)"):
+        prov.complete([{"role": "user", "content": "hi"}], [], 100, deadline_s=0.5)
+    assert time.monotonic() - began < 20  # not 300 s (a loaded machine: a generous bound)
+
+
+def test_a_deadline_later_than_the_timeout_leaves_the_timeout(trickle: TricklingServer) -> None:
+    prov = OpenAICompatProvider(model="m", base_url=trickle.base_url, timeout_s=0.5)
+    with pytest.raises(ProviderError, match=r"within 0\.5 s \(batch\.timeout_s\)"):
+        prov.complete([{"role": "user", "content": "hi"}], [], 100, deadline_s=355)
+
+
 def test_a_trickling_reply_fails_the_batch_and_frees_it(mem: Memory,
                                                         trickle: TricklingServer) -> None:
     prov = OpenAICompatProvider(model="m", base_url=trickle.base_url, timeout_s=0.5)

@@ -591,19 +591,20 @@ def test_a_prompt_built_from_the_claim_equals_one_read_afresh(
     """Every prompt the worker builds is the same as a mode with nothing kept from the claim
     builds for that batch: a single page naming objects, both pages of a long event (the
     second has targets and progress) and a page holding the memory's own output."""
-    real = organize_module.OrganizeMode.messages
+    real = organize_module.OrganizeMode.prompt
     compared: list[int] = []
     sent: list[dict[str, Any]] = []
 
-    def checked(self: Any, ctx: Any) -> Any:
-        built = real(self, ctx)
-        afresh = real(organize_module.OrganizeMode(), ctx)
+    def checked(self: Any, ctx: Any, reads: Any = None) -> Any:
+        assert reads is not None  # each batch here is claimed in its own tick
+        built = real(self, ctx, reads)
+        afresh = real(self, ctx, None)
         assert afresh == built
         compared.append(ctx.batch.claim["event_id"])
-        sent.append(payload(built))
+        sent.append(payload(built.messages))
         return built
 
-    monkeypatch.setattr(organize_module.OrganizeMode, "messages", checked)
+    monkeypatch.setattr(organize_module.OrganizeMode, "prompt", checked)
     put_object(mem, "person:ursula", "Ursula", body="Ursula keeps the release calendar")
     put_object(mem, "person:ada", "Ada", body="- role: keeps the build green, every day of it")
     long_id, short_id = add_archived(mem, TEN_K, "Ada and Ursula shipped the release.")
@@ -676,7 +677,8 @@ def test_the_claim_takes_the_oldest_waiting_event_without_sorting_the_backlog(
     statements: list[str] = []
     mem.conn.set_trace_callback(statements.append)
     with write(mem.conn):
-        while (claim := mode.next_claim(mem.conn, job, mem.config, clock.now())) is not None:
+        while (claimed := mode.next_claim(mem.conn, job, mem.config, clock.now())) is not None:
+            claim = claimed.fields
             order.append(claim["event_id"])
             # held by an open batch from now on, as the worker's claim would record it
             mem.conn.execute("INSERT INTO batches (job_id, state, claim, base_revision,"

@@ -36,7 +36,8 @@ def threshold_claim(mem: Memory) -> dict | None:
     with write(mem.conn):
         job = create_job(mem.conn, "compact", "threshold", mem.clock.now(),
                          params={"max_seq": 10**9})
-    return CompactMode().next_claim(mem.conn, job, mem.config, mem.clock.now())
+    claim = CompactMode().next_claim(mem.conn, job, mem.config, mem.clock.now())
+    return claim.fields if claim is not None else None
 
 
 def test_a_threshold_job_goes_on_until_under_the_configured_share(

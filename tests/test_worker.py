@@ -143,14 +143,15 @@ def test_commit_with_an_expired_lease_is_refused_directly(mem: Memory, clock: Ma
     conn, mode = mem.conn, CompactMode()
     with write(conn):
         job = get_job(conn, job_id)
-        batch = new_batch(conn, job.id, mode.next_claim(conn, job, mem.config, clock.now()),
+        batch = new_batch(conn, job.id,
+                          mode.next_claim(conn, job, mem.config, clock.now()).fields,
                           clock.now())
     acquire_lease(conn, "me", clock.now(), 360)
-    ctx = BatchContext(conn, mem.config, batch, job, "me", clock.now(), clock=clock)
+    ctx = BatchContext(conn, mem.config, batch, job, "me", clock.now())
     clock.advance(seconds=400)
     with pytest.raises(CommitRefused, match="lease expired"):
         commit_proposal(ctx, mode, CompactionProposal(node_ids=batch.claim["node_ids"],
-                                                      summary="short"))
+                                                      summary="short"), now=clock.now())
     assert count(conn, "receipts") == 0
 
 
@@ -166,7 +167,8 @@ def test_same_commit_token_returns_the_original_receipt_and_changes_nothing(
     conn, mode = mem.conn, CompactMode()
     with write(conn):
         job = get_job(conn, job_id)
-        batch = new_batch(conn, job.id, mode.next_claim(conn, job, mem.config, clock.now()),
+        batch = new_batch(conn, job.id,
+                          mode.next_claim(conn, job, mem.config, clock.now()).fields,
                           clock.now())
     acquire_lease(conn, "me", clock.now(), 360)
     ctx = BatchContext(conn, mem.config, batch, job, "me", clock.now())

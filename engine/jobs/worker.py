@@ -2,9 +2,12 @@
 
 Each tick: catch the recall index up when it is behind; let the scheduler create due jobs;
 unless the agent is busy, take the lease, pick the next job by rotation and claim (or re-claim)
-its batch, all in one write transaction; run the model loop and commit. The commit's
-transaction also records the call that proposed it and gives the lease back, so a committed
-tick costs two write transactions when the index has nothing to catch up. A failed
+its batch, all in one write transaction; build the prompt, drive the batch loop turn by turn
+(each turn's model calls put on the usage ledger before the next) and commit the proposal it
+hands back (modes/mode.py commit_proposal, with the ledger rows and the lease hand-back as plain
+arguments). The commit's transaction also records the call that proposed it and gives the lease
+back, so a committed tick costs two write transactions when the index has nothing to catch up.
+Each model call must end before the lease does (its deadline: modes/batch_loop.py). A failed
 batch is retried with backoff (shrinking its claim) up to worker.max_failed_claims times, then it
 is terminal: only its events become blocked and the job goes on. A batch whose worker died is
 found claimed after the lease expired and re-claimed; that counts as a failed claim.
@@ -21,12 +24,13 @@ from typing import Any, Protocol
 
 from ..base.clock import Clock, iso, parse_time
 from ..base.config import Config
+from ..base.errors import FieldError
 from ..models.base import Provider, ProviderError
 from ..models.spec import ProviderSpec
-from ..modes.batch_loop import BatchFailed, BatchLimits, CallLog, run_batch
+from ..modes.batch_loop import BatchFailed, BatchLimits, BatchLoop, Proposal, Turn
 from ..modes.compact import CompactMode
 from ..modes.deep import DeepMode
-from ..modes.mode import BatchContext, Mode
+from ..modes.mode import BatchContext, Mode, commit_proposal
 from ..modes.organize import OrganizeMode
 from ..objects.secrets import redact_secrets
 from ..store.connection import get_state, write
@@ -37,12 +41,11 @@ from ..store.jobs import (
     get_batch,
     get_job,
     new_batch,
-    pending_batch,
     reclaim_batch,
     record_failure,
-    rotation,
+    rotation_with_pending,
 )
-from ..store.leases import drop_lease, lease_taken, process_holder, release_lease, take_lease
+from ..store.leases import claim_lease, drop_lease, process_holder, release_lease
 from ..store.ledger import CallRecord, insert_call
 from ..store.recall_index import index_lag
 from .chain import waits_for
@@ -63,6 +66,17 @@ class MemoryHome(Protocol):
     def tz(self) -> tzinfo | None: ...
 
     def sync_recall_index(self, max_events: int | None = ...) -> dict[str, int]: ...
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """What a tick claimed: the job, its batch and what claiming read (`Claim.reads`) that the
+    batch's prompt may use; None for a re-claimed batch, whose prompt reads its own."""
+
+    job: Job
+    batch: Batch
+    lease_expires: datetime  # the lease this tick took for it
+    reads: Any = None
 
 
 @dataclass
@@ -165,8 +179,8 @@ class Worker:
             return self._report(TickResult("idle"))
         try:
             if self.on_claim:
-                self.on_claim(*claimed)
-            return self._report(self._run(*claimed))
+                self.on_claim(claimed.job, claimed.batch)
+            return self._report(self._run(claimed))
         finally:
             if self._holding:  # a path that could not give it back with its last write
                 release_lease(self.mem.conn, self.holder)
@@ -191,55 +205,54 @@ class Worker:
         return ran
 
     # -- claims -------------------------------------------------------------------------------
-    def _lease_and_claim(self, now: datetime) -> tuple[Job, Batch] | tuple[()] | None:
-        """In ONE write transaction: check the lease, walk the rotation and claim the first
-        job's batch, and take the lease for it; None while another holder's lease is live,
-        () when no job has work. The write lock makes this the same as taking the lease
-        first: no other process can claim or lease in between."""
+    def _lease_and_claim(self, now: datetime) -> Claimed | tuple[()] | None:
+        """In ONE write transaction: take the lease (None while another holder's is live),
+        walk the rotation and claim the first job's batch (() when no job has work, the lease
+        given back). The write lock keeps any other process from claiming or leasing in
+        between."""
         conn = self.mem.conn
         with write(conn):
-            if lease_taken(conn, self.holder, now):
+            if not claim_lease(conn, self.holder, now, self.lease_s):
                 return None
             claimed = self._first_claim(now)
             if claimed is None:
-                drop_lease(conn, self.holder)  # none of ours should be left; make sure
+                drop_lease(conn, self.holder)  # no batch: none of ours is left
                 return ()
-            take_lease(conn, self.holder, now, self.lease_s)
         self._holding = True
         return claimed
 
-    def _first_claim(self, now: datetime) -> tuple[Job, Batch] | None:
+    def _first_claim(self, now: datetime) -> Claimed | None:
         """Walk the rotation and claim the first job with work (inside the caller's
         transaction). A job waiting for its predecessor (jobs/chain.py) is passed over, and
         tried again when the predecessor finished during this same walk: rotation puts a
         never-claimed job first, so the organize job is passed before its compaction ends."""
         conn = self.mem.conn
-        waiting: list[Job] = []
-        for job in rotation(conn, now):
+        waiting: list[tuple[Job, Batch | None]] = []
+        for job, pending in rotation_with_pending(conn, now):
             if waits_for(conn, job) is not None:
-                waiting.append(job)
+                waiting.append((job, pending))
                 continue
-            batch = self._claim(job, now)
-            if batch is not None:
-                return job, batch
+            claimed = self._claim(job, pending, now)
+            if claimed is not None:
+                return claimed
         while waiting:
-            ready = [job for job in waiting if waits_for(conn, job) is None]
+            ready = [(job, pending) for job, pending in waiting if waits_for(conn, job) is None]
             if not ready:
                 return None
-            waiting = [job for job in waiting if job not in ready]
-            for job in ready:
-                batch = self._claim(job, now)
-                if batch is not None:
-                    return job, batch
+            waiting = [item for item in waiting if item not in ready]
+            for job, pending in ready:
+                claimed = self._claim(job, pending, now)
+                if claimed is not None:
+                    return claimed
         return None
 
-    def _claim(self, job: Job, now: datetime) -> Batch | None:
-        """Claim the job's next batch inside the caller's transaction (None: no work left)."""
+    def _claim(self, job: Job, pending: Batch | None, now: datetime) -> Claimed | None:
+        """Claim the job's next batch inside the caller's transaction (None: no work left);
+        `pending` is the job's claimed-but-unfinished batch, as the rotation read it."""
         mode = self.modes.get(job.mode)
         if mode is None:
             return None
         conn, config = self.mem.conn, self.mem.config
-        pending = pending_batch(conn, job.id)
         if pending is not None and pending.next_attempt_at is None:
             # Claimed before but never finished: the last worker died or its lease expired.
             if self._fail(pending, job, mode, "the previous claim never finished "
@@ -248,13 +261,18 @@ class Worker:
             else:
                 pending = get_batch(conn, pending.id)
         if pending is not None:
-            claim = mode.shrink(pending.claim, config) if pending.failures else None
-            return reclaim_batch(conn, pending, now, claim)
+            shrunk = mode.shrink(pending.claim, config) if pending.failures else None
+            return Claimed(job, reclaim_batch(conn, pending, now, shrunk), self._expiry(now))
         claim = mode.next_claim(conn, job, config, now)
         if claim is None:
             finish_job(conn, job.id, now)
             return None
-        return new_batch(conn, job.id, claim, now)
+        return Claimed(job, new_batch(conn, job.id, claim.fields, now), self._expiry(now),
+                       claim.reads)
+
+    def _expiry(self, now: datetime) -> datetime:
+        """When the lease taken at `now` (claim_lease) expires."""
+        return now + timedelta(seconds=self.lease_s)
 
     def _fail(self, batch: Batch, job: Job, mode: Mode, error: str, now: datetime) -> bool:
         """Record a failed claim inside the caller's transaction; True when now terminal."""
@@ -270,34 +288,91 @@ class Worker:
         return terminal
 
     # -- running ------------------------------------------------------------------------------
-    def _run(self, job: Job, batch: Batch) -> TickResult:
+    def _run(self, claimed: Claimed) -> TickResult:
+        """Run the claimed batch: its prompt, then turn after turn of the batch loop, each
+        turn's model calls put on record before the next, until the worker commits a proposal
+        (with the calls that proposed it, giving the lease back) or the batch fails."""
+        job, batch = claimed.job, claimed.batch
         mode = self.modes[job.mode]
-        calls = _Ledger(self, job, batch)
         ctx = BatchContext(self.mem.conn, self.mem.config, batch, job, self.holder,
-                           self.mem.clock.now(), clock=self.mem.clock,
-                           in_commit=calls.in_commit, after_commit=calls.after_commit)
+                           self.mem.clock.now())
+        unrecorded: list[tuple[CallRecord, datetime]] = []  # calls not yet on record
         try:
-            calls.provider = self.provider_for(job)
-            tools = mode.tools(ctx)
-            calls.terminal = next((t.name for t in tools if t.terminal), None)
-            outcome = run_batch(calls.provider, mode.messages(ctx), tools, self.limits,
-                                self.mem.clock, calls.on_call, calls.flush)
+            provider = self.provider_for(job)
+            prompt = mode.prompt(ctx, claimed.reads)
+            loop = BatchLoop(provider, prompt.messages, mode.tools(ctx), self.limits,
+                             self.mem.clock, claimed.lease_expires)
+            while True:
+                turn = loop.next_turn()
+                unrecorded += self._ledger_rows(job, batch, turn, provider)
+                if turn.failure is not None:
+                    return self._failed(job, batch, mode, turn.failure, unrecorded)
+                if turn.proposal is None:
+                    self._record_calls(unrecorded)  # before the next model call
+                    continue
+                receipt = self._commit(ctx, mode, loop, turn.proposal, prompt.prepared,
+                                       unrecorded)
+                if receipt is not None:
+                    return TickResult("committed", job.id, batch.id, receipt=receipt,
+                                      rounds=loop.rounds, corrections=loop.corrections)
         except Exception as exc:  # BatchFailed, or a crash while building the prompt
             error = str(exc) if isinstance(exc, BatchFailed) else f"batch crashed: {exc!r}"
-            return self._failed(job, batch, mode, error, calls)
-        finally:
-            calls.flush()  # nothing is pending after a commit; this is for any other way out
-        return TickResult("committed", job.id, batch.id, receipt=outcome.result,
-                          rounds=outcome.rounds, corrections=outcome.corrections)
+            return self._failed(job, batch, mode, error, unrecorded)
+
+    def _commit(self, ctx: BatchContext, mode: Mode, loop: BatchLoop, proposal: Proposal,
+                prepared: Any, unrecorded: list[tuple[CallRecord, datetime]]
+                ) -> dict[str, Any] | None:
+        """Commit the proposal with the ledger rows of the calls that made it and the lease
+        given back, in one transaction; the receipt, or None when it was refused for a
+        reason the model can correct (handed back to the loop; the rows written alone)."""
+        try:
+            receipt = commit_proposal(ctx, mode, proposal.args, prepared,
+                                      now=self.mem.clock.now(), ledger_rows=unrecorded,
+                                      hand_back_lease=True)
+        except FieldError as exc:
+            self._record_calls(unrecorded)
+            loop.refuse(proposal, exc)
+            return None
+        except BatchFailed:
+            raise
+        except Exception as exc:  # a bug or a database error: fail this batch, keep the worker
+            self._record_calls(unrecorded)  # BatchFailed when the ledger refused them
+            raise BatchFailed(f"tool {proposal.tool} failed: {exc!r}") from exc
+        unrecorded.clear()
+        self._holding = False  # given back by the commit's transaction
+        return receipt
+
+    def _ledger_rows(self, job: Job, batch: Batch, turn: Turn, provider: Provider
+                     ) -> list[tuple[CallRecord, datetime]]:
+        """The usage-ledger rows of the turn's model calls (made by the job's provider),
+        stamped now."""
+        now = self.mem.clock.now()
+        return [(CallRecord(
+            job.id, batch.id, job.mode, provider.name,
+            (call.reply.model if call.reply and call.reply.model else provider.model),
+            call.reply.usage.input_tokens if call.reply else 0,
+            call.reply.usage.output_tokens if call.reply else 0,
+            call.reply.usage.estimated if call.reply else True, call.latency_ms, call.outcome,
+        ), now) for call in turn.calls]
+
+    def _record_calls(self, unrecorded: list[tuple[CallRecord, datetime]]) -> None:
+        """Write the rows now, in their own transaction, and forget them (BatchFailed naming
+        the cause when the ledger refuses them: a refused row is dropped, it would be refused
+        again)."""
+        if unrecorded:
+            with write(self.mem.conn):
+                refused = _write_calls_safely(self.mem.conn, unrecorded)
+            if refused:
+                raise BatchFailed(refused)
 
     def _failed(self, job: Job, batch: Batch, mode: Mode, error: str,
-                calls: _Ledger) -> TickResult:
+                unrecorded: list[tuple[CallRecord, datetime]]) -> TickResult:
         """Record the failed claim, the calls not yet on record and the lease given back, in
         one write transaction."""
         now = self.mem.clock.now()
         conn = self.mem.conn
         with write(conn):
-            refused = calls.write_pending_safely(conn)
+            refused = _write_calls_safely(conn, unrecorded)
             if refused:  # recorded with the batch's own cause, never instead of it
                 error = f"{error}; {refused}"
             drop_lease(conn, self.holder)
@@ -308,7 +383,6 @@ class Worker:
                 terminal = self._fail(fresh, get_job(conn, job.id), mode, error, now)
                 result = TickResult("terminal" if terminal else "failed", job.id, batch.id,
                                     error=error)
-        calls.pending.clear()
         self._holding = False
         return result
 
@@ -328,73 +402,26 @@ class Worker:
         return result
 
 
-class _Ledger:
-    """The usage-ledger rows of one batch's model calls. Each row is written at once in its own
-    transaction, except the row of a call that proposes the commit: that one waits for the
-    commit and goes into its transaction (`in_commit`, which also gives the lease back); if the
-    commit is refused, or never runs (its arguments did not validate), the row is written on its
-    own right after, and always before the next model call (`flush`)."""
-
-    def __init__(self, worker: Worker, job: Job, batch: Batch) -> None:
-        self.worker, self.job, self.batch = worker, job, batch
-        self.terminal: str | None = None  # the commit tool's name
-        self.provider: Provider | None = None  # the job's provider (Worker.provider_for)
-        self.pending: list[tuple[CallRecord, datetime]] = []
-
-    def on_call(self, call: CallLog) -> None:
-        reply, provider = call.reply, self.provider or self.worker.provider
-        record = CallRecord(
-            self.job.id, self.batch.id, self.job.mode, provider.name,
-            (reply.model if reply and reply.model else provider.model),
-            reply.usage.input_tokens if reply else 0,
-            reply.usage.output_tokens if reply else 0,
-            reply.usage.estimated if reply else True, call.latency_ms, call.outcome,
-        )
-        self.pending.append((record, self.worker.mem.clock.now()))
-        commits = call.outcome == "ok" and reply is not None and any(
-            c.name == self.terminal for c in reply.tool_calls)
-        if not commits:
-            self.flush()
-
-    def write_pending(self, conn: sqlite3.Connection) -> None:
-        """Write the held rows inside the caller's transaction (kept until it committed)."""
-        for record, when in self.pending:
-            insert_call(conn, record, when)
-
-    def write_pending_safely(self, conn: sqlite3.Connection) -> str | None:
-        """write_pending, undone alone (a savepoint) when the ledger refuses a row; then the
-        reason, so the batch's failure is recorded with it instead of the whole transaction
-        failing and leaving the batch claimed with no cause on record."""
-        conn.execute("SAVEPOINT ledger_rows")
-        try:
-            self.write_pending(conn)
-        except (sqlite3.Error, OverflowError, ValueError) as exc:
-            conn.execute("ROLLBACK TO ledger_rows")
-            return f"the usage ledger refused a call's row ({exc})"
-        finally:
-            conn.execute("RELEASE ledger_rows")
+def _write_calls_safely(conn: sqlite3.Connection,
+                        unrecorded: list[tuple[CallRecord, datetime]]) -> str | None:
+    """Write the rows inside the caller's transaction and forget them; undone alone (a
+    savepoint) when the ledger refuses a row, then the reason, so the batch's failure is
+    recorded with it instead of the whole transaction failing and leaving the batch claimed
+    with no cause on record."""
+    rows = list(unrecorded)
+    unrecorded.clear()
+    if not rows:
         return None
-
-    def flush(self) -> None:
-        """Write the held rows now, in their own transaction (BatchFailed naming the cause
-        when the ledger refuses them: a refused row is dropped, it would be refused again)."""
-        if self.pending:
-            with write(self.worker.mem.conn):
-                refused = self.write_pending_safely(self.worker.mem.conn)
-            self.pending.clear()
-            if refused:
-                raise BatchFailed(refused)
-
-    def in_commit(self, conn: sqlite3.Connection) -> None:
-        self.write_pending(conn)
-        drop_lease(conn, self.worker.holder)
-
-    def after_commit(self, ok: bool) -> None:
-        if ok:
-            self.pending.clear()
-            self.worker._holding = False
-        else:
-            self.flush()
+    conn.execute("SAVEPOINT ledger_rows")
+    try:
+        for record, when in rows:
+            insert_call(conn, record, when)
+    except (sqlite3.Error, OverflowError, ValueError) as exc:
+        conn.execute("ROLLBACK TO ledger_rows")
+        return f"the usage ledger refused a call's row ({exc})"
+    finally:
+        conn.execute("RELEASE ledger_rows")
+    return None
 
 
 def set_busy(mem: MemoryHome, busy: bool, minutes: float = 10.0) -> None:

@@ -73,7 +73,11 @@ class Provider(Protocol):
     context_tokens: int  # the model's context window
 
     def complete(
-        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int,
+        deadline_s: float | None = None,
     ) -> ModelReply:
-        """Answer the conversation, calling at most the given tools."""
+        """Answer the conversation, calling at most the given tools. `deadline_s`: the most
+        seconds this call may take (the worker's lease must outlast it); a provider that can
+        wait on a server gives up by then, or by its own timeout when that comes first, with
+        a ProviderError."""
         ...

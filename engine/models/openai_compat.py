@@ -7,7 +7,8 @@ then be one JSON object {"tool": NAME, "arguments": {...}} constrained by a sche
 the tools (arrays keep their maxItems, or small models repeat an item until the token limit).
 The API key is read from the environment at call time and never stored or logged.
 
-Each call has ONE overall deadline (batch.timeout_s): httpx's timeouts restart on every byte, so
+Each call has ONE overall deadline (batch.timeout_s, or the caller's `deadline_s` when that is
+sooner: the time left on the worker's lease): httpx's timeouts restart on every byte, so
 a server trickling its reply a byte at a time would otherwise hold the batch (and its job)
 forever. The request runs on a daemon thread; at the deadline the provider gives up on it,
 closes that HTTP client (its connection dies with it) and makes a fresh one for the next call.
@@ -61,9 +62,13 @@ class OpenAICompatProvider:
         return self._openai(base_url=self._base_url, api_key=key, max_retries=0,
                             timeout=self.timeout_s)
 
-    def _create(self, request: dict[str, Any]) -> Any:
-        """The chat completion, or ProviderError once timeout_s has passed in all (connect,
-        headers and the whole body together), whatever the server does meanwhile."""
+    def _create(self, request: dict[str, Any], deadline_s: float | None = None) -> Any:
+        """The chat completion, or ProviderError once timeout_s (or the sooner `deadline_s`)
+        has passed in all (connect, headers and the whole body together), whatever the server
+        does meanwhile."""
+        wait, why = self.timeout_s, "batch.timeout_s"
+        if deadline_s is not None and deadline_s < wait:
+            wait, why = max(0.0, deadline_s), "the time left on the worker's lease"
         client = self._client
         outcome: dict[str, Any] = {}
         done = threading.Event()
@@ -77,20 +82,21 @@ class OpenAICompatProvider:
                 done.set()
 
         threading.Thread(target=call, name="memvault-model-call", daemon=True).start()
-        if not done.wait(self.timeout_s):
+        if not done.wait(wait):
             self._client = self._new_client()
             try:
                 client.close()  # its connection goes with it; the thread then ends on an error
             except Exception:  # a client in mid-read may object; it is discarded anyway
                 pass
-            raise ProviderError(f"no complete answer within {self.timeout_s:g} s "
-                                "(batch.timeout_s): the server is too slow or stalled")
+            raise ProviderError(f"no complete answer within {wait:g} s ({why}): the server "
+                                "is too slow or stalled")
         if "error" in outcome:
             raise outcome["error"]
         return outcome["response"]
 
     def complete(
-        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int,
+        deadline_s: float | None = None,
     ) -> ModelReply:
         from openai import OpenAIError
 
@@ -106,7 +112,7 @@ class OpenAICompatProvider:
             request["messages"] = messages
             request["tools"] = [t.openai() for t in tools]
         try:
-            response = self._create(request)
+            response = self._create(request, deadline_s)
         except OpenAIError as exc:
             raise ProviderError(f"{type(exc).__name__}: {_short(exc)}") from None
         if not getattr(response, "choices", None):

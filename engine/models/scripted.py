@@ -40,11 +40,12 @@ class ScriptedProvider:
         self.steps.extend(steps)
 
     def complete(
-        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int,
+        deadline_s: float | None = None,
     ) -> ModelReply:
         self.history.append({
             "messages": [dict(m) for m in messages], "tools": [t.name for t in tools],
-            "max_output_tokens": max_output_tokens,
+            "max_output_tokens": max_output_tokens, "deadline_s": deadline_s,
         })
         if not self.steps:
             raise ProviderError("scripted provider has no answer left")

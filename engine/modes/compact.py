@@ -21,14 +21,13 @@ from pydantic import BaseModel, Field
 
 from ..base.config import Config
 from ..base.tokens import estimate_tokens
-from ..models.base import Message
 from ..objects.proposals import Strict, Text
 from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
 from ..timeline.hot import add_head, fold_under, timeline_totals
 from ..timeline.queue import enqueue_departed
 from .batch_loop import FieldError, Tool
-from .mode import BatchContext, CommitRefused, commit_proposal
+from .mode import BatchContext, Claim, CommitRefused, Prompt, commit_tool
 
 SYSTEM = (
     "You compact an agent's hot timeline. You get a run of consecutive timeline nodes (raw "
@@ -53,7 +52,7 @@ class CompactMode:
     proposal = CompactionProposal
 
     def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
-                   now: datetime) -> dict[str, Any] | None:
+                   now: datetime) -> Claim | None:
         params = job.params
         lo, hi = params.get("min_seq", 0), params["max_seq"]
         if job.origin == "threshold":
@@ -67,14 +66,17 @@ class CompactMode:
         raw_only = bool(params.get("raw_only"))
         start = max(lo, scan_from if newest is not None else lo)
         # Iterated lazily: the loop stops at the first run, never reading a long timeline whole.
+        # Each node comes with what the prompt shows of it (NODE_COLUMNS), so the prompt of
+        # this claim reads nothing again.
         rows = conn.execute(
-            "SELECT n.id, n.seq, n.kind, n.est_tokens, b.job_id AS made_by FROM hot_nodes n"
-            " LEFT JOIN batches b ON b.id = n.batch_id"
+            f"SELECT {NODE_COLUMNS}, b.job_id AS made_by FROM hot_nodes n"
+            " LEFT JOIN events e ON e.id = n.event_id LEFT JOIN batches b ON b.id = n.batch_id"
             " WHERE n.active = 1 AND n.seq BETWEEN ? AND ? ORDER BY n.seq",
             (start, hi),
         )
         size = config["compact.nodes_per_batch"]
         run: list[int] = []
+        nodes: list[dict[str, Any]] = []  # the run's nodes, as load_nodes reads them
         lone_tokens = 0  # estimated tokens of the run's first node
         resume: int | None = None  # where the next claim of this job must scan from
         for row in rows:
@@ -88,7 +90,9 @@ class CompactMode:
                     resume = row["seq"]
                 if not run:
                     lone_tokens = row["est_tokens"]
+                    nodes = []
                 run.append(row["id"])
+                nodes.append(dict(zip(NODE_KEYS, tuple(row)[:len(NODE_KEYS)], strict=True)))
                 if len(run) == size:
                     break
             elif run and _unshortenable(run, lone_tokens):
@@ -102,8 +106,8 @@ class CompactMode:
         if not run or (job.origin == "threshold" and len(run) < 2):
             return None
         if newest is None:
-            return {"node_ids": run}
-        return {"node_ids": run, "scan_from": resume}
+            return Claim({"node_ids": run}, nodes)
+        return Claim({"node_ids": run, "scan_from": resume}, nodes)
 
     @staticmethod
     def _batch_marks(conn: sqlite3.Connection, job: Job) -> tuple[set[int], set[int], int]:
@@ -141,11 +145,13 @@ class CompactMode:
         nodes = claim["node_ids"]
         return {**claim, "node_ids": nodes[: max(1, len(nodes) // 2)]}
 
-    def messages(self, ctx: BatchContext) -> list[Message]:
-        nodes = load_nodes(ctx.conn, ctx.batch.claim["node_ids"])
-        # Kept for the commit: what it needs of them (seq, level, sizes, times, event) never
-        # changes once written; whether they are still hot is checked again there.
-        ctx.loaded["compact_nodes"] = nodes
+    def prompt(self, ctx: BatchContext, reads: Any = None) -> Prompt:
+        """The batch's nodes; they are also `prepared` for the commit: what it needs of them
+        (seq, level, sizes, times, event) never changes once written, and whether they are
+        still hot is checked again there."""
+        nodes = reads if _nodes_of(reads, ctx.batch.claim["node_ids"]) else None
+        if nodes is None:  # a retried batch: its claim was made in an earlier tick
+            nodes = load_nodes(ctx.conn, ctx.batch.claim["node_ids"])
         payload = {
             "mode": "compact",
             "nodes": [
@@ -155,14 +161,16 @@ class CompactMode:
                 for n in nodes
             ],
         }
-        return [{"role": "system", "content": SYSTEM},
-                {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}]
+        return Prompt([{"role": "system", "content": SYSTEM},
+                       {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}],
+                      prepared=nodes)
 
     def tools(self, ctx: BatchContext) -> list[Tool]:
-        return [Tool("commit_compaction", "Replace the batch's nodes with one shorter summary.",
-                     CompactionProposal, lambda p: commit_proposal(ctx, self, p), terminal=True)]
+        return [commit_tool("commit_compaction", "Replace the batch's nodes with one shorter "
+                            "summary.", CompactionProposal)]
 
-    def apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
+    def apply(self, ctx: BatchContext, proposal: BaseModel,
+              prepared: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         assert isinstance(proposal, CompactionProposal)
         claimed = ctx.batch.claim["node_ids"]
         if sorted(proposal.node_ids) != sorted(claimed):
@@ -172,13 +180,16 @@ class CompactMode:
         # The head outlives the raw text it folds (recall, later compactions): a secret the
         # events held must be left out of it, e.g. "the wifi password was given".
         check_no_secret("summary", proposal.summary)
-        nodes = ctx.loaded.get("compact_nodes")
-        if nodes is not None and sorted(n["id"] for n in nodes) != sorted(claimed):
-            nodes = None  # read for another claim: read them again
+        nodes = prepared if _nodes_of(prepared, claimed) else None
         return fold_nodes(ctx.conn, claimed, proposal.summary, ctx.batch.id, ctx.now, nodes)
 
     def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
         """A compaction that cannot succeed blocks nothing: its nodes simply stay hot."""
+
+
+def _nodes_of(nodes: list[dict[str, Any]] | None, node_ids: list[int]) -> bool:
+    """Whether `nodes` (read at claim or for the prompt) are exactly the claim's nodes."""
+    return nodes is not None and sorted(n["id"] for n in nodes) == sorted(node_ids)
 
 
 def _unshortenable(run: list[int], first_tokens: int) -> bool:
@@ -187,14 +198,22 @@ def _unshortenable(run: list[int], first_tokens: int) -> bool:
     return len(run) == 1 and first_tokens <= 1
 
 
+# A node as the prompt and the commit use it: its text and its event's source (hot_nodes n
+# LEFT JOIN events e).
+NODE_COLUMNS = (
+    "n.id, n.kind, n.level, n.seq, n.event_id, n.active, n.chars, n.est_tokens,"
+    " n.first_at, n.last_at, e.source,"
+    " CASE WHEN n.kind = 'raw' THEN substr(e.text, n.start_char + 1, n.end_char - n.start_char)"
+    " ELSE n.summary END AS text")
+NODE_KEYS = ("id", "kind", "level", "seq", "event_id", "active", "chars", "est_tokens",
+             "first_at", "last_at", "source", "text")
+
+
 def load_nodes(conn: sqlite3.Connection, node_ids: list[int]) -> list[dict[str, Any]]:
     """The claimed nodes in timeline order, with their text and their event's source."""
     marks = ",".join("?" * len(node_ids))
     cursor = conn.execute(
-        "SELECT n.id, n.kind, n.level, n.seq, n.event_id, n.active, n.chars, n.est_tokens,"
-        " n.first_at, n.last_at, e.source,"
-        " CASE WHEN n.kind = 'raw' THEN substr(e.text, n.start_char + 1, n.end_char - n.start_char)"
-        " ELSE n.summary END AS text"
+        f"SELECT {NODE_COLUMNS}"
         f" FROM hot_nodes n LEFT JOIN events e ON e.id = n.event_id WHERE n.id IN ({marks})"
         " ORDER BY n.seq",
         node_ids,

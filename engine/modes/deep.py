@@ -25,14 +25,13 @@ from pydantic import BaseModel
 
 from ..base.clock import iso
 from ..base.config import Config
-from ..models.base import Message
 from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
 from ..objects.proposals import ReviewProposal
 from ..objects.records import ObjectRecord, get_object, object_links
 from ..store.jobs import Batch, Job
 from .batch_loop import FieldError, Tool
 from .browse import browse_tools
-from .mode import BatchContext, commit_proposal
+from .mode import BatchContext, Claim, Prompt, commit_tool
 from .organize import PAYLOAD_RESERVE, object_payload
 
 SYSTEM = (
@@ -61,7 +60,7 @@ class DeepMode:
     proposal = ReviewProposal
 
     def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
-                   now: datetime) -> dict[str, Any] | None:
+                   now: datetime) -> Claim | None:
         taken = conn.execute("SELECT 1 FROM deep_snapshot WHERE job_id = ? LIMIT 1",
                              (job.id,)).fetchone()
         if not taken:
@@ -77,14 +76,14 @@ class DeepMode:
         if not rows:
             return None
         rows = rows[:_fitting(conn, [r["object_id"] for r in rows], review_budget(config))]
-        return {"positions": [r["position"] for r in rows],
-                "object_ids": [r["object_id"] for r in rows]}
+        return Claim({"positions": [r["position"] for r in rows],
+                      "object_ids": [r["object_id"] for r in rows]})
 
     def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
         keep = max(1, len(claim["object_ids"]) // 2)
         return {"positions": claim["positions"][:keep], "object_ids": claim["object_ids"][:keep]}
 
-    def messages(self, ctx: BatchContext) -> list[Message]:
+    def prompt(self, ctx: BatchContext, reads: Any = None) -> Prompt:
         budget = review_budget(ctx.config)
         review = fit_review([review_item(ctx.conn, i) for i in ctx.batch.claim["object_ids"]],
                             budget)
@@ -100,15 +99,16 @@ class DeepMode:
         # so it must be read in full (read_object) before it is rewritten or merged.
         ctx.read_ids.update(o["id"] for o in review + related if "body_cut" not in o)
         payload = {"mode": "deep", "review": review, "related": related, "scope": ctx.job.scope}
-        return [{"role": "system", "content": SYSTEM},
-                {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}]
+        return Prompt([{"role": "system", "content": SYSTEM},
+                       {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}])
 
     def tools(self, ctx: BatchContext) -> list[Tool]:
         return [*browse_tools(ctx.conn, ctx.read_ids),
-                Tool("commit_review", "Confirm the reviewed ids and commit any changes.",
-                     ReviewProposal, lambda p: commit_proposal(ctx, self, p), terminal=True)]
+                commit_tool("commit_review", "Confirm the reviewed ids and commit any changes.",
+                            ReviewProposal)]
 
-    def apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
+    def apply(self, ctx: BatchContext, proposal: BaseModel,
+              prepared: Any = None) -> dict[str, Any]:
         assert isinstance(proposal, ReviewProposal)
         claimed = ctx.batch.claim["object_ids"]
         if sorted(set(proposal.reviewed)) != sorted(claimed):
@@ -116,9 +116,9 @@ class DeepMode:
         write = GraphWrite(proposal.objects, proposal.relations, [], proposal.core_files,
                            proposal.merges, proposal.archive_relations)
         rules = WriteRules(ctx.read_ids, None, "deep", ctx.batch.id)
-        validate_write(ctx.conn, ctx.config, write, rules,
-                       len(proposal.model_dump_json().encode()))
-        changes = apply_write(ctx.conn, write, rules, ctx.now)
+        validated = validate_write(ctx.conn, ctx.config, write, rules,
+                                   len(proposal.model_dump_json().encode()))
+        changes = apply_write(ctx.conn, validated, rules, ctx.now)
         marks = ",".join("?" * len(ctx.batch.claim["positions"]))
         ctx.conn.execute(
             f"UPDATE deep_snapshot SET reviewed_at = ?, batch_id = ? WHERE job_id = ?"

@@ -1,33 +1,57 @@
 """What a mode (compact, organize, deep) must provide to the worker, and the shared commit.
 
+The flow of a batch, as the worker runs it: `next_claim` (inside the claim's transaction) ->
+`prompt` (the messages, and what they read that `apply` may reuse) -> the batch loop (model
+calls, browsing tools; the commit tool only validates its arguments) -> `commit_proposal`.
+
 The commit runs in ONE transaction: replayed token -> original receipt, unchanged store;
 otherwise the lease must still be valid and the graph revision unchanged since the claim,
 the mode validates and applies the proposal, the revision advances and the receipt is saved;
-last, the caller's own writes that belong with it (`in_commit`: the worker's ledger row and
-giving its lease back) join the same transaction.
+last, the caller's own rows that belong with it (the ledger rows of the calls that proposed
+it) are written and the lease is given back, in the same transaction.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from ..base.clock import Clock
 from ..base.config import Config
 from ..models.base import Message
 from ..objects.secrets import scan_once
 from ..store.connection import bump_revision, write
 from ..store.jobs import Batch, Job, commit_state, save_receipt
+from ..store.leases import drop_lease
+from ..store.ledger import CallRecord, insert_calls
 from .batch_loop import BatchFailed, Tool
 
 
 class CommitRefused(BatchFailed):
     """The engine refused a commit for a reason the model cannot fix (lease, revision)."""
+
+
+@dataclass
+class Claim:
+    """A mode's next claim: `fields`, what the batch row stores (JSON), and `reads`, what
+    claiming read that this tick's prompt may use instead of reading it again (never stored:
+    a retried batch has none and its prompt reads its own)."""
+
+    fields: dict[str, Any]
+    reads: Any = None
+
+
+@dataclass
+class Prompt:
+    """What `prompt` built: the messages, and `prepared`, what it read that the commit's
+    `apply` may reuse (only what cannot change meanwhile; the mode checks the rest there)."""
+
+    messages: list[Message]
+    prepared: Any = None
 
 
 @dataclass
@@ -41,17 +65,6 @@ class BatchContext:
     holder: str
     now: datetime
     read_ids: set[str] = field(default_factory=set)  # objects this batch may overwrite
-    clock: Clock | None = None  # when given, the commit checks the lease at commit time
-    # The caller's own writes that belong with the commit (the worker: the ledger row of the
-    # call that proposed it, and giving the lease back), run last inside its transaction, so a
-    # tick needs no extra transaction for them; `after_commit(ok)` then says whether they
-    # committed (ok False: the commit raised and rolled them back, the caller writes them
-    # itself).
-    in_commit: Callable[[sqlite3.Connection], None] | None = None
-    after_commit: Callable[[bool], None] | None = None
-    # What the mode read to build the prompt and may reuse at commit instead of reading it
-    # again: only what cannot change meanwhile (the mode still checks what can, in the commit).
-    loaded: dict[str, Any] = field(default_factory=dict)
 
 
 class Mode(Protocol):
@@ -59,65 +72,72 @@ class Mode(Protocol):
     proposal: type[BaseModel]
 
     def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
-                   now: datetime) -> dict[str, Any] | None:
+                   now: datetime) -> Claim | None:
         """The next batch's claim, or None when the job has no work left."""
 
     def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
         """A smaller claim after a failure (or the same claim when it cannot shrink)."""
 
-    def messages(self, ctx: BatchContext) -> list[Message]:
-        """The system and user messages that present the batch to the model."""
+    def prompt(self, ctx: BatchContext, reads: Any = None) -> Prompt:
+        """The system and user messages that present the batch to the model; `reads` is the
+        claim's, when it was claimed this tick."""
 
     def tools(self, ctx: BatchContext) -> list[Tool]:
-        """Browsing tools plus the terminal commit tool."""
+        """Browsing tools plus the terminal commit tool (which only validates its arguments)."""
 
-    def apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
+    def apply(self, ctx: BatchContext, proposal: BaseModel, prepared: Any = None
+              ) -> dict[str, Any]:
         """Validate (FieldError) and write the proposal inside the open transaction."""
 
     def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
         """What a terminal failure of this batch marks (inside the caller's transaction)."""
 
 
-def commit_proposal(ctx: BatchContext, mode: Mode, proposal: BaseModel) -> dict[str, Any]:
-    """Commit a validated proposal for the batch, idempotently by the batch's token."""
-    try:
-        receipt = _commit(ctx, mode, proposal)
-    except BaseException:
-        if ctx.after_commit is not None:
-            ctx.after_commit(False)
-        raise
-    if ctx.after_commit is not None:
-        ctx.after_commit(True)
+def commit_tool(name: str, description: str, proposal: type[BaseModel]) -> Tool:
+    """A mode's terminal tool: its arguments, once they validate, are the batch's proposal."""
+    return Tool(name, description, proposal, lambda args: args, terminal=True)
+
+
+def commit_proposal(
+    ctx: BatchContext, mode: Mode, proposal: BaseModel, prepared: Any = None, *,
+    now: datetime | None = None,
+    ledger_rows: Sequence[tuple[CallRecord, datetime]] = (),
+    hand_back_lease: bool = False,
+) -> dict[str, Any]:
+    """Commit a validated proposal for the batch, idempotently by the batch's token, in ONE
+    write transaction at `now` (default: the context's): the receipt, with `ledger_rows`
+    written and, with `hand_back_lease`, the context holder's lease dropped. Raises FieldError
+    (the model can correct it) or CommitRefused; either way nothing of it is written."""
+    # The lease must be valid when the commit happens, not when the batch started.
+    ctx = replace(ctx, now=now or ctx.now)
+    with write(ctx.conn):
+        receipt = _commit(ctx, mode, proposal, prepared)
+        insert_calls(ctx.conn, ledger_rows)
+        if hand_back_lease:
+            drop_lease(ctx.conn, ctx.holder)
     return receipt
 
 
-def _commit(ctx: BatchContext, mode: Mode, proposal: BaseModel) -> dict[str, Any]:
-    """The commit transaction (see commit_proposal), with the caller's `in_commit` writes."""
-    with write(ctx.conn):
-        if ctx.clock is not None:
-            # The lease must be valid when the commit happens, not when the batch started.
-            ctx.now = ctx.clock.now()
-        # Receipt, lease and revision in one read; a replay is answered before the others.
-        state = commit_state(ctx.conn, ctx.batch.token, ctx.holder, ctx.now)
-        if state.receipt is not None:
-            if ctx.in_commit is not None:
-                ctx.in_commit(ctx.conn)
-            return {**state.receipt, "replayed": True}
-        if not state.lease_valid:
-            raise CommitRefused("refused: the worker lease expired before the commit")
-        revision = state.revision
-        if revision != ctx.batch.base_revision:
-            raise CommitRefused(
-                f"refused: stale graph revision (claimed at {ctx.batch.base_revision}, "
-                f"now {revision})"
-            )
-        # One commit scans each of its texts for secrets once, however many checks name it.
-        with scan_once():
-            body = mode.apply(ctx, proposal)
-        new_revision = bump_revision(ctx.conn)
-        receipt = {"token": ctx.batch.token, "batch_id": ctx.batch.id, "job_id": ctx.job.id,
-                   "mode": mode.name, "revision": new_revision, **body}
-        save_receipt(ctx.conn, ctx.batch, new_revision, receipt, ctx.now)
-        if ctx.in_commit is not None:
-            ctx.in_commit(ctx.conn)
+def _commit(ctx: BatchContext, mode: Mode, proposal: BaseModel,
+            prepared: Any) -> dict[str, Any]:
+    """The receipt's checks and writes, inside the caller's transaction."""
+    # Receipt, lease and revision in one read; a replay is answered before the others.
+    state = commit_state(ctx.conn, ctx.batch.token, ctx.holder, ctx.now)
+    if state.receipt is not None:
+        return {**state.receipt, "replayed": True}
+    if not state.lease_valid:
+        raise CommitRefused("refused: the worker lease expired before the commit")
+    revision = state.revision
+    if revision != ctx.batch.base_revision:
+        raise CommitRefused(
+            f"refused: stale graph revision (claimed at {ctx.batch.base_revision}, "
+            f"now {revision})"
+        )
+    # One commit scans each of its texts for secrets once, however many checks name it.
+    with scan_once():
+        body = mode.apply(ctx, proposal, prepared)
+    new_revision = bump_revision(ctx.conn)
+    receipt = {"token": ctx.batch.token, "batch_id": ctx.batch.id, "job_id": ctx.job.id,
+               "mode": mode.name, "revision": new_revision, **body}
+    save_receipt(ctx.conn, ctx.batch, new_revision, receipt, ctx.now)
     return receipt

@@ -22,7 +22,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..base.config import Config
-from ..models.base import Message
 from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
 from ..objects.proposals import OrganizeProposal
 from ..objects.provenance import Span, check_evidence, is_memory_event
@@ -33,7 +32,7 @@ from ..timeline.queue import block_event, record_outcome
 from .backflow import event_spans, page_spans, settle_memory_output
 from .batch_loop import FieldError, Tool
 from .browse import browse_tools
-from .mode import BatchContext, commit_proposal
+from .mode import BatchContext, Claim, Prompt, commit_tool
 from .names import name_keys as name_keys  # re-exported: tests and callers use it here
 from .names import named_objects
 
@@ -113,11 +112,12 @@ _WAITING = (
 
 
 @dataclass
-class _Claimed:
-    """What next_claim read of the event it claimed, in the claim's transaction, for that
-    claim's prompt built right after in the same tick. The event row never changes; the rest
-    is what the graph revision the batch is claimed at stands for (a commit is refused once
-    the revision moved), so the prompt reads the same as if it read them again."""
+class PageClaim:
+    """What next_claim read of the event it claimed, in the claim's transaction (the claim's
+    `reads`), for that claim's prompt built right after in the same tick. The event row never
+    changes; the rest is what the graph revision the batch is claimed at stands for (a commit is
+    refused once the revision moved), so the prompt reads the same as if it read them again.
+    The commit always computes its own spans: it is the check, the prompt only informs."""
 
     event_id: int
     page: tuple[int, int]
@@ -132,17 +132,8 @@ class OrganizeMode:
     name = "organize"
     proposal = OrganizeProposal
 
-    def __init__(self) -> None:
-        # What the last next_claim read of its event: the prompt of that claim, built right
-        # after in the same tick, takes it instead of reading it again. Taken once, and only
-        # for the very page claimed; a retried batch (no claim this tick: shrink ran instead)
-        # reads its own. The commit always computes its own spans: it is the check, the prompt
-        # only informs.
-        self._claimed: _Claimed | None = None
-
     def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
-                   now: datetime) -> dict[str, Any] | None:
-        self._claimed = None
+                   now: datetime) -> Claim | None:
         busy = claimed_events(conn)
         for row in conn.execute(_WAITING):
             event_id = row["event_id"]
@@ -151,7 +142,7 @@ class OrganizeMode:
             event = conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
             if event is None:  # a queue row without its event is never claimable (as the join was)
                 continue
-            claimed = _Claimed(event_id, (0, 0), event, row["progress"])
+            claimed = PageClaim(event_id, (0, 0), event, row["progress"])
             # Wholly the memory's own output: the engine ends it (archive_only, with a reason
             # saying so) and never shows it to the model as something to learn from.
             if row["page_cursor"] == 0 and not self._unread_settled(conn, claimed, now):
@@ -159,12 +150,11 @@ class OrganizeMode:
             page = self._page(event_id, event["text"], row["page_cursor"], event["chars"],
                               config["organize.page_chars"], config)
             claimed.page = (page["page_start"], page["page_end"])
-            self._claimed = claimed
-            return page
+            return Claim(page, claimed)
         return None
 
     @staticmethod
-    def _unread_settled(conn: sqlite3.Connection, claimed: _Claimed, now: datetime) -> bool:
+    def _unread_settled(conn: sqlite3.Connection, claimed: PageClaim, now: datetime) -> bool:
         """For an unread event: False when it is wholly memory output and now ended (not to
         be claimed); True when it goes to the model, keeping in `claimed` what was read."""
         event_id, event = claimed.event_id, claimed.row
@@ -191,14 +181,12 @@ class OrganizeMode:
                 "page_chars": end - start}
 
     def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
-        self._claimed = None  # a retry: its prompt reads its own
         size = max(config["organize.page_min_chars"], claim["page_chars"] // 2)
         return {"page_chars": size, "page_end": min(claim["page_end"], claim["page_start"] + size)}
 
-    def messages(self, ctx: BatchContext) -> list[Message]:
+    def prompt(self, ctx: BatchContext, reads: PageClaim | None = None) -> Prompt:
         claim = ctx.batch.claim
-        # taken first: if building this prompt fails, a later retry must not find it
-        claimed = self._take_claimed(claim)
+        claimed = reads if _reads_this_page(reads, claim) else None
         if claimed is not None:
             row, progress = claimed.row, claimed.progress
         else:
@@ -232,25 +220,16 @@ class OrganizeMode:
                              row, targets),
             "scope": ctx.job.scope,
         }
-        return [{"role": "system", "content": SYSTEM},
-                {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}]
-
-    def _take_claimed(self, claim: dict[str, Any]) -> _Claimed | None:
-        """What next_claim read for exactly this claim (its event and page), or None; taken
-        once."""
-        kept, self._claimed = self._claimed, None
-        if kept is None or kept.event_id != claim["event_id"] or kept.page != (
-                claim["page_start"], claim["page_end"]):
-            return None
-        return kept
+        return Prompt([{"role": "system", "content": SYSTEM},
+                       {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}])
 
     def tools(self, ctx: BatchContext) -> list[Tool]:
         return [*browse_tools(ctx.conn, ctx.read_ids),
-                Tool("commit_organize", "Commit objects, relations, evidence, core files and the "
-                     "event's disposition in one transaction.", OrganizeProposal,
-                     lambda p: commit_proposal(ctx, self, p), terminal=True)]
+                commit_tool("commit_organize", "Commit objects, relations, evidence, core files "
+                            "and the event's disposition in one transaction.", OrganizeProposal)]
 
-    def apply(self, ctx: BatchContext, proposal: BaseModel) -> dict[str, Any]:
+    def apply(self, ctx: BatchContext, proposal: BaseModel,
+              prepared: Any = None) -> dict[str, Any]:
         assert isinstance(proposal, OrganizeProposal)
         claim = ctx.batch.claim
         event_id = claim["event_id"]
@@ -269,8 +248,8 @@ class OrganizeMode:
         rules = WriteRules(ctx.read_ids,
                            (event_id, claim["page_start"], claim["page_end"]), "organize",
                            ctx.batch.id)
-        validate_write(ctx.conn, ctx.config, write, rules,
-                       len(proposal.model_dump_json().encode()))
+        validated = validate_write(ctx.conn, ctx.config, write, rules,
+                                   len(proposal.model_dump_json().encode()))
         # Source anti-backflow: the memory's own output in the page is never new evidence.
         check_evidence(proposal.evidence, event_spans(ctx.conn, event_id)[0])
         had_targets = event_targets(ctx.conn, event_id)
@@ -283,7 +262,7 @@ class OrganizeMode:
             check_no_secret(f"events.0.{key}", getattr(disposition, key) or "")
         last = claim["page_end"] >= row["chars"]
         _check_disposition(disposition, last, claim, event_id)
-        changes = apply_write(ctx.conn, write, rules, ctx.now)
+        changes = apply_write(ctx.conn, validated, rules, ctx.now)
         # Raised after the write: the commit's transaction rolls it back with the refusal.
         _check_targets(disposition, last, had_targets, changes, event_id)
         state = disposition.outcome
@@ -294,8 +273,13 @@ class OrganizeMode:
 
     def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
         """Only this batch's event becomes blocked; its text and checkpoint stay."""
-        self._claimed = None
         block_event(conn, batch.claim["event_id"], batch.id, now)
+
+
+def _reads_this_page(reads: PageClaim | None, claim: dict[str, Any]) -> bool:
+    """Whether the claim's reads are of exactly this claim (its event and page)."""
+    return reads is not None and reads.event_id == claim["event_id"] and reads.page == (
+        claim["page_start"], claim["page_end"])
 
 
 def _memory_output(ctx: BatchContext, claim: dict[str, Any], spans: list[Span] | None,

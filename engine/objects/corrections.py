@@ -134,10 +134,10 @@ def correct(conn: sqlite3.Connection, config: Config, correction: Correction,
         size = len(json.dumps([o.model_dump() for o in graph.objects], ensure_ascii=False)
                    .encode("utf-8"))
         try:
-            validate_write(conn, config, graph, rules, size)
+            validated = validate_write(conn, config, graph, rules, size)
         except FieldError as exc:
             raise InputError(f"refused, nothing changed: {_plain(exc)}") from None
-        body = apply_write(conn, graph, rules, now)
+        body = apply_write(conn, validated, rules, now)
         changed = body["objects_changed"] > 0 or bool(body["merged"])
         revision = bump_revision(conn) if changed else graph_revision(conn)
         receipt = {"token": correction.token, "kind": correction.kind, "objects": ids,

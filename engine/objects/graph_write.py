@@ -47,19 +47,6 @@ from .secrets import check_no_secret, check_no_split_secret, scan_once
 
 
 @dataclass
-class _Reads:
-    """What validate_write read for a write, kept for apply_write: valid only on the same
-    connection, inside a transaction, while that connection has changed nothing since and no
-    other connection has committed anything (a later transaction may see other rows)."""
-
-    conn: sqlite3.Connection
-    changes: int  # conn.total_changes when read
-    version: int  # PRAGMA data_version when read: it moves when another connection commits
-    rows: dict[str, sqlite3.Row | None]  # `objects` row of every id the write names
-    targets: dict[str, str]  # survivor of each relation end and evidence object
-
-
-@dataclass
 class GraphWrite:
     objects: list[ObjectWrite] = field(default_factory=list)
     relations: list[RelationWrite] = field(default_factory=list)
@@ -67,8 +54,18 @@ class GraphWrite:
     core_files: list[CoreWrite] = field(default_factory=list)
     merges: list[Merge] = field(default_factory=list)
     archive_relations: list[LegacyArchive] = field(default_factory=list)
-    # Set by a passing validate_write, taken by apply_write: the rows are read once a commit.
-    _reads: _Reads | None = field(default=None, init=False, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class ValidatedWrite:
+    """A write validate_write passed, with what it read to check it, for apply_write: each
+    object row is read once a commit. Made and applied inside ONE write transaction (a
+    commit's or a correction's), so nothing can change those rows in between; apply_write
+    refuses it outside a transaction."""
+
+    write: GraphWrite
+    rows: dict[str, sqlite3.Row | None]  # `objects` row of every id the write names
+    targets: dict[str, str]  # survivor of each relation end and evidence object
 
 
 @dataclass
@@ -111,24 +108,10 @@ def _link_ends(write: GraphWrite) -> list[str]:
             *(e.object_id for e in write.evidence)]
 
 
-def _take_reads(conn: sqlite3.Connection, write: GraphWrite) -> _Reads:
-    """validate_write's reads if they are still current, else a fresh read."""
-    reads, write._reads = write._reads, None  # used once: the write makes them stale
-    if (reads is not None and reads.conn is conn and conn.in_transaction
-            and reads.changes == conn.total_changes and reads.version == _data_version(conn)):
-        return reads
-    rows = _read_rows(conn, _named_ids(write))
-    return _Reads(conn, conn.total_changes, _data_version(conn), rows,
-                  redirect_targets(conn, _link_ends(write), rows))
-
-
-def _data_version(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("PRAGMA data_version").fetchone()[0])
-
-
 def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
-                   rules: WriteRules, size: int) -> None:
-    """Raise FieldError for the first rule the write breaks."""
+                   rules: WriteRules, size: int) -> ValidatedWrite:
+    """Raise FieldError for the first rule the write breaks; else the write with what was read
+    to check it (inside the caller's write transaction, for apply_write in that same one)."""
     if size >= config["graph.max_proposal_bytes"]:
         raise FieldError("proposal", f"{size:,} bytes; a proposal must stay under "
                                      f"{config['graph.max_proposal_bytes']:,}")
@@ -141,7 +124,6 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
     # Before any rule that repeats a value back (an unknown id, a duplicate): a secret in an id
     # must be refused without ever being echoed.
     check_write_secrets(write)
-    write._reads = None
     # Every row the checks need, read at once (and kept for apply_write).
     rows = _read_rows(conn, _named_ids(write))
     written = _check_objects(config, write.objects, rules, rows)
@@ -177,8 +159,7 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
             raise FieldError(f"core_files.{c}.content", "larger than vault.core_file_max_bytes")
     _check_merges(write.merges, rules, rows)
     _check_archives(conn, write, rules)
-    if conn.in_transaction:  # outside one, another connection may change the rows meanwhile
-        write._reads = _Reads(conn, conn.total_changes, _data_version(conn), rows, targets)
+    return ValidatedWrite(write, rows, targets)
 
 
 def write_texts(write: GraphWrite) -> Iterator[tuple[str, str]]:
@@ -327,13 +308,13 @@ def archive_legacy(conn: sqlite3.Connection, item: LegacyArchive, now: datetime,
     return changed
 
 
-def apply_write(conn: sqlite3.Connection, write: GraphWrite, rules: WriteRules,
+def apply_write(conn: sqlite3.Connection, reads: ValidatedWrite, rules: WriteRules,
                 now: datetime) -> dict[str, Any]:
-    """Apply a validated write inside the caller's transaction; return what changed.
-
-    Called right after validate_write in the same transaction, it reuses the rows the
-    validation read (each object row is read once a commit); otherwise it reads them."""
-    reads = _take_reads(conn, write)
+    """Apply a validated write inside the caller's transaction, the one that validated it (its
+    rows are not read again); return what changed."""
+    if not conn.in_transaction:
+        raise RuntimeError("apply_write outside the transaction that validated the write")
+    write = reads.write
     items = [(_record(obj, reads.rows[obj.id]), reads.rows[obj.id]) for obj in write.objects]
     saved = save_read_objects(conn, items, now, rules.batch_id, rules.version_origin)
     changed = sum(record.version != (row["version"] if row is not None else 0)

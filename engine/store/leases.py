@@ -61,6 +61,28 @@ def take_lease(
     )
 
 
+def claim_lease(conn: sqlite3.Connection, holder: str, now: datetime, seconds: float) -> bool:
+    """Take the lease for `holder` inside the caller's write transaction unless another
+    holder's is live (False). One statement when the row is free, expired or `holder`'s own:
+    the row is written in place (an upsert that returns the row it wrote); only a row another
+    holder still holds by time is read, to see whether its process is gone."""
+    taken = conn.execute(
+        "INSERT INTO leases (name, holder, batch_id, acquired_at, expires_us)"
+        " VALUES (?, ?, NULL, ?, ?) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder,"
+        " batch_id = excluded.batch_id, acquired_at = excluded.acquired_at,"
+        " expires_us = excluded.expires_us"
+        " WHERE leases.holder = excluded.holder OR leases.expires_us <= ? RETURNING 1",
+        (LEASE, holder, iso(now), to_micros(now + timedelta(seconds=seconds)),
+         to_micros(now)),
+    ).fetchone()
+    if taken is not None:
+        return True
+    if lease_taken(conn, holder, now):
+        return False
+    take_lease(conn, holder, now, seconds)  # its holder's process is gone
+    return True
+
+
 # The test of a valid lease (the holder's, unexpired) as an SQL expression, parameters (LEASE,
 # holder, now in micros): the commit reads it together with its other checks
 # (store/jobs.py commit_state), inside its write transaction.

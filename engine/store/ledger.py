@@ -4,7 +4,8 @@ Invariant: a row is written for every call, failed ones included, before the nex
 and before its batch ends, so a batch that later fails still leaves its cost on record: in its
 own small transaction, except the call that proposed a commit, whose row goes into that commit's
 transaction (or into its own at once when the commit is refused; a process killed inside that
-commit loses the row with it, and the batch is claimed again). Keys and prompts are never
+commit loses the row with it, and the batch is claimed again), and a call that failed its
+batch, whose row goes into the failure record's transaction. Keys and prompts are never
 stored.
 
 The forget audit (`forget_audit`, migration m009_forget_audit) keeps who forgot, when, and how
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -69,6 +71,13 @@ def insert_call(conn: sqlite3.Connection, call: CallRecord, now: datetime) -> No
          clamp_tokens(call.input_tokens), clamp_tokens(call.output_tokens), int(call.estimated),
          clamp_tokens(call.latency_ms), call.outcome, iso(now)),
     )
+
+
+def insert_calls(conn: sqlite3.Connection,
+                 calls: Iterable[tuple[CallRecord, datetime]]) -> None:
+    """`insert_call` for each (call, time) pair, inside the caller's write transaction."""
+    for call, when in calls:
+        insert_call(conn, call, when)
 
 
 def usage_summary(conn: sqlite3.Connection, days: int = 30) -> dict[str, Any]:

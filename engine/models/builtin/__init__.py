@@ -33,9 +33,11 @@ class BuiltinProvider:
     context_tokens = 1_000_000
 
     def complete(
-        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int,
+        deadline_s: float | None = None,
     ) -> ModelReply:
-        """Answer with one call of the offered commit tool."""
+        """Answer with one call of the offered commit tool (offline and quick: no deadline
+        to keep)."""
         tool = next((t.name for t in tools if t.name in TOOLS), None)
         if tool is None:
             raise ProviderError(
