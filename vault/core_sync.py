@@ -26,6 +26,7 @@ import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from ..base.errors import MemvaultError
 from ..objects.corefiles import read_core_file, write_core_file
@@ -98,7 +99,7 @@ def import_core_bytes(
                        version)
 
 
-def _kept(current: sqlite3.Row | None) -> str:
+def _kept(current: dict[str, Any] | None) -> str:
     return f"memory keeps version {current['version']}" if current else "memory keeps no version"
 
 

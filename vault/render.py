@@ -169,8 +169,7 @@ def _render(template: jinja2.Template, variables: dict[str, Any]) -> str:
     with the environment's globals (a ChainMap) for every file. The templates use no globals."""
     context = template.new_context(variables, shared=True)
     try:
-        return template.environment.concat(  # type: ignore[attr-defined]
-            template.root_render_func(context))
+        return template.environment.concat(template.root_render_func(context))
     except Exception:
         template.environment.handle_exception()  # raises, with the template's line numbers
 

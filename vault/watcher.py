@@ -185,6 +185,7 @@ class VaultWatcher:
             rels.append(rel)
         rels.sort(key=lambda r: (not is_core_file(r), r))  # core files first
         for rel in rels:
+            outcome: WatchOutcome | None
             try:
                 if is_core_file(rel):
                     outcome = self._core(conn, rel)

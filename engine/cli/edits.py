@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import click
 
@@ -140,7 +140,11 @@ def accept_edit(ctx: click.Context, file: str, force: bool, as_json: bool) -> No
         _run(mem, correction, as_json, accepted=hand)
 
 
-def _token(token: str | None) -> dict[str, str]:
+class _TokenArg(TypedDict, total=False):
+    token: str  # absent: Correction makes a fresh one
+
+
+def _token(token: str | None) -> _TokenArg:
     return {} if token is None else {"token": token}
 
 

@@ -75,9 +75,9 @@ def wait_note(mem: Memory, result: TickResult, job_id: int,
     if result.action == "busy":
         from ..jobs.worker import BUSY_KEY
 
-        until = get_state(mem.conn, BUSY_KEY)
+        busy_until = get_state(mem.conn, BUSY_KEY)
         return ("waiting: the agent said it is busy"
-                + (f" until {_clock_time(mem, parse_time(until))}" if until else ""))
+                + (f" until {_clock_time(mem, parse_time(busy_until))}" if busy_until else ""))
     if result.action == "idle":
         from ..jobs.progress import batch_report
 

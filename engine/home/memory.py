@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -262,7 +262,7 @@ class Memory:
         return objects.read_object(self.conn, object_id, offset)
 
     # -- recall -------------------------------------------------------------------------------
-    def find(self, query: str, types: list[str] | None = None, project: str | None = None,
+    def find(self, query: str, types: Sequence[str] | None = None, project: str | None = None,
              limit: int = 20, reveal: bool = False) -> dict[str, Any]:
         """memory_find: ranked lexical hits over objects and raw events (Chinese and English);
         secret-looking values masked unless `reveal` (the owner, on the command line)."""

@@ -87,7 +87,7 @@ DIRTY_BATCH = 64  # changed objects a worker going batch after batch lets wait, 
 
 def agent_busy(mem: MemoryHome, now: datetime) -> bool:
     until = get_state(mem.conn, BUSY_KEY)
-    return bool(until) and now < parse_time(until)
+    return now < parse_time(until) if until else False
 
 
 class Worker:

@@ -48,7 +48,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import AnyHttpUrl, Field, ValidationError
 
 from ..base.errors import MemvaultError
 from ..home.memory import Memory
@@ -183,8 +183,8 @@ def build_server(source: Memory | MemoryPool, *, bearer_token: str | None = None
         # Resource-server-only auth: no OAuth routes, no metadata; issuer_url is required by
         # the settings model but unused without an authorization-server provider.
         auth = {"token_verifier": StaticTokenVerifier(bearer_token),
-                "auth": AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None,
-                                     required_scopes=[])}
+                "auth": AuthSettings(issuer_url=AnyHttpUrl("http://127.0.0.1"),
+                                     resource_server_url=None, required_scopes=[])}
     server = MemvaultMCP(pool, name, **auth)
     server.custom_route("/", methods=["GET"])(_index(bearer=bool(bearer_token)))
     return server
