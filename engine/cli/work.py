@@ -54,9 +54,9 @@ def parse_range(text: str | None) -> tuple[int, int] | None:
 def wait_a_poll(mem: Memory) -> None:
     """Sleep one poll, or move a manual clock (the demo's) forward by as much instead."""
     if isinstance(mem.clock, ManualClock):
-        mem.clock.advance(seconds=mem.config["worker.poll_s"])
+        mem.clock.advance(seconds=mem.config.settings.worker.poll_s)
     else:
-        time.sleep(mem.config["worker.poll_s"])
+        time.sleep(mem.config.settings.worker.poll_s)
 
 
 def wait_note(mem: Memory, result: TickResult, job_id: int,
@@ -102,7 +102,7 @@ def _failure_line(mem: Memory, batch: dict[str, Any]) -> str:
 
     retry_at = batch.get("retry_at")
     shown = {**batch, "retry_at": _clock_time(mem, parse_time(retry_at)) if retry_at else None}
-    return failure_line(shown, mem.config["worker.max_failed_claims"])
+    return failure_line(shown, mem.config.settings.worker.max_failed_claims)
 
 
 def _batch_failed(mem: Memory, result: TickResult, announced: set[tuple[int, int]]) -> str:
@@ -204,7 +204,7 @@ def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str |
             return
         worker = make_worker(mem, model, scheduler=False)
         state = run_to_end(mem, worker, receipt["job_id"],
-                           -(-before["total_nodes"] // mem.config["compact.nodes_per_batch"]),
+                           -(-before["total_nodes"] // mem.config.settings.compact.nodes_per_batch),
                            "compact")
         after = mem.timeline_view()
     report = {"job_id": receipt["job_id"], "state": state,
@@ -253,7 +253,7 @@ def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bo
         compaction = _compact_first(mem, worker, receipt["compact_job_id"])
         queued = followup.counts(mem)["events"]
         total = (queued["pending"] + queued["continue"] if mode == "organize" else
-                 sum(before["objects"].values()) // mem.config["deep.objects_per_batch"] + 1)
+                 sum(before["objects"].values()) // mem.config.settings.deep.objects_per_batch + 1)
         state = run_to_end(mem, worker, receipt["job_id"], total, mode)
         report = followup.recognised(before, followup.counts(mem))
         partial = job_summary(mem.conn, receipt["job_id"]) if state == "partial" else None
@@ -298,7 +298,7 @@ def _compact_first(mem: Memory, worker: Worker, job_id: int | None) -> dict[str,
     from ..timeline.hot import timeline_totals
 
     before = timeline_totals(mem.conn)
-    batches = -(-hot_raw_nodes(mem.conn) // mem.config["compact.nodes_per_batch"])
+    batches = -(-hot_raw_nodes(mem.conn) // mem.config.settings.compact.nodes_per_batch)
     state = run_to_end(mem, worker, job_id, batches, "compact")
     return {"job_id": job_id, "state": state, "note": job_summary(mem.conn, job_id)["note"],
             "before": before, "after": timeline_totals(mem.conn)}

@@ -109,7 +109,7 @@ class Memory:
 
     @staticmethod
     def _zone(config: Config) -> tzinfo | None:
-        name = config["time.timezone"]
+        name = config.settings.time.timezone
         return ZoneInfo(name) if name else None
 
     @property
@@ -214,7 +214,7 @@ class Memory:
 
     # -- hot timeline -------------------------------------------------------------------------
     def timeline_view(self, max_bytes: int | None = None) -> dict[str, Any]:
-        limit = max_bytes if max_bytes is not None else self.config["timeline.view_max_bytes"]
+        limit = max_bytes if max_bytes is not None else self.config.settings.timeline.view_max_bytes
         return timeline.timeline_view(self.conn, limit)
 
     def expand(self, node_id: int) -> list[dict[str, Any]]:
@@ -230,7 +230,7 @@ class Memory:
         """Save a new version of a core file; None when the content is unchanged."""
         from ..objects import corefiles
 
-        limit = self.config["vault.core_file_max_bytes"]
+        limit = self.config.settings.vault.core_file_max_bytes
         if isinstance(content, str) and len(content.encode("utf-8", "surrogatepass")) > limit:
             raise InputError(f"{name}: over the limit vault.core_file_max_bytes = {limit:,} "
                              "bytes; nothing was saved")
@@ -248,8 +248,8 @@ class Memory:
         return {
             "core_files": core,
             "directory": objects.object_directory(
-                self.conn, self.config["context.directory_max_entries"],
-                self.config["context.directory_max_bytes"],
+                self.conn, self.config.settings.context.directory_max_entries,
+                self.config.settings.context.directory_max_bytes,
             ),
             "timeline": self.timeline_view(),
         }

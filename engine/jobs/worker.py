@@ -113,7 +113,7 @@ class Worker:
 
     @property
     def lease_s(self) -> float:
-        return self.mem.config["batch.timeout_s"] + self.mem.config["worker.lease_extra_s"]
+        return self.mem.config.settings.lease_s
 
     def tick(self) -> TickResult:
         """One step of work; never raises for a batch failure (it is recorded instead)."""
@@ -153,7 +153,7 @@ class Worker:
             if result.action in ("idle", "busy", "waiting"):
                 if burst:
                     break
-                stop.wait(self.mem.config["worker.poll_s"])
+                stop.wait(self.mem.config.settings.worker.poll_s)
         return ran
 
     # -- claims -------------------------------------------------------------------------------
@@ -224,15 +224,15 @@ class Worker:
 
     def _fail(self, batch: Batch, job: Job, mode: Mode, error: str, now: datetime) -> bool:
         """Record a failed claim inside the caller's transaction; True when now terminal."""
-        config = self.mem.config
+        config = self.mem.config.settings
         # Stored errors are shown by status and check: a model's message may quote a key.
         error = redact_secrets(error)
         terminal = record_failure(self.mem.conn, batch, error, now,
-                                  config["worker.max_failed_claims"], config["worker.backoff_s"])
+                                  config.worker.max_failed_claims, config.worker.backoff_s)
         if terminal:
             mode.on_terminal(self.mem.conn, batch, now)
         if job.origin != "explicit":
-            pause_automatic(self.mem.conn, now, config["worker.cooldown_s"], job.origin)
+            pause_automatic(self.mem.conn, now, config.worker.cooldown_s, job.origin)
         return terminal
 
     # -- running ------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ __all__ = ["Message", "ModelReply", "Provider", "ProviderError", "ToolCall", "To
 
 def make_provider(config: Config, name: str | None = None, model: str | None = None) -> Provider:
     """The provider named by `name` (else model.provider in memvault.toml)."""
-    choice = name or config["model.provider"]
+    choice = name or config.settings.model.provider
     if choice == "builtin":
         from .builtin import BuiltinProvider
 
@@ -19,12 +19,13 @@ def make_provider(config: Config, name: str | None = None, model: str | None = N
     if choice == "openai":
         from .openai_compat import OpenAICompatProvider
 
+        settings = config.settings.model
         return OpenAICompatProvider(
-            model=model or config["model.name"], base_url=config["model.base_url"] or None,
-            api_key_env=config["model.api_key_env"], tool_mode=config["model.tool_mode"],
-            schema_format=config["model.schema_format"],
-            max_output_tokens=config["model.max_output_tokens_cap"],
-            context_tokens=config["model.context_tokens"], timeout_s=config["batch.timeout_s"],
+            model=model or settings.name, base_url=settings.base_url or None,
+            api_key_env=settings.api_key_env, tool_mode=settings.tool_mode,
+            schema_format=settings.schema_format,
+            max_output_tokens=settings.max_output_tokens_cap,
+            context_tokens=settings.context_tokens, timeout_s=config.settings.batch.timeout_s,
         )
     if choice == "scripted":
         from .scripted import ScriptedProvider

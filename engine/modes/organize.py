@@ -165,7 +165,7 @@ class OrganizeMode:
             if row["page_cursor"] == 0 and not self._unread_settled(conn, claimed, now):
                 continue
             page = self._page(event_id, event["text"], row["page_cursor"], event["chars"],
-                              config["organize.page_chars"], config)
+                              config.settings.organize.page_chars, config)
             claimed.page = (page["page_start"], page["page_end"])
             self._claimed = claimed
             return page
@@ -189,8 +189,8 @@ class OrganizeMode:
 
     def _page(self, event_id: int, text: str, start: int, chars: int, page_chars: int,
               config: Config) -> dict[str, Any]:
-        budget = config["organize.claim_budget_bytes"] - PAYLOAD_RESERVE
-        floor = config["organize.page_min_chars"]
+        budget = config.settings.organize.claim_budget_bytes - PAYLOAD_RESERVE
+        floor = config.settings.organize.page_min_chars
         end = min(chars, start + page_chars)
         # Shrink by byte margin: the page alone may use at most half the budget.
         while end - start > floor and len(text[start:end].encode()) > budget // 2:
@@ -200,7 +200,7 @@ class OrganizeMode:
 
     def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
         self._claimed = None  # a retry: its prompt reads its own
-        size = max(config["organize.page_min_chars"], claim["page_chars"] // 2)
+        size = max(config.settings.organize.page_min_chars, claim["page_chars"] // 2)
         return {"page_chars": size, "page_end": min(claim["page_end"], claim["page_start"] + size)}
 
     def messages(self, ctx: BatchContext) -> list[Message]:
@@ -216,7 +216,7 @@ class OrganizeMode:
                                      (claim["event_id"],)).fetchone()
             progress = queue["progress"] if queue else None
         page_text = row["text"][claim["page_start"]: claim["page_end"]]
-        budget = ctx.config["organize.claim_budget_bytes"] - PAYLOAD_RESERVE - len(
+        budget = ctx.config.settings.organize.claim_budget_bytes - PAYLOAD_RESERVE - len(
             page_text.encode())
         targets = claimed.citers if claimed is not None else None
         if targets is None:
@@ -283,8 +283,9 @@ class OrganizeMode:
         check_evidence(proposal.evidence, event_spans(ctx.conn, event_id)[0])
         had_targets = event_targets(ctx.conn, event_id)
         disposition = proposal.events[0]
-        for key in ("progress", "reason"):
-            limit = ctx.config[f"organize.{key}_max_chars"]
+        limits = ctx.config.settings.organize
+        for key, limit in (("progress", limits.progress_max_chars),
+                           ("reason", limits.reason_max_chars)):
             if len(getattr(disposition, key) or "") > limit:
                 raise FieldError(f"events.0.{key}", f"at most {limit} chars")
             # Progress and reason are stored and shown to later batches: no secret in them.

@@ -126,15 +126,16 @@ def _data_version(conn: sqlite3.Connection) -> int:
 def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
                    rules: WriteRules, size: int) -> None:
     """Raise FieldError for the first rule the write breaks."""
-    if size >= config["graph.max_proposal_bytes"]:
+    if size >= config.settings.graph.max_proposal_bytes:
         raise FieldError("proposal", f"{size:,} bytes; a proposal must stay under "
-                                     f"{config['graph.max_proposal_bytes']:,}")
-    for name, items, key in (("objects", write.objects, "graph.max_objects"),
-                             ("relations", [*write.relations, *write.archive_relations],
-                              "graph.max_relations"),
-                             ("core_files", write.core_files, "graph.max_core_files")):
-        if len(items) > config[key]:
-            raise FieldError(name, f"{len(items)} given; at most {config[key]} in one write")
+                                     f"{config.settings.graph.max_proposal_bytes:,}")
+    graph = config.settings.graph
+    for name, items, limit in (("objects", write.objects, graph.max_objects),
+                               ("relations", [*write.relations, *write.archive_relations],
+                                graph.max_relations),
+                               ("core_files", write.core_files, graph.max_core_files)):
+        if len(items) > limit:
+            raise FieldError(name, f"{len(items)} given; at most {limit} in one write")
     # Before any rule that repeats a value back (an unknown id, a duplicate): a secret in an id
     # must be refused without ever being echoed.
     check_write_secrets(write)
@@ -170,7 +171,7 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
     for c, core in enumerate(write.core_files):
         if rules.origin == "deep" and core.name == "SOUL.md":
             raise FieldError(f"core_files.{c}.name", "the nightly review never rewrites SOUL.md")
-        if len(core.content.encode()) > config["vault.core_file_max_bytes"]:
+        if len(core.content.encode()) > config.settings.vault.core_file_max_bytes:
             raise FieldError(f"core_files.{c}.content", "larger than vault.core_file_max_bytes")
     _check_merges(write.merges, rules, rows)
     _check_archives(conn, write, rules)
@@ -240,11 +241,11 @@ def _check_objects(config: Config, objects: list[ObjectWrite], rules: WriteRules
         if row is not None and obj.id not in rules.read_ids:
             raise FieldError(f"objects.{i}.id", f"{obj.id} exists and this batch has not read "
                                                 "it: call read_object first, then write it whole")
-        if len(obj.summary) > config["objects.summary_max_chars"]:
+        if len(obj.summary) > config.settings.objects.summary_max_chars:
             raise FieldError(f"objects.{i}.summary",
-                             f"at most {config['objects.summary_max_chars']} chars")
-        if len(obj.body) > config["objects.body_max_chars"]:
-            limit = config["objects.body_max_chars"]
+                             f"at most {config.settings.objects.summary_max_chars} chars")
+        if len(obj.body) > config.settings.objects.body_max_chars:
+            limit = config.settings.objects.body_max_chars
             raise FieldError(f"objects.{i}.body", f"at most {limit} chars")
         _check_status(obj, row, i)
     return seen
