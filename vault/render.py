@@ -29,7 +29,7 @@ import jinja2
 from ..base.display import for_markdown
 from ..objects.corefiles import read_core_file
 from ..objects.records import ObjectRecord, object_links, resolve_redirect
-from ..store.migrations import CORE_FILES, OBJECT_TYPES
+from ..store.migrations import CORE_FILES, OBJECT_TYPES, ObjectStatus
 from ..store.vault_tables import DIRECTORY_KEY
 from .page_links import (
     Relation,
@@ -411,7 +411,7 @@ class Renderer:
                 entries.append({
                     "link": link,
                     "id": row["id"],
-                    "status": "" if row["status"] == "active" else f" ({row['status']})",
+                    "status": "" if row["status"] == ObjectStatus.ACTIVE else f" ({row['status']})",
                     "summary": summary,
                 })
             groups.append({

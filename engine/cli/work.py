@@ -13,8 +13,9 @@ import click
 from ..base.clock import ManualClock, parse_time
 from ..base.errors import InputError
 from ..store.connection import get_state
-from ..store.jobs import get_job, job_summary
+from ..store.jobs import BatchState, JobState, get_job, job_summary
 from ..store.leases import lease_info, parse_holder
+from ..store.migrations import EventState
 from .app import LazyConsole, json_option, open_memory, print_json
 from .inspect import console
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from ..jobs.worker import TickResult, Worker
     from ..store.jobs import Batch, Job
 
-FINISHED = ("done", "partial", "failed")
+FINISHED = (JobState.DONE, JobState.PARTIAL, JobState.FAILED)
 # Progress bars go to stderr: stdout carries the result (and stays valid JSON with --json).
 progress_console = LazyConsole(progress=True, stderr=True, highlight=False, soft_wrap=True,
                                emoji=False)
@@ -131,7 +132,7 @@ def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str)
                   transient=False) as bar:
         # Batches the job committed already (its first may run in the tick that ended the
         # compaction before it) count as done, and `total` as what is left.
-        done = job_summary(mem.conn, job_id)["batches"].get("committed", 0)
+        done = job_summary(mem.conn, job_id)["batches"].get(BatchState.COMMITTED, 0)
         task = bar.add_task(label, total=max(total + done, 1), completed=done, note="")
 
         def claimed(job: Job, batch: Batch) -> None:
@@ -252,11 +253,11 @@ def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bo
         worker = make_worker(mem, model, scheduler=False)
         compaction = _compact_first(mem, worker, receipt["compact_job_id"])
         queued = followup.counts(mem)["events"]
-        total = (queued["pending"] + queued["continue"] if mode == "organize" else
+        total = (queued[EventState.PENDING] + queued[EventState.CONTINUE] if mode == "organize" else
                  sum(before["objects"].values()) // mem.config.settings.deep.objects_per_batch + 1)
         state = run_to_end(mem, worker, receipt["job_id"], total, mode)
         report = followup.recognised(before, followup.counts(mem))
-        partial = job_summary(mem.conn, receipt["job_id"]) if state == "partial" else None
+        partial = job_summary(mem.conn, receipt["job_id"]) if state == JobState.PARTIAL else None
         vault = followup.refresh_vault(mem)
     if as_json:
         data = {**receipt, "final_state": state, "recognised": report,

@@ -25,6 +25,7 @@ from ..base.home_trust import clear_bad_lock
 from ..objects import records as objects
 from ..store.connection import open_db, set_state, write
 from ..store.ledger import usage_summary
+from ..store.migrations import ObjectStatus
 from ..timeline import events
 from ..timeline import hot as timeline
 from ..timeline.keys import Appended, append_rows, check_key
@@ -102,7 +103,7 @@ class Memory:
             summary="Built-in project for everyday life; anything without a clearer project.",
             body="范围 Scope: everyday life, errands, family, health.\n目标 Goal: unknown.\n"
                  "现状 State: always open.",
-            cues=["daily life", "日常琐事"], status="active")
+            cues=["daily life", "日常琐事"], status=ObjectStatus.ACTIVE)
         with write(self.conn):
             if not self.conn.execute("SELECT 1 FROM objects WHERE id = 'project:daily'").fetchone():
                 objects.save_object(self.conn, daily, self.clock.now())

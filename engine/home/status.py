@@ -13,11 +13,11 @@ from ..recall.masking import mask_slice
 from ..store.connection import graph_revision
 from ..store.disk import disk_usage
 from ..store.ledger import usage_summary
-from ..store.migrations import CORE_FILES, EVENT_STATES
+from ..store.migrations import CORE_FILES, EVENT_STATES, EventState
 from ..store.vault_tables import vault_status
 from ..timeline.hot import timeline_totals
 
-UNFINISHED = ("pending", "continue", "blocked")
+UNFINISHED = (EventState.PENDING, EventState.CONTINUE, EventState.BLOCKED)
 # Newest events scanned for secret-looking text per status call: a bounded scan (100-250 us
 # an event of a few hundred chars), so status stays cheap at any size of memory.
 SECRET_SCAN_EVENTS = 200

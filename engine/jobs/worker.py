@@ -31,6 +31,7 @@ from ..objects.secrets import redact_secrets
 from ..store.connection import get_state, write
 from ..store.jobs import (
     Batch,
+    BatchState,
     Job,
     finish_job,
     get_batch,
@@ -267,7 +268,7 @@ class Worker:
                 error = f"{error}; {refused}"
             drop_lease(conn, self.holder)
             fresh = get_batch(conn, batch.id)
-            if fresh.state != "claimed":  # committed meanwhile (a replay): nothing to undo
+            if fresh.state != BatchState.CLAIMED:  # committed meanwhile (a replay): nothing to undo
                 result = TickResult("committed", job.id, batch.id)
             else:
                 terminal = self._fail(fresh, get_job(conn, job.id), mode, error, now)

@@ -31,6 +31,7 @@ from ..objects.provenance import Span, check_evidence, is_memory_event
 from ..objects.records import ObjectRecord
 from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
+from ..store.migrations import EventState
 from ..store.script import forget_in_rows
 from .backflow import event_spans, page_spans, settle_memory_output
 from .batch_loop import FieldError, Tool
@@ -268,7 +269,7 @@ class OrganizeMode:
         row = ctx.conn.execute(
             "SELECT q.state, e.chars FROM archive_queue q JOIN events e ON e.id = q.event_id"
             " WHERE q.event_id = ?", (event_id,)).fetchone()
-        if row is None or row["state"] not in ("pending", "continue"):
+        if row is None or row["state"] not in (EventState.PENDING, EventState.CONTINUE):
             from .mode import CommitRefused
 
             raise CommitRefused(f"refused: event {event_id} is no longer waiting to be organized")
@@ -356,7 +357,7 @@ def _check_disposition(disposition: Any, last: bool, claim: dict[str, Any],
                        event_id: int) -> None:
     """The checks that need no write: progress for continue, no skipped page, a reason."""
     outcome = disposition.outcome
-    if outcome == "continue":
+    if outcome == EventState.CONTINUE:
         if not (disposition.progress or "").strip():
             raise FieldError("events.0.progress", "continue needs progress: what is done, what "
                                                   "is next")
@@ -365,7 +366,7 @@ def _check_disposition(disposition: Any, last: bool, claim: dict[str, Any],
         raise FieldError("events.0.outcome", f"event {event_id} has unread text after char "
                                              f"{claim['page_end']}: skipping an unread page is "
                                              "refused; use continue")
-    if outcome == "archive_only" and not (disposition.reason or "").strip():
+    if outcome == EventState.ARCHIVE_ONLY and not (disposition.reason or "").strip():
         raise FieldError("events.0.reason", "archive_only needs a reason")
 
 
@@ -376,14 +377,14 @@ def _check_targets(disposition: Any, last: bool, had: tuple[int, int],
     outcome = disposition.outcome
     links = had[0] + changes["evidence_added"] + changes["core_files"]
     writes = had[1] + changes["objects_changed"] + changes["relations_added"]
-    if outcome == "continue" and last and not _graph_changed(changes):
+    if outcome == EventState.CONTINUE and last and not _graph_changed(changes):
         raise FieldError("events.0.outcome", "continue on the last page must change an object, "
                                              "a relation or a core file (evidence alone is not "
                                              "progress): no empty spinning")
-    if outcome == "linked" and links == 0:
+    if outcome == EventState.LINKED and links == 0:
         raise FieldError("events.0.outcome", "linked needs at least one target: cite the event "
                                              "as evidence of an object, or write a core file")
-    if outcome == "archive_only" and links + writes:
+    if outcome == EventState.ARCHIVE_ONLY and links + writes:
         raise FieldError("events.0.outcome", f"event {event_id} already has object targets "
                                              "(evidence, objects, relations or core files "
                                              "written for it); it cannot be archive_only "

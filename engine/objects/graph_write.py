@@ -20,6 +20,7 @@ from typing import Any
 
 from ..base.config import Config
 from ..base.errors import FieldError, InputError
+from ..store.migrations import ObjectStatus
 from .corefiles import write_core_file
 from .proposals import (
     CoreWrite,
@@ -253,10 +254,11 @@ def _check_objects(config: Config, objects: list[ObjectWrite], rules: WriteRules
 
 def _check_status(obj: ObjectWrite, row: sqlite3.Row | None, i: int) -> None:
     is_project = obj.id.startswith("project:")
-    if row is None and is_project and obj.status not in (None, "candidate"):
+    if row is None and is_project and obj.status not in (None, ObjectStatus.CANDIDATE):
         raise FieldError(f"objects.{i}.status", "a new project must be created as candidate; "
                                                 "only the agent activates it after asking")
-    if row is not None and is_project and row["status"] == "candidate" and obj.status == "active":
+    if (row is not None and is_project and row["status"] == ObjectStatus.CANDIDATE
+            and obj.status == ObjectStatus.ACTIVE):
         raise FieldError(f"objects.{i}.status", "only project approval activates a candidate "
                                                 "project (memvault project approve)")
 
@@ -359,8 +361,8 @@ def apply_write(conn: sqlite3.Connection, write: GraphWrite, rules: WriteRules,
 def _record(obj: ObjectWrite, row: sqlite3.Row | None) -> ObjectRecord:
     """The profile an ObjectWrite stores; no status given keeps the stored one (a new project
     is a candidate, anything else new is active)."""
-    status = obj.status or (row["status"] if row is not None else
-                            "candidate" if obj.id.startswith("project:") else "active")
+    new = ObjectStatus.CANDIDATE if obj.id.startswith("project:") else ObjectStatus.ACTIVE
+    status = obj.status or (row["status"] if row is not None else new)
     return ObjectRecord(id=obj.id, type=obj.id.split(":", 1)[0], name=obj.name,
                         aliases=list(dict.fromkeys(obj.aliases)), summary=obj.summary,
                         body=obj.body, cues=list(dict.fromkeys(obj.cues)), status=status)

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..base.errors import InputError
 from ..store.connection import bump_revision, write
+from ..store.migrations import ObjectStatus
 from .records import get_object, resolve_object_ref, resolve_redirect, save_object
 
 
@@ -22,11 +23,11 @@ def approve_project(conn: sqlite3.Connection, project_id: str, now: datetime) ->
         obj = get_object(conn, target)
         if obj.type != "project":
             raise InputError(f"{project_id} is a {obj.type}, not a project")
-        if obj.status == "active":
-            return {"id": obj.id, "status": "active", "changed": False}
-        if obj.status != "candidate":
+        if obj.status == ObjectStatus.ACTIVE:
+            return {"id": obj.id, "status": ObjectStatus.ACTIVE, "changed": False}
+        if obj.status != ObjectStatus.CANDIDATE:
             raise InputError(f"{obj.id} is {obj.status}; only a candidate project is approved")
-        obj.status = "active"
+        obj.status = ObjectStatus.ACTIVE
         save_object(conn, obj, now)
         revision = bump_revision(conn)
-    return {"id": obj.id, "status": "active", "changed": True, "revision": revision}
+    return {"id": obj.id, "status": ObjectStatus.ACTIVE, "changed": True, "revision": revision}

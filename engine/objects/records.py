@@ -20,7 +20,7 @@ from typing import Any
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
-from ..store.migrations import OBJECT_TYPES, RELATION_LABELS
+from ..store.migrations import OBJECT_TYPES, RELATION_LABELS, ObjectStatus
 from ..store.script import forget_in_rows
 
 READ_PAGE = 50
@@ -38,7 +38,7 @@ class ObjectRecord:
     summary: str = ""
     body: str = ""
     cues: list[str] = field(default_factory=list)
-    status: str = "active"
+    status: str = ObjectStatus.ACTIVE
     version: int = 1
     redirect_to: str | None = None
     created_at: str = ""

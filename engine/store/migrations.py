@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from enum import StrEnum
 
 from .ledger import m009_forget_audit
 from .recall_tables import m002_recall_index, m010_recall_date_mentions
@@ -21,7 +22,28 @@ RELATION_LABELS = (
     "member_of", "related_to", "assigned_to", "depends_on", "about", "supersedes", "knows",
 )
 CORE_FILES = ("AGENTS.md", "SOUL.md", "USER.md")
-EVENT_STATES = ("pending", "continue", "linked", "archive_only", "blocked")
+
+
+class EventState(StrEnum):
+    """An event's place in the archive queue (archive_queue.state): organize takes `pending`
+    and `continue` events and leaves each `linked` or `archive_only` (`blocked`: it gave up)."""
+
+    PENDING = "pending"
+    CONTINUE = "continue"
+    LINKED = "linked"
+    ARCHIVE_ONLY = "archive_only"
+    BLOCKED = "blocked"
+
+
+class ObjectStatus(StrEnum):
+    """An object's status (objects.status): a project is born a `candidate`."""
+
+    CANDIDATE = "candidate"
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+
+
+EVENT_STATES = tuple(state.value for state in EventState)  # plain str: status keys, schema text
 
 
 def _in(values: tuple[str, ...]) -> str:
