@@ -17,7 +17,8 @@ from ..store.migrations import CORE_FILES, EVENT_STATES, EventState
 from ..store.vault_tables import vault_status
 from ..timeline.hot import timeline_totals
 
-UNFINISHED = (EventState.PENDING, EventState.CONTINUE, EventState.BLOCKED)
+# Plain strings: the tuple's repr is the SQL list below.
+UNFINISHED = tuple(s.value for s in (EventState.PENDING, EventState.CONTINUE, EventState.BLOCKED))
 # Newest events scanned for secret-looking text per status call: a bounded scan (100-250 us
 # an event of a few hundred chars), so status stays cheap at any size of memory.
 SECRET_SCAN_EVENTS = 200
