@@ -26,10 +26,9 @@ import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from ..base.errors import MemvaultError
-from ..objects.corefiles import read_core_file, write_core_file
+from ..objects.corefiles import CoreFile, read_core_file, write_core_file
 from ..store.connection import write
 from .files import UnsafeFile, atomic_write, read_file, sha256, vault_file
 from .records import open_report, record_owner, resolve_reports
@@ -99,7 +98,7 @@ def import_core_bytes(
                        version)
 
 
-def _kept(current: dict[str, Any] | None) -> str:
+def _kept(current: CoreFile | None) -> str:
     return f"memory keeps version {current['version']}" if current else "memory keeps no version"
 
 

@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from zoneinfo import ZoneInfo
 
 from ..base.clock import Clock, SystemClock, iso, parse_time
@@ -24,17 +24,27 @@ from ..base.errors import InputError
 from ..base.home_trust import clear_bad_lock
 from ..objects import records as objects
 from ..store.connection import open_db, set_state, write
-from ..store.ledger import usage_summary
+from ..store.ledger import UsageSummary, usage_summary
 from ..store.migrations import ObjectStatus
 from ..timeline import events
 from ..timeline import hot as timeline
 from ..timeline.keys import Appended, append_rows, check_key
-from .status import memory_status
+from .status import StatusReport, memory_status
 
 if TYPE_CHECKING:
+    from ..objects.corefiles import CoreFile
     from ..objects.corrections import Correction
+    from ..objects.projects import ProjectApproval
 
 _log = logging.getLogger(__name__)
+
+
+class ResidentContext(TypedDict):
+    """memory_context's answer: what the agent always carries."""
+
+    core_files: dict[str, str]  # AGENTS.md, SOUL.md, USER.md -> content ('' if never written)
+    directory: dict[str, Any]  # a bounded directory of live objects
+    timeline: dict[str, Any]  # the hot timeline view, with what it cut
 
 
 class Memory:
@@ -222,7 +232,7 @@ class Memory:
         return [n.to_dict() for n in timeline.expand(self.conn, node_id)]
 
     # -- core files and context ---------------------------------------------------------------
-    def read_core_file(self, name: str) -> dict[str, Any] | None:
+    def read_core_file(self, name: str) -> CoreFile | None:
         from ..objects import corefiles
 
         return corefiles.read_core_file(self.conn, name)
@@ -238,22 +248,22 @@ class Memory:
         with write(self.conn):
             return corefiles.write_core_file(self.conn, name, content, origin, self.clock.now())
 
-    def resident_context(self) -> dict[str, Any]:
+    def resident_context(self) -> ResidentContext:
         """What the agent always carries: core files, a bounded directory, the timeline view."""
         from ..objects import corefiles
 
-        core = {}
+        core: dict[str, str] = {}
         for name in corefiles.CORE_FILES:
             current = corefiles.read_core_file(self.conn, name)
             core[name] = current["content"] if current else ""
-        return {
-            "core_files": core,
-            "directory": objects.object_directory(
+        return ResidentContext(
+            core_files=core,
+            directory=objects.object_directory(
                 self.conn, self.config.settings.context.directory_max_entries,
                 self.config.settings.context.directory_max_bytes,
             ),
-            "timeline": self.timeline_view(),
-        }
+            timeline=self.timeline_view(),
+        )
 
     # -- objects ------------------------------------------------------------------------------
     def list_objects(self, type_: str | None = None) -> list[dict[str, Any]]:
@@ -300,7 +310,7 @@ class Memory:
             return sync_index(self.conn, max_events)
 
     # -- status -------------------------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
+    def status(self) -> StatusReport:
         report = memory_status(self.conn)
         report["home"] = str(self.config.home)
         return report
@@ -346,7 +356,7 @@ class Memory:
 
         set_busy(self, busy)
 
-    def usage(self, days: int = 30) -> dict[str, Any]:
+    def usage(self, days: int = 30) -> UsageSummary:
         """Model usage per day and mode, from the ledger."""
         return usage_summary(self.conn, days)
 
@@ -366,7 +376,7 @@ class Memory:
 
         return correct(self.conn, self.config, correction, self.clock.now())
 
-    def approve_project(self, project_id: str) -> dict[str, Any]:
+    def approve_project(self, project_id: str) -> ProjectApproval:
         """memory_project_approve: activate a candidate project (nothing else does)."""
         from ..objects.projects import approve_project
 

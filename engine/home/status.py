@@ -5,14 +5,14 @@ database's health. Reads only."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from ..jobs.progress import batch_report
 from ..objects.secrets import find_secret
 from ..recall.masking import mask_slice
 from ..store.connection import graph_revision
 from ..store.disk import disk_usage
-from ..store.ledger import usage_summary
+from ..store.ledger import UsageSummary, usage_summary
 from ..store.migrations import CORE_FILES, EVENT_STATES, EventState
 from ..store.vault_tables import vault_status
 from ..timeline.hot import timeline_totals
@@ -45,7 +45,28 @@ def object_counts(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
     return objects
 
 
-def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> dict[str, Any]:
+class StatusReport(TypedDict):
+    """memory_status's answer: counts, what is unfinished, jobs, sizes and health."""
+
+    events: dict[str, int]  # total, hot and one count per archive-queue state
+    objects: dict[str, dict[str, int]]  # type -> status (or 'merged') -> count
+    relations: int
+    evidence: int
+    timeline: dict[str, Any]
+    jobs: dict[str, int]  # job state -> count
+    batches: dict[str, Any]  # in flight, retrying with the cause, terminal
+    oldest_unfinished: list[dict[str, Any]]
+    core_files_chars: dict[str, int | None]
+    graph_revision: int
+    vault: dict[str, Any]
+    disk: dict[str, Any]
+    usage: UsageSummary
+    quick_check: str
+    secrets: dict[str, Any]
+    home: NotRequired[str]  # Memory.status adds the home's path
+
+
+def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> StatusReport:
     """A snapshot of the whole memory, cheap enough to call every turn."""
     events = event_counts(conn)
     objects = object_counts(conn)
@@ -68,23 +89,23 @@ def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> dict[str, Any]:
         ).fetchone()) else None)
         for name in CORE_FILES
     }
-    return {
-        "events": events,
-        "objects": objects,
-        "relations": conn.execute("SELECT COUNT(*) FROM relations").fetchone()[0],
-        "evidence": conn.execute("SELECT COUNT(*) FROM evidence").fetchone()[0],
-        "timeline": timeline_totals(conn),
-        "jobs": jobs,
-        "batches": batch_report(conn),  # in flight, retrying with the cause, terminal
-        "oldest_unfinished": unfinished,
-        "core_files_chars": core,
-        "graph_revision": graph_revision(conn),
-        "vault": vault_status(conn),
-        "disk": disk_usage(conn),
-        "usage": usage_summary(conn, days=7),
-        "quick_check": conn.execute("PRAGMA quick_check").fetchone()[0],
-        "secrets": secret_pointer(conn),
-    }
+    return StatusReport(
+        events=events,
+        objects=objects,
+        relations=conn.execute("SELECT COUNT(*) FROM relations").fetchone()[0],
+        evidence=conn.execute("SELECT COUNT(*) FROM evidence").fetchone()[0],
+        timeline=timeline_totals(conn),
+        jobs=jobs,
+        batches=batch_report(conn),
+        oldest_unfinished=unfinished,
+        core_files_chars=core,
+        graph_revision=graph_revision(conn),
+        vault=vault_status(conn),
+        disk=disk_usage(conn),
+        usage=usage_summary(conn, days=7),
+        quick_check=conn.execute("PRAGMA quick_check").fetchone()[0],
+        secrets=secret_pointer(conn),
+    )
 
 
 def _mask_previews(conn: sqlite3.Connection, rows: list[dict[str, Any]]) -> None:
