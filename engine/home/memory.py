@@ -28,6 +28,7 @@ from ..store.ledger import UsageSummary, usage_summary
 from ..store.migrations import ObjectStatus
 from ..timeline import events
 from ..timeline import hot as timeline
+from ..timeline.hot import TimelineView
 from ..timeline.keys import Appended, append_rows, check_key
 from .status import StatusReport, memory_status
 
@@ -44,7 +45,7 @@ class ResidentContext(TypedDict):
 
     core_files: dict[str, str]  # AGENTS.md, SOUL.md, USER.md -> content ('' if never written)
     directory: dict[str, Any]  # a bounded directory of live objects
-    timeline: dict[str, Any]  # the hot timeline view, with what it cut
+    timeline: TimelineView  # the hot timeline view, with what it cut
 
 
 class Memory:
@@ -203,13 +204,13 @@ class Memory:
 
         return ingest_lines(lines, self.store_events)
 
-    def read_event(self, event_id: str | int, offset: int = 0) -> dict[str, Any]:
+    def read_event(self, event_id: str | int, offset: int = 0) -> events.EventPage:
         return events.read_event_page(self.conn, events.parse_event_id(event_id), offset)
 
     def list_events(
         self, start: str | datetime, end: str | datetime, cursor: str | None = None,
         limit: int = 50,
-    ) -> dict[str, Any]:
+    ) -> events.EventListing:
         lo, hi = (self._time(t, name) for t, name in ((start, "FROM"), (end, "TO")))
         if hi <= lo:
             raise InputError("TO must be later than FROM")
@@ -224,7 +225,7 @@ class Memory:
             raise InputError(f"{name}: {exc}") from None
 
     # -- hot timeline -------------------------------------------------------------------------
-    def timeline_view(self, max_bytes: int | None = None) -> dict[str, Any]:
+    def timeline_view(self, max_bytes: int | None = None) -> TimelineView:
         limit = max_bytes if max_bytes is not None else self.config.settings.timeline.view_max_bytes
         return timeline.timeline_view(self.conn, limit)
 

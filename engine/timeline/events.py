@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -348,21 +348,39 @@ def parse_event_id(value: str | int) -> int:
     return number
 
 
+class EventPage(TypedDict):
+    """One page of an event's text with its fields (`Memory.read_event`)."""
+
+    id: int
+    occurred_at: str
+    source: str
+    kind: str
+    meta: dict[str, Any] | None
+    chars: int
+    est_tokens: int
+    ingested_at: str
+    key: str | None
+    state: str  # 'hot', or its archive-queue state
+    offset: int
+    text: str
+    next_offset: int | None  # None at the end
+
+
 def read_event_page(
     conn: sqlite3.Connection, event_id: int, offset: int = 0, page_chars: int = PAGE_CHARS
-) -> dict[str, Any]:
+) -> EventPage:
     """One page of an event's text from `offset`, with `next_offset` (None at the end)."""
     event = get_event(conn, event_id)
     if offset < 0 or offset > event.chars:
         raise InputError(f"offset {offset} is outside event {event_id} (0–{event.chars})")
     end = min(event.chars, offset + page_chars)
-    return {
-        "id": event.id, "occurred_at": event.occurred_at, "source": event.source,
-        "kind": event.kind, "meta": event.meta, "chars": event.chars,
-        "est_tokens": event.est_tokens, "ingested_at": event.ingested_at, "key": event.key,
-        "state": event_state(conn, event_id), "offset": offset,
-        "text": event.text[offset:end], "next_offset": end if end < event.chars else None,
-    }
+    return EventPage(
+        id=event.id, occurred_at=event.occurred_at, source=event.source,
+        kind=event.kind, meta=event.meta, chars=event.chars,
+        est_tokens=event.est_tokens, ingested_at=event.ingested_at, key=event.key,
+        state=event_state(conn, event_id), offset=offset,
+        text=event.text[offset:end], next_offset=end if end < event.chars else None,
+    )
 
 
 def event_state(conn: sqlite3.Connection, event_id: int) -> str:
@@ -371,10 +389,17 @@ def event_state(conn: sqlite3.Connection, event_id: int) -> str:
     return row[0] if row else "hot"
 
 
+class EventListing(TypedDict):
+    """A page of events in a time range (`Memory.list_events`)."""
+
+    events: list[dict[str, Any]]  # id, occurred_at, source, kind, meta, chars, preview
+    cursor: str | None  # continues the listing; None at the end
+
+
 def list_events(
     conn: sqlite3.Connection, start: datetime, end: datetime, cursor: str | None = None,
     limit: int = 50,
-) -> dict[str, Any]:
+) -> EventListing:
     """Events with start <= occurred_at < end, oldest first; `cursor` continues a listing."""
     if limit < 1:
         raise InputError(f"limit must be at least 1, got {limit}")
@@ -407,7 +432,7 @@ def list_events(
         for r in rows
     ]
     next_cursor = f"{rows[-1]['occurred_us']}:{rows[-1]['id']}" if more and rows else None
-    return {"events": items, "cursor": next_cursor}
+    return EventListing(events=items, cursor=next_cursor)
 
 
 _NO_UPDATE_TRIGGER = "events_no_update"
