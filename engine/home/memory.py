@@ -204,7 +204,7 @@ class Memory:
 
         return ingest_lines(lines, self.store_events)
 
-    def read_event(self, event_id: str | int, offset: int = 0) -> events.EventPage:
+    def read_event(self, event_id: str | int, offset: int = 0) -> dict[str, Any]:
         return events.read_event_page(self.conn, events.parse_event_id(event_id), offset)
 
     def list_events(

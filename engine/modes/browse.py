@@ -7,7 +7,7 @@ overwrite it: the batch's `read_ids` set grows with every read.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -48,7 +48,7 @@ def search(conn: sqlite3.Connection, query: str, types: list[str] | None,
     return memory_find(conn, query, types=types, limit=limit, include_events=False)["hits"]
 
 
-def evidence_text(conn: sqlite3.Connection, id_or_event: str, offset: int) -> Mapping[str, Any]:
+def evidence_text(conn: sqlite3.Connection, id_or_event: str, offset: int) -> dict[str, Any]:
     """Raw text behind an event id, or the evidence slices of an object, paged."""
     if ":" in id_or_event and not id_or_event.startswith("event:"):
         target = resolve_redirect(conn, id_or_event)

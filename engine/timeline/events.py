@@ -348,39 +348,21 @@ def parse_event_id(value: str | int) -> int:
     return number
 
 
-class EventPage(TypedDict):
-    """One page of an event's text with its fields (`Memory.read_event`)."""
-
-    id: int
-    occurred_at: str
-    source: str
-    kind: str
-    meta: dict[str, Any] | None
-    chars: int
-    est_tokens: int
-    ingested_at: str
-    key: str | None
-    state: str  # 'hot', or its archive-queue state
-    offset: int
-    text: str
-    next_offset: int | None  # None at the end
-
-
 def read_event_page(
     conn: sqlite3.Connection, event_id: int, offset: int = 0, page_chars: int = PAGE_CHARS
-) -> EventPage:
+) -> dict[str, Any]:
     """One page of an event's text from `offset`, with `next_offset` (None at the end)."""
     event = get_event(conn, event_id)
     if offset < 0 or offset > event.chars:
         raise InputError(f"offset {offset} is outside event {event_id} (0–{event.chars})")
     end = min(event.chars, offset + page_chars)
-    return EventPage(
-        id=event.id, occurred_at=event.occurred_at, source=event.source,
-        kind=event.kind, meta=event.meta, chars=event.chars,
-        est_tokens=event.est_tokens, ingested_at=event.ingested_at, key=event.key,
-        state=event_state(conn, event_id), offset=offset,
-        text=event.text[offset:end], next_offset=end if end < event.chars else None,
-    )
+    return {
+        "id": event.id, "occurred_at": event.occurred_at, "source": event.source,
+        "kind": event.kind, "meta": event.meta, "chars": event.chars,
+        "est_tokens": event.est_tokens, "ingested_at": event.ingested_at, "key": event.key,
+        "state": event_state(conn, event_id), "offset": offset,
+        "text": event.text[offset:end], "next_offset": end if end < event.chars else None,
+    }
 
 
 def event_state(conn: sqlite3.Connection, event_id: int) -> str:
