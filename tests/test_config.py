@@ -90,7 +90,8 @@ def test_set_values_are_read(home: Path) -> None:
 
 def test_the_typed_settings_and_the_table_agree() -> None:
     """Each row of the table is a field of the settings dataclasses, declared with the type of
-    its default, and each field a row, in the same order (the toml file's order)."""
+    its default (a Literal of its choices), and each field a row, in the same order (the toml
+    file's order)."""
     defaults = Settings()
     fields = [(section.name, f.name) for section in dataclasses.fields(Settings)
               for f in dataclasses.fields(getattr(defaults, section.name))]
@@ -98,7 +99,11 @@ def test_the_typed_settings_and_the_table_agree() -> None:
     for setting in SETTINGS:
         section = getattr(defaults, setting.section)
         declared = typing.get_type_hints(type(section))[setting.key]
-        assert declared is type(setting.default), setting.name
+        if setting.choices:
+            assert typing.get_args(declared) == setting.choices, setting.name
+            assert setting.default in setting.choices, setting.name
+        else:
+            assert declared is type(setting.default), setting.name
         assert getattr(section, setting.key) == setting.default
     with pytest.raises(dataclasses.FrozenInstanceError):
         defaults.batch.timeout_s = 5  # type: ignore[misc]  # the point: settings are read-only
@@ -111,6 +116,14 @@ def test_set_values_are_read_as_typed_settings(home: Path) -> None:
     assert settings.worker.poll_s == 1.0 and isinstance(settings.worker.poll_s, float)
     assert settings.compact.threshold_tokens == 250_000  # not set: the default
     assert settings.lease_s == 300 + 60
+    assert load_config(home).settings.model.provider == "builtin"
+
+
+def test_the_choices_of_a_setting_come_from_its_type() -> None:
+    choices = {s.name: s.choices for s in SETTINGS if s.choices}
+    assert choices == {"model.provider": ("builtin", "openai", "scripted"),
+                       "model.tool_mode": ("native", "json_schema"),
+                       "model.schema_format": ("json_schema", "json_object")}
 
 
 def test_the_settings_follow_a_change_of_values(home: Path) -> None:

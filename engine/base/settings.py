@@ -1,25 +1,29 @@
 """The settings of a memory home as typed, frozen dataclasses: `settings.batch.timeout_s`.
 
-One source of truth: each setting's default, allowed range or choices and description are
-declared here, once, by `setting(...)`; config.py's SETTINGS table (what memvault.toml is checked
-against and written from, in this order) is generated from these classes, and `Config.settings`
-is an instance holding a home's values. A new setting is a new field here, nothing more.
+One source of truth: each setting's type, default, allowed range and description are declared
+here, once, by `setting(...)` (a setting with choices has a Literal type naming them).
+config.py's SETTINGS table (what memvault.toml is checked against and written from, in this
+order) is generated from these classes, and `Config.settings` is an instance holding a home's
+values. A new setting is a new field here, nothing more.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 T = TypeVar("T")
 
 
-def setting(default: T, doc: str, lo: float | None = None, hi: float | None = None,
-            choices: tuple[str, ...] = ()) -> T:
-    """A settings field: `default` (its type is the setting's type), what it does, and its
-    allowed range `lo`–`hi` or `choices`, for the table config.py generates."""
-    meta = {"doc": doc, "lo": lo, "hi": hi, "choices": choices}
-    return field(default=default, metadata=meta)
+Provider = Literal["builtin", "openai", "scripted"]
+ToolMode = Literal["native", "json_schema"]  # how tools are offered to the model
+SchemaFormat = Literal["json_schema", "json_object"]
+
+
+def setting(default: T, doc: str, lo: float | None = None, hi: float | None = None) -> T:
+    """A settings field: `default`, what it does and its allowed range `lo`–`hi`, for the
+    table config.py generates (which takes the choices of a Literal field from its type)."""
+    return field(default=default, metadata={"doc": doc, "lo": lo, "hi": hi})
 
 
 @dataclass(frozen=True)
@@ -116,16 +120,15 @@ class GraphSettings:
 class ModelSettings:
     """[model]: the model provider and its limits."""
 
-    provider: str = setting("builtin", "model provider", choices=("builtin", "openai", "scripted"))
+    provider: Provider = setting("builtin", "model provider")
     name: str = setting("", "model name for the openai provider")
     base_url: str = setting("", "OpenAI-compatible base URL ('' = $OPENAI_BASE_URL)")
     api_key_env: str = setting("OPENAI_API_KEY", "environment variable holding the API key")
-    tool_mode: str = setting("native", "how tools are offered", choices=("native", "json_schema"))
-    schema_format: str = setting(
+    tool_mode: ToolMode = setting("native", "how tools are offered")
+    schema_format: SchemaFormat = setting(
         "json_schema",
         "how tool_mode json_schema sends the schema: OpenAI's json_schema, or json_object with "
         "a schema (llama-cpp-python's server)",
-        choices=("json_schema", "json_object"),
     )
     max_output_tokens: int = setting(32_768, "output tokens asked for first", 256, 131_072)
     max_output_tokens_cap: int = setting(
@@ -260,7 +263,14 @@ class Settings:
 
 
 def declared() -> list[tuple[str, str, Any, dict[str, Any]]]:
-    """(section, key, default, metadata) of every setting, in declaration order."""
-    defaults = Settings()
-    return [(section.name, f.name, f.default, dict(f.metadata))
-            for section in fields(Settings) for f in fields(getattr(defaults, section.name))]
+    """(section, key, default, metadata) of every setting, in declaration order; the metadata
+    holds `choices`: the values of a Literal type, else ()."""
+    found = []
+    for section in fields(Settings):
+        kind = type(getattr(Settings(), section.name))
+        hints = get_type_hints(kind)
+        for f in fields(kind):
+            hint = hints[f.name]
+            choices = get_args(hint) if get_origin(hint) is Literal else ()
+            found.append((section.name, f.name, f.default, {**f.metadata, "choices": choices}))
+    return found
