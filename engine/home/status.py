@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, NotRequired, TypedDict
 
-from ..jobs.progress import batch_report
+from ..jobs.progress import BatchReport, batch_report
 from ..objects.secrets import find_secret
 from ..recall.masking import mask_slice
 from ..store.connection import graph_revision
@@ -54,7 +54,7 @@ class StatusReport(TypedDict):
     evidence: int
     timeline: dict[str, Any]
     jobs: dict[str, int]  # job state -> count
-    batches: dict[str, Any]  # in flight, retrying with the cause, terminal
+    batches: BatchReport
     oldest_unfinished: list[dict[str, Any]]
     core_files_chars: dict[str, int | None]
     graph_revision: int
@@ -62,7 +62,7 @@ class StatusReport(TypedDict):
     disk: dict[str, Any]
     usage: UsageSummary
     quick_check: str
-    secrets: dict[str, Any]
+    secrets: SecretPointer
     home: NotRequired[str]  # Memory.status adds the home's path
 
 
@@ -117,7 +117,17 @@ def _mask_previews(conn: sqlite3.Connection, rows: list[dict[str, Any]]) -> None
         row["preview"] = mask_slice(text, 0, len(row["preview"]))
 
 
-def secret_pointer(conn: sqlite3.Connection, newest: int = SECRET_SCAN_EVENTS) -> dict[str, Any]:
+class SecretPointer(TypedDict):
+    """Status's `secrets`: which recent events hold secret-looking text; kinds, never values."""
+
+    events: int  # how many of the scanned events hold one
+    scanned: int
+    ids: list[int]  # the newest of them
+    kinds: list[str]
+    hint: str | None  # how to see one and remove it (None when there is none)
+
+
+def secret_pointer(conn: sqlite3.Connection, newest: int = SECRET_SCAN_EVENTS) -> SecretPointer:
     """Which of the newest `newest` events hold secret-looking text (count, the newest ids),
     with how to remove a value. Names kinds only, never a value."""
     found: list[int] = []
@@ -132,5 +142,5 @@ def secret_pointer(conn: sqlite3.Connection, newest: int = SECRET_SCAN_EVENTS) -
             kinds.add(kind)
     hint = ("see one with `memvault event ID` (masked; --reveal-secrets shows it), then remove "
             "the value everywhere with `memvault forget TEXT --yes`") if found else None
-    return {"events": len(found), "scanned": scanned, "ids": found[:SECRET_IDS_SHOWN],
-            "kinds": sorted(kinds), "hint": hint}
+    return SecretPointer(events=len(found), scanned=scanned, ids=found[:SECRET_IDS_SHOWN],
+                         kinds=sorted(kinds), hint=hint)
