@@ -4,8 +4,9 @@ engine/ installs as `memvault` and vault/ as `memvault.vault` (pyproject.toml's 
 editable install provides that through an import hook mypy cannot follow, and checked as folders
 the modules would be named engine.* and vault.*: every import between the two (`from ..vault…`
 in the CLI, `from ..base…` in vault/) would resolve to nothing and be silently Any. So the
-installed layout is rebuilt as symlinks under .mypy_cache/tree and mypy checks `memvault` there,
-with pyproject.toml's [tool.mypy] options; errors are shown at their repository paths.
+installed layout is rebuilt as symlinks under .mypy_cache/tree (pyproject.toml's mypy_path) and
+mypy checks `memvault` there, with [tool.mypy]'s options; errors are shown at their repository
+paths.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ TREE = REPO / ".mypy_cache" / "tree"
 LAYOUT = {"memvault": REPO / "engine", "memvault/vault": REPO / "vault"}
 
 
-def build_tree() -> Path:
+def build_tree() -> None:
     """Lay the package out under TREE as it installs: a real `memvault/` folder holding a link
     to each entry of engine/, and `memvault/vault` linking to vault/. Rebuilt every run, so a
     new subpackage is checked the first time."""
@@ -33,7 +34,6 @@ def build_tree() -> Path:
         if entry.name != "__pycache__":
             (root / entry.name).symlink_to(entry)
     (root / "vault").symlink_to(LAYOUT["memvault/vault"])
-    return TREE
 
 
 def repository_path(line: str) -> str:
@@ -45,10 +45,10 @@ def repository_path(line: str) -> str:
 
 def run_mypy(timeout_s: float = 600) -> tuple[int, str]:
     """(mypy's exit status, its report at repository paths)."""
-    env = {**os.environ, "MYPYPATH": str(build_tree())}
+    build_tree()
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", str(REPO / "pyproject.toml")],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout_s)
+        cwd=REPO, capture_output=True, text=True, timeout=timeout_s)
     report = "\n".join(repository_path(line) for line in (done.stdout + done.stderr).splitlines())
     return done.returncode, report
 
