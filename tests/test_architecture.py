@@ -394,4 +394,5 @@ def test_the_wheel_installs_only_the_memvault_name(tmp_path: Path) -> None:
     assert tops == {"memvault", next(t for t in tops if t.endswith(".dist-info"))}
     assert "memvault/vault/templates/object.md.j2" in names
     assert "memvault/data/sample_events.jsonl" in names
+    assert "memvault/py.typed" in names  # PEP 561: a user's type checker reads our hints
     assert "memvault/cli/vault.py" in names and "memvault/vault/render.py" in names

@@ -3,7 +3,9 @@ and what is allowed; and the clock helpers time-dependent code relies on."""
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
+import typing
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -11,8 +13,16 @@ import pytest
 from helpers import write_config
 from memvault import ManualClock, Memory
 from memvault.base.clock import iso, parse_time, to_micros
-from memvault.base.config import SETTINGS, default_toml, load_config, parse_config, resolve_home
+from memvault.base.config import (
+    SETTINGS,
+    Config,
+    default_toml,
+    load_config,
+    parse_config,
+    resolve_home,
+)
 from memvault.base.errors import ConfigError
+from memvault.base.settings import Settings
 
 
 def test_a_new_home_gets_a_commented_toml_with_every_key(home: Path) -> None:
@@ -76,6 +86,51 @@ def test_set_values_are_read(home: Path) -> None:
     assert config["time.timezone"] == "Asia/Shanghai"
     with pytest.raises(KeyError):
         config.get("compact.no_such_key")
+
+
+def test_the_typed_settings_and_the_table_agree() -> None:
+    """Each row of the table is a field of the settings dataclasses, declared with the type of
+    its default (a Literal of its choices), and each field a row, in the same order (the toml
+    file's order)."""
+    defaults = Settings()
+    fields = [(section.name, f.name) for section in dataclasses.fields(Settings)
+              for f in dataclasses.fields(getattr(defaults, section.name))]
+    assert fields == [(s.section, s.key) for s in SETTINGS]
+    for setting in SETTINGS:
+        section = getattr(defaults, setting.section)
+        declared = typing.get_type_hints(type(section))[setting.key]
+        if setting.choices:
+            assert typing.get_args(declared) == setting.choices, setting.name
+            assert setting.default in setting.choices, setting.name
+        else:
+            assert declared is type(setting.default), setting.name
+        assert getattr(section, setting.key) == setting.default
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        defaults.batch.timeout_s = 5  # type: ignore[misc]  # the point: settings are read-only
+
+
+def test_set_values_are_read_as_typed_settings(home: Path) -> None:
+    write_config(home, '[compact]\nnodes_per_batch = 4\n[worker]\npoll_s = 1\n')
+    settings = load_config(home).settings
+    assert settings.compact.nodes_per_batch == 4
+    assert settings.worker.poll_s == 1.0 and isinstance(settings.worker.poll_s, float)
+    assert settings.compact.threshold_tokens == 250_000  # not set: the default
+    assert settings.lease_s == 300 + 60
+    assert load_config(home).settings.model.provider == "builtin"
+
+
+def test_the_choices_of_a_setting_come_from_its_type() -> None:
+    choices = {s.name: s.choices for s in SETTINGS if s.choices}
+    assert choices == {"model.provider": ("builtin", "openai", "scripted"),
+                       "model.tool_mode": ("native", "json_schema"),
+                       "model.schema_format": ("json_schema", "json_object")}
+
+
+def test_the_settings_follow_a_change_of_values(home: Path) -> None:
+    config = Config(home=home, values={"batch.timeout_s": 10})
+    assert config.settings.batch.timeout_s == 10
+    config.values["batch.timeout_s"] = 20
+    assert config.settings.batch.timeout_s == 20
 
 
 @pytest.mark.parametrize(

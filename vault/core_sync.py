@@ -31,7 +31,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..base.errors import MemvaultError
-from ..objects.corefiles import read_core_file, write_core_file
+from ..objects.corefiles import CoreFile, read_core_file, write_core_file
 from ..store.connection import write
 from .bookkeeping import (
     clear_intents_many,
@@ -107,7 +107,7 @@ def import_core_bytes(
                        version)
 
 
-def _kept(current: sqlite3.Row | None) -> str:
+def _kept(current: CoreFile | None) -> str:
     return f"memory keeps version {current['version']}" if current else "memory keeps no version"
 
 

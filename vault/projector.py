@@ -43,6 +43,7 @@ from typing import Any
 
 from ..base.clock import iso
 from ..base.config import Config
+from ..base.settings import VaultSettings
 from ..objects.corefiles import CORE_FILES
 from ..store.connection import get_state, set_state, write
 from ..store.vault_tables import DIRECTORY_KEY, PENDING_SQL, mark_citers_dirty
@@ -214,10 +215,10 @@ def render_vault(
     Limits come from `config` (a memory home's memvault.toml) when given, else the defaults;
     `options` are passed on to `project_vault` (rebuild, durable, now, progress, ...).
     """
-    get = config.get if config is not None else _default
-    options.setdefault("max_links", get("vault.max_links_per_file"))
-    options.setdefault("core_max_bytes", get("vault.core_file_max_bytes"))
-    limit = None if all else get("vault.objects_per_run")
+    limits = config.settings.vault if config is not None else VaultSettings()
+    options.setdefault("max_links", limits.max_links_per_file)
+    options.setdefault("core_max_bytes", limits.core_file_max_bytes)
+    limit = None if all else limits.objects_per_run
     return project_vault(conn, Path(vault_path), limit=limit, **options)
 
 
@@ -246,12 +247,6 @@ def rerender_objects_citing(
     if not marked:
         return ProjectionResult(remaining=count_pending(conn))
     return render_vault(conn, vault_path, all=True, config=config, **options)
-
-
-def _default(name: str) -> Any:
-    from ..base.config import SETTINGS
-
-    return next(s.default for s in SETTINGS if s.name == name)
 
 
 def _sync_core(

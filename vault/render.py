@@ -28,7 +28,7 @@ import jinja2
 
 from ..base.display import for_markdown
 from ..objects.corefiles import CORE_FILES, read_core_file
-from ..objects.ids import OBJECT_TYPES
+from ..objects.ids import OBJECT_TYPES, ObjectStatus
 from ..objects.records import ObjectRecord, object_links, resolve_redirect
 from ..store.vault_tables import DIRECTORY_KEY
 from .page_links import (
@@ -169,8 +169,7 @@ def _render(template: jinja2.Template, variables: dict[str, Any]) -> str:
     with the environment's globals (a ChainMap) for every file. The templates use no globals."""
     context = template.new_context(variables, shared=True)
     try:
-        return template.environment.concat(  # type: ignore[attr-defined]
-            template.root_render_func(context))
+        return template.environment.concat(template.root_render_func(context))
     except Exception:
         template.environment.handle_exception()  # raises, with the template's line numbers
 
@@ -412,7 +411,7 @@ class Renderer:
                 entries.append({
                     "link": link,
                     "id": row["id"],
-                    "status": "" if row["status"] == "active" else f" ({row['status']})",
+                    "status": "" if row["status"] == ObjectStatus.ACTIVE else f" ({row['status']})",
                     "summary": summary,
                 })
             groups.append({

@@ -108,8 +108,8 @@ class VaultWatcher:
     @classmethod
     def for_config(cls, config: Config, **options: Any) -> VaultWatcher:
         """A watcher of a memory home's vault with the home's limits."""
-        options.setdefault("core_max_bytes", config["vault.core_file_max_bytes"])
-        options.setdefault("max_links", config["vault.max_links_per_file"])
+        options.setdefault("core_max_bytes", config.settings.vault.core_file_max_bytes)
+        options.setdefault("max_links", config.settings.vault.max_links_per_file)
         return cls(config.db_path, config.vault_path, **options)
 
     def _now(self) -> datetime:
@@ -184,6 +184,7 @@ class VaultWatcher:
             rels.append(rel)
         rels.sort(key=lambda r: (not is_core_file(r), r))  # core files first
         for rel in rels:
+            outcome: WatchOutcome | None
             try:
                 if is_core_file(rel):
                     outcome = self._core(conn, rel)

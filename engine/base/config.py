@@ -21,6 +21,7 @@ from typing import Any
 
 from .errors import ConfigError
 from .home_trust import check_owner, read_settings_text
+from .settings import Settings, declared
 
 DEFAULT_HOME = "~/.memvault"
 CONFIG_NAME = "memvault.toml"
@@ -70,85 +71,10 @@ class Setting:
         return value
 
 
-def _s(section: str, key: str, default: Any, doc: str, lo=None, hi=None, choices=()) -> Setting:
-    return Setting(section, key, default, doc, lo, hi, tuple(choices))
-
-
-SETTINGS: tuple[Setting, ...] = (
-    _s("time", "timezone", "",
-       "IANA zone for 'local' times (nightly run, naive inputs); '' = system"),
-    _s("timeline", "view_max_bytes", 350_000, "bytes of hot timeline one view may carry", 1_000,
-       50_000_000),
-    _s("compact", "nodes_per_batch", 8, "hot nodes a compact batch covers at most", 2, 8),
-    _s("compact", "threshold_tokens", 250_000, "estimated tokens of hot timeline that start a "
-       "compact job", 1_000, 10_000_000),
-    _s("compact", "target_ratio", 0.6, "a threshold job stops under this share of the threshold",
-       0.1, 0.95),
-    _s("compact", "max_age_hours", 24, "before the nightly run, raw turns on the hot timeline "
-       "longer than this are compacted and organized (0 = off)", 0, 720),
-    _s("organize", "page_chars", 8_000, "chars of one event an organize batch reads", 256, 8_000),
-    _s("organize", "page_min_chars", 256, "smallest page after shrinking", 256, 8_000),
-    _s("organize", "claim_budget_bytes", 96_000, "bytes one claim may transfer to the model",
-       24_000, 200_000),
-    _s("organize", "progress_max_chars", 2_000, "chars of saved progress on continue", 1, 2_000),
-    _s("organize", "reason_max_chars", 1_000, "chars of an archive_only reason", 1, 1_000),
-    _s("deep", "objects_per_batch", 4, "objects a deep batch reviews at most", 1, 4),
-    _s("deep", "nightly_at", "02:50", "local time of the nightly deep review (HH:MM)"),
-    _s("deep", "quiet_minutes", 5, "minutes without conversation before the nightly run", 0, 240),
-    _s("objects", "body_max_chars", 16_000, "chars of an object body", 1, 16_000),
-    _s("objects", "summary_max_chars", 400, "chars of an object summary", 1, 400),
-    _s("graph", "max_objects", 32, "objects one proposal may write", 1, 32),
-    _s("graph", "max_relations", 64, "relations one proposal may write", 1, 64),
-    _s("graph", "max_core_files", 3, "core files one proposal may write", 0, 3),
-    _s("graph", "max_proposal_bytes", 900_000, "a proposal must stay under this size", 1_000,
-       900_000),
-    _s("model", "provider", "builtin", "model provider", choices=("builtin", "openai",
-                                                                   "scripted")),
-    _s("model", "name", "", "model name for the openai provider"),
-    _s("model", "base_url", "", "OpenAI-compatible base URL ('' = $OPENAI_BASE_URL)"),
-    _s("model", "api_key_env", "OPENAI_API_KEY", "environment variable holding the API key"),
-    _s("model", "tool_mode", "native", "how tools are offered", choices=("native",
-                                                                        "json_schema")),
-    _s("model", "schema_format", "json_schema", "how tool_mode json_schema sends the schema: "
-       "OpenAI's json_schema, or json_object with a schema (llama-cpp-python's server)",
-       choices=("json_schema", "json_object")),
-    _s("model", "max_output_tokens", 32_768, "output tokens asked for first", 256, 131_072),
-    _s("model", "max_output_tokens_cap", 131_072, "output tokens a truncation retry grows to",
-       256, 131_072),
-    _s("model", "context_tokens", 1_000_000, "the model's context window", 2_048, 10_000_000),
-    _s("batch", "timeout_s", 300, "seconds one batch may take", 5, 3_600),
-    _s("batch", "max_rounds", 16, "tool rounds one batch may take", 1, 16),
-    _s("batch", "max_corrections", 3, "field-level corrections before a batch fails", 0, 3),
-    _s("worker", "lease_extra_s", 60, "lease = batch.timeout_s + this", 10, 3_600),
-    _s("worker", "poll_s", 2.0, "seconds between worker polls", 0.05, 60.0),
-    _s("worker", "max_failed_claims", 5, "consecutive failed claims before a batch is terminal",
-       1, 5),
-    _s("worker", "backoff_s", 10.0, "first retry delay, doubled each failure", 0.0, 3_600.0),
-    _s("worker", "cooldown_s", 3_600, "pause of automatic jobs after an automatic failure", 0,
-       86_400),
-    _s("worker", "hourly_s", 3_600, "seconds between hourly organize checks", 60, 86_400),
-    _s("context", "directory_max_entries", 200, "objects listed in the resident directory", 0,
-       10_000),
-    _s("context", "directory_max_bytes", 24_000, "bytes of the resident directory", 0,
-       1_000_000),
-    _s("service", "socket", "memvault.sock",
-       "Unix socket `memvault serve` listens on (relative: inside the home)"),
-    _s("service", "port", 8765, "loopback TCP port `memvault serve` listens on by default", 1,
-       65535),
-    _s("service", "token_env", "MEMVAULT_TOKEN",
-       "environment variable holding the bearer token HTTP clients must send; unset = the "
-       "home's service.token (TCP; a Unix socket needs none)"),
-    _s("service", "api_connections", 4, "SQLite connections the API lends to concurrent calls",
-       1, 64),
-    _s("service", "projector_interval_s", 10.0, "seconds between vault projection heartbeats "
-       "in `memvault serve`", 1.0, 3_600.0),
-    _s("service", "shutdown_grace_s", 30.0, "seconds a stop waits for the batch in flight "
-       "before leaving it to its lease", 0.0, 3_600.0),
-    _s("vault", "objects_per_run", 10, "objects rendered per projection run", 1, 10_000),
-    _s("vault", "max_links_per_file", 50, "relations/sources per file before continuation pages",
-       5, 50),
-    _s("vault", "core_file_max_bytes", 262_144, "largest core file imported from the vault", 1_024,
-       10_000_000),
+# Generated from settings.py's dataclasses, in their order: the one place a setting is declared.
+SETTINGS: tuple[Setting, ...] = tuple(
+    Setting(section, key, default, meta["doc"], meta["lo"], meta["hi"], meta["choices"])
+    for section, key, default, meta in declared()
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -156,10 +82,22 @@ _BY_NAME = {s.name: s for s in SETTINGS}
 
 @dataclass
 class Config:
-    """Settings of one memory home, looked up as `config.get('compact.nodes_per_batch')`."""
+    """Settings of one memory home: typed as `config.settings.compact.nodes_per_batch`, or by
+    name as `config["compact.nodes_per_batch"]` (tests, and tools that name a setting in text).
+
+    `values` holds what memvault.toml sets; `settings` follows it (tests change `values`)."""
 
     home: Path
     values: dict[str, Any] = field(default_factory=dict)
+    _settings: tuple[dict[str, Any], Settings] | None = field(
+        default=None, init=False, repr=False, compare=False)
+
+    @property
+    def settings(self) -> Settings:
+        """The typed settings: each value memvault.toml sets, the default for the rest."""
+        if self._settings is None or self._settings[0] != self.values:
+            self._settings = (dict(self.values), Settings.from_values(self.values))
+        return self._settings[1]
 
     def get(self, name: str) -> Any:
         if name not in _BY_NAME:

@@ -90,9 +90,9 @@ def _month(name: str) -> int:
 
 
 def _window(kind: str, groups: tuple[str | None, ...]) -> DateWindow | None:
-    g = groups
+    g = [x or "" for x in groups]  # only a CJK date has optional parts, read as None below
     if kind == "cjk":
-        year, month, day = (int(x) if x else None for x in g)
+        year, month, day = (int(x) if x else None for x in groups)
     elif kind == "ymd":
         year, month, day = int(g[0]), int(g[1]), int(g[2])
     elif kind == "mdy":
@@ -141,8 +141,12 @@ def first_readings(
 def date_windows(text: str) -> list[DateWindow]:
     """The explicit dates a query names, each once, longest phrase first (a phrase already
     read is not read again as a shorter one: "May 3, 2023" is not also "May 3")."""
-    return first_readings(text, [
-        (pattern, lambda m, kind=kind: _window(kind, m.groups())) for pattern, kind in _PATTERNS])
+    return first_readings(text, [(pattern, _reader(kind)) for pattern, kind in _PATTERNS])
+
+
+def _reader(kind: str) -> Callable[[re.Match[str]], DateWindow | None]:
+    """What reads a match of one of _PATTERNS' `kind` of date."""
+    return lambda match: _window(kind, match.groups())
 
 
 # -- dates written inside text, as index tokens ------------------------------------------------

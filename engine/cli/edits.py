@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import click
 
@@ -62,7 +62,7 @@ def edit(ctx: click.Context, ref: str, name: str | None, summary: str | None,
         raise click.UsageError("give --body or --body-file, not both")
     with open_memory(ctx) as mem:
         if body_file is not None:
-            body = _read_text(body_file, mem.config["objects.body_max_chars"])
+            body = _read_text(body_file, mem.config.settings.objects.body_max_chars)
         change = ProfileEdit(name=name, summary=summary, body=body, add_aliases=add_alias,
                              remove_aliases=remove_alias, add_cues=add_cue,
                              remove_cues=remove_cue)
@@ -123,8 +123,8 @@ def accept_edit(ctx: click.Context, file: str, force: bool, as_json: bool) -> No
         vault = mem.config.vault_path
         check_root(vault)
         hand = read_hand_edit(mem.conn, vault, file,
-                              max_links=mem.config["vault.max_links_per_file"],
-                              max_bytes=mem.config["graph.max_proposal_bytes"])
+                              max_links=mem.config.settings.vault.max_links_per_file,
+                              max_bytes=mem.config.settings.graph.max_proposal_bytes)
         if not hand.changed:
             line = (f"{hand.rel_path}: nothing to accept: its name, aliases, summary, body and "
                     f"cues are what {hand.object_id} version {hand.version} holds")
@@ -140,7 +140,11 @@ def accept_edit(ctx: click.Context, file: str, force: bool, as_json: bool) -> No
         _run(mem, correction, as_json, accepted=hand)
 
 
-def _token(token: str | None) -> dict[str, str]:
+class _TokenArg(TypedDict, total=False):
+    token: str  # absent: Correction makes a fresh one
+
+
+def _token(token: str | None) -> _TokenArg:
     return {} if token is None else {"token": token}
 
 

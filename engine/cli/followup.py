@@ -13,6 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..store.jobs import JobState
+from ..timeline.queue import EventState
+
 if TYPE_CHECKING:
     from ..home.memory import Memory
 
@@ -60,7 +63,7 @@ def recognised(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     types = sorted(set(before["objects"]) | set(after["objects"]))
     new = {t: after["objects"].get(t, 0) - before["objects"].get(t, 0) for t in types}
     events = {state: after["events"].get(state, 0) - before["events"].get(state, 0)
-              for state in ("linked", "archive_only", "blocked")}
+              for state in (EventState.LINKED, EventState.ARCHIVE_ONLY, EventState.BLOCKED)}
     return {"new_objects": {t: n for t, n in new.items() if n > 0},
             "events": {k: max(v, 0) for k, v in events.items()}}
 
@@ -71,7 +74,7 @@ def waiting_note(before: dict[str, Any], compacted: dict[str, Any] | None = None
     ev = before["events"]
     if ev.get("pending", 0) or ev.get("continue", 0) or not ev.get("hot", 0):
         return None
-    if compacted is not None and compacted["state"] == "done":
+    if compacted is not None and compacted["state"] == JobState.DONE:
         return None
     if compacted is not None:
         return (f"the compaction before it ended {compacted['state']}: {ev['hot']} event(s) "
@@ -90,7 +93,7 @@ def compaction_line(compaction: dict[str, Any]) -> str:
             + f"; hot timeline {before['nodes']} nodes / ~{before['est_tokens']:,} tokens -> "
             f"{after['nodes']} nodes / ~{after['est_tokens']:,} tokens"
             + (" (raw turns folded into summary heads, expandable; their events went to the "
-               "organize queue)" if compaction["state"] == "done" else ""))
+               "organize queue)" if compaction["state"] == JobState.DONE else ""))
 
 
 def mostly_archived(report: dict[str, Any]) -> bool:

@@ -105,7 +105,7 @@ def import_(ctx: click.Context, fmt: str, source: str, yes: bool, as_json: bool)
     from ..home.chat_import import ImportStopped, estimate_import, import_export
 
     with open_memory(ctx, create=True) as mem:
-        provider = mem.config["model.provider"]
+        provider = mem.config.settings.model.provider
         if provider != "builtin" and not yes:
             with open(source, "rb") as stream:
                 guess = estimate_import(mem, fmt, stream)

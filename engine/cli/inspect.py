@@ -8,6 +8,7 @@ masked as [secret: kind] (engine/recall/masking.py) unless --reveal-secrets, whi
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -55,7 +56,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     render_status(report)
 
 
-def render_status(report: dict[str, Any]) -> None:
+def render_status(report: Mapping[str, Any]) -> None:
     """Print a status report as tables for people."""
     console.print(f"[bold]memvault[/bold] at {escape(report['home'])}  "
                   f"quick_check: {report['quick_check']}  "

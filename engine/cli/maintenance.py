@@ -51,7 +51,7 @@ def check(ctx: click.Context, as_json: bool) -> None:
     error is found; warnings (a stale claim, projection lag) are printed but exit 0.
     """
     with open_memory(ctx, readonly=True) as mem:
-        lease_s = mem.config["batch.timeout_s"] + mem.config["worker.lease_extra_s"]
+        lease_s = mem.config.settings.lease_s
         report = check_memory(mem.conn, now=mem.clock.now(), lease_s=lease_s,
                               home=mem.config.home)
     if as_json:

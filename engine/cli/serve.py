@@ -54,7 +54,7 @@ def _worker_factory(model: str | None) -> WorkerFactory:
 def _token(config: Config) -> str | None:
     """The bearer token from the environment variable named by service.token_env, if set."""
 
-    name = config["service.token_env"]
+    name = config.settings.service.token_env
     return (os.environ.get(name) or None) if name else None
 
 
@@ -106,7 +106,7 @@ def projector_loop(vault: Any, render: Callable[..., Any],
 
     busy = getattr(vault, "ProjectionBusy", None)
     busy_errors: tuple[type[BaseException], ...] = (busy,) if isinstance(busy, type) else ()
-    interval = float(config["service.projector_interval_s"])
+    interval = config.settings.service.projector_interval_s
 
     def run(stop: threading.Event) -> None:
         mem = Memory.open(config.home)
@@ -238,9 +238,9 @@ def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: i
     tcp = socket_path is None
     if tcp:
         listen = Listen(host=check_loopback(host or "127.0.0.1"),
-                        port=int(config["service.port"]) if port is None else port)
+                        port=config.settings.service.port if port is None else port)
     else:
-        default = Path(config["service.socket"]).expanduser()
+        default = Path(config.settings.service.socket).expanduser()
         path = Path(socket_path).expanduser() if socket_path else config.home / default
         listen = Listen(socket=path.absolute())
     token = _serve_token(config, tcp, no_auth)
@@ -258,8 +258,8 @@ def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: i
         worker=_worker_factory(model) if with_worker else None,
         tasks=vault_tasks(config) if with_vault else [],
         bearer_token=token,
-        pool_size=int(config["service.api_connections"]),
-        shutdown_grace_s=float(config["service.shutdown_grace_s"]),
+        pool_size=config.settings.service.api_connections,
+        shutdown_grace_s=config.settings.service.shutdown_grace_s,
     )
     ctx.exit(service.run())
 
@@ -293,7 +293,7 @@ def mcp_stdio(ctx: click.Context, background: bool, print_config: bool, model: s
         config.home, Listen(stdio=True),
         worker=_worker_factory(model) if background else None,
         tasks=vault_tasks(config) if background else [],
-        pool_size=int(config["service.api_connections"]),
-        shutdown_grace_s=float(config["service.shutdown_grace_s"]),
+        pool_size=config.settings.service.api_connections,
+        shutdown_grace_s=config.settings.service.shutdown_grace_s,
     )
     ctx.exit(service.run())

@@ -13,8 +13,9 @@ import click
 from ..base.clock import ManualClock, parse_time
 from ..base.errors import InputError
 from ..store.connection import get_state
-from ..store.jobs import get_job, job_summary
+from ..store.jobs import BatchState, JobState, get_job, job_summary
 from ..store.leases import lease_info, parse_holder
+from ..timeline.queue import EventState
 from .app import LazyConsole, json_option, open_memory, print_json
 from .inspect import console
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from ..jobs.worker import TickResult, Worker
     from ..store.jobs import Batch, Job
 
-FINISHED = ("done", "partial", "failed")
+FINISHED = (JobState.DONE, JobState.PARTIAL, JobState.FAILED)
 # Progress bars go to stderr: stdout carries the result (and stays valid JSON with --json).
 progress_console = LazyConsole(progress=True, stderr=True, highlight=False, soft_wrap=True,
                                emoji=False)
@@ -58,7 +59,7 @@ def make_worker(mem: Memory, model: str | None, **kwargs: Any) -> Worker:
 def job_provider(mem: Memory, job_id: int) -> str:
     """The name of the provider a job was queued with (the configured one when none)."""
     recorded = get_job(mem.conn, job_id).provider
-    return str((recorded or {}).get("name") or mem.config["model.provider"])
+    return str((recorded or {}).get("name") or mem.config.settings.model.provider)
 
 
 def parse_range(text: str | None) -> tuple[int, int] | None:
@@ -73,9 +74,9 @@ def parse_range(text: str | None) -> tuple[int, int] | None:
 def wait_a_poll(mem: Memory) -> None:
     """Sleep one poll, or move a manual clock (the demo's) forward by as much instead."""
     if isinstance(mem.clock, ManualClock):
-        mem.clock.advance(seconds=mem.config["worker.poll_s"])
+        mem.clock.advance(seconds=mem.config.settings.worker.poll_s)
     else:
-        time.sleep(mem.config["worker.poll_s"])
+        time.sleep(mem.config.settings.worker.poll_s)
 
 
 def wait_note(mem: Memory, result: TickResult, job_id: int,
@@ -94,9 +95,9 @@ def wait_note(mem: Memory, result: TickResult, job_id: int,
     if result.action == "busy":
         from ..jobs.worker import BUSY_KEY
 
-        until = get_state(mem.conn, BUSY_KEY)
+        busy_until = get_state(mem.conn, BUSY_KEY)
         return ("waiting: the agent said it is busy"
-                + (f" until {_clock_time(mem, parse_time(until))}" if until else ""))
+                + (f" until {_clock_time(mem, parse_time(busy_until))}" if busy_until else ""))
     if result.action == "idle":
         from ..jobs.progress import batch_report
 
@@ -121,7 +122,7 @@ def _failure_line(mem: Memory, batch: dict[str, Any]) -> str:
 
     retry_at = batch.get("retry_at")
     shown = {**batch, "retry_at": _clock_time(mem, parse_time(retry_at)) if retry_at else None}
-    return failure_line(shown, mem.config["worker.max_failed_claims"])
+    return failure_line(shown, mem.config.settings.worker.max_failed_claims)
 
 
 def _batch_failed(mem: Memory, result: TickResult, announced: set[tuple[int, int]]) -> str:
@@ -150,7 +151,7 @@ def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str)
                   transient=False) as bar:
         # Batches the job committed already (its first may run in the tick that ended the
         # compaction before it) count as done, and `total` as what is left.
-        done = job_summary(mem.conn, job_id)["batches"].get("committed", 0)
+        done = job_summary(mem.conn, job_id)["batches"].get(BatchState.COMMITTED, 0)
         task = bar.add_task(label, total=max(total + done, 1), completed=done, note="")
 
         def claimed(job: Job, batch: Batch) -> None:
@@ -223,7 +224,7 @@ def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str |
             return
         worker = make_worker(mem, None, scheduler=False)  # each job on its own provider
         state = run_to_end(mem, worker, receipt["job_id"],
-                           -(-before["total_nodes"] // mem.config["compact.nodes_per_batch"]),
+                           -(-before["total_nodes"] // mem.config.settings.compact.nodes_per_batch),
                            "compact")
         after = mem.timeline_view()
     report = {"job_id": receipt["job_id"], "state": state,
@@ -273,11 +274,11 @@ def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bo
         provider = job_provider(mem, receipt["job_id"])
         compaction = _compact_first(mem, worker, receipt["compact_job_id"])
         queued = followup.counts(mem)["events"]
-        total = (queued["pending"] + queued["continue"] if mode == "organize" else
-                 sum(before["objects"].values()) // mem.config["deep.objects_per_batch"] + 1)
+        total = (queued[EventState.PENDING] + queued[EventState.CONTINUE] if mode == "organize" else
+                 sum(before["objects"].values()) // mem.config.settings.deep.objects_per_batch + 1)
         state = run_to_end(mem, worker, receipt["job_id"], total, mode)
         report = followup.recognised(before, followup.counts(mem))
-        partial = job_summary(mem.conn, receipt["job_id"]) if state == "partial" else None
+        partial = job_summary(mem.conn, receipt["job_id"]) if state == JobState.PARTIAL else None
         vault = followup.refresh_vault(mem)
     if as_json:
         data = {**receipt, "final_state": state, "recognised": report,
@@ -319,7 +320,7 @@ def _compact_first(mem: Memory, worker: Worker, job_id: int | None) -> dict[str,
     from ..timeline.hot import timeline_totals
 
     before = timeline_totals(mem.conn)
-    batches = -(-hot_raw_nodes(mem.conn) // mem.config["compact.nodes_per_batch"])
+    batches = -(-hot_raw_nodes(mem.conn) // mem.config.settings.compact.nodes_per_batch)
     state = run_to_end(mem, worker, job_id, batches, "compact")
     return {"job_id": job_id, "state": state, "note": job_summary(mem.conn, job_id)["note"],
             "before": before, "after": timeline_totals(mem.conn)}

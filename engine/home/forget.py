@@ -164,7 +164,7 @@ def forget_everywhere(
     core files, `render_vault` (the caller's: the engine never imports the vault; it returns a
     line for the report), every other file, VACUUM and checkpoint, the residue, `check`."""
     conn, home, now = memory.conn, memory.config.home, memory.clock.now()
-    lease_s = memory.config["batch.timeout_s"] + memory.config["worker.lease_extra_s"]
+    lease_s = memory.config.settings.lease_s
     with holding_lease(conn, now, lease_s):
         report = forget_in_database(conn, text, now, who_forgets())
         report.left = copies_left(conn, text)

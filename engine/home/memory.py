@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from zoneinfo import ZoneInfo
 
 from ..base.clock import Clock, SystemClock, iso, parse_time
@@ -23,17 +23,29 @@ from ..base.config import Config, load_config, tighten_home
 from ..base.errors import InputError
 from ..base.home_trust import clear_bad_lock
 from ..objects import records as objects
+from ..objects.ids import ObjectStatus
 from ..store.connection import open_db, set_state, write
-from ..store.ledger import usage_summary
+from ..store.ledger import UsageSummary, usage_summary
 from ..timeline import events
 from ..timeline import hot as timeline
+from ..timeline.hot import TimelineView
 from ..timeline.keys import Appended, append_rows, check_key
-from .status import memory_status
+from .status import StatusReport, memory_status
 
 if TYPE_CHECKING:
+    from ..objects.corefiles import CoreFile
     from ..objects.corrections import Correction
+    from ..objects.projects import ProjectApproval
 
 _log = logging.getLogger(__name__)
+
+
+class ResidentContext(TypedDict):
+    """memory_context's answer: what the agent always carries."""
+
+    core_files: dict[str, str]  # AGENTS.md, SOUL.md, USER.md -> content ('' if never written)
+    directory: dict[str, Any]  # a bounded directory of live objects
+    timeline: TimelineView  # the hot timeline view, with what it cut
 
 
 class Memory:
@@ -102,14 +114,14 @@ class Memory:
             summary="Built-in project for everyday life; anything without a clearer project.",
             body="范围 Scope: everyday life, errands, family, health.\n目标 Goal: unknown.\n"
                  "现状 State: always open.",
-            cues=["daily life", "日常琐事"], status="active")
+            cues=["daily life", "日常琐事"], status=ObjectStatus.ACTIVE)
         with write(self.conn):
             if not objects.object_exists(self.conn, "project:daily"):
                 objects.save_object(self.conn, daily, self.clock.now())
 
     @staticmethod
     def _zone(config: Config) -> tzinfo | None:
-        name = config["time.timezone"]
+        name = config.settings.time.timezone
         return ZoneInfo(name) if name else None
 
     @property
@@ -198,7 +210,7 @@ class Memory:
     def list_events(
         self, start: str | datetime, end: str | datetime, cursor: str | None = None,
         limit: int = 50,
-    ) -> dict[str, Any]:
+    ) -> events.EventListing:
         lo, hi = (self._time(t, name) for t, name in ((start, "FROM"), (end, "TO")))
         if hi <= lo:
             raise InputError("TO must be later than FROM")
@@ -213,15 +225,15 @@ class Memory:
             raise InputError(f"{name}: {exc}") from None
 
     # -- hot timeline -------------------------------------------------------------------------
-    def timeline_view(self, max_bytes: int | None = None) -> dict[str, Any]:
-        limit = max_bytes if max_bytes is not None else self.config["timeline.view_max_bytes"]
+    def timeline_view(self, max_bytes: int | None = None) -> TimelineView:
+        limit = max_bytes if max_bytes is not None else self.config.settings.timeline.view_max_bytes
         return timeline.timeline_view(self.conn, limit)
 
     def expand(self, node_id: int) -> list[dict[str, Any]]:
         return [n.to_dict() for n in timeline.expand(self.conn, node_id)]
 
     # -- core files and context ---------------------------------------------------------------
-    def read_core_file(self, name: str) -> dict[str, Any] | None:
+    def read_core_file(self, name: str) -> CoreFile | None:
         from ..objects import corefiles
 
         return corefiles.read_core_file(self.conn, name)
@@ -230,29 +242,29 @@ class Memory:
         """Save a new version of a core file; None when the content is unchanged."""
         from ..objects import corefiles
 
-        limit = self.config["vault.core_file_max_bytes"]
+        limit = self.config.settings.vault.core_file_max_bytes
         if isinstance(content, str) and len(content.encode("utf-8", "surrogatepass")) > limit:
             raise InputError(f"{name}: over the limit vault.core_file_max_bytes = {limit:,} "
                              "bytes; nothing was saved")
         with write(self.conn):
             return corefiles.write_core_file(self.conn, name, content, origin, self.clock.now())
 
-    def resident_context(self) -> dict[str, Any]:
+    def resident_context(self) -> ResidentContext:
         """What the agent always carries: core files, a bounded directory, the timeline view."""
         from ..objects import corefiles
 
-        core = {}
+        core: dict[str, str] = {}
         for name in corefiles.CORE_FILES:
             current = corefiles.read_core_file(self.conn, name)
             core[name] = current["content"] if current else ""
-        return {
-            "core_files": core,
-            "directory": objects.object_directory(
-                self.conn, self.config["context.directory_max_entries"],
-                self.config["context.directory_max_bytes"],
+        return ResidentContext(
+            core_files=core,
+            directory=objects.object_directory(
+                self.conn, self.config.settings.context.directory_max_entries,
+                self.config.settings.context.directory_max_bytes,
             ),
-            "timeline": self.timeline_view(),
-        }
+            timeline=self.timeline_view(),
+        )
 
     # -- objects ------------------------------------------------------------------------------
     def list_objects(self, type_: str | None = None) -> list[dict[str, Any]]:
@@ -262,7 +274,7 @@ class Memory:
         return objects.read_object(self.conn, object_id, offset)
 
     # -- recall -------------------------------------------------------------------------------
-    def find(self, query: str, types: list[str] | None = None, project: str | None = None,
+    def find(self, query: str, types: Sequence[str] | None = None, project: str | None = None,
              limit: int = 20, reveal: bool = False) -> dict[str, Any]:
         """memory_find: ranked lexical hits over objects and raw events (Chinese and English);
         secret-looking values masked unless `reveal` (the owner, on the command line)."""
@@ -299,7 +311,7 @@ class Memory:
             return sync_index(self.conn, max_events)
 
     # -- status -------------------------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
+    def status(self) -> StatusReport:
         report = memory_status(self.conn)
         report["home"] = str(self.config.home)
         return report
@@ -358,7 +370,7 @@ class Memory:
 
         set_busy(self, busy)
 
-    def usage(self, days: int = 30) -> dict[str, Any]:
+    def usage(self, days: int = 30) -> UsageSummary:
         """Model usage per day and mode, from the ledger."""
         return usage_summary(self.conn, days)
 
@@ -381,7 +393,7 @@ class Memory:
 
         return correct(self.conn, self.config, correction, self.clock.now())
 
-    def approve_project(self, project_id: str) -> dict[str, Any]:
+    def approve_project(self, project_id: str) -> ProjectApproval:
         """memory_project_approve: activate a candidate project (nothing else does)."""
         from ..objects.projects import approve_project
 

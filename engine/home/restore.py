@@ -60,7 +60,7 @@ def restore_home(memory: Memory, source: str | Path) -> dict[str, Any]:
                 conn.execute(f'DELETE FROM "{table}"')
             counts[table] = _load(conn, table, root / f"{table}.jsonl")
     memory.sync_recall_index(max_events=None)
-    lease_s = memory.config["batch.timeout_s"] + memory.config["worker.lease_extra_s"]
+    lease_s = memory.config.settings.lease_s
     report = check_memory(conn, now=memory.clock.now(), lease_s=lease_s)
     return {"restored": counts, "check": report,
             "config_in_export": str(root / "memvault.toml")

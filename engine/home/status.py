@@ -5,20 +5,21 @@ database's health. Reads only."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-from ..jobs.progress import batch_report
+from ..jobs.progress import BatchReport, batch_report
 from ..objects.corefiles import CORE_FILES
 from ..objects.secrets import find_secret
 from ..recall.masking import mask_slice
 from ..store.connection import graph_revision
 from ..store.disk import disk_usage
-from ..store.ledger import usage_summary
+from ..store.ledger import UsageSummary, usage_summary
 from ..store.vault_tables import vault_status
 from ..timeline.hot import timeline_totals
-from ..timeline.queue import EVENT_STATES
+from ..timeline.queue import EVENT_STATES, EventState
 
-UNFINISHED = ("pending", "continue", "blocked")
+# Plain strings: the tuple's repr is the SQL list below.
+UNFINISHED = tuple(s.value for s in (EventState.PENDING, EventState.CONTINUE, EventState.BLOCKED))
 # Newest events scanned for secret-looking text per status call: a bounded scan (100-250 us
 # an event of a few hundred chars), so status stays cheap at any size of memory.
 SECRET_SCAN_EVENTS = 200
@@ -45,7 +46,28 @@ def object_counts(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
     return objects
 
 
-def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> dict[str, Any]:
+class StatusReport(TypedDict):
+    """memory_status's answer: counts, what is unfinished, jobs, sizes and health."""
+
+    events: dict[str, int]  # total, hot and one count per archive-queue state
+    objects: dict[str, dict[str, int]]  # type -> status (or 'merged') -> count
+    relations: int
+    evidence: int
+    timeline: dict[str, Any]
+    jobs: dict[str, int]  # job state -> count
+    batches: BatchReport
+    oldest_unfinished: list[dict[str, Any]]
+    core_files_chars: dict[str, int | None]
+    graph_revision: int
+    vault: dict[str, Any]
+    disk: dict[str, Any]
+    usage: UsageSummary
+    quick_check: str
+    secrets: SecretPointer
+    home: NotRequired[str]  # Memory.status adds the home's path
+
+
+def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> StatusReport:
     """A snapshot of the whole memory, cheap enough to call every turn."""
     events = event_counts(conn)
     objects = object_counts(conn)
@@ -68,23 +90,23 @@ def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> dict[str, Any]:
         ).fetchone()) else None)
         for name in CORE_FILES
     }
-    return {
-        "events": events,
-        "objects": objects,
-        "relations": conn.execute("SELECT COUNT(*) FROM relations").fetchone()[0],
-        "evidence": conn.execute("SELECT COUNT(*) FROM evidence").fetchone()[0],
-        "timeline": timeline_totals(conn),
-        "jobs": jobs,
-        "batches": batch_report(conn),  # in flight, retrying with the cause, terminal
-        "oldest_unfinished": unfinished,
-        "core_files_chars": core,
-        "graph_revision": graph_revision(conn),
-        "vault": vault_status(conn),
-        "disk": disk_usage(conn),
-        "usage": usage_summary(conn, days=7),
-        "quick_check": conn.execute("PRAGMA quick_check").fetchone()[0],
-        "secrets": secret_pointer(conn),
-    }
+    return StatusReport(
+        events=events,
+        objects=objects,
+        relations=conn.execute("SELECT COUNT(*) FROM relations").fetchone()[0],
+        evidence=conn.execute("SELECT COUNT(*) FROM evidence").fetchone()[0],
+        timeline=timeline_totals(conn),
+        jobs=jobs,
+        batches=batch_report(conn),
+        oldest_unfinished=unfinished,
+        core_files_chars=core,
+        graph_revision=graph_revision(conn),
+        vault=vault_status(conn),
+        disk=disk_usage(conn),
+        usage=usage_summary(conn, days=7),
+        quick_check=conn.execute("PRAGMA quick_check").fetchone()[0],
+        secrets=secret_pointer(conn),
+    )
 
 
 def _mask_previews(conn: sqlite3.Connection, rows: list[dict[str, Any]]) -> None:
@@ -96,7 +118,17 @@ def _mask_previews(conn: sqlite3.Connection, rows: list[dict[str, Any]]) -> None
         row["preview"] = mask_slice(text, 0, len(row["preview"]))
 
 
-def secret_pointer(conn: sqlite3.Connection, newest: int = SECRET_SCAN_EVENTS) -> dict[str, Any]:
+class SecretPointer(TypedDict):
+    """Status's `secrets`: which recent events hold secret-looking text; kinds, never values."""
+
+    events: int  # how many of the scanned events hold one
+    scanned: int
+    ids: list[int]  # the newest of them
+    kinds: list[str]
+    hint: str | None  # how to see one and remove it (None when there is none)
+
+
+def secret_pointer(conn: sqlite3.Connection, newest: int = SECRET_SCAN_EVENTS) -> SecretPointer:
     """Which of the newest `newest` events hold secret-looking text (count, the newest ids),
     with how to remove a value. Names kinds only, never a value."""
     found: list[int] = []
@@ -111,5 +143,5 @@ def secret_pointer(conn: sqlite3.Connection, newest: int = SECRET_SCAN_EVENTS) -
             kinds.add(kind)
     hint = ("see one with `memvault event ID` (masked; --reveal-secrets shows it), then remove "
             "the value everywhere with `memvault forget TEXT --yes`") if found else None
-    return {"events": len(found), "scanned": scanned, "ids": found[:SECRET_IDS_SHOWN],
-            "kinds": sorted(kinds), "hint": hint}
+    return SecretPointer(events=len(found), scanned=scanned, ids=found[:SECRET_IDS_SHOWN],
+                         kinds=sorted(kinds), hint=hint)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+from typing import Any, TypedDict
 
 from ..objects.secrets import redact_secrets
 
@@ -56,7 +56,16 @@ def batch_row(conn: sqlite3.Connection, batch_id: int) -> dict[str, Any]:
     return _row(conn, conn.execute(f"{_BATCH_SQL} WHERE b.id = ?", (batch_id,)).fetchone())
 
 
-def batch_report(conn: sqlite3.Connection) -> dict[str, Any]:
+class BatchReport(TypedDict):
+    """The worker's batches now (status's `batches`); each batch a `batch_row`."""
+
+    in_flight: dict[str, Any] | None  # the newest claimed batch not backing off
+    retrying: list[dict[str, Any]]  # failed, waiting out their backoff, newest failure first
+    terminal: int  # terminal batches of jobs not done
+    last_terminal: dict[str, Any] | None
+
+
+def batch_report(conn: sqlite3.Connection) -> BatchReport:
     """The worker's batches now: `in_flight` (claimed and not backing off: running, or left by
     a worker that died), `retrying` (failed, waiting out their backoff; newest failure first,
     ≤ SHOWN), `terminal` (how many batches of jobs not done went terminal: a done job has
@@ -74,10 +83,10 @@ def batch_report(conn: sqlite3.Connection) -> dict[str, Any]:
     terminal, last = conn.execute(
         "SELECT COUNT(*), MAX(b.id) FROM jobs j CROSS JOIN batches b ON b.job_id = j.id"
         " AND b.state = 'terminal' WHERE j.state != 'done'").fetchone()
-    return {"in_flight": max(running, key=lambda b: b["batch_id"]) if running else None,
-            "retrying": retrying[:SHOWN],
-            "terminal": terminal,
-            "last_terminal": batch_row(conn, last) if last is not None else None}
+    return BatchReport(in_flight=max(running, key=lambda b: b["batch_id"]) if running else None,
+                       retrying=retrying[:SHOWN],
+                       terminal=terminal,
+                       last_terminal=batch_row(conn, last) if last is not None else None)
 
 
 def failure_line(batch: dict[str, Any], max_failures: int | None = None) -> str:
@@ -91,7 +100,7 @@ def failure_line(batch: dict[str, Any], max_failures: int | None = None) -> str:
     return line
 
 
-def report_lines(report: dict[str, Any]) -> list[str]:
+def report_lines(report: BatchReport) -> list[str]:
     """`batch_report` for people: what runs, what keeps failing and why (nothing when all is
     quiet and nothing ever went terminal)."""
     lines = []

@@ -106,20 +106,21 @@ class Scheduler:
     def _hourly_due(self, now: datetime) -> bool:
         """worker.hourly_s passed since the hourly check last ran (or it never ran)."""
         last = _time(self.conn, HOURLY_KEY)
-        return last is None or (now - last).total_seconds() >= self.config["worker.hourly_s"]
+        return last is None or (now - last).total_seconds() >= self.config.settings.worker.hourly_s
 
     def _threshold_due(self) -> bool:
         """The hot timeline is over compact.threshold_tokens and no threshold job is open."""
         if open_jobs(self.conn, "compact", "threshold"):
             return False
-        return timeline_totals(self.conn)["est_tokens"] > self.config["compact.threshold_tokens"]
+        threshold = self.config.settings.compact.threshold_tokens
+        return timeline_totals(self.conn)["est_tokens"] > threshold
 
     def _nightly_window(self, now: datetime) -> bool:
         """Past today's deep.nightly_at (local) and today's nightly job not made yet."""
         local = now.astimezone(self.tz) if self.tz else now.astimezone()
         if get_state(self.conn, NIGHTLY_KEY) == local.date().isoformat():
             return False
-        hh, mm = (int(x) for x in self.config["deep.nightly_at"].split(":"))
+        hh, mm = (int(x) for x in self.config.settings.deep.nightly_at.split(":"))
         return local.time() >= time(hh, mm)
 
     def _threshold(self, now: datetime) -> list[Job]:
@@ -150,7 +151,7 @@ class Scheduler:
         local = now.astimezone(self.tz) if self.tz else now.astimezone()
         today = local.date().isoformat()
         last = _time(self.conn, ACTIVITY_KEY)
-        quiet = timedelta(minutes=self.config["deep.quiet_minutes"])
+        quiet = timedelta(minutes=self.config.settings.deep.quiet_minutes)
         if last is not None and now - last < quiet:
             return []  # postponed: the conversation is still going
         set_state(self.conn, NIGHTLY_KEY, today)
@@ -165,7 +166,7 @@ class Scheduler:
         """The quiet-time rule: a compact job over the raw fragments hot for longer than
         compact.max_age_hours, and the organize job that files what it queues; [] when off or
         when no fragment is that old."""
-        hours = self.config["compact.max_age_hours"]
+        hours = self.config.settings.compact.max_age_hours
         if not hours:
             return []
         up_to = last_raw_before(self.conn, now - timedelta(hours=hours))

@@ -36,6 +36,7 @@ from ..objects.secrets import redact_secrets
 from ..store.connection import get_state, write
 from ..store.jobs import (
     Batch,
+    BatchState,
     Job,
     finish_job,
     get_batch,
@@ -102,7 +103,7 @@ DIRTY_BATCH = 64  # changed objects a worker going batch after batch lets wait, 
 
 def agent_busy(mem: MemoryHome, now: datetime) -> bool:
     until = get_state(mem.conn, BUSY_KEY)
-    return bool(until) and now < parse_time(until)
+    return now < parse_time(until) if until else False
 
 
 class Worker:
@@ -161,7 +162,7 @@ class Worker:
 
     @property
     def lease_s(self) -> float:
-        return self.mem.config["batch.timeout_s"] + self.mem.config["worker.lease_extra_s"]
+        return self.mem.config.settings.lease_s
 
     def tick(self) -> TickResult:
         """One step of work; never raises for a batch failure (it is recorded instead)."""
@@ -201,7 +202,7 @@ class Worker:
             if result.action in ("idle", "busy", "waiting"):
                 if burst:
                     break
-                stop.wait(self.mem.config["worker.poll_s"])
+                stop.wait(self.mem.config.settings.worker.poll_s)
         return ran
 
     # -- claims -------------------------------------------------------------------------------
@@ -276,15 +277,15 @@ class Worker:
 
     def _fail(self, batch: Batch, job: Job, mode: Mode, error: str, now: datetime) -> bool:
         """Record a failed claim inside the caller's transaction; True when now terminal."""
-        config = self.mem.config
+        config = self.mem.config.settings
         # Stored errors are shown by status and check: a model's message may quote a key.
         error = redact_secrets(error)
         terminal = record_failure(self.mem.conn, batch, error, now,
-                                  config["worker.max_failed_claims"], config["worker.backoff_s"])
+                                  config.worker.max_failed_claims, config.worker.backoff_s)
         if terminal:
             mode.on_terminal(self.mem.conn, batch, now)
         if job.origin != "explicit":
-            pause_automatic(self.mem.conn, now, config["worker.cooldown_s"], job.origin)
+            pause_automatic(self.mem.conn, now, config.worker.cooldown_s, job.origin)
         return terminal
 
     # -- running ------------------------------------------------------------------------------
@@ -377,7 +378,7 @@ class Worker:
                 error = f"{error}; {refused}"
             drop_lease(conn, self.holder)
             fresh = get_batch(conn, batch.id)
-            if fresh.state != "claimed":  # committed meanwhile (a replay): nothing to undo
+            if fresh.state != BatchState.CLAIMED:  # committed meanwhile (a replay): nothing to undo
                 result = TickResult("committed", job.id, batch.id)
             else:
                 terminal = self._fail(fresh, get_job(conn, job.id), mode, error, now)

@@ -18,12 +18,13 @@ from ..base.clock import iso, parse_time
 from ..base.errors import InputError, StoreError
 from ..base.tokens import estimate_tokens
 from ..objects.corefiles import CORE_FILES
-from ..objects.ids import RELATION_LABELS, check_object_id
+from ..objects.ids import RELATION_LABELS, ObjectStatus, check_object_id
 from ..store.migrations import table_names
 from ..timeline.events import NewEvent, validate_event
+from ..timeline.queue import EventState
 
 NAME_MAX, SUMMARY_MAX, BODY_MAX, REASON_MAX = 200, 400, 16_000, 1_000
-STATUSES = ("candidate", "active", "archived")
+STATUSES = tuple(ObjectStatus)
 
 
 class LegacyDataError(StoreError):
@@ -67,10 +68,10 @@ def plan_migration(conn: sqlite3.Connection, now: datetime, tz: tzinfo | None) -
         if legacy_id in left:
             snapshot = failed.get(legacy_id)
             if snapshot is None:
-                plan.queue.append((new_id, "pending", None))
+                plan.queue.append((new_id, EventState.PENDING, None))
             else:
                 reason = f"old-protocol batch {snapshot['id']} failed: {snapshot['error'] or '?'}"
-                plan.queue.append((new_id, "blocked", reason[:REASON_MAX]))
+                plan.queue.append((new_id, EventState.BLOCKED, reason[:REASON_MAX]))
     known = _plan_objects(plan, conn, ids, texts, iso(now))
     _plan_relations(plan, _rows(conn, "memory_relations", "rowid"), known)
     plan.notes["core_skipped"] = []
@@ -238,7 +239,7 @@ def _plan_objects(
         if row["type"] != kind:
             raise LegacyDataError(f"old object {oid!r} has type {row['type']!r}, not {kind!r}. "
                                   "Nothing was changed.")
-        status = row["status"] if row["status"] in STATUSES else "archived"
+        status = row["status"] if row["status"] in STATUSES else ObjectStatus.ARCHIVED
         if status != row["status"]:
             plan.notes["status_changed"].append(f"{oid}: {row['status']!r} -> archived")
         name = _fit(plan, oid, "name", (row["name"] or slug).strip() or slug, NAME_MAX)

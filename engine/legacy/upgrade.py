@@ -46,8 +46,14 @@ from ..base.errors import InputError, StoreError
 from ..base.forgetting import Forgetting
 from ..objects.corefiles import write_core_file
 from ..store.connection import bump_revision, connect, get_state, set_state, use_wal, write
-from ..store.migrations import LEGACY_DONE_KEY, apply_migrations, table_names, unmigrated_legacy
+from ..store.migrations import (
+    LEGACY_DONE_KEY,
+    apply_migrations,
+    table_names,
+    unmigrated_legacy,
+)
 from ..store.script import forget_in_rows
+from ..timeline.queue import EventState
 from .plan import LegacyPlan, plan_migration
 
 LEGACY_LEASE_FOREVER_MS = 253_402_300_799_000  # 9999-12-31: the old worker never runs again
@@ -242,8 +248,8 @@ def apply_plan(conn: sqlite3.Connection, plan: LegacyPlan, now: datetime) -> dic
                          ("worker", MIGRATED_HOLDER, LEGACY_LEASE_FOREVER_MS))
     bump_revision(conn)
     return {
-        "pending_added": sum(1 for _, state, _ in plan.queue if state == "pending"),
-        "blocked_added": sum(1 for _, state, _ in plan.queue if state == "blocked"),
+        "pending_added": sum(1 for _, state, _ in plan.queue if state == EventState.PENDING),
+        "blocked_added": sum(1 for _, state, _ in plan.queue if state == EventState.BLOCKED),
         "evidence_added": len(plan.evidence), "core_imported": core,
         "snapshots_released": released, **plan.notes,
     }

@@ -35,7 +35,7 @@ class ProviderSpec:
         """The provider `name` (`builtin`, `openai`, `scripted`; None: model.provider), with
         `model` for openai (else model.name). ProviderError for an unknown name or an openai
         choice without a model, before anything is queued."""
-        choice = name or config["model.provider"]
+        choice = name or config.settings.model.provider
         if choice not in PROVIDERS:
             raise ProviderError(f"unknown provider {choice!r} ({', '.join(PROVIDERS)})")
         spec = cls.configured(config, choice, model)
@@ -49,12 +49,12 @@ class ProviderSpec:
         """Like `choose`, unchecked: what automatic jobs record. A configuration that cannot
         be built (openai without model.name) is recorded as it is, so the job fails naming
         the cause instead of running on another model."""
-        choice = name or config["model.provider"]
+        choice = name or config.settings.model.provider
         if choice != "openai":
             return cls(choice)
-        base_url: str = config["model.base_url"]
-        return cls("openai", model or config["model.name"],
-                   None if find_secret(base_url) else base_url, config["model.api_key_env"])
+        base_url: str = config.settings.model.base_url
+        return cls("openai", model or config.settings.model.name,
+                   None if find_secret(base_url) else base_url, config.settings.model.api_key_env)
 
     @classmethod
     def parse(cls, config: Config, text: str | None) -> ProviderSpec:
@@ -93,13 +93,14 @@ def build_provider(config: Config, spec: ProviderSpec) -> Provider:
     if spec.name == "openai":
         from .openai_compat import OpenAICompatProvider
 
-        base_url = config["model.base_url"] if spec.base_url is None else spec.base_url
+        settings = config.settings.model
+        base_url = settings.base_url if spec.base_url is None else spec.base_url
         return OpenAICompatProvider(
             model=spec.model, base_url=base_url or None,
-            api_key_env=spec.api_key_env or config["model.api_key_env"],
-            tool_mode=config["model.tool_mode"], schema_format=config["model.schema_format"],
-            max_output_tokens=config["model.max_output_tokens_cap"],
-            context_tokens=config["model.context_tokens"], timeout_s=config["batch.timeout_s"],
+            api_key_env=spec.api_key_env or settings.api_key_env,
+            tool_mode=settings.tool_mode, schema_format=settings.schema_format,
+            max_output_tokens=settings.max_output_tokens_cap,
+            context_tokens=settings.context_tokens, timeout_s=config.settings.batch.timeout_s,
         )
     if spec.name == "scripted":
         from .scripted import ScriptedProvider

@@ -56,11 +56,11 @@ class BatchLimits:
     @classmethod
     def from_config(cls, config: Config) -> BatchLimits:
         return cls(
-            timeout_s=config["batch.timeout_s"], max_rounds=config["batch.max_rounds"],
-            max_corrections=config["batch.max_corrections"],
-            max_output_tokens=config["model.max_output_tokens"],
-            max_output_cap=config["model.max_output_tokens_cap"],
-            transfer_budget_bytes=config["organize.claim_budget_bytes"],
+            timeout_s=config.settings.batch.timeout_s, max_rounds=config.settings.batch.max_rounds,
+            max_corrections=config.settings.batch.max_corrections,
+            max_output_tokens=config.settings.model.max_output_tokens,
+            max_output_cap=config.settings.model.max_output_tokens_cap,
+            transfer_budget_bytes=config.settings.organize.claim_budget_bytes,
         )
 
 

@@ -56,7 +56,7 @@ class CompactMode:
         params = job.params
         lo, hi = params.get("min_seq", 0), params["max_seq"]
         if job.origin == "threshold":
-            target = config["compact.threshold_tokens"] * config["compact.target_ratio"]
+            target = config.settings.compact.threshold_tokens * config.settings.compact.target_ratio
             if timeline_totals(conn)["est_tokens"] < target:
                 return None
         failed, held, scan_from = self._batch_marks(conn, job)
@@ -74,7 +74,7 @@ class CompactMode:
             " WHERE n.active = 1 AND n.seq BETWEEN ? AND ? ORDER BY n.seq",
             (start, hi),
         )
-        size = config["compact.nodes_per_batch"]
+        size = config.settings.compact.nodes_per_batch
         run: list[int] = []
         nodes: list[dict[str, Any]] = []  # the run's nodes, as load_nodes reads them
         lone_tokens = 0  # estimated tokens of the run's first node

@@ -71,7 +71,7 @@ class DeepMode:
         rows = conn.execute(
             "SELECT position, object_id FROM deep_snapshot WHERE job_id = ?"
             " AND reviewed_at IS NULL AND batch_id IS NULL ORDER BY position LIMIT ?",
-            (job.id, config["deep.objects_per_batch"]),
+            (job.id, config.settings.deep.objects_per_batch),
         ).fetchall()
         if not rows:
             return None
@@ -139,7 +139,7 @@ class DeepMode:
 
 def review_budget(config: Config) -> int:
     """Bytes the reviewed profiles and duplicate candidates may take in the claim payload."""
-    return int(config["organize.claim_budget_bytes"]) - PAYLOAD_RESERVE
+    return int(config.settings.organize.claim_budget_bytes) - PAYLOAD_RESERVE
 
 
 def review_item(conn: sqlite3.Connection, object_id: str) -> dict[str, Any]:

@@ -69,7 +69,9 @@ class BatchContext:
 
 class Mode(Protocol):
     name: str
-    proposal: type[BaseModel]
+
+    @property  # read-only, so a mode may narrow it to its own proposal model
+    def proposal(self) -> type[BaseModel]: ...
 
     def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
                    now: datetime) -> Claim | None:

@@ -28,7 +28,7 @@ from ..objects.provenance import Span, check_evidence, is_memory_event
 from ..objects.records import ObjectRecord, event_citers
 from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
-from ..timeline.queue import block_event, record_outcome
+from ..timeline.queue import EventState, block_event, record_outcome
 from .backflow import event_spans, page_spans, settle_memory_output
 from .batch_loop import FieldError, Tool
 from .browse import browse_tools
@@ -148,7 +148,7 @@ class OrganizeMode:
             if row["page_cursor"] == 0 and not self._unread_settled(conn, claimed, now):
                 continue
             page = self._page(event_id, event["text"], row["page_cursor"], event["chars"],
-                              config["organize.page_chars"], config)
+                              config.settings.organize.page_chars, config)
             claimed.page = (page["page_start"], page["page_end"])
             return Claim(page, claimed)
         return None
@@ -171,8 +171,8 @@ class OrganizeMode:
 
     def _page(self, event_id: int, text: str, start: int, chars: int, page_chars: int,
               config: Config) -> dict[str, Any]:
-        budget = config["organize.claim_budget_bytes"] - PAYLOAD_RESERVE
-        floor = config["organize.page_min_chars"]
+        budget = config.settings.organize.claim_budget_bytes - PAYLOAD_RESERVE
+        floor = config.settings.organize.page_min_chars
         end = min(chars, start + page_chars)
         # Shrink by byte margin: the page alone may use at most half the budget.
         while end - start > floor and len(text[start:end].encode()) > budget // 2:
@@ -181,7 +181,7 @@ class OrganizeMode:
                 "page_chars": end - start}
 
     def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
-        size = max(config["organize.page_min_chars"], claim["page_chars"] // 2)
+        size = max(config.settings.organize.page_min_chars, claim["page_chars"] // 2)
         return {"page_chars": size, "page_end": min(claim["page_end"], claim["page_start"] + size)}
 
     def prompt(self, ctx: BatchContext, reads: PageClaim | None = None) -> Prompt:
@@ -196,7 +196,7 @@ class OrganizeMode:
                                      (claim["event_id"],)).fetchone()
             progress = queue["progress"] if queue else None
         page_text = row["text"][claim["page_start"]: claim["page_end"]]
-        budget = ctx.config["organize.claim_budget_bytes"] - PAYLOAD_RESERVE - len(
+        budget = ctx.config.settings.organize.claim_budget_bytes - PAYLOAD_RESERVE - len(
             page_text.encode())
         targets = claimed.citers if claimed is not None else None
         if targets is None:
@@ -239,7 +239,7 @@ class OrganizeMode:
         row = ctx.conn.execute(
             "SELECT q.state, e.chars FROM archive_queue q JOIN events e ON e.id = q.event_id"
             " WHERE q.event_id = ?", (event_id,)).fetchone()
-        if row is None or row["state"] not in ("pending", "continue"):
+        if row is None or row["state"] not in (EventState.PENDING, EventState.CONTINUE):
             from .mode import CommitRefused
 
             raise CommitRefused(f"refused: event {event_id} is no longer waiting to be organized")
@@ -254,8 +254,9 @@ class OrganizeMode:
         check_evidence(proposal.evidence, event_spans(ctx.conn, event_id)[0])
         had_targets = event_targets(ctx.conn, event_id)
         disposition = proposal.events[0]
-        for key in ("progress", "reason"):
-            limit = ctx.config[f"organize.{key}_max_chars"]
+        limits = ctx.config.settings.organize
+        for key, limit in (("progress", limits.progress_max_chars),
+                           ("reason", limits.reason_max_chars)):
             if len(getattr(disposition, key) or "") > limit:
                 raise FieldError(f"events.0.{key}", f"at most {limit} chars")
             # Progress and reason are stored and shown to later batches: no secret in them.
@@ -323,7 +324,7 @@ def _check_disposition(disposition: Any, last: bool, claim: dict[str, Any],
                        event_id: int) -> None:
     """The checks that need no write: progress for continue, no skipped page, a reason."""
     outcome = disposition.outcome
-    if outcome == "continue":
+    if outcome == EventState.CONTINUE:
         if not (disposition.progress or "").strip():
             raise FieldError("events.0.progress", "continue needs progress: what is done, what "
                                                   "is next")
@@ -332,7 +333,7 @@ def _check_disposition(disposition: Any, last: bool, claim: dict[str, Any],
         raise FieldError("events.0.outcome", f"event {event_id} has unread text after char "
                                              f"{claim['page_end']}: skipping an unread page is "
                                              "refused; use continue")
-    if outcome == "archive_only" and not (disposition.reason or "").strip():
+    if outcome == EventState.ARCHIVE_ONLY and not (disposition.reason or "").strip():
         raise FieldError("events.0.reason", "archive_only needs a reason")
 
 
@@ -343,14 +344,14 @@ def _check_targets(disposition: Any, last: bool, had: tuple[int, int],
     outcome = disposition.outcome
     links = had[0] + changes["evidence_added"] + changes["core_files"]
     writes = had[1] + changes["objects_changed"] + changes["relations_added"]
-    if outcome == "continue" and last and not _graph_changed(changes):
+    if outcome == EventState.CONTINUE and last and not _graph_changed(changes):
         raise FieldError("events.0.outcome", "continue on the last page must change an object, "
                                              "a relation or a core file (evidence alone is not "
                                              "progress): no empty spinning")
-    if outcome == "linked" and links == 0:
+    if outcome == EventState.LINKED and links == 0:
         raise FieldError("events.0.outcome", "linked needs at least one target: cite the event "
                                              "as evidence of an object, or write a core file")
-    if outcome == "archive_only" and links + writes:
+    if outcome == EventState.ARCHIVE_ONLY and links + writes:
         raise FieldError("events.0.outcome", f"event {event_id} already has object targets "
                                              "(evidence, objects, relations or core files "
                                              "written for it); it cannot be archive_only "

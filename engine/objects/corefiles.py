@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from ..base.clock import iso
 from ..base.errors import InputError
@@ -32,7 +32,18 @@ def check_core_name(name: str) -> str:
     return name
 
 
-def read_core_file(conn: sqlite3.Connection, name: str) -> dict[str, Any] | None:
+class CoreFile(TypedDict):
+    """One stored version of a core file (`Memory.read_core_file`)."""
+
+    name: str
+    version: int
+    content: str
+    sha256: str
+    origin: str  # who wrote it: api, vault, a mode, person, ...
+    created_at: str
+
+
+def read_core_file(conn: sqlite3.Connection, name: str) -> CoreFile | None:
     """The current version of a core file, or None if it was never written."""
     check_core_name(name)
     row = conn.execute(
@@ -40,7 +51,10 @@ def read_core_file(conn: sqlite3.Connection, name: str) -> dict[str, Any] | None
         " WHERE name = ? ORDER BY version DESC LIMIT 1",
         (name,),
     ).fetchone()
-    return dict(row) if row else None
+    if row is None:
+        return None
+    return CoreFile(name=row["name"], version=row["version"], content=row["content"],
+                    sha256=row["sha256"], origin=row["origin"], created_at=row["created_at"])
 
 
 def core_file_history(conn: sqlite3.Connection, name: str) -> list[dict[str, Any]]:

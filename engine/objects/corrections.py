@@ -33,7 +33,7 @@ from ..base.config import Config
 from ..base.errors import FieldError, InputError
 from ..store.connection import bump_revision, graph_revision, write
 from .graph_write import GraphWrite, WriteRules, apply_write, validate_write
-from .ids import resolve_object_ref
+from .ids import ObjectStatus, resolve_object_ref
 from .proposals import Merge, ObjectWrite
 from .records import ObjectRecord, get_object
 from .versions import changed_since, describe_changes
@@ -194,10 +194,10 @@ def _graph_write(conn: sqlite3.Connection, correction: Correction,
         return GraphWrite(objects=[_object_write(correction.edit.applied_to(obj))])
     if correction.kind == "archive":
         obj = objects[ids[0]]
-        if obj.status == "archived":
+        if obj.status == ObjectStatus.ARCHIVED:
             raise InputError(f"{obj.id} is already archived; nothing changed")
         profile = ProfileEdit().applied_to(obj)
-        return GraphWrite(objects=[_object_write({**profile, "status": "archived"})])
+        return GraphWrite(objects=[_object_write({**profile, "status": ObjectStatus.ARCHIVED})])
     if correction.kind == "merge":
         loser, survivor = objects[ids[0]], objects[ids[1]]
         if loser.id == survivor.id:

@@ -21,7 +21,7 @@ from typing import Any
 from ..base.config import Config
 from ..base.errors import FieldError, InputError
 from .corefiles import write_core_file
-from .ids import check_object_id
+from .ids import ObjectStatus, check_object_id
 from .proposals import (
     CoreWrite,
     EvidenceWrite,
@@ -112,15 +112,16 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
                    rules: WriteRules, size: int) -> ValidatedWrite:
     """Raise FieldError for the first rule the write breaks; else the write with what was read
     to check it (inside the caller's write transaction, for apply_write in that same one)."""
-    if size >= config["graph.max_proposal_bytes"]:
+    if size >= config.settings.graph.max_proposal_bytes:
         raise FieldError("proposal", f"{size:,} bytes; a proposal must stay under "
-                                     f"{config['graph.max_proposal_bytes']:,}")
-    for name, items, key in (("objects", write.objects, "graph.max_objects"),
-                             ("relations", [*write.relations, *write.archive_relations],
-                              "graph.max_relations"),
-                             ("core_files", write.core_files, "graph.max_core_files")):
-        if len(items) > config[key]:
-            raise FieldError(name, f"{len(items)} given; at most {config[key]} in one write")
+                                     f"{config.settings.graph.max_proposal_bytes:,}")
+    graph = config.settings.graph
+    for name, items, limit in (("objects", write.objects, graph.max_objects),
+                               ("relations", [*write.relations, *write.archive_relations],
+                                graph.max_relations),
+                               ("core_files", write.core_files, graph.max_core_files)):
+        if len(items) > limit:
+            raise FieldError(name, f"{len(items)} given; at most {limit} in one write")
     # Before any rule that repeats a value back (an unknown id, a duplicate): a secret in an id
     # must be refused without ever being echoed.
     check_write_secrets(write)
@@ -155,7 +156,7 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
     for c, core in enumerate(write.core_files):
         if rules.origin == "deep" and core.name == "SOUL.md":
             raise FieldError(f"core_files.{c}.name", "the nightly review never rewrites SOUL.md")
-        if len(core.content.encode()) > config["vault.core_file_max_bytes"]:
+        if len(core.content.encode()) > config.settings.vault.core_file_max_bytes:
             raise FieldError(f"core_files.{c}.content", "larger than vault.core_file_max_bytes")
     _check_merges(write.merges, rules, rows)
     _check_archives(conn, write, rules)
@@ -224,11 +225,11 @@ def _check_objects(config: Config, objects: list[ObjectWrite], rules: WriteRules
         if row is not None and obj.id not in rules.read_ids:
             raise FieldError(f"objects.{i}.id", f"{obj.id} exists and this batch has not read "
                                                 "it: call read_object first, then write it whole")
-        if len(obj.summary) > config["objects.summary_max_chars"]:
+        if len(obj.summary) > config.settings.objects.summary_max_chars:
             raise FieldError(f"objects.{i}.summary",
-                             f"at most {config['objects.summary_max_chars']} chars")
-        if len(obj.body) > config["objects.body_max_chars"]:
-            limit = config["objects.body_max_chars"]
+                             f"at most {config.settings.objects.summary_max_chars} chars")
+        if len(obj.body) > config.settings.objects.body_max_chars:
+            limit = config.settings.objects.body_max_chars
             raise FieldError(f"objects.{i}.body", f"at most {limit} chars")
         _check_status(obj, row, i)
     return seen
@@ -236,10 +237,11 @@ def _check_objects(config: Config, objects: list[ObjectWrite], rules: WriteRules
 
 def _check_status(obj: ObjectWrite, row: sqlite3.Row | None, i: int) -> None:
     is_project = obj.id.startswith("project:")
-    if row is None and is_project and obj.status not in (None, "candidate"):
+    if row is None and is_project and obj.status not in (None, ObjectStatus.CANDIDATE):
         raise FieldError(f"objects.{i}.status", "a new project must be created as candidate; "
                                                 "only the agent activates it after asking")
-    if row is not None and is_project and row["status"] == "candidate" and obj.status == "active":
+    if (row is not None and is_project and row["status"] == ObjectStatus.CANDIDATE
+            and obj.status == ObjectStatus.ACTIVE):
         raise FieldError(f"objects.{i}.status", "only project approval activates a candidate "
                                                 "project (memvault project approve)")
 
@@ -340,8 +342,8 @@ def apply_write(conn: sqlite3.Connection, reads: ValidatedWrite, rules: WriteRul
 def _record(obj: ObjectWrite, row: sqlite3.Row | None) -> ObjectRecord:
     """The profile an ObjectWrite stores; no status given keeps the stored one (a new project
     is a candidate, anything else new is active)."""
-    status = obj.status or (row["status"] if row is not None else
-                            "candidate" if obj.id.startswith("project:") else "active")
+    new = ObjectStatus.CANDIDATE if obj.id.startswith("project:") else ObjectStatus.ACTIVE
+    status = obj.status or (row["status"] if row is not None else new)
     return ObjectRecord(id=obj.id, type=obj.id.split(":", 1)[0], name=obj.name,
                         aliases=list(dict.fromkeys(obj.aliases)), summary=obj.summary,
                         body=obj.body, cues=list(dict.fromkeys(obj.cues)), status=status)

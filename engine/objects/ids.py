@@ -12,9 +12,19 @@ import json
 import re
 import sqlite3
 import unicodedata
+from enum import StrEnum
 from typing import Any
 
 from ..base.errors import InputError
+
+
+class ObjectStatus(StrEnum):
+    """An object's status (objects.status): a project is born a `candidate`."""
+
+    CANDIDATE = "candidate"
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+
 
 OBJECT_TYPES = ("person", "task", "todo", "schedule", "knowledge", "project", "credential")
 RELATION_LABELS = (

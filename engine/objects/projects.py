@@ -7,15 +7,24 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from ..base.errors import InputError
 from ..store.connection import bump_revision, write
-from .ids import resolve_object_ref
+from .ids import ObjectStatus, resolve_object_ref
 from .records import get_object, resolve_redirect, save_object
 
 
-def approve_project(conn: sqlite3.Connection, project_id: str, now: datetime) -> dict[str, Any]:
+class ProjectApproval(TypedDict):
+    """What approving a project did (memory_project_approve's answer)."""
+
+    id: str
+    status: str  # active
+    changed: bool  # False: it was active already
+    revision: NotRequired[int]  # the graph revision the activation made (when changed)
+
+
+def approve_project(conn: sqlite3.Connection, project_id: str, now: datetime) -> ProjectApproval:
     """Activate a candidate project (one transaction, bumps the graph revision)."""
     with write(conn):
         project_id = resolve_object_ref(conn, project_id)
@@ -23,11 +32,12 @@ def approve_project(conn: sqlite3.Connection, project_id: str, now: datetime) ->
         obj = get_object(conn, target)
         if obj.type != "project":
             raise InputError(f"{project_id} is a {obj.type}, not a project")
-        if obj.status == "active":
-            return {"id": obj.id, "status": "active", "changed": False}
-        if obj.status != "candidate":
+        if obj.status == ObjectStatus.ACTIVE:
+            return ProjectApproval(id=obj.id, status=ObjectStatus.ACTIVE, changed=False)
+        if obj.status != ObjectStatus.CANDIDATE:
             raise InputError(f"{obj.id} is {obj.status}; only a candidate project is approved")
-        obj.status = "active"
+        obj.status = ObjectStatus.ACTIVE
         save_object(conn, obj, now)
         revision = bump_revision(conn)
-    return {"id": obj.id, "status": "active", "changed": True, "revision": revision}
+    return ProjectApproval(id=obj.id, status=ObjectStatus.ACTIVE, changed=True,
+                           revision=revision)

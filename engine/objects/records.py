@@ -19,7 +19,7 @@ from ..base.clock import iso
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
 from ..store.script import forget_in_rows
-from .ids import OBJECT_TYPES, RELATION_LABELS, check_object_id
+from .ids import OBJECT_TYPES, RELATION_LABELS, ObjectStatus, check_object_id
 
 READ_PAGE = 50
 
@@ -35,7 +35,7 @@ class ObjectRecord:
     summary: str = ""
     body: str = ""
     cues: list[str] = field(default_factory=list)
-    status: str = "active"
+    status: str = ObjectStatus.ACTIVE
     version: int = 1
     redirect_to: str | None = None
     created_at: str = ""

@@ -49,7 +49,7 @@ class _OwnedTransport:
             await self._http.__aexit__(None, None, None)
 
 
-def tool_payload(result: CallToolResult) -> CallToolResult:
+def tool_payload(result: CallToolResult) -> dict[str, Any]:
     """A tool result as a dict; raises ToolCallFailed with the server's message on isError."""
     if result.is_error:
         text = " ".join(getattr(c, "text", "") for c in result.content)

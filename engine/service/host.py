@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
-from typing import Any, TextIO
+from typing import Any, TextIO, TypedDict
 
 import uvicorn
 
@@ -224,6 +224,10 @@ class _Runner(threading.Thread):
 
 
 # -- the service --------------------------------------------------------------------------------
+class _HowToConnect(TypedDict, total=False):
+    host_config: str  # the command printing a host's config (TCP only)
+
+
 class Service:
     """The serve process: API + worker + given background tasks, until a signal stops it.
 
@@ -261,7 +265,7 @@ class Service:
             return "bearer"
         return "socket-permissions" if self.listen.socket is not None else "none"
 
-    def _how_to_connect(self) -> dict[str, str]:
+    def _how_to_connect(self) -> _HowToConnect:
         if self.listen.port is None:
             return {}
         host = "" if self.listen.host == "127.0.0.1" else f" --host {self.listen.host}"

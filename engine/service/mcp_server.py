@@ -38,9 +38,9 @@ from __future__ import annotations
 import difflib
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, NotRequired, TypedDict, TypeVar
 
 import anyio
 from mcp.server.auth.settings import AuthSettings
@@ -48,7 +48,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import AnyHttpUrl, Field, ValidationError
 
 from ..base.errors import MemvaultError
 from ..home.memory import Memory
@@ -183,8 +183,8 @@ def build_server(source: Memory | MemoryPool, *, bearer_token: str | None = None
         # Resource-server-only auth: no OAuth routes, no metadata; issuer_url is required by
         # the settings model but unused without an authorization-server provider.
         auth = {"token_verifier": StaticTokenVerifier(bearer_token),
-                "auth": AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None,
-                                     required_scopes=[])}
+                "auth": AuthSettings(issuer_url=AnyHttpUrl("http://127.0.0.1"),
+                                     resource_server_url=None, required_scopes=[])}
     server = MemvaultMCP(pool, name, **auth)
     server.custom_route("/", methods=["GET"])(_index(bearer=bool(bearer_token)))
     return server
@@ -210,7 +210,21 @@ def _index(bearer: bool) -> Callable[[Any], Any]:
     return index
 
 
-def _result(data: Any) -> CallToolResult:
+class AppendAnswer(TypedDict):
+    """memory_append's answer."""
+
+    event_id: int
+    skipped: NotRequired[bool]  # only when true: the key was stored already with this text
+
+
+class BusyAnswer(TypedDict):
+    """memory_busy's answer."""
+
+    busy: bool
+    other_sessions_busy: NotRequired[int]  # sessions still busy after this one said false
+
+
+def _result(data: Mapping[str, Any] | list[Any]) -> CallToolResult:
     """A tool answer: the data as structured content, and as compact JSON text for hosts that
     read only text (no indentation: every byte of it is the model's context)."""
     text = json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":"))
@@ -298,7 +312,10 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool,
         event = NewEvent(text, occurred_at, source, kind, meta, key)
         done = _call(pool, "memory_append", lambda m: m.store_events([event]))
         # `skipped` only when true: every byte of the answer is the model's context
-        return _result({"event_id": done.ids[0], **({"skipped": True} if done.skipped else {})})
+        answer = AppendAnswer(event_id=done.ids[0])
+        if done.skipped:
+            answer["skipped"] = True
+        return _result(answer)
 
     @server.tool(annotations=READ_ONLY)
     def memory_context() -> CallToolResult:
@@ -392,7 +409,10 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool,
         if busy or not still:  # false from one session leaves another session's busy on
             await anyio.to_thread.run_sync(
                 _call, pool, "memory_busy", lambda m: m.set_busy(busy))
-        return _result({"busy": busy, **({"other_sessions_busy": still} if still else {})})
+        answer = BusyAnswer(busy=busy)
+        if still:
+            answer["other_sessions_busy"] = still
+        return _result(answer)
 
 
 def _approve_arguments(arguments: dict[str, Any]) -> dict[str, Any]:

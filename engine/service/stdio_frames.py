@@ -23,7 +23,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from io import TextIOWrapper
@@ -54,6 +54,7 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
         # surrogates, which checked_frames refuses, instead of text silently altered.
         lines = anyio.wrap_file(TextIOWrapper(wire, encoding="utf-8", errors="surrogateescape"))
         frames = checked_frames(lines, replies_in)
+        # stdio_server reads stdin only by `async for`, but is typed for an anyio file.
         async with stdio_server(stdin=frames) as (read_stream, write_stream):  # type: ignore[arg-type]
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_forward_replies, replies_out, write_stream.clone())
@@ -61,7 +62,7 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
                                    lowlevel.create_initialization_options())
 
 
-async def checked_frames(lines: AsyncIterator[str], replies: Any) -> AsyncIterator[str]:
+async def checked_frames(lines: AsyncIterable[str], replies: Any) -> AsyncIterator[str]:
     """Pass on each line the SDK can read; answer (or, for a notification, log) the others."""
     async with replies:
         async for line in lines:

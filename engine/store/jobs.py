@@ -39,6 +39,12 @@ class JobState(StrEnum):
     FAILED = "failed"
 
 
+class BatchState(StrEnum):
+    CLAIMED = "claimed"
+    COMMITTED = "committed"
+    TERMINAL = "terminal"
+
+
 @dataclass
 class Job:
     id: int

@@ -23,7 +23,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from ..base.clock import iso
 from ..base.forgetting import Forgetting
@@ -80,7 +80,21 @@ def insert_calls(conn: sqlite3.Connection,
         insert_call(conn, call, when)
 
 
-def usage_summary(conn: sqlite3.Connection, days: int = 30) -> dict[str, Any]:
+class UsageTotal(TypedDict):
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    estimated_calls: int  # calls whose tokens were estimated, not reported by the provider
+
+
+class UsageSummary(TypedDict):
+    """Model usage (`Memory.usage`, status's `usage`)."""
+
+    per_day: list[dict[str, Any]]  # day, mode, calls, input/output tokens, estimated, failed
+    total: UsageTotal
+
+
+def usage_summary(conn: sqlite3.Connection, days: int = 30) -> UsageSummary:
     """Totals per day and per mode (and overall); `estimated` counts calls with guessed tokens."""
     per_day = [
         dict(r) for r in conn.execute(
@@ -96,11 +110,8 @@ def usage_summary(conn: sqlite3.Connection, days: int = 30) -> dict[str, Any]:
         "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),"
         " COALESCE(SUM(estimated), 0) FROM model_calls"
     ).fetchone()
-    return {
-        "per_day": per_day,
-        "total": {"calls": total[0], "input_tokens": total[1], "output_tokens": total[2],
-                  "estimated_calls": total[3]},
-    }
+    return UsageSummary(per_day=per_day, total=UsageTotal(
+        calls=total[0], input_tokens=total[1], output_tokens=total[2], estimated_calls=total[3]))
 
 
 def forget_in_ledger(conn: sqlite3.Connection, forgetting: Forgetting) -> None:

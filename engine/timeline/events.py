@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -365,10 +365,17 @@ def event_state(conn: sqlite3.Connection, event_id: int) -> str:
     return row[0] if row else "hot"
 
 
+class EventListing(TypedDict):
+    """A page of events in a time range (`Memory.list_events`)."""
+
+    events: list[dict[str, Any]]  # id, occurred_at, source, kind, meta, chars, preview
+    cursor: str | None  # continues the listing; None at the end
+
+
 def list_events(
     conn: sqlite3.Connection, start: datetime, end: datetime, cursor: str | None = None,
     limit: int = 50,
-) -> dict[str, Any]:
+) -> EventListing:
     """Events with start <= occurred_at < end, oldest first; `cursor` continues a listing."""
     if limit < 1:
         raise InputError(f"limit must be at least 1, got {limit}")
@@ -401,7 +408,7 @@ def list_events(
         for r in rows
     ]
     next_cursor = f"{rows[-1]['occurred_us']}:{rows[-1]['id']}" if more and rows else None
-    return {"events": items, "cursor": next_cursor}
+    return EventListing(events=items, cursor=next_cursor)
 
 
 _NO_UPDATE_TRIGGER = "events_no_update"

@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
@@ -84,7 +84,30 @@ def timeline_totals(conn: sqlite3.Connection) -> dict[str, int]:
     return {"nodes": int(row[0]), "est_tokens": int(row[1])}
 
 
-def timeline_view(conn: sqlite3.Connection, max_bytes: int = 350_000) -> dict[str, Any]:
+# The oldest hot nodes a view left out: how many, which, when, how large (the functional
+# form: `from` is a keyword).
+TimelineCut = TypedDict("TimelineCut", {
+    "count": int, "first_node": int, "last_node": int, "from": str, "to": str,
+    "est_tokens": int,
+})
+
+
+class TimelineView(TypedDict):
+    """The hot timeline as an agent sees it (memory_context's `timeline`)."""
+
+    nodes: list[dict[str, Any]]
+    total_nodes: int
+    shown_nodes: int
+    cut_nodes: int
+    est_tokens: int  # of the nodes shown
+    total_est_tokens: int
+    bytes: int
+    max_bytes: int
+    cut: TimelineCut | None
+    notice: str | None  # the cut in words
+
+
+def timeline_view(conn: sqlite3.Connection, max_bytes: int = 350_000) -> TimelineView:
     """The newest active nodes that fit in `max_bytes`, in order, with an account of the cut.
 
     Returns {"nodes": [...], "total_nodes", "shown_nodes", "cut_nodes", "cut": {...} | None,
@@ -104,18 +127,18 @@ def timeline_view(conn: sqlite3.Connection, max_bytes: int = 350_000) -> dict[st
         used += cost
     kept.reverse()
     cut = nodes[: len(nodes) - len(kept)]
-    view: dict[str, Any] = {
-        "nodes": [n.to_dict() for n in kept],
-        "total_nodes": len(nodes),
-        "shown_nodes": len(kept),
-        "cut_nodes": len(cut),
-        "est_tokens": sum(n.est_tokens for n in kept),
-        "total_est_tokens": sum(n.est_tokens for n in nodes),
-        "bytes": used,
-        "max_bytes": max_bytes,
-        "cut": None,
-        "notice": None,
-    }
+    view = TimelineView(
+        nodes=[n.to_dict() for n in kept],
+        total_nodes=len(nodes),
+        shown_nodes=len(kept),
+        cut_nodes=len(cut),
+        est_tokens=sum(n.est_tokens for n in kept),
+        total_est_tokens=sum(n.est_tokens for n in nodes),
+        bytes=used,
+        max_bytes=max_bytes,
+        cut=None,
+        notice=None,
+    )
     if cut:
         view["cut"] = {
             "count": len(cut), "first_node": cut[0].id, "last_node": cut[-1].id,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from ..base.errors import IngestError, InputError
 from .events import NewEvent
@@ -29,7 +29,7 @@ class LineTooLong(bytes):
     """What `bounded_lines` yields for a line past MAX_LINE_BYTES: its first bytes only."""
 
 
-def bounded_lines(stream: BinaryIO) -> Iterator[bytes]:
+def bounded_lines(stream: IO[bytes]) -> Iterator[bytes]:
     """The lines of a binary stream, each read at most MAX_LINE_BYTES + 1 bytes at a time: a
     longer line comes as a LineTooLong (and is the last thing read: ingest stops there)."""
     while True:

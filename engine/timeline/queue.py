@@ -14,13 +14,27 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import datetime
+from enum import StrEnum
 
 from ..base.clock import iso
 from ..base.forgetting import Forgetting
 from ..store.script import forget_in_rows
 
 # The life of a queued event (docs/spec.md section 2); blocked by a terminal failure.
-EVENT_STATES = ("pending", "continue", "linked", "archive_only", "blocked")
+
+
+class EventState(StrEnum):
+    """An event's place in the archive queue (archive_queue.state): organize takes `pending`
+    and `continue` events and leaves each `linked` or `archive_only` (`blocked`: it gave up)."""
+
+    PENDING = "pending"
+    CONTINUE = "continue"
+    LINKED = "linked"
+    ARCHIVE_ONLY = "archive_only"
+    BLOCKED = "blocked"
+
+
+EVENT_STATES = tuple(state.value for state in EventState)  # plain str: status keys, schema text
 
 
 def enqueue_departed(
