@@ -408,9 +408,14 @@ def snippet(text: str, query: Query, idf: dict[str, float]) -> str:
 def object_snippet(fields: Sequence[str], why: list[str], query: Query,
                    idf: dict[str, float]) -> str:
     """The summary, unless only the body matched: then a window of the body."""
-    summary, body = fields[3], fields[4]
-    if body and any(w.startswith("body") for w in why) and not any(
+    return snippet(fields[snippet_field(fields, why)], query, idf)
+
+
+def snippet_field(fields: Sequence[str], why: list[str]) -> int:
+    """Which of an object's fields its snippet is cut from: the body when only the body
+    matched, else the summary, the cues or the name (the first that is not empty)."""
+    if fields[4] and any(w.startswith("body") for w in why) and not any(
         w.startswith("summary") for w in why
     ):
-        return snippet(body, query, idf)
-    return snippet(summary or fields[2] or fields[0], query, idf)
+        return 4
+    return 3 if fields[3] else 2 if fields[2] else 0
