@@ -129,5 +129,3 @@ def parse_query(query: object) -> Query:
     prefixes = tuple(t.text for t in ordered if t.credit)
     return Query(query, tuple(ordered), tuple(dict.fromkeys(phrases)), notice, prefixes)
 
-
-# -- keeping the index in step ----------------------------------------------------------------
