@@ -47,20 +47,14 @@ def later_first(hits: list[dict[str, Any]], query: Query) -> None:
     entities = [e for e in entity_terms(query) if idf.get(e, RARE_IDF) >= RARE_IDF]
     if not entities:
         return
-    naming: dict[int, bool] = {}  # read only for hits in a near-tie (few): a regex per text
-
-    def names(hit: dict[str, Any]) -> bool:
-        if id(hit) not in naming:
-            naming[id(hit)] = hit["kind"] == "event" and _names(hit["_source"][0], entities)
-        return naming[id(hit)]
-
+    naming = {id(h): h["kind"] == "event" and _names(h["_source"][0], entities) for h in hits}
     swapped = True
     while swapped:
         swapped = False
         for i in range(len(hits) - 1):
             above, below = hits[i], hits[i + 1]
-            if (below["score"] >= TIE_SHARE * above["score"]
-                    and below.get("occurred_at", "") > above.get("occurred_at", "")
-                    and names(above) and names(below)):
+            if (naming[id(above)] and naming[id(below)]
+                    and below["score"] >= TIE_SHARE * above["score"]
+                    and below["occurred_at"] > above["occurred_at"]):
                 hits[i], hits[i + 1] = below, above
                 swapped = True
