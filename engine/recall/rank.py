@@ -405,12 +405,6 @@ def snippet(text: str, query: Query, idf: dict[str, float]) -> str:
     return ("…" if start else "") + flat[:SNIPPET_CHARS] + ("…" if more else "")
 
 
-def object_snippet(fields: Sequence[str], why: list[str], query: Query,
-                   idf: dict[str, float]) -> str:
-    """The summary, unless only the body matched: then a window of the body."""
-    return snippet(fields[snippet_field(fields, why)], query, idf)
-
-
 def snippet_field(fields: Sequence[str], why: list[str]) -> int:
     """Which of an object's fields its snippet is cut from: the body when only the body
     matched, else the summary, the cues or the name (the first that is not empty)."""
