@@ -49,7 +49,10 @@ from memvault.timeline.events import insert_events  # noqa: E402
 from rank_bm25 import BM25Okapi  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data"
+# ../shared/data from the project root; from a git worktree (../wt/NAME), the first ancestor
+# folder that holds shared/data
+DATA = next((p / "shared" / "data" for p in ROOT.parents if (p / "shared" / "data").is_dir()),
+            ROOT.parent / "shared" / "data")
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (5, 10, 20)
@@ -119,6 +122,14 @@ def split_name(tuning: bool) -> str:
 
 
 def bench_locomo(path: Path, folder: str, per_conv: int = 0) -> None:
+    splits, took = locomo_recall(path, folder, per_conv)
+    for name, recall in sorted(splits.items(), key=lambda kv: kv[0] != "tuning"):
+        _locomo_table(f"{path.name}, {name} split", recall, took)
+
+
+def locomo_recall(path: Path, folder: str, per_conv: int = 0) -> tuple[dict[str, Recall],
+                                                                       list[float]]:
+    """Recall per split, (ranker, k) and category, beside BM25; and find's timings."""
     data = json.loads(path.read_text(encoding="utf-8"))
     splits: dict[str, Recall] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     took: list[float] = []
@@ -145,8 +156,7 @@ def bench_locomo(path: Path, folder: str, per_conv: int = 0) -> None:
                     found = len(evidence & set(ranked[:k])) / len(evidence)
                     recall[(name, k)][qa["category"]].append(found)
         conn.close()
-    for name, recall in sorted(splits.items(), key=lambda kv: kv[0] != "tuning"):
-        _locomo_table(f"{path.name}, {name} split", recall, took)
+    return splits, took
 
 
 def _locomo_table(title: str, recall: Recall, took: list[float]) -> None:
@@ -206,6 +216,19 @@ def cjk_bigram_tokens(text: str) -> list[str]:
 
 
 def bench_memorybank(folder_data: Path, labels_path: Path, folder: str) -> None:
+    splits, out, pooled = memorybank_recall(folder_data, labels_path, folder)
+    table("MemoryBank (Chinese) probing questions: rank of the labelled turn in the top 10 "
+          "('-' = not in the top 10; * = names only a date or 'the first talk')",
+          ["user", "q", "question", "find", "bm25", "find pooled", "bm25 pooled"], out)
+    for split, totals in sorted(splits.items(), key=lambda kv: kv[0] != "tuning"):
+        _memorybank_summary(split, totals, pooled)
+
+
+def memorybank_recall(
+    folder_data: Path, labels_path: Path, folder: str,
+) -> tuple[dict[str, dict[str, int]], list[list[Any]], int]:
+    """Hits @3/@10 per split and ranker, the rank of each question's turn per ranker, and the
+    size of the pooled memory."""
     cn = json.loads((folder_data / "memory_bank_cn-dev.json").read_text(encoding="utf-8"))
     en = json.loads((folder_data / "memory_bank_en-dev.json").read_text(encoding="utf-8"))
     labels = json.loads(labels_path.read_text(encoding="utf-8"))["users"]
@@ -255,12 +278,8 @@ def bench_memorybank(folder_data: Path, labels_path: Path, folder: str) -> None:
             out.append([user, q["q"], q["question"][:34] + ("*" if q.get("time_only") else ""),
                         *(r if r is not None else "-" for r in marks)])
         conn.close()
-    table("MemoryBank (Chinese) probing questions: rank of the labelled turn in the top 10 "
-          "('-' = not in the top 10; * = names only a date or 'the first talk')",
-          ["user", "q", "question", "find", "bm25", "find pooled", "bm25 pooled"], out)
-    for split, totals in sorted(splits.items(), key=lambda kv: kv[0] != "tuning"):
-        _memorybank_summary(split, totals, len(pooled_rows))
     pooled.close()
+    return splits, out, len(pooled_rows)
 
 
 def _memorybank_summary(split: str, totals: dict[str, int], pooled: int) -> None:

@@ -115,6 +115,29 @@ def test_status_points_at_events_holding_secrets_without_their_values(home: Path
     assert pointer["kinds"] == ["a GitHub token", "an assigned secret value"]
 
 
+def test_a_secret_in_chinese_text_with_full_width_punctuation_is_masked_in_place(
+        home: Path) -> None:
+    # full-width punctuation reads as ASCII for the detectors; the mask still lands on the
+    # value's own chars, and the text around it is shown as it was written
+    with open_memory(home) as mem:
+        mem.append_event(f"路由器的密码：Tr0ub4dor-and-3，别告诉别人！{TOKEN}（旧的）")
+        hit = mem.find("路由器")["hits"][0]
+        assert not leaks(hit)
+        assert hit["snippet"].startswith("路由器的[secret: ")
+        assert "]，别告诉别人！[secret: a GitHub token]（旧的）" in hit["snippet"]
+
+
+def test_a_secret_in_an_object_field_holding_a_query_term_is_masked_in_why(
+        home: Path) -> None:
+    # the body is read for secrets because a term of the query is in it (its snippet is the
+    # summary): a word of the body's secret that the query also names is masked in `why`
+    with open_memory(home) as mem:
+        put_object(mem, "person:bob", "Bob", summary="Bob runs the office network",
+                   body=f"router {PASSWORD}")
+        answer = mem.find("Bob Tr0ub4dor router")
+        assert answer["hits"] and not leaks(answer)
+
+
 def test_ordinary_text_is_not_masked(home: Path) -> None:
     with open_memory(home) as mem:
         event = mem.append_event("I forgot my password yesterday; the PIN pad broke")

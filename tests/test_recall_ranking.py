@@ -103,6 +103,16 @@ def test_a_long_turn_with_the_rarest_word_outranks_short_turns_with_a_common_one
     ranked = ids_of(memory_find(mem.conn, "Which museum did Tim visit?", types=["event"]))
     assert all(ranked.index(long) < ranked.index(s) for s in short[1:])
 
+def test_a_chinese_name_said_whole_outranks_its_characters_said_apart(mem: Memory) -> None:
+    # both events hold the bigrams 张小 and 小明 once; only the older and longer one says the
+    # name (bigrams alone would rank the shorter, newer one first)
+    whole = add(mem, ["昨天张小明来找我聊天，聊了很久"], start="2026-03-01T08:00")[0]
+    apart = add(mem, ["张小红和李小明去了公园"], start="2026-03-02T08:00")[0]
+    add(mem, FILLER, start="2026-03-03T08:00")
+    hits = ids_of(memory_find(mem.conn, "张小明", types=["event"]))
+    assert hits[:2] == [whole, apart]
+
+
 # -- dates in the question ----------------------------------------------------------------
 
 def test_a_chinese_date_phrase_ranks_the_event_of_that_day_first(mem: Memory) -> None:

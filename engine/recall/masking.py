@@ -22,7 +22,7 @@ from typing import Any
 
 from ..objects.secrets import SecretHit, mask_secrets, redact_slice, scan_secrets
 from ..store.recall_index import fold
-from .rank import SNIPPET_CHARS, object_snippet, snippet
+from .rank import SNIPPET_CHARS, snippet, snippet_field
 from .terms import Query
 
 SECRET_WORD = "[secret]"
@@ -89,14 +89,25 @@ def mask_tree(value: Any, words: set[str] | frozenset[str] = frozenset(),
     """A copy of an answer (dicts, lists, strings) with every string masked: secrets as
     `[secret: kind]`, then `words` as `[secret]`. Ids and engine labels stay as they are;
     strings under a key in `done` were masked already and only get `words`."""
+    return _mask_tree(value, words, key, done, {})
+
+
+def _mask_tree(value: Any, words: set[str] | frozenset[str], key: str | None,
+               done: frozenset[str], seen: dict[str, str]) -> Any:
+    """mask_tree, scanning each distinct string once (an answer repeats its sources, kinds
+    and terms from hit to hit); `seen` lives for one answer."""
     if isinstance(value, str):
         if key in _KEEP:
             return value
-        return mask_words(value if key in done else mask_secrets(value), words)
+        if key in done:
+            return mask_words(value, words)
+        if value not in seen:
+            seen[value] = mask_words(mask_secrets(value), words)
+        return seen[value]
     if isinstance(value, dict):
-        return {k: mask_tree(v, words, k, done) for k, v in value.items()}
+        return {k: _mask_tree(v, words, k, done, seen) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [mask_tree(v, words, key, done) for v in value]
+        return [_mask_tree(v, words, key, done, seen) for v in value]
     return value
 
 
@@ -162,8 +173,22 @@ def add_snippets(hits: list[dict[str, Any]], parsed: Query, reveal: bool) -> set
         if hit["kind"] == "event":
             hit["snippet"] = snippet(shown(source[0]), parsed, source[1])
         elif source is not None:
-            fields = [shown(f) for f in source[0]]
-            hit["snippet"] = object_snippet(fields, source[1], parsed, source[2])
+            fields, why, idf = source
+            chosen = snippet_field(fields, why)
+            # a field is scanned when the snippet shows it or a term of the query is in it
+            # (only then can a word of its secrets be in `why` or the terms); an object's body
+            # of up to 16,000 chars matched by its name alone is not read for secrets
+            hit["snippet"] = snippet(shown(fields[chosen]), parsed, idf)
+            for index, text in enumerate(fields):
+                if index != chosen and _holds_a_term(text, parsed):
+                    shown(text)
         else:
             hit["snippet"] = shown(summary)[:SNIPPET_CHARS] or hit["name"]
     return words
+
+
+def _holds_a_term(text: str, parsed: Query) -> bool:
+    """Whether the folded `text` holds the needle of one of the query's terms (what every
+    token a term matches starts with)."""
+    folded = fold(text)
+    return any(term.needle in folded for term in parsed.terms)

@@ -201,21 +201,22 @@ def candidates(
             fallback[term.text] = newest
         else:
             lists[term.text] = postings
-    chosen, used = [], 0
-    for term in sorted((t for t, p in lists.items() if p), key=lambda t: len(lists[t])):
-        if chosen and used + len(lists[term]) > POSTINGS_BUDGET:
+    chosen: list[str] = []
+    used = 0
+    for name in sorted((t for t, p in lists.items() if p), key=lambda t: len(lists[t])):
+        if chosen and used + len(lists[name]) > POSTINGS_BUDGET:
             break
-        chosen.append(term)
-        used += len(lists[term])
+        chosen.append(name)
+        used += len(lists[name])
     if not chosen:  # only common terms: the newest CAP postings of each stand for them
-        for term, matches in fallback.items():
-            lists[term] = sorted({r for m in matches for r in _rowids(conn, table, m, CAP)},
+        for name, matches in fallback.items():
+            lists[name] = sorted({r for m in matches for r in _rowids(conn, table, m, CAP)},
                                  reverse=True)[:CAP]
-            chosen.append(term)
+            chosen.append(name)
     acc: dict[int, float] = {}
-    for term in chosen:
-        weight = stats.idf[term]
-        for rowid in lists[term]:
+    for name in chosen:
+        weight = stats.idf[name]
+        for rowid in lists[name]:
             if (allowed is None or rowid in allowed) and rowid not in exclude:
                 acc[rowid] = acc.get(rowid, 0.0) + weight
     return [r for r, _ in heapq.nlargest(want, acc.items(), key=lambda kv: (kv[1], kv[0]))]
@@ -237,7 +238,8 @@ def occurrences(term: Term, folded: str) -> tuple[float, list[str]]:
         n = folded.count(text)
         return float(n), [text] if n else []
     needle = term.needle
-    tf, matched, start, size = 0.0, [], 0, len(folded)
+    matched: list[str] = []
+    tf, start, size = 0.0, 0, len(folded)
     while (i := folded.find(needle, start)) >= 0:
         start = i + 1
         if i and _word_char(folded[i - 1]):
@@ -338,8 +340,8 @@ def tail_candidates(
         if docs:
             stats.set_df(term.text, min(float(stats.n), stats.df[term.text] + len(docs)))
     acc: dict[int, float] = {}
-    for term, docs in holding.items():
-        weight = stats.idf[term]
+    for name, docs in holding.items():
+        weight = stats.idf[name]
         for doc in docs:
             acc[doc] = acc.get(doc, 0.0) + weight
     best = heapq.nlargest(want, ((w, rows[d][0]) for d, w in acc.items()))
@@ -403,12 +405,11 @@ def snippet(text: str, query: Query, idf: dict[str, float]) -> str:
     return ("…" if start else "") + flat[:SNIPPET_CHARS] + ("…" if more else "")
 
 
-def object_snippet(fields: Sequence[str], why: list[str], query: Query,
-                   idf: dict[str, float]) -> str:
-    """The summary, unless only the body matched: then a window of the body."""
-    summary, body = fields[3], fields[4]
-    if body and any(w.startswith("body") for w in why) and not any(
+def snippet_field(fields: Sequence[str], why: list[str]) -> int:
+    """Which of an object's fields its snippet is cut from: the body when only the body
+    matched, else the summary, the cues or the name (the first that is not empty)."""
+    if fields[4] and any(w.startswith("body") for w in why) and not any(
         w.startswith("summary") for w in why
     ):
-        return snippet(body, query, idf)
-    return snippet(summary or fields[2] or fields[0], query, idf)
+        return 4
+    return 3 if fields[3] else 2 if fields[2] else 0

@@ -85,6 +85,7 @@ def _ago(unit: str, count: int, said: date) -> Span:
 
 
 _Reader = Callable[[re.Match[str], date], Span]
+_STEP: dict[str, int] = {"last": -1, "this": 0, "next": 1, "上": -1, "这": 0, "本": 0, "下": 1}
 _RULES: tuple[tuple[re.Pattern[str], _Reader], ...] = (
     (re.compile(r"(?<![\d一二三四五六七八九十两几])(\d{1,2}|[一二三四五六七八九十两几])\s*"
                 r"(天|周|个?星期|个月)前"),
@@ -119,7 +120,6 @@ _MENTIONS = re.compile(
     r"yesterday|today|tonight|tomorrow|ago\b|week|month|night|"
     r"morning|afternoon|evening|(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
     r"[昨今明前后後]天|[昨今明]晚|今早|[上下这本]个?(?:周|星期|礼拜|月)|(?:天|周|个?星期|个月)前")
-_STEP = {"last": -1, "this": 0, "next": 1, "上": -1, "这": 0, "本": 0, "下": 1}
 
 
 def spoken_spans(text: str, said_on: str) -> list[Span]:

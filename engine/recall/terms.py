@@ -14,6 +14,7 @@ from .stem import MIN_WORD, root, stem
 MAX_QUERY_CHARS = 1_000
 MAX_TERMS = 48
 PREFIX_CREDIT = 0.5
+PREFIX_QUERY_WORDS = 3  # a query of at most this many words and CJK runs: words are prefixes
 
 _QUERY_TOKEN = re.compile(f"([{CJK_CHARS}]+)|((?:(?![{CJK_CHARS}])[^\\W_])+)")
 
@@ -97,7 +98,7 @@ def parse_query(query: object) -> Query:
     if content or runs:
         words = content
     terms: dict[str, Term] = {}
-    short = len(words) + len(runs) <= 3  # a name or a few words: match word prefixes too
+    short = len(words) + len(runs) <= PREFIX_QUERY_WORDS  # a name or a few words
     for word in words:
         key = stem(word) if len(word) >= MIN_WORD and word.isascii() else ""
         if short and len(word) >= 2:
@@ -128,5 +129,3 @@ def parse_query(query: object) -> Query:
     prefixes = tuple(t.text for t in ordered if t.credit)
     return Query(query, tuple(ordered), tuple(dict.fromkeys(phrases)), notice, prefixes)
 
-
-# -- keeping the index in step ----------------------------------------------------------------

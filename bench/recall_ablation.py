@@ -1,0 +1,172 @@
+"""Which of recall's rules carry over to conversations nobody tuned them on: each rule switched
+off in turn, recall measured on the tuning split and on the validation split beside the engine
+as it is (LoCoMo conversations 0-2 tune, 3-4 validate; the first half of the labelled MemoryBank
+users tune, the rest validate: bench/recall.py).
+
+    python bench/recall_ablation.py                    # every rule (about 12 s a rule)
+    python bench/recall_ablation.py --only neighbours,spoken
+
+A rule earns its place when switching it off costs recall on validation too, not only on tuning
+(a rule that only helps the split it was fitted on is fitted to that corpus's phrasing). Each
+row shows the change from the engine as it is when that rule is off: LoCoMo recall@10 overall
+and per category, and MemoryBank hits @3/@10 (of 28 questions a split). Rules are switched off
+by patching module constants or functions for the run; nothing is written to the project.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from memvault.recall import context, query, rank, terms  # noqa: E402
+from recall import (  # noqa: E402
+    CATEGORIES,
+    DATA,
+    ROOT,
+    Recall,
+    locomo_recall,
+    memorybank_recall,
+    table,
+)
+
+QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "when", "where", "why", "how"})
+
+
+def _no_dates_spoken(text: str, said_on: str) -> list[Any]:
+    return []
+
+
+def _nothing(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+# name -> what to patch: (object, attribute, value while the rule is off)
+ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
+    "neighbours": [(context, "AFTER_WEIGHT", 0.0), (context, "BEFORE_WEIGHT", 0.0)],
+    "neighbour reach 2 (1)": [(context, "NEIGHBOUR_REACH", 1)],
+    "before/after asymmetry (0.55/0.55)": [(context, "AFTER_WEIGHT", 0.55),
+                                           (context, "BEFORE_WEIGHT", 0.55)],
+    "one-or-two-term rule": [(query, "CONTEXT_MIN_TERMS", 0)],
+    "spoken dates": [(context, "spoken_spans", _no_dates_spoken)],
+    "date bonus": [(context, "DATE_BONUS", 0.0), (query, "DATE_BONUS", 0.0)],
+    "recency tie-break": [(query, "later_first", _nothing)],
+    "stopwords (none dropped)": [(terms, "STOPWORDS", frozenset())],
+    "question words as stopwords": [(terms, "STOPWORDS", terms.STOPWORDS - QUESTION_WORDS)],
+    "short query = prefixes (<=3 words)": [(terms, "PREFIX_QUERY_WORDS", 0)],
+    "half credit inside longer words": [(terms, "PREFIX_CREDIT", 0.0)],
+    "inflections (query-side stemmer)": [(terms, "MIN_WORD", 10**6)],
+    "CJK function characters": [(terms, "CJK_FUNCTION_CHARS", frozenset())],
+    "CJK phrase bonus": [(rank, "PHRASE_BONUS", 0.0)],
+}
+
+
+def _snowball() -> Any:
+    """Snowball's English stemmer (pystemmer) as a family key, like recall/stem.py's stem()."""
+    try:
+        import Stemmer  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    english = Stemmer.Stemmer("english")
+
+    def key(word: str) -> str:
+        if len(word) < terms.MIN_WORD or not word.isascii() or not word.isalpha():
+            return word
+        return str(english.stemWord(word))
+
+    return key
+
+
+# name -> a replacement measured the same way (a row "with NAME"); needs what it names installed
+VARIANTS: dict[str, list[tuple[Any, str, Any]]] = {
+    "snowball word families": [(terms, "stem", _snowball()), (rank, "stem", _snowball())],
+}
+
+
+@contextmanager
+def switched_off(patches: list[tuple[Any, str, Any]]) -> Iterator[None]:
+    """The engine with these module attributes replaced, for the duration."""
+    with ExitStack() as stack:
+        for target, name, value in patches:
+            stack.enter_context(mock.patch.object(target, name, value))
+        yield
+
+
+Scores = dict[str, dict[str, float]]  # split -> column -> value
+
+
+def measure(args: argparse.Namespace) -> Scores:
+    """LoCoMo recall@10 per category and overall, MemoryBank hits @3/@10, per split."""
+    out: Scores = {}
+    with tempfile.TemporaryDirectory(prefix="memvault-ablation-") as folder:
+        splits, _ = locomo_recall(Path(args.locomo), folder)
+        banks, _, _ = memorybank_recall(Path(args.memorybank), Path(args.labels), folder)
+    for split, recall in splits.items():
+        out[split] = _locomo_columns(recall)
+        for k in (3, 10):
+            out[split][f"zh @{k}"] = banks[split][f"find @{k}"]
+            out[split][f"zh pooled @{k}"] = banks[split][f"find pooled @{k}"]
+    return out
+
+
+def _locomo_columns(recall: Recall) -> dict[str, float]:
+    per = recall[("find", 10)]
+    every = [x for c in CATEGORIES for x in per[c]]
+    columns = {"all": sum(every) / max(1, len(every))}
+    for c, name in CATEGORIES.items():
+        columns[name] = sum(per[c]) / max(1, len(per[c]))
+    return columns
+
+
+def _delta(value: float, base: float, whole: bool) -> str:
+    change = value - base
+    if whole:
+        return f"{int(change):+d}" if change else "0"
+    return f"{change:+.3f}" if abs(change) >= 0.0005 else "0"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--locomo", default=str(DATA / "locomo" / "locomo-dev.json"))
+    parser.add_argument("--memorybank", default=str(DATA / "memorybank"))
+    parser.add_argument("--labels", default=str(ROOT / "bench" / "recall_labels_memorybank.json"))
+    parser.add_argument("--only", default="", help="comma list of rule names (substrings)")
+    args = parser.parse_args()
+    wanted = [w for w in args.only.split(",") if w]
+    every = {f"without {n}": p for n, p in ABLATIONS.items()}
+    every |= {f"with {n}": p for n, p in VARIANTS.items() if all(v for _, _, v in p)}
+    chosen = {name: patches for name, patches in every.items()
+              if not wanted or any(w in name for w in wanted)}
+    base = measure(args)
+    rows: dict[str, list[list[str]]] = {"tuning": [], "validation": []}
+    for split in rows:
+        rows[split].append(["engine as it is",
+                            *(_fmt(v, c) for c, v in base[split].items())])
+    for name, patches in chosen.items():
+        with switched_off(patches):
+            scores = measure(args)
+        for split in rows:
+            rows[split].append([name, *(
+                _delta(v, base[split][c], c.startswith("zh")) for c, v in scores[split].items())])
+        print(f"measured {name}", file=sys.stderr)
+    columns = list(base["tuning"])
+    for split, split_rows in rows.items():
+        table(f"Ablation, {split} split: LoCoMo recall@10 and MemoryBank hits (first row: the"
+              " engine; others: the change with that rule off; a rule that helps carries over"
+              " when its row is negative here as well)", ["", *columns], split_rows)
+
+
+def _fmt(value: float, column: str) -> str:
+    return str(int(value)) if column.startswith("zh") else f"{value:.3f}"
+
+
+if __name__ == "__main__":
+    main()
