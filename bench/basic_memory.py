@@ -1,4 +1,4 @@
-"""memvault beside basic-memory 0.24.1 on the same conversation turns (issue 17).
+"""memvault beside basic-memory 0.24.1 on the same conversation turns.
 
     python bench/basic_memory.py [--turns 1000] [--finds 100] [--basic-memory CMD]
 

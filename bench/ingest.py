@@ -18,10 +18,10 @@ a chunk, into a fresh database in a temporary directory, WAL with synchronous=NO
 - `--keys`: every engine event carries a client key (its msg_id), so each chunk also looks its
   keys up and fills the unique key index (memvault.timeline.keys); the bare side is unchanged.
 - `--events-only`: the engine's append alone against the events table alone (no hot nodes, no
-  index), the comparison this bench made before issue 17.
+  index), the comparison this bench made first.
 
 Each side runs `--repeat` times, alternating, and keeps its best (least disturbed) run.
-Target (issue 17): engine >= 50% of bare. `--profile` prints where the engine's time goes.
+Target: engine >= 50% of bare. `--profile` prints where the engine's time goes.
 """
 
 from __future__ import annotations

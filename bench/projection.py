@@ -15,7 +15,7 @@ then times, on the same data:
   6. the renderer alone, reading in chunks as the projector does and writing nothing: what
      rendering costs (each source's quoted span included) without the disk's noise.
 The disk is synced before each timed run, so one run's writeback does not land on the next.
-Targets: run 1 renders >= 3,000 objects/s (issue 17); run 3 writes 0 files and takes under 5%
+Targets: run 1 renders >= 3,000 objects/s; run 3 writes 0 files and takes under 5%
 of run 1. Exit status 1 if the second is missed (the first depends on the machine's disk, so
 it is printed, not enforced).
 """

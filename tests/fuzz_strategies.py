@@ -1,4 +1,4 @@
-"""Hypothesis strategies for malformed proposals of compact, organize and deep (issue #9).
+"""Hypothesis strategies for malformed proposals of compact, organize and deep.
 
 A `Scene` describes one claimed batch in a real store: its mode, a VALID proposal for it (`base`)
 and the store facts the mutations need (ids inside and outside the batch, the page read, which

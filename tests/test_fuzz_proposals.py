@@ -1,4 +1,4 @@
-"""Fuzzing the commit tools of compact, organize and deep with malformed proposals (issue #9).
+"""Fuzzing the commit tools of compact, organize and deep with malformed proposals.
 
 Each fuzz test builds a real store once, claims batches through the engine's own claim code and
 then, for every generated case, sends the raw arguments text down the path a model's tool call

@@ -420,7 +420,7 @@ def test_http_refuses_a_foreign_host_header(mem: Memory) -> None:
     assert response.status_code == 421  # DNS-rebinding protection stays on
 
 
-# -- where calls run (issue 17: the thread hop costs about as much as a small find) -------------
+# -- where calls run (the thread hop costs about as much as a small find) ----------------------
 def test_read_only_tools_run_on_the_event_loop_with_an_idle_memory(mem: Memory) -> None:
     """With a Memory idle, a read-only tool runs on the loop's own thread (no hop); a write
     still goes to a worker thread, as it may wait for SQLite's write lock."""

@@ -1,4 +1,4 @@
-"""The scheduler (issue 4): threshold compaction, the hourly organize check and the nightly deep
+"""The scheduler: threshold compaction, the hourly organize check and the nightly deep
 review, all on a ManualClock; nothing sleeps and an empty queue never calls the model."""
 
 from __future__ import annotations
@@ -264,7 +264,7 @@ def test_nightly_job_reviews_objects_through_the_worker(home: Path) -> None:
     mem.close()
 
 
-# -- cost of a poll (issue 17) ------------------------------------------------------------------
+# -- cost of a poll ---------------------------------------------------------------------------
 
 
 def test_a_check_with_nothing_due_takes_no_write_transaction(

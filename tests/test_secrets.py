@@ -407,7 +407,7 @@ def test_a_failed_batch_stores_its_error_redacted(mem: Memory) -> None:
     assert error and OPENAI not in error and "redacted" in error
 
 
-# -- issue 17: each text scanned once per commit, a faster detector that finds the same -----------
+# -- each text scanned once per commit, a faster detector that finds the same -----------
 
 
 def test_each_text_of_an_organize_commit_is_scanned_once(

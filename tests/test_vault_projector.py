@@ -222,7 +222,7 @@ def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch
 
 
 def test_atomic_write_names_its_temp_file_without_mkstemp(tmp_path, monkeypatch) -> None:
-    """Issue 17: a counter names the temp file (mkstemp's random names cost a render more than
+    """A counter names the temp file (mkstemp's random names cost a render more than
     the write); it is still created exclusively, never through a link, and private."""
     def no_mkstemp(*args, **kwargs):
         raise AssertionError("atomic_write must not use tempfile.mkstemp")
@@ -278,7 +278,7 @@ def test_atomic_write_still_refuses_a_link_at_the_target(tmp_path) -> None:
 
 
 def test_a_new_file_is_not_lstat_again_after_its_read(mem, monkeypatch) -> None:
-    """Issue 17: put_file has just opened the file (O_NOFOLLOW) and found nothing; the write
+    """put_file has just opened the file (O_NOFOLLOW) and found nothing; the write
     does not lstat it a second time. The folders on the way are still checked."""
     put_object(mem, "person:a", "Alice")
     root = vault(mem)

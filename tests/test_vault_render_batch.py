@@ -1,4 +1,4 @@
-"""The projector reads a chunk of objects in a few batched queries (issue 17), and the
+"""The projector reads a chunk of objects in a few batched queries, and the
 batched reads render exactly what the per-object reads (`objects.records.object_links`) do."""
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def test_batched_reads_render_the_same_bytes_as_per_object_reads(mem) -> None:
 
 
 def test_an_object_file_renders_in_one_template_context(mem, monkeypatch) -> None:
-    """Issue 17: no `{% include %}` in the object template (each costs a second context a
+    """No `{% include %}` in the object template (each costs a second context a
     file), and the render context is the variables themselves, not a copy with the globals."""
     import jinja2.environment
 
@@ -110,7 +110,7 @@ def test_an_object_file_renders_in_one_template_context(mem, monkeypatch) -> Non
 
 
 def test_relations_and_sources_are_unpacked_not_looked_up(mem, monkeypatch) -> None:
-    """Issue 17: the templates unpack each relation and source in their `for`, rather than
+    """The templates unpack each relation and source in their `for`, rather than
     reading `rel.label`, `src.event_id`... through jinja2's getattr (four calls a link)."""
     put_object(mem, "person:a", "Alice")
     put_object(mem, "person:b", "Bob")

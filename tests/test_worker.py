@@ -1,4 +1,4 @@
-"""The worker (issue 4): one valid lease at a time, receipts replayed by token, stale revisions
+"""The worker: one valid lease at a time, receipts replayed by token, stale revisions
 and expired leases refused, nothing claimed while the agent is busy, rotation, recovery with
 backoff and terminal blocking, retry_blocked once, the automatic cool-down, the usage ledger.
 
@@ -617,7 +617,7 @@ def test_a_provider_error_with_a_lone_surrogate_is_stored_escaped(
     assert "bad byte \\udc80 from the server" in error
 
 
-# -- per-tick overhead (issue 17) ---------------------------------------------------------------
+# -- per-tick overhead ------------------------------------------------------------------------
 
 
 def write_transactions(mem: Memory) -> list[str]:

@@ -1,7 +1,7 @@
 """The `memvault` click group and what every command module shares: opening the home, JSON
 output, clean one-line errors, the `--home` option.
 
-Start-up is kept short (issue 17): the group loads a command's module only when that command
+Start-up is kept short: the group loads a command's module only when that command
 runs (click's LazyGroup pattern, `COMMANDS` below), and the modules import their heavy parts
 (the worker, the vault's templates, rich) inside the commands that need them. `bench/
 cli_startup.py` measures it.

@@ -1,4 +1,4 @@
-"""What a command that changed the memory says (and does) afterwards (issue 18, items 2-4).
+"""What a command that changed the memory says (and does) afterwards.
 
 - `refresh_vault`: when the home has a vault already, render one projection batch (the core
   files and up to vault.objects_per_run changed objects) so it does not stay stale; when it has

@@ -219,7 +219,7 @@ def load_nodes(conn: sqlite3.Connection, node_ids: list[int]) -> list[dict[str, 
         node_ids,
     )
     # Zipped with the column names once: dict(sqlite3.Row) looks every key up by name and
-    # cost more than the query itself (measured, issue 17).
+    # cost more than the query itself (measured by bench/batch_overhead.py).
     columns = [d[0] for d in cursor.description]
     return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 

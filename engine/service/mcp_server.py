@@ -12,7 +12,7 @@ call borrows its own `Memory` from a `MemoryPool` (one connection each, opened l
 organize, approve, busy) run on a worker thread, as they may wait for SQLite's write lock.
 find, read and evidence never wait on a lock under WAL and stay short, so they run on the
 event loop with an idle Memory when one is free (the thread hop costs about as much as a small
-find, issue 17), and on a worker thread otherwise. status (PRAGMA quick_check) and context (the
+find), and on a worker thread otherwise. status (PRAGMA quick_check) and context (the
 timeline view) grow with the memory, so they run on a worker thread like the writes.
 
 One vocabulary: a tool that names a record takes `id` (a unique name or alias too, as the CLI
