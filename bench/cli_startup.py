@@ -1,6 +1,6 @@
 """CLI start-up: the wall time of a whole `memvault ... --json` process against a bare Python.
 
-Issue 17's goal: find/status/list/object/event/events each cost <= 5x `python3 -c "import
+The goal: find/status/list/object/event/events each cost <= 5x `python3 -c "import
 sqlite3"` as a whole process. Every command runs N times interleaved with the baseline in the
 same run (so load on the machine hits both alike); the table shows medians and their ratio.
 
