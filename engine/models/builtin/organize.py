@@ -298,20 +298,18 @@ def _conversation(drafts: dict[str, Draft], directory: Directory, speaker: speec
         if who is None:
             return bool(drafts)
         owner = who.id
-    said: list[speech.Said] = []  # the turn's facts: ONE dated line of the speaker's profile
     body = str((who.existing or {}).get("body") or "") if who else ""
-    kept = [_words(line, speaker.name) for line in body.splitlines()]
     for h in heard:
-        finding = _finding(h, speaker.name, owner)
-        if finding is not None:
+        if (finding := _finding(h, speaker.name, owner)) is not None:
             draft_for(drafts, directory, finding)
-        elif (new := _words(h.text, speaker.name)) and not _repeats(new, kept):
-            said.append(h)
-            kept.append(new)
-        elif who is not None and h.sentence not in who.spans:
+    kept = [speech.words_of(line, speaker.name) for line in body.splitlines()]
+    # the turn's facts: ONE dated line of the speaker's profile
+    said, before = speech.pick_facts(facts, kept, speaker.name)
+    for h in before:
+        if who is not None and h.sentence not in who.spans:
             who.spans.append(h.sentence)  # said before: cite it, do not write it again
     if said and who is not None:
-        joined = ("；" if pf.lang_of(said[0].text) == "zh" else "; ").join(h.text for h in said)
+        joined = speech.fact_line(said, speaker.name)
         line = f"- {day}: {joined}"
         body = str((who.existing or {}).get("body") or "")
         if len(body) + sum(len(x) + 1 for x in who.lines) + len(line) + 1 > PERSON_LINES_CAP:
@@ -335,18 +333,6 @@ def _day_of(draft: Draft, body: str) -> str:
         if m:
             return m.group(1)
     return ""
-
-
-def _words(line: str, name: str) -> set[str]:
-    """A line's words of three letters or more (a Han run counts as one), not the name."""
-    return {w for w in re.findall(r"[a-z0-9\u4e00-\u9fff]{3,}", line.casefold())
-            if w != name.casefold()}
-
-
-def _repeats(new: set[str], kept: list[set[str]]) -> bool:
-    """A line says nothing new when 80% of its words are already in one earlier line ("Jon
-    is determined to make it work", again)."""
-    return any(len(new & old) >= 0.8 * len(new) for old in kept)
 
 
 def _continuation(speaker: str, owner: str, day: str, said: list[speech.Said]) -> Finding:
