@@ -218,3 +218,17 @@ def test_the_engine_takes_the_renamed_schedule_and_recall_finds_the_new_day(
     assert row["name"] == "Dentist appointment 2027-01-21"
     hits = memory_find(conn, "dentist appointment", include_events=False)["hits"]
     assert hits[0]["id"] == row["id"] and "2027-01-21" in hits[0]["name"]
+
+
+def test_a_moved_schedules_cues_follow_the_new_day(mem: Memory) -> None:
+    organize_turns(mem, ["The Larkspur office move is scheduled for 2027-01-14.",
+                         "Change of plan: the move is postponed to 2027-01-21."])
+    cues = obj(mem.conn, "schedule:larkspur-office-move")["cues"]
+    assert "2027-01-21" in cues and "2027-01-14" not in cues
+
+
+def test_a_moved_chinese_meetings_cues_follow_the_new_day(mem: Memory) -> None:
+    organize_turns(mem, ["季度评审会议定在12月10日。", "会议改到12月16日了。"], day="2026-12-02")
+    row = mem.conn.execute("SELECT cues, body FROM objects WHERE type = 'schedule'").fetchone()
+    assert "2026-12-16" in row["cues"] and "12-10" not in row["cues"]
+    assert "2026-12-10" in row["body"]  # the old day stays as history, not as a cue

@@ -323,12 +323,26 @@ def write_profile(draft: Draft) -> dict[str, Any] | None:
         merged = {line.key: line.value for line in pf.parse_body(draft.type, body) if line.key}
         draft.aliases = aliases
         summary = summary_of(draft, merged)
-    cues = pf.merge_unique(list(old.get("cues") or []), cues_of(draft))
+    stale = _stale_cues(draft, old_body)
+    cues = pf.merge_unique([c for c in old.get("cues") or [] if pf.norm(str(c)) not in stale],
+                           cues_of(draft))
     out = {"id": draft.id, "name": draft.name, "aliases": aliases, "summary": summary,
            "body": body, "cues": cues}
     if old.get("status") in ("candidate", "active", "archived"):
         out["status"] = old["status"]
     return out
+
+
+def _stale_cues(draft: Draft, old_body: str) -> set[str]:
+    """Cues (normalised) that said a value a stated change replaced — a moved schedule's old
+    day, an old state, a name that carried the old day — so recall finds the current one."""
+    old = draft.existing or {}
+    values = [str(old.get("name") or "")] if draft.name != old.get("name") else []
+    for key in draft.replace | pf.REPLACEABLE:
+        value = pf.field_value(draft.type, old_body, key)
+        if value and key in draft.fields and pf.norm(value) != pf.norm(draft.fields[key]):
+            values.append(value)
+    return {pf.norm(pf.clip(v, 80)) for v in values if v}
 
 
 def with_lines(body: str, extra: list[str]) -> str:
