@@ -7,6 +7,7 @@ provider) and reads what the engine committed.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 from memvault import Memory
@@ -141,3 +142,16 @@ def test_deep_does_not_guess_between_two_people_with_the_same_first_name() -> No
     chen = profile("person:marcus-chen", "Marcus Chen", aliases=["Marcus"])
     assert review([lone, lee, chen])["merges"] == []
     assert review([lone], related=[chen, lee])["merges"] == []
+
+
+def test_a_chinese_name_and_its_nickname_answer_to_their_pinyin(mem: Memory) -> None:
+    """"Lao Zhang" on an English page is the 张伟 who is called 老张, not a second person."""
+    organize_turns(mem, ["张伟（大家叫他老张）这次跟我一起做同步这块。",
+                         "Lao Zhang says the load test for the sync service is done.",
+                         "Zhang Wei has worked on the sync API since October."])
+    people = {r[0]: r[1] for r in mem.conn.execute(
+        "SELECT id, aliases FROM objects WHERE type = 'person' AND redirect_to IS NULL")}
+    assert list(people) == ["person:张伟"]
+    assert {"老张", "Zhang Wei", "Lao Zhang"} <= set(json.loads(people["person:张伟"]))
+    body = mem.conn.execute("SELECT body FROM objects WHERE id = 'person:张伟'").fetchone()[0]
+    assert "load test for the sync service" in body and "sync API since October" in body

@@ -38,7 +38,7 @@ from .drafts import (
     state_done,
     write_profile,
 )
-from .people import find_named, first_name, people_first_named, role_as
+from .people import find_named, first_name, people_first_named, role_as, romanized
 from .rules import Finding, Scan, scan, short_name
 from .textspan import lines, mention_pattern, sentences
 
@@ -165,10 +165,13 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         notes += _named_people(drafts, directory, text, speaker, said_on)
     _drop_false_people(drafts, directory)
     for draft in drafts.values():  # "Marcus Lee" answers to "Marcus" (people.first_name),
-        # said on a new person or one rewritten anyway (never a rewrite for the alias alone)
-        if draft.type == "person" and (first := first_name(draft.name)) and (
-                draft.existing is None or write_profile(draft) is not None):
-            draft.aliases = pf.merge_unique(draft.aliases, [first], exclude=draft.name)
+        # "张伟" to "Zhang Wei" and its "老张" to "Lao Zhang" (people.romanized): said on a new
+        # person or one rewritten anyway (never a rewrite for the aliases alone)
+        if draft.type == "person" and (draft.existing is None or write_profile(draft)):
+            names = [draft.name, *draft.aliases, *names_of(draft.existing or {})]
+            said = [first_name(draft.name), *(romanized(n) for n in names)]
+            draft.aliases = pf.merge_unique(draft.aliases, [n for n in said if n],
+                                            exclude=draft.name)
     _ensure_projects(drafts, directory)
     apply_done(found, drafts, directory)
     notes += apply_changes(plans.changes, drafts, directory,
