@@ -5,8 +5,10 @@ first line. Only then do first-person sentences count, because only then is it k
 fact it is. Each rule fires on explicit wording:
 - a turn with a first-person statement ("I started a new job as a financial analyst", "我养了
   三只狗", "my dogs are Pepper, Precious and Panda") or an intention ("I'm going to…", "I plan
-  to…", "我打算…") gives its best clauses, rewritten in the third person ("Jon started a new job
-  as a financial analyst"), for ONE dated line of the speaker's person object;
+  to…", "我打算…") gives its best clauses (up to FACTS_PER_TURN, each saying something the
+  profile does not hold yet), rewritten in the third person as a note-taker would ("Jon started
+  a new job as a financial analyst; wants to open a studio": the subject named once, hedges
+  cut), for ONE dated line of the speaker's person object;
 - an intention with a time word ("next month", "this Saturday", "下周") is a schedule `about`
   the speaker;
 - a person named with a relation ("my friend Sarah", "我妹妹李娜") becomes a person who `knows`
@@ -244,9 +246,9 @@ def _named(sent: Span, lang: str, speaker: str) -> list[Said]:
 
 
 def listen(text: str, speaker: Speaker, said_on: date | None) -> list[Said]:
-    """Everything the speaker said on this page that the rules keep, in order. Facts are
-    clauses rewritten in the third person ("Jon lost their job as a banker yesterday"), at
-    most FACTS_PER_TURN of them, those with the speaker as subject first."""
+    """Everything the speaker said on this page that the rules keep, in order; the facts are
+    every candidate clause in the third person ("Jon lost their job as a banker yesterday"),
+    ranked (`rank`) for pick_facts, those with the speaker as subject first."""
     out: list[Said] = []
     statements: list[tuple[Span, str]] = []
     personal = False
