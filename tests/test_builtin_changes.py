@@ -232,3 +232,22 @@ def test_a_moved_chinese_meetings_cues_follow_the_new_day(mem: Memory) -> None:
     row = mem.conn.execute("SELECT cues, body FROM objects WHERE type = 'schedule'").fetchone()
     assert "2026-12-16" in row["cues"] and "12-10" not in row["cues"]
     assert "2026-12-10" in row["body"]  # the old day stays as history, not as a cue
+
+
+def test_a_plan_someone_reported_is_named_by_the_plan_not_the_report(mem: Memory) -> None:
+    organize_turns(mem, ["Marcus Lee is our facilities lead.",
+                         "Marcus says the movers need the floor plan by January 5."])
+    (row,) = mem.conn.execute("SELECT id, name FROM objects WHERE type = 'schedule'")
+    assert row["name"] == "movers need the floor plan"
+    assert "person:marcus-lee" in about(mem.conn, row["id"])  # still about who said it
+
+
+def test_a_chinese_plan_someone_reported_is_named_by_the_plan(mem: Memory) -> None:
+    organize_turns(mem, ["林晓梅说季度评审会议定在12月10日。"], day="2026-12-02")
+    (row,) = mem.conn.execute("SELECT name, body FROM objects WHERE type = 'schedule'")
+    assert row["name"] == "季度评审会议" and "2026-12-10" in row["body"]
+
+
+def about(conn: sqlite3.Connection, src: str) -> set[str]:
+    return {r[0] for r in conn.execute(
+        "SELECT dst_id FROM relations WHERE src_id = ? AND label = 'about'", (src,))}

@@ -40,7 +40,7 @@ def test_a_first_name_later_is_the_person_with_that_full_name(mem: Memory) -> No
     assert "- 2026-12-04: Marcus has worked at Larkspur for six years and prefers email over " \
            "calls." in marcus["body"].splitlines()
     assert "Marcus" in marcus["aliases"] and marcus["summary"] == "Marcus Lee — facilities lead"
-    plan = obj(conn, "schedule:marcus-says-the-movers-need-the-floor-plan")
+    plan = obj(conn, "schedule:movers-need-the-floor-plan")
     assert about(conn, plan["id"]) == {"person:marcus-lee"}
 
 
@@ -61,7 +61,7 @@ def test_a_first_name_two_people_share_names_neither_and_makes_no_third(mem: Mem
     assert set(people(conn)) == {"person:marcus-lee", "person:marcus-chen"}
     for row in people(conn).values():
         assert "six years" not in row["body"] and "floor plan" not in row["body"]
-    assert about(conn, "schedule:marcus-says-the-movers-need-the-floor-plan") == set()
+    assert about(conn, "schedule:movers-need-the-floor-plan") == set()
     assert states(conn, ids)[2] == "archive_only"
     reason = conn.execute("SELECT reason FROM archive_queue WHERE event_id = ?",
                           (ids[2],)).fetchone()[0]
