@@ -251,3 +251,24 @@ def test_a_chinese_plan_someone_reported_is_named_by_the_plan(mem: Memory) -> No
 def about(conn: sqlite3.Connection, src: str) -> set[str]:
     return {r[0] for r in conn.execute(
         "SELECT dst_id FROM relations WHERE src_id = ? AND label = 'about'", (src,))}
+
+
+def test_a_plan_said_again_for_the_same_day_is_one_schedule(mem: Memory) -> None:
+    organize_turns(mem, ["The Larkspur office move is scheduled for 2027-01-14.",
+                         "Dentist appointment on 2026-12-09 at 15:00.",
+                         "Our office move is on January 14.",
+                         "Reminder: the dentist appointment is on Dec 9.",
+                         "The board meeting is on January 14."], day="2026-12-01")
+    names = sorted(r[0] for r in mem.conn.execute(
+        "SELECT name FROM objects WHERE type = 'schedule'"))
+    # the same day and the same event words: one object; another event that day: its own
+    assert names == ["Dentist appointment 2026-12-09", "Larkspur office move", "board meeting"]
+
+
+def test_a_chinese_plan_said_again_for_the_same_day_is_one_schedule(mem: Memory) -> None:
+    ids = organize_turns(mem, ["季度评审会议定在12月10日。", "别忘了12月10日的季度评审会议。"],
+                         day="2026-12-01")
+    (row,) = mem.conn.execute("SELECT id FROM objects WHERE type = 'schedule'")
+    cited = {r[0] for r in mem.conn.execute(
+        "SELECT event_id FROM evidence WHERE object_id = ?", (row["id"],))}
+    assert cited == set(ids)
