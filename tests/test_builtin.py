@@ -173,7 +173,8 @@ def test_self_introductions_with_explicit_aliases() -> None:
     assert "未知" in person["body"]  # role, traits... unknown, not guessed
     zhang = objects_of(propose(page_payload(37)))["person:张伟"]
     assert "负责后端" in zhang["body"]
-    assert objects_of(propose(page_payload(38)))["person:张伟"]["aliases"] == ["老张"]
+    assert objects_of(propose(page_payload(38)))["person:张伟"]["aliases"] == [
+        "老张", "Zhang Wei", "Lao Zhang"]  # a Chinese name's pinyin too: people.romanized
 
 
 def test_people_named_with_a_role_in_both_languages() -> None:
@@ -372,7 +373,8 @@ def test_a_related_person_is_updated_not_duplicated() -> None:
     proposal = propose(page_payload(38, related=[existing]))
     (obj,) = proposal["objects"]
     assert obj["id"] == "person:zhang-wei" and obj["name"] == "Zhang Wei"
-    assert obj["aliases"] == ["张伟", "老张", "Zhang"]  # the first word: people.first_name
+    # the first word (people.first_name) and a Chinese name's pinyin (people.romanized)
+    assert obj["aliases"] == ["张伟", "老张", "Zhang", "Lao Zhang"]
     assert "careful reviewer" in obj["body"] and "extra line kept" in obj["body"]
     assert obj["status"] == "active"
     proposal = propose(page_payload(37, related=[existing]))

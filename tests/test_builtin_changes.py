@@ -218,3 +218,57 @@ def test_the_engine_takes_the_renamed_schedule_and_recall_finds_the_new_day(
     assert row["name"] == "Dentist appointment 2027-01-21"
     hits = memory_find(conn, "dentist appointment", include_events=False)["hits"]
     assert hits[0]["id"] == row["id"] and "2027-01-21" in hits[0]["name"]
+
+
+def test_a_moved_schedules_cues_follow_the_new_day(mem: Memory) -> None:
+    organize_turns(mem, ["The Larkspur office move is scheduled for 2027-01-14.",
+                         "Change of plan: the move is postponed to 2027-01-21."])
+    cues = obj(mem.conn, "schedule:larkspur-office-move")["cues"]
+    assert "2027-01-21" in cues and "2027-01-14" not in cues
+
+
+def test_a_moved_chinese_meetings_cues_follow_the_new_day(mem: Memory) -> None:
+    organize_turns(mem, ["季度评审会议定在12月10日。", "会议改到12月16日了。"], day="2026-12-02")
+    row = mem.conn.execute("SELECT cues, body FROM objects WHERE type = 'schedule'").fetchone()
+    assert "2026-12-16" in row["cues"] and "12-10" not in row["cues"]
+    assert "2026-12-10" in row["body"]  # the old day stays as history, not as a cue
+
+
+def test_a_plan_someone_reported_is_named_by_the_plan_not_the_report(mem: Memory) -> None:
+    organize_turns(mem, ["Marcus Lee is our facilities lead.",
+                         "Marcus says the movers need the floor plan by January 5."])
+    (row,) = mem.conn.execute("SELECT id, name FROM objects WHERE type = 'schedule'")
+    assert row["name"] == "movers need the floor plan"
+    assert "person:marcus-lee" in about(mem.conn, row["id"])  # still about who said it
+
+
+def test_a_chinese_plan_someone_reported_is_named_by_the_plan(mem: Memory) -> None:
+    organize_turns(mem, ["林晓梅说季度评审会议定在12月10日。"], day="2026-12-02")
+    (row,) = mem.conn.execute("SELECT name, body FROM objects WHERE type = 'schedule'")
+    assert row["name"] == "季度评审会议" and "2026-12-10" in row["body"]
+
+
+def about(conn: sqlite3.Connection, src: str) -> set[str]:
+    return {r[0] for r in conn.execute(
+        "SELECT dst_id FROM relations WHERE src_id = ? AND label = 'about'", (src,))}
+
+
+def test_a_plan_said_again_for_the_same_day_is_one_schedule(mem: Memory) -> None:
+    organize_turns(mem, ["The Larkspur office move is scheduled for 2027-01-14.",
+                         "Dentist appointment on 2026-12-09 at 15:00.",
+                         "Our office move is on January 14.",
+                         "Reminder: the dentist appointment is on Dec 9.",
+                         "The board meeting is on January 14."], day="2026-12-01")
+    names = sorted(r[0] for r in mem.conn.execute(
+        "SELECT name FROM objects WHERE type = 'schedule'"))
+    # the same day and the same event words: one object; another event that day: its own
+    assert names == ["Dentist appointment 2026-12-09", "Larkspur office move", "board meeting"]
+
+
+def test_a_chinese_plan_said_again_for_the_same_day_is_one_schedule(mem: Memory) -> None:
+    ids = organize_turns(mem, ["季度评审会议定在12月10日。", "别忘了12月10日的季度评审会议。"],
+                         day="2026-12-01")
+    (row,) = mem.conn.execute("SELECT id FROM objects WHERE type = 'schedule'")
+    cited = {r[0] for r in mem.conn.execute(
+        "SELECT event_id FROM evidence WHERE object_id = ?", (row["id"],))}
+    assert cited == set(ids)

@@ -173,7 +173,7 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
         item = _TRIM_EN.sub("", _LEAD_EN.sub("", item.strip(" ,.!"))).strip(" ,.!")
         item = re.sub(r"^(?:the|our|my|a|an)\s+", "", item, flags=re.IGNORECASE)
     item = re.sub(r"^\W*(?:\d+[).）]|[（(][^）)]{1,12}[）)])\s*", "", item)  # "2) …", "（周五）…"
-    name = short_name(item)
+    name = short_name(event_phrase(item))
     # "X is scheduled for DATE" / "X定在DATE" names an event; otherwise the rest must be an act.
     if len(name) < 2 or not set_for and not _actionable(name, lang):
         return None
@@ -184,6 +184,28 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     fields = {"rule": when.day.isoformat() + said, "item": clip(item, 200),
               "state": "已安排（一次）" if lang == "zh" else "scheduled (one-off)", "note": ""}
     return Finding("schedule", name, fields, sent, lang, head_aliases(item, lang))
+
+
+# Who said a plan is not the plan: "Marcus says the movers need the floor plan by January 5"
+# names "movers need the floor plan" (the item keeps the whole, so the plan is still about him).
+_REPORTED = re.compile(
+    r"^(?:[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?\s+(?:says|said|mentioned|mentions|told (?:me|us)|"
+    r"tells (?:me|us)|thinks|reminded (?:me|us)|wrote|writes)(?:\s+that)?|"
+    r"[\u4e00-\u9fff]{2,4}(?:说|提到|告诉我|讲)[，,：:]?)\s*")
+
+
+def event_phrase(item: str) -> str:
+    """The words that name a plan: the item without who reported it, a leading label or number
+    ("Follow-ups (owner, due): 1) …") or article, and when long its first part ("Marcus says
+    the movers need the floor plan" -> "movers need the floor plan", "On-call rotation for the
+    runner fleet — Tom" -> "On-call rotation for the runner fleet")."""
+    phrase = _REPORTED.sub("", item.strip(), count=1)
+    phrase = re.sub(r"^(?:the|our|my|a|an)\s+", "", phrase, flags=re.IGNORECASE)
+    if len(phrase) > 40:  # a comma inside brackets parts nothing
+        phrase = re.sub(r"^[^:：]{2,30}[:：]\s*(?=\S{2})", "", phrase, count=1)
+        phrase = re.sub(r"^\W*\d+[).）]\s*", "", phrase)
+        phrase = re.split(r"\s+[—–-]\s+|[;；]\s*|[,，]\s*(?![^(（]*[)）])", phrase)[0]
+    return phrase if len(phrase) >= 2 else item
 
 
 _VAGUE_WORDS = frozenset({"it", "up", "this", "that", "them", "there", "here", "things",

@@ -120,6 +120,10 @@ def draft_for(drafts: dict[str, Draft], directory: Directory, finding: Finding) 
     # (two different dentist appointments share "看牙医"), so they never decide identity.
     names = [finding.name, *(finding.aliases if finding.type in NAMED_BY_ALIAS else [])]
     existing = directory.find(finding.type, object_id, names)
+    if existing is None and finding.type == "schedule":
+        same = _same_event(finding, drafts, directory)
+        existing = same if isinstance(same, dict) else None
+        object_id = same if isinstance(same, str) else object_id
     if existing:
         object_id = str(existing["id"])
     else:
@@ -134,6 +138,43 @@ def draft_for(drafts: dict[str, Draft], directory: Directory, finding: Finding) 
     draft = drafts[object_id]
     draft.absorb(finding)
     return draft
+
+
+def _same_event(finding: Finding, drafts: dict[str, Draft], directory: Directory
+                ) -> dict[str, Any] | str | None:
+    """The schedule (a related one, or the id of one found on this page) that a new dated
+    finding restates: the same day and the same event words ("Dentist appointment on
+    2026-12-09" and "the dentist visit is on December 9"; "季度评审会议定在12月10日" and "12月10日开
+    季度评审会"), so it is cited and not made twice."""
+    day = _day(finding.fields.get("rule", ""))
+    if not day:
+        return None
+    words = f"{finding.name} {finding.fields.get('item', '')}"
+    for draft in drafts.values():
+        if draft.type == "schedule" and _day(draft.fields.get("rule", "")) == day and (
+                _same_words(words, " ".join([draft.name, *draft.aliases]))):
+            return draft.id
+    for obj in directory.of_type("schedule"):
+        body = str(obj.get("body") or "")
+        if _day(pf.field_value("schedule", body, "rule") or "") == day and _same_words(
+                words, " ".join([*names_of(obj), pf.field_value("schedule", body, "item") or ""])):
+            return obj
+    return None
+
+
+def _day(rule: str) -> str:
+    m = re.match(r"\s*(\d{4}-\d{2}-\d{2})", rule)
+    return m.group(1) if m else ""
+
+
+def _same_words(new: str, old: str) -> bool:
+    """Half the new words (4+ letters, not filler) are in the old, or a Han run of 3+."""
+    han = re.findall(r"[\u4e00-\u9fff]{3,}", new)
+    if han:
+        return similarity(new, old) >= 3
+    mine = {w for w in re.findall(r"[a-z]{4,}", new.casefold()) if w not in STOP_WORDS}
+    theirs = set(re.findall(r"[a-z]{4,}", old.casefold()))
+    return bool(mine) and len(mine & theirs) * 2 >= len(mine)
 
 
 def similarity(subject: str, target: str) -> int:
@@ -323,12 +364,26 @@ def write_profile(draft: Draft) -> dict[str, Any] | None:
         merged = {line.key: line.value for line in pf.parse_body(draft.type, body) if line.key}
         draft.aliases = aliases
         summary = summary_of(draft, merged)
-    cues = pf.merge_unique(list(old.get("cues") or []), cues_of(draft))
+    stale = _stale_cues(draft, old_body)
+    cues = pf.merge_unique([c for c in old.get("cues") or [] if pf.norm(str(c)) not in stale],
+                           cues_of(draft))
     out = {"id": draft.id, "name": draft.name, "aliases": aliases, "summary": summary,
            "body": body, "cues": cues}
     if old.get("status") in ("candidate", "active", "archived"):
         out["status"] = old["status"]
     return out
+
+
+def _stale_cues(draft: Draft, old_body: str) -> set[str]:
+    """Cues (normalised) that said a value a stated change replaced — a moved schedule's old
+    day, an old state, a name that carried the old day — so recall finds the current one."""
+    old = draft.existing or {}
+    values = [str(old.get("name") or "")] if draft.name != old.get("name") else []
+    for key in draft.replace | pf.REPLACEABLE:
+        value = pf.field_value(draft.type, old_body, key)
+        if value and key in draft.fields and pf.norm(value) != pf.norm(draft.fields[key]):
+            values.append(value)
+    return {pf.norm(pf.clip(v, 80)) for v in values if v}
 
 
 def with_lines(body: str, extra: list[str]) -> str:

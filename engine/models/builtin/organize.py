@@ -38,7 +38,7 @@ from .drafts import (
     state_done,
     write_profile,
 )
-from .people import find_named, first_name, people_first_named, role_as
+from .people import find_named, first_name, people_first_named, role_as, romanized
 from .rules import Finding, Scan, scan, short_name
 from .textspan import lines, mention_pattern, sentences
 
@@ -165,10 +165,13 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         notes += _named_people(drafts, directory, text, speaker, said_on)
     _drop_false_people(drafts, directory)
     for draft in drafts.values():  # "Marcus Lee" answers to "Marcus" (people.first_name),
-        # said on a new person or one rewritten anyway (never a rewrite for the alias alone)
-        if draft.type == "person" and (first := first_name(draft.name)) and (
-                draft.existing is None or write_profile(draft) is not None):
-            draft.aliases = pf.merge_unique(draft.aliases, [first], exclude=draft.name)
+        # "张伟" to "Zhang Wei" and its "老张" to "Lao Zhang" (people.romanized): said on a new
+        # person or one rewritten anyway (never a rewrite for the aliases alone)
+        if draft.type == "person" and (draft.existing is None or write_profile(draft)):
+            names = [draft.name, *draft.aliases, *names_of(draft.existing or {})]
+            said = [first_name(draft.name), *(romanized(n) for n in names)]
+            draft.aliases = pf.merge_unique(draft.aliases, [n for n in said if n],
+                                            exclude=draft.name)
     _ensure_projects(drafts, directory)
     apply_done(found, drafts, directory)
     notes += apply_changes(plans.changes, drafts, directory,
@@ -298,20 +301,18 @@ def _conversation(drafts: dict[str, Draft], directory: Directory, speaker: speec
         if who is None:
             return bool(drafts)
         owner = who.id
-    said: list[speech.Said] = []  # the turn's facts: ONE dated line of the speaker's profile
     body = str((who.existing or {}).get("body") or "") if who else ""
-    kept = [_words(line, speaker.name) for line in body.splitlines()]
     for h in heard:
-        finding = _finding(h, speaker.name, owner)
-        if finding is not None:
+        if (finding := _finding(h, speaker.name, owner)) is not None:
             draft_for(drafts, directory, finding)
-        elif (new := _words(h.text, speaker.name)) and not _repeats(new, kept):
-            said.append(h)
-            kept.append(new)
-        elif who is not None and h.sentence not in who.spans:
+    kept = [speech.words_of(line, speaker.name) for line in body.splitlines()]
+    # the turn's facts: ONE dated line of the speaker's profile
+    said, before = speech.pick_facts(facts, kept, speaker.name)
+    for h in before:
+        if who is not None and h.sentence not in who.spans:
             who.spans.append(h.sentence)  # said before: cite it, do not write it again
     if said and who is not None:
-        joined = ("；" if pf.lang_of(said[0].text) == "zh" else "; ").join(h.text for h in said)
+        joined = speech.fact_line(said, speaker.name)
         line = f"- {day}: {joined}"
         body = str((who.existing or {}).get("body") or "")
         if len(body) + sum(len(x) + 1 for x in who.lines) + len(line) + 1 > PERSON_LINES_CAP:
@@ -335,18 +336,6 @@ def _day_of(draft: Draft, body: str) -> str:
         if m:
             return m.group(1)
     return ""
-
-
-def _words(line: str, name: str) -> set[str]:
-    """A line's words of three letters or more (a Han run counts as one), not the name."""
-    return {w for w in re.findall(r"[a-z0-9\u4e00-\u9fff]{3,}", line.casefold())
-            if w != name.casefold()}
-
-
-def _repeats(new: set[str], kept: list[set[str]]) -> bool:
-    """A line says nothing new when 80% of its words are already in one earlier line ("Jon
-    is determined to make it work", again)."""
-    return any(len(new & old) >= 0.8 * len(new) for old in kept)
 
 
 def _continuation(speaker: str, owner: str, day: str, said: list[speech.Said]) -> Finding:

@@ -151,6 +151,26 @@ def first_name(name: str) -> str | None:
     return first if len(first) >= 3 and first not in _NOT_PEOPLE_EN | _NAME_PREFIXES else None
 
 
+def romanized(name: str) -> str | None:
+    """A Chinese name in pinyin as it is written in English: surname first, the given name in
+    one word ("张伟" -> "Zhang Wei", "秦浩宇" -> "Qin Haoyu"), a familiar form by its parts
+    ("老张" -> "Lao Zhang"); None for any other name. Kept as an alias, so a page that writes
+    "Lao Zhang says…" brings (and names) the person the Chinese name is (the engine sends an
+    object as related only when the page holds its name or an alias)."""
+    if not re.fullmatch(r"[\u4e00-\u9fff]{2,4}", name):
+        return None
+    familiar = len(name) == 2 and name[0] in "老小阿" and name[1] in SURNAMES
+    if not (familiar or valid_zh_name(name)):
+        return None
+    from pypinyin import lazy_pinyin  # imported only for a Chinese person's name
+
+    cut = 1 if familiar or name[:2] not in COMPOUND_SURNAMES else 2
+    head, rest = lazy_pinyin(name[:cut]), lazy_pinyin(name[cut:])
+    if not all(p.isascii() and p.isalpha() for p in head + rest):
+        return None
+    return f"{''.join(head).capitalize()} {''.join(rest).capitalize()}"
+
+
 # Words before a name that are no first name ("Lao Zhang" is old Zhang, not a Lao).
 _NAME_PREFIXES = frozenset({"Lao", "Xiao", "Old", "Little", "Young", "Big", "Auntie", "Cousin"})
 

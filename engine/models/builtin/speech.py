@@ -5,8 +5,10 @@ first line. Only then do first-person sentences count, because only then is it k
 fact it is. Each rule fires on explicit wording:
 - a turn with a first-person statement ("I started a new job as a financial analyst", "我养了
   三只狗", "my dogs are Pepper, Precious and Panda") or an intention ("I'm going to…", "I plan
-  to…", "我打算…") gives its best clauses, rewritten in the third person ("Jon started a new job
-  as a financial analyst"), for ONE dated line of the speaker's person object;
+  to…", "我打算…") gives its best clauses (up to FACTS_PER_TURN, each saying something the
+  profile does not hold yet), rewritten in the third person as a note-taker would ("Jon started
+  a new job as a financial analyst; wants to open a studio": the subject named once, hedges
+  cut), for ONE dated line of the speaker's person object;
 - an intention with a time word ("next month", "this Saturday", "下周") is a schedule `about`
   the speaker;
 - a person named with a relation ("my friend Sarah", "我妹妹李娜") becomes a person who `knows`
@@ -132,6 +134,8 @@ class Said:
     resolved: str = ""  # that time as a date, when plain arithmetic gives it
     relation: str = ""  # a named person's relation to the speaker
     said_on: date | None = None  # the day it was said, for a plan
+    clause: str = ""  # a fact's clause as said, in the first person
+    rank: int = 0  # a fact's place among the turn's clauses, best first
 
 
 def speaker_of(meta: object, text: str, page_start: int) -> Speaker | None:
@@ -242,9 +246,9 @@ def _named(sent: Span, lang: str, speaker: str) -> list[Said]:
 
 
 def listen(text: str, speaker: Speaker, said_on: date | None) -> list[Said]:
-    """Everything the speaker said on this page that the rules keep, in order. Facts are
-    clauses rewritten in the third person ("Jon lost their job as a banker yesterday"), at
-    most FACTS_PER_TURN of them, those with the speaker as subject first."""
+    """Everything the speaker said on this page that the rules keep, in order; the facts are
+    every candidate clause in the third person ("Jon lost their job as a banker yesterday"),
+    ranked (`rank`) for pick_facts, those with the speaker as subject first."""
     out: list[Said] = []
     statements: list[tuple[Span, str]] = []
     personal = False
@@ -271,7 +275,7 @@ def listen(text: str, speaker: Speaker, said_on: date | None) -> list[Said]:
     return sorted(out, key=lambda h: h.sentence.start)
 
 
-FACTS_PER_TURN = 2
+FACTS_PER_TURN = 3
 _EVALUATION_EN = re.compile(r"(?:it|that|this|which|there)(?:'s|’s|\s+(?:is|was|has been|had been|"
                             r"must have been|must've been|looks?|sounds?|feels?|seems?|were))\b|"
                             r"(?:sorry|congrats|congratulations|thanks|thank)\b", re.IGNORECASE)
@@ -295,21 +299,88 @@ def _fact_clauses(statements: list[tuple[Span, str]], name: str) -> list[Said]:
         if lang == "zh":
             if _is_fact(sent.text, lang):
                 text = third_person_zh(sent.text.rstrip("。！!；;…"), name)
-                mine.append(Said("fact", sent, clip(text, 120)))
+                mine.append(Said("fact", sent, clip(text, 120)))  # as said: no clause
             continue
         for clause in _FACT_CLAUSES_EN.split(sent.text):
-            clause = lead_cut(clause.strip(" .!…"))
+            clause = lead_cut(_HEDGES_EN.sub("", clause).strip(" ,.!…"))
             words = re.findall(r"[\w'’]+", clause)
             content = [w for w in words if len(w) > 3]
-            if len(content) < 3 or _LISTENER_EN.search(clause) or _EVALUATION_EN.match(
-                    clause) or _CHATTER_EN.match(clause):
+            # An evaluation is kept only when it says enough ("It was an intense season with
+            # tough losses and great wins"), not "it was so powerful".
+            if len(content) < 3 or _LISTENER_EN.search(clause) or (_EVALUATION_EN.match(
+                    clause) and len(content) < 4) or _CHATTER_EN.match(clause):
                 continue
             own = bool(_SUBJECT_EN.match(" ".join(words[:2])) or _DROPPED_EN.match(clause))
-            line = clip(_FILLER_EN.sub("", third_person(clause, name)), 120)
-            (mine if own else other).append(Said("fact", sent, line))
-    chosen = sorted(mine, key=_specific, reverse=True)[:FACTS_PER_TURN]
-    chosen += sorted(other, key=_specific, reverse=True)[:FACTS_PER_TURN - len(chosen)]
-    return sorted(chosen, key=lambda h: h.sentence.start)
+            line = clip(tighten(third_person(clause, name)), 120)
+            (mine if own else other).append(Said("fact", sent, line, clause=clause))
+    ranked = sorted(mine, key=_specific, reverse=True) + sorted(other, key=_specific, reverse=True)
+    for rank, h in enumerate(ranked):
+        h.rank = rank
+    return ranked
+
+
+def pick_facts(heard: list[Said], kept: list[set[str]], name: str) -> tuple[list[Said],
+                                                                           list[Said]]:
+    """The turn's facts worth its line: up to FACTS_PER_TURN clauses by rank, each saying
+    something the profile's lines (`kept`, as words_of gives them) do not hold yet; and the
+    ones passed over as said before (to be cited, not written)."""
+    chosen: list[Said] = []
+    before: list[Said] = []
+    for h in sorted(heard, key=lambda h: h.rank):
+        new = words_of(h.text, name)
+        if not new or repeats(new, kept):
+            before.append(h)
+        elif len(chosen) < FACTS_PER_TURN:
+            chosen.append(h)
+            kept.append(new)
+    return sorted(chosen, key=_place), before
+
+
+def _place(h: Said) -> tuple[int, int]:
+    """Where a clause was said: its sentence, then its place in the sentence."""
+    return h.sentence.start, max(0, h.sentence.text.find(h.clause)) if h.clause else 0
+
+
+def words_of(line: str, name: str) -> set[str]:
+    """A line's words of three letters or more (a Han run counts as one), not the name."""
+    return {w for w in re.findall(r"[a-z0-9\u4e00-\u9fff]{3,}", line.casefold())
+            if w != name.casefold()}
+
+
+def repeats(new: set[str], kept: list[set[str]]) -> bool:
+    """A line says nothing new when 80% of its words are already in one earlier line ("Jon
+    is determined to make it work", again)."""
+    return any(len(new & old) >= 0.8 * len(new) for old in kept)
+
+
+def fact_line(said: list[Said], name: str) -> str:
+    """One line for a turn's facts: English clauses name the speaker once (third_person),
+    Chinese ones are joined as they are."""
+    if not all(h.clause for h in said):
+        return ("；" if lang_of(said[0].text) == "zh" else "; ").join(h.text for h in said)
+    parts: list[str] = []
+    for h in said:
+        named = any(re.search(r"(?<![\w'’])" + re.escape(name) + r"(?![\w'’])", p)
+                    for p in parts)
+        parts.append(clip(tighten(third_person(h.clause, name, named)), 120))
+    return "; ".join(parts)
+
+
+# What a note-taker leaves out of a clause: hedges and intensifiers ("really", "just", "you
+# know", "to be honest"), and "going to" as a future is "will". (Cutting a closing evaluation,
+# "…, and it was amazing", and leading "so/well/also" cost more fact recall than size: not done.)
+_HEDGES_EN = re.compile(r"(?:,\s*)?(?<![\w'’])(?:you know|I mean|to be honest|honestly|"
+                        r"basically|seriously|truly|completely|extremely|incredibly)(?![\w'’])"
+                        r",?", re.IGNORECASE)
+_FUTURE_EN = re.compile(r"\b(?:is|are|am)\s+(?:gonna|going to)\s+(?!(?:the|a|an|my|their|"
+                        r"his|her|our|some|school|work|bed|church|college|class|be\b)\b)"
+                        r"(?=[a-z])")
+
+
+def tighten(text: str) -> str:
+    """`text` without what a note-taker leaves out (see above)."""
+    text = _FUTURE_EN.sub("will ", _FILLER_EN.sub("", _HEDGES_EN.sub("", text)))
+    return " ".join(text.split()) or text
 
 
 def _specific(h: Said) -> int:
@@ -320,39 +391,65 @@ def _specific(h: Said) -> int:
 
 
 # Third person, by plain substitution: the speaker's name for "I", "their" for "my" (their
-# gender is not known), and the verb after the name agreed ("I love" -> "Jon loves").
-_CONTRACTED = (("I'm", "is"), ("I’m", "is"), ("I've", "has"), ("I’ve", "has"), ("I'd", "would"),
-               ("I’d", "would"), ("I'll", "will"), ("I’ll", "will"), ("I am", "is"),
-               ("I was", "was"), ("I have", "has"), ("I do", "does"), ("I don't", "doesn't"),
-               ("I don’t", "doesn't"))
+# gender is not known), and the verb after the name agreed ("I love" -> "Jon loves"). A line
+# names its subject once, as a note-taker writes it: a later part that starts with "I" drops
+# the subject ("Jon loves dramas; watches one a week", "…, and got a copy"); a later "we" is
+# "they".
+_SUBJECTS = re.compile(
+    r"(?<![\w'’])(?:I['’](?:m|ve|d|ll)|I (?:am|was|have|do)|I don['’]t|"
+    r"I(?P<adv>(?:\s+(?:\w+ly|just|still|never|always|even|also|often))*)\s+(?P<verb>[a-z]+)|I|"
+    r"[Ww]e(?P<we>['’](?:re|ve|ll|d))?)(?![\w'’])")
+_NAMED_FORMS = {"i'm": "is", "i've": "has", "i'd": "would", "i'll": "will", "i am": "is",
+                "i was": "was", "i have": "has", "i do": "does", "i don't": "doesn't"}
+_PART_START = re.compile(r"(?:^|[,;]\s+|\s(?:and|but|then)\s+)$")
+_WE_VERBS = {"'re": " are", "'ve": " have", "'ll": " will", "'d": " would"}
 _NO_AGREE = re.compile(
     r"(?:[a-z]+ed|was|were|went|got|had|did|made|took|saw|met|found|felt|knew|thought|began|"
     r"bought|brought|came|gave|left|lost|ran|said|sold|sent|spent|told|won|wrote|can|could|"
     r"will|would|should|might|must|may|also|just|really|still|never|always|even|recently|"
     r"finally|actually|totally|definitely|usually|often|only|already|is|has|does|and|or|"
-    r"been|being|[a-z]+ly|[a-z]+ing)$")
+    r"been|being|first|forgot|kept|slept|taught|caught|held|built|heard|[a-z]+ly|"
+    r"[a-z]+ing)$")
 _PRONOUNS = {"my": "their", "My": "Their", "me": "them", "myself": "themself", "mine": "theirs",
              "our": "their", "Our": "Their", "us": "them",
              "ourselves": "themselves"}
 
 
-def third_person(clause: str, name: str) -> str:
-    """`clause` as said of the speaker in the third person (see above)."""
+def third_person(clause: str, name: str, named: bool = False) -> str:
+    """`clause` as said of the speaker in the third person (see above); `named` when the line
+    it joins already said the speaker's name."""
     text = clause
     if _DROPPED_EN.match(text):  # "Lost my job…" -> "I lost my job…"
         text = "I " + text[0].lower() + text[1:]
-    for first, verb in _CONTRACTED:
-        text = re.sub(r"(?<![\w'’])" + re.escape(first) + r"(?![\w'’])", f"{name} {verb}", text)
-    text = re.sub(r"(?<![\w'’])I((?:\s+(?:\w+ly|just|still|never|always|even|also|often))*)"
-                  r"\s+(\w+)", lambda m: f"{name}{m.group(1)} {_agree(m.group(2))}", text)
-    text = re.sub(r"(?<![\w'’])I(?![\w'’])", name, text)
-    # "we" keeps its plural verb: "We do all kinds of dances" -> "Jon and others do …"
-    for said, verb in (("'re", " are"), ("’re", " are"), ("'ve", " have"), ("’ve", " have"),
-                       ("'ll", " will"), ("’ll", " will"), ("", "")):
-        text = re.sub(r"(?<![\w'’])[Ww]e" + re.escape(said) + r"(?![\w'’])",
-                      f"{name} and others{verb}", text)
-    return re.sub(r"(?<![\w'’-])(" + "|".join(_PRONOUNS) + r")(?![\w'’-])",
+    said = named
+    mine = re.search(r"(?<![\w'’])I(?![\w])", text) is not None  # the name goes to "I" then
+
+    def subject(m: re.Match[str]) -> str:
+        nonlocal said
+        form = m.group(0).replace("’", "'")
+        if form[0] in "Ww":  # "we" keeps its plural verb: "Jon and others do all kinds…"
+            verb = _WE_VERBS.get(m.group("we") or "", "")
+            if said or mine:
+                return "they" + verb
+            said = True
+            return f"{name} and others{verb}"
+        key = form.casefold()
+        if key in _NAMED_FORMS:
+            verb = _NAMED_FORMS[key]
+        elif m.group("verb"):
+            verb = f"{m.group('adv').strip()} {_agree(m.group('verb'))}".strip()
+        else:
+            verb = ""
+        # A part of the line that starts with its subject again drops it ("…; loves coconut
+        # milk", "…here, likes playing for fun"); elsewhere the name stays, with its verb.
+        head = "" if said and _PART_START.search(text[:m.start()]) else name
+        said = True
+        return " ".join(x for x in (head, verb) if x)
+
+    text = _SUBJECTS.sub(subject, text)
+    text = re.sub(r"(?<![\w'’-])(" + "|".join(_PRONOUNS) + r")(?![\w'’-])",
                   lambda m: _PRONOUNS[m.group(1)], text)
+    return text
 
 
 def _agree(verb: str) -> str:
