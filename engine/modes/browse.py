@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..base.errors import MemvaultError
-from ..objects.records import list_objects, read_object, resolve_redirect
+from ..objects.records import ObjectPage, list_objects, read_object, resolve_redirect
 from ..recall.query import memory_find
 from ..timeline.events import parse_event_id, read_event_page
 from .batch_loop import FieldError, Tool
@@ -77,14 +77,14 @@ def browse_tools(conn: sqlite3.Connection, read_ids: set[str]) -> list[Tool]:
 
     newly_read: set[str] = set()  # ids a read_object call (not the claim) made readable
 
-    def do_read(args: ReadArgs) -> dict[str, Any]:
+    def do_read(args: ReadArgs) -> ObjectPage:
         data = read_object(conn, args.id, args.offset)
         if data["object"]["id"] not in read_ids:
             newly_read.add(data["object"]["id"])
         read_ids.add(data["object"]["id"])
         return data
 
-    def unread(data: dict[str, Any]) -> None:
+    def unread(data: ObjectPage) -> None:
         """The budget withheld this read: the model never saw the profile, so it may not
         overwrite it on the strength of that read."""
         if data["object"]["id"] in newly_read:

@@ -22,7 +22,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..base.config import Config
-from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
+from ..objects.graph_write import (
+    GraphWrite,
+    WriteRules,
+    WriteSummary,
+    apply_write,
+    validate_write,
+)
 from ..objects.proposals import OrganizeProposal
 from ..objects.provenance import Span, check_evidence, is_memory_event
 from ..objects.records import ObjectRecord, event_citers
@@ -313,7 +319,7 @@ def event_targets(conn: sqlite3.Connection, event_id: int) -> tuple[int, int]:
     return int(row[0]) + int(row[1]), int(row[2])
 
 
-def _graph_changed(changes: dict[str, Any]) -> bool:
+def _graph_changed(changes: WriteSummary) -> bool:
     """An object, relation or core-file change: what a last-page continue must make (a new
     evidence link alone is no progress on the event)."""
     return bool(changes["objects_changed"] or changes["relations_added"]
@@ -338,7 +344,7 @@ def _check_disposition(disposition: Any, last: bool, claim: dict[str, Any],
 
 
 def _check_targets(disposition: Any, last: bool, had: tuple[int, int],
-                   changes: dict[str, Any], event_id: int) -> None:
+                   changes: WriteSummary, event_id: int) -> None:
     """The checks on what the write changed. `linked` needs a link (evidence or a core file);
     `archive_only` is refused once any durable write of the event's batches exists."""
     outcome = disposition.outcome

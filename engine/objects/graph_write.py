@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from ..base.config import Config
 from ..base.errors import FieldError, InputError
@@ -310,8 +310,20 @@ def archive_legacy(conn: sqlite3.Connection, item: LegacyArchive, now: datetime,
     return changed
 
 
+class WriteSummary(TypedDict):
+    """What a graph write changed (a batch's receipt and a correction's carry it)."""
+
+    objects_changed: int  # objects that got a new version
+    objects_unchanged: int  # objects written exactly as they were
+    relations_added: int
+    evidence_added: int
+    core_files: int  # core files that got a new version
+    merged: list[str]  # the ids merged away
+    relations_archived: int  # legacy relations replaced by their standard label
+
+
 def apply_write(conn: sqlite3.Connection, reads: ValidatedWrite, rules: WriteRules,
-                now: datetime) -> dict[str, Any]:
+                now: datetime) -> WriteSummary:
     """Apply a validated write inside the caller's transaction, the one that validated it (its
     rows are not read again); return what changed."""
     if not conn.in_transaction:
@@ -334,9 +346,9 @@ def apply_write(conn: sqlite3.Connection, reads: ValidatedWrite, rules: WriteRul
         merge_objects(conn, merge.loser, merge.survivor, now, rules.batch_id,
                       rules.version_origin)
     archived = sum(archive_legacy(conn, a, now, rules.batch_id) for a in write.archive_relations)
-    return {"objects_changed": changed, "objects_unchanged": len(write.objects) - changed,
-            "relations_added": relations, "evidence_added": evidence, "core_files": cores,
-            "merged": [m.loser for m in write.merges], "relations_archived": archived}
+    return WriteSummary(objects_changed=changed, objects_unchanged=len(write.objects) - changed,
+                        relations_added=relations, evidence_added=evidence, core_files=cores,
+                        merged=[m.loser for m in write.merges], relations_archived=archived)
 
 
 def _record(obj: ObjectWrite, row: sqlite3.Row | None) -> ObjectRecord:

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
@@ -310,7 +310,19 @@ def copy_evidence(conn: sqlite3.Connection, loser: str, survivor: str, now: date
         " WHERE object_id = ?", (survivor, iso(now), batch_id, loser))
 
 
-def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0) -> dict[str, Any]:
+class ObjectPage(TypedDict):
+    """An object as read (`Memory.read_object`, memory_read): profile and one page of links."""
+
+    object: dict[str, Any]  # the profile: ObjectRecord's fields
+    redirected_from: str | None  # the merged id asked for, when it was followed to `object`
+    links: list[dict[str, Any]]  # relations ("kind": "relation"), then evidence ("evidence")
+    total_links: int
+    offset: int
+    next_offset: int | None  # the next page's offset; None on the last page
+    merged: NotRequired[list[str]]  # memory_read adds the ids merged into the object
+
+
+def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0) -> ObjectPage:
     """Profile, relations and evidence of an object, links paged READ_PAGE at a time.
 
     A merged id is followed to its survivor; `redirected_from` says so.
@@ -323,14 +335,14 @@ def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0) -> di
     links = object_links(conn, target)
     page = links[offset : offset + READ_PAGE]
     end = offset + len(page)
-    return {
-        "object": obj.to_dict(),
-        "redirected_from": object_id if target != object_id else None,
-        "links": page,
-        "total_links": len(links),
-        "offset": offset,
-        "next_offset": end if end < len(links) else None,
-    }
+    return ObjectPage(
+        object=obj.to_dict(),
+        redirected_from=object_id if target != object_id else None,
+        links=page,
+        total_links=len(links),
+        offset=offset,
+        next_offset=end if end < len(links) else None,
+    )
 
 
 def object_links(conn: sqlite3.Connection, object_id: str) -> list[dict[str, Any]]:
@@ -355,9 +367,18 @@ def object_links(conn: sqlite3.Connection, object_id: str) -> list[dict[str, Any
     return links
 
 
+class ObjectDirectory(TypedDict):
+    """The bounded directory of live objects in the resident context."""
+
+    entries: list[dict[str, Any]]  # id, type, name, summary (cut at 160 chars), status
+    total: int  # live objects in all
+    omitted: int  # live objects that did not fit
+    bytes: int  # the entries' size as JSON
+
+
 def object_directory(
     conn: sqlite3.Connection, max_entries: int, max_bytes: int
-) -> dict[str, Any]:
+) -> ObjectDirectory:
     """A bounded directory of live objects (id, type, name, summary), most recently updated first.
 
     Says how many objects were left out, so a bounded view is never mistaken for the whole.
@@ -380,7 +401,7 @@ def object_directory(
             break
         entries.append(entry)
         used += cost
-    return {"entries": entries, "total": total, "omitted": total - len(entries), "bytes": used}
+    return ObjectDirectory(entries=entries, total=total, omitted=total - len(entries), bytes=used)
 
 
 _TEXT_FIELDS = ("name", "aliases", "summary", "body", "cues")
