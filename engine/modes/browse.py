@@ -13,7 +13,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..base.errors import MemvaultError
-from ..objects.records import ObjectPage, list_objects, read_object, resolve_redirect
+from ..objects.records import (
+    ObjectPage,
+    cited_slices,
+    list_objects,
+    read_object,
+    resolve_redirect,
+)
 from ..recall.query import memory_find
 from ..timeline.events import parse_event_id, read_event_page
 from .batch_loop import FieldError, Tool
@@ -52,12 +58,7 @@ def evidence_text(conn: sqlite3.Connection, id_or_event: str, offset: int) -> di
     """Raw text behind an event id, or the evidence slices of an object, paged."""
     if ":" in id_or_event and not id_or_event.startswith("event:"):
         target = resolve_redirect(conn, id_or_event)
-        rows = conn.execute(
-            "SELECT v.event_id, v.start_char, v.end_char, e.occurred_at,"
-            " substr(e.text, v.start_char + 1, v.end_char - v.start_char) AS text"
-            " FROM evidence v JOIN events e ON e.id = v.event_id WHERE v.object_id = ?"
-            " ORDER BY e.occurred_us LIMIT 21 OFFSET ?", (target, offset),
-        ).fetchall()
+        rows = cited_slices(conn, target, limit=21, offset=offset, with_text=True)
         more = len(rows) > 20
         return {"id": target, "evidence": [dict(r) for r in rows[:20]],
                 "next_offset": offset + 20 if more else None}

@@ -31,7 +31,7 @@ from ..objects.graph_write import (
 )
 from ..objects.proposals import OrganizeProposal
 from ..objects.provenance import Span, check_evidence, is_memory_event
-from ..objects.records import ObjectRecord, event_citers
+from ..objects.records import ObjectRecord, event_citers, object_rows
 from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
 from ..timeline.queue import EventState, block_event, record_outcome
@@ -84,9 +84,7 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
         named = named_objects(conn, text)
     ids = list(dict.fromkeys([*citing, *named]))[:RELATED_MAX]
     # One read for all candidates (not one per object), then taken in the order above.
-    rows = {row["id"]: row for row in conn.execute(
-        "SELECT * FROM objects WHERE id IN (SELECT value FROM json_each(?))"
-        " AND redirect_to IS NULL", (json.dumps(ids, ensure_ascii=False),))}
+    rows = object_rows(conn, ids, live_only=True)
     chosen: list[dict[str, Any]] = []
     used = 0
     for object_id in ids:

@@ -11,7 +11,6 @@ Applying happens inside the commit's single transaction.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from .records import (
     add_supersedes,
     archive_legacy_relation,
     copy_evidence,
+    object_rows,
     redirect_targets,
     resolve_redirect,
     save_object,
@@ -97,9 +97,7 @@ def _read_rows(conn: sqlite3.Connection, ids: list[str]) -> dict[str, sqlite3.Ro
     """The `objects` row of each id (None: no such object), in one query."""
     rows: dict[str, sqlite3.Row | None] = dict.fromkeys(ids)
     if ids:
-        for row in conn.execute("SELECT * FROM objects WHERE id IN"
-                                " (SELECT value FROM json_each(?))", (json.dumps(ids),)):
-            rows[row["id"]] = row
+        rows.update(object_rows(conn, ids))
     return rows
 
 

@@ -67,6 +67,16 @@ def object_exists(conn: sqlite3.Connection, object_id: str) -> bool:
     return conn.execute("SELECT 1 FROM objects WHERE id = ?", (object_id,)).fetchone() is not None
 
 
+def object_rows(conn: sqlite3.Connection, ids: list[str],
+                live_only: bool = False) -> dict[str, sqlite3.Row]:
+    """The `objects` rows of `ids` by id, in one query (an id with no object is left out;
+    with `live_only`, one merged away too). Callers pass a bounded list."""
+    live = " AND redirect_to IS NULL" if live_only else ""
+    return {row["id"]: row for row in conn.execute(
+        f"SELECT * FROM objects WHERE id IN (SELECT value FROM json_each(?)){live}",
+        (json.dumps(ids, ensure_ascii=False),))}
+
+
 def merged_ids(conn: sqlite3.Connection) -> list[str]:
     """The ids of every object merged into another (its `redirect_to` set)."""
     return [r[0] for r in conn.execute("SELECT id FROM objects WHERE redirect_to IS NOT NULL")]
@@ -357,14 +367,22 @@ def object_links(conn: sqlite3.Connection, object_id: str) -> list[dict[str, Any
         (object_id, object_id),
     ):
         links.append({"kind": "relation", **dict(row)})
-    for row in conn.execute(
-        "SELECT v.event_id, v.start_char, v.end_char, e.occurred_at FROM evidence v"
-        " JOIN events e ON e.id = v.event_id WHERE v.object_id = ?"
-        " ORDER BY e.occurred_us, v.event_id, v.start_char",
-        (object_id,),
-    ):
+    for row in cited_slices(conn, object_id):
         links.append({"kind": "evidence", **dict(row)})
     return links
+
+
+def cited_slices(conn: sqlite3.Connection, object_id: str, limit: int = -1, offset: int = 0,
+                 with_text: bool = False) -> list[sqlite3.Row]:
+    """The object's evidence as (event_id, start_char, end_char, occurred_at[, text: the cited
+    slice]) rows, oldest event first; `limit` rows from `offset` (-1: all)."""
+    text = (", substr(e.text, v.start_char + 1, v.end_char - v.start_char) AS text"
+            if with_text else "")
+    return conn.execute(
+        f"SELECT v.event_id, v.start_char, v.end_char, e.occurred_at{text} FROM evidence v"
+        " JOIN events e ON e.id = v.event_id WHERE v.object_id = ?"
+        " ORDER BY e.occurred_us, v.event_id, v.start_char LIMIT ? OFFSET ?",
+        (object_id, limit, offset)).fetchall()
 
 
 class ObjectDirectory(TypedDict):

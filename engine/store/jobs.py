@@ -62,8 +62,8 @@ class Job:
     def from_row(cls, row: sqlite3.Row) -> Job:
         recorded = row["provider"] if "provider" in row.keys() else None
         return cls(row["id"], row["mode"], row["origin"], row["scope"], json.loads(row["params"]),
-                   JobState(row["state"]), row["request_token"], row["created_at"], row["last_claim_at"],
-                   json.loads(recorded) if recorded is not None else None)
+                   JobState(row["state"]), row["request_token"], row["created_at"],
+                   row["last_claim_at"], json.loads(recorded) if recorded is not None else None)
 
 
 @dataclass
