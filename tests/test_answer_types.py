@@ -26,7 +26,7 @@ from memvault.base.clock import parse_time
 from memvault.jobs.requests import JobReceipt
 from memvault.legacy.upgrade import MigrationReport
 from memvault.objects.corrections import Correction, CorrectionReceipt, ProfileEdit
-from memvault.objects.records import ObjectDirectory, ObjectPage, add_relation
+from memvault.objects.records import ObjectDirectory, ObjectPage, ObjectProfile, add_relation
 from memvault.recall.answers import (
     EventEvidence,
     EventHit,
@@ -151,6 +151,16 @@ def test_correction_receipts_carry_the_declared_keys(mem: Memory,
     again = mem.correct(correction)
     fits(again, CorrectionReceipt)
     assert again["replayed"] is True
+
+
+def test_object_profiles_carry_the_declared_keys_in_their_order(
+    mem: Memory, filled: dict[str, int],
+) -> None:
+    profiles = mem.list_objects()
+    assert profiles
+    for profile in profiles:
+        fits(profile, ObjectProfile, "profile")
+        assert list(profile) == list(get_type_hints(ObjectProfile))  # the JSON's key order
 
 
 def test_context_directory_carries_the_declared_keys(mem: Memory,

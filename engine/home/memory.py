@@ -270,7 +270,7 @@ class Memory:
         )
 
     # -- objects ------------------------------------------------------------------------------
-    def list_objects(self, type_: str | None = None) -> list[dict[str, Any]]:
+    def list_objects(self, type_: str | None = None) -> list[objects.ObjectProfile]:
         return [o.to_dict() for o in objects.list_objects(self.conn, type_)]
 
     def read_object(self, object_id: str, offset: int = 0) -> objects.ObjectPage:

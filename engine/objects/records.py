@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
@@ -22,6 +22,23 @@ from ..store.script import forget_in_rows
 from .ids import OBJECT_TYPES, RELATION_LABELS, ObjectStatus, check_object_id
 
 READ_PAGE = 50
+
+
+class ObjectProfile(TypedDict):
+    """An object's profile as the API shows it (`ObjectRecord.to_dict`)."""
+
+    id: str
+    type: str
+    name: str
+    aliases: list[str]
+    summary: str
+    body: str
+    cues: list[str]
+    status: str  # an ObjectStatus
+    version: int
+    redirect_to: str | None  # the survivor it was merged into
+    created_at: str
+    updated_at: str
 
 
 @dataclass
@@ -50,8 +67,9 @@ class ObjectRecord:
             created_at=row["created_at"], updated_at=row["updated_at"],
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    def to_dict(self) -> ObjectProfile:
+        # the fields are ObjectProfile's, in its order (tests/test_answer_types.py)
+        return cast(ObjectProfile, dict(self.__dict__))
 
 
 def get_object(conn: sqlite3.Connection, object_id: str) -> ObjectRecord:
@@ -323,7 +341,7 @@ def copy_evidence(conn: sqlite3.Connection, loser: str, survivor: str, now: date
 class ObjectPage(TypedDict):
     """An object as read (`Memory.read_object`, memory_read): profile and one page of links."""
 
-    object: dict[str, Any]  # the profile: ObjectRecord's fields
+    object: ObjectProfile
     redirected_from: str | None  # the merged id asked for, when it was followed to `object`
     links: list[dict[str, Any]]  # relations ("kind": "relation"), then evidence ("evidence")
     total_links: int

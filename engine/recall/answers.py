@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
 
+from ..objects.records import ObjectProfile
+
 
 class ObjectHit(TypedDict):
     """An object memory_find matched (a merged object is reported as its survivor)."""
@@ -52,7 +54,7 @@ class ObjectRead(TypedDict):
     """memory_read of an object: objects.records.ObjectPage, with `kind` and `merged`."""
 
     kind: Literal["object"]
-    object: dict[str, Any]
+    object: ObjectProfile
     redirected_from: str | None
     links: list[dict[str, Any]]
     total_links: int
