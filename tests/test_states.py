@@ -68,7 +68,9 @@ def test_jobs_and_batches_read_back_with_their_state_members(mem: Memory) -> Non
         batch = new_batch(mem.conn, receipt["job_id"], {"positions": [0]}, now)
     job = get_job(mem.conn, receipt["job_id"])
     assert type(job.state) is JobState and job.state is JobState.RUNNING  # claimed
+    rotated = {j.id: (j, pending) for j, pending in rotation_with_pending(mem.conn, now)}
+    assert type(rotated[job.id][0].state) is JobState
     for read in (batch, get_batch(mem.conn, batch.id), pending_batch(mem.conn, job.id),
-                 dict(rotation_with_pending(mem.conn, now))[job]):
+                 rotated[job.id][1]):
         assert read is not None
         assert type(read.state) is BatchState and read.state is BatchState.CLAIMED
