@@ -228,9 +228,10 @@ def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str |
                            -(-before["total_nodes"] // mem.config.settings.compact.nodes_per_batch),
                            "compact")
         after = mem.timeline_view()
-    report: dict[str, Any] = {"job_id": receipt["job_id"], "state": state,
-              "before": {"nodes": before["total_nodes"], "est_tokens": before["total_est_tokens"]},
-              "after": {"nodes": after["total_nodes"], "est_tokens": after["total_est_tokens"]}}
+    report: dict[str, Any] = {
+        "job_id": receipt["job_id"], "state": state,
+        "before": {"nodes": before["total_nodes"], "est_tokens": before["total_est_tokens"]},
+        "after": {"nodes": after["total_nodes"], "est_tokens": after["total_est_tokens"]}}
     if as_json:
         print_json(report)
     else:
