@@ -19,6 +19,7 @@ from memvault.objects.records import (
     get_object,
     list_objects,
     object_links,
+    object_rows,
     save_object,
 )
 from memvault.store.connection import open_db, write
@@ -172,6 +173,39 @@ def test_a_merged_object_redirects_to_its_survivor(mem: Memory, clock: ManualClo
     assert get_object(mem.conn, "person:haoyu").redirect_to == "person:qhy"  # row kept
     assert [o["id"] for o in mem.list_objects("person")] == ["person:qhy"]
     assert len(list_objects(mem.conn, "person", include_merged=True)) == 2
+
+
+def test_object_rows_reads_the_rows_that_exist_and_live_only_leaves_out_the_merged(
+    mem: Memory, clock: ManualClock,
+) -> None:
+    with write(mem.conn):
+        save_object(mem.conn, person("qhy", "秦浩宇"), clock.now())
+        save_object(mem.conn, person("haoyu", "Haoyu", redirect_to="person:qhy"), clock.now())
+    ids = ["person:haoyu", "person:nobody", "person:qhy"]
+    rows = object_rows(mem.conn, ids)
+    assert sorted(rows) == ["person:haoyu", "person:qhy"]
+    assert rows["person:qhy"]["name"] == "秦浩宇"
+    assert list(object_rows(mem.conn, ids, live_only=True)) == ["person:qhy"]
+    assert object_rows(mem.conn, []) == {}
+
+
+def test_the_browse_evidence_tool_pages_an_objects_slices_oldest_first(
+    mem: Memory, hub: dict[str, object],
+) -> None:
+    from memvault.modes.browse import evidence_text
+
+    links = [link for link in object_links(mem.conn, "person:qhy") if link["kind"] == "evidence"]
+    seen, offset = [], 0
+    while offset is not None:
+        page = evidence_text(mem.conn, "person:qhy", offset)
+        assert page["id"] == "person:qhy" and len(page["evidence"]) <= 20
+        seen += page["evidence"]
+        offset = page["next_offset"]
+    assert [(s["event_id"], s["start_char"]) for s in seen] == [
+        (link["event_id"], link["start_char"]) for link in links]
+    first = seen[0]
+    text = mem.read_event(first["event_id"])["text"]
+    assert first["text"] == text[first["start_char"]:first["end_char"]]
 
 
 def test_relation_labels_are_the_short_ones(mem: Memory, clock: ManualClock) -> None:

@@ -3,15 +3,25 @@ or writing `JobState.DONE`, `EventState.LINKED`, … speaks the stored values an
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from enum import StrEnum
 from pathlib import Path
 
 import pytest
+from memvault import Memory
 from memvault.objects.ids import ObjectStatus
-from memvault.store.connection import open_db
-from memvault.store.jobs import BatchState, JobState
+from memvault.store.connection import open_db, write
+from memvault.store.jobs import (
+    BatchState,
+    JobState,
+    get_batch,
+    get_job,
+    new_batch,
+    pending_batch,
+    rotation_with_pending,
+)
 from memvault.timeline.queue import EVENT_STATES, EventState
 
 
@@ -46,3 +56,21 @@ def test_a_state_is_its_stored_string() -> None:
     assert {"linked": 1}[EventState.LINKED] == 1
     assert EVENT_STATES == ("pending", "continue", "linked", "archive_only", "blocked")
     assert all(type(state) is str for state in EVENT_STATES)  # plain keys in status output
+
+
+def test_jobs_and_batches_read_back_with_their_state_members(mem: Memory) -> None:
+    """Every way a job or batch is read gives the enum member, and the JSON a receipt sends
+    still says the plain stored string."""
+    now = mem.clock.now()
+    receipt = mem.organize("deep", compact_first=False)
+    assert json.loads(json.dumps(receipt))["state"] == "queued"
+    with write(mem.conn):
+        batch = new_batch(mem.conn, receipt["job_id"], {"positions": [0]}, now)
+    job = get_job(mem.conn, receipt["job_id"])
+    assert type(job.state) is JobState and job.state is JobState.RUNNING  # claimed
+    rotated = {j.id: (j, pending) for j, pending in rotation_with_pending(mem.conn, now)}
+    assert type(rotated[job.id][0].state) is JobState
+    for read in (batch, get_batch(mem.conn, batch.id), pending_batch(mem.conn, job.id),
+                 rotated[job.id][1]):
+        assert read is not None
+        assert type(read.state) is BatchState and read.state is BatchState.CLAIMED

@@ -16,6 +16,7 @@ import functools
 import sqlite3
 from typing import Any, NamedTuple
 
+from ..objects.records import object_rows
 from .paths import object_link
 from .quotes import EventQuotes
 
@@ -108,8 +109,7 @@ def read_objects(
     as the templates show them), in five queries whatever the number of ids (callers pass a
     chunk: a bounded IN list)."""
     marks = ", ".join("?" * len(ids))
-    rows = {row["id"]: row for row in conn.execute(
-        f"SELECT * FROM objects WHERE id IN ({marks})", ids).fetchall()}
+    rows = object_rows(conn, ids)
     links: dict[str, list[Relation | Source]] = {}
     cur = conn.cursor()
     cur.row_factory = None  # plain tuples: the dicts are built here

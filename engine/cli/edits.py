@@ -11,7 +11,7 @@ again (when the home has a vault), so the vault shows the correction at once.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import click
@@ -201,7 +201,7 @@ def _refresh(mem: Memory, object_ids: Sequence[str]) -> str:
     return str(refresh_vault(mem, first=object_ids)["line"])
 
 
-def receipt_lines(receipt: dict[str, Any]) -> list[str]:
+def receipt_lines(receipt: Mapping[str, Any]) -> list[str]:
     """A correction's receipt for people: one line per object, then the receipt itself."""
     if receipt.get("replayed"):
         head = "already applied (same token): the first receipt, nothing changed again"

@@ -206,6 +206,7 @@ def object_(ctx: click.Context, object_id: str, offset: int, versions: bool, rev
         return
     with open_memory(ctx, readonly=True) as mem:
         data = mem.read(object_id, offset, reveal=reveal)
+        assert data["kind"] == "object"  # an event's id was refused above
         if reveal:
             log_reveal(mem, "object", [data["object"]["id"]])
     if as_json:
@@ -281,6 +282,7 @@ def event(ctx: click.Context, event_id: str, offset: int, reveal: bool, as_json:
 
     with open_memory(ctx, readonly=True) as mem:
         data = mem.read(str(parse_event_id(event_id)), offset, reveal=reveal)
+        assert data["kind"] == "event"  # parse_event_id took an event's id only
         if reveal:
             log_reveal(mem, "event", [f"event:{data['id']}"])
     if as_json:

@@ -7,7 +7,7 @@ worker; restore writes only into a new or empty home.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
@@ -151,7 +151,7 @@ def _reindex_progress() -> Iterator[None]:
             recall_tables.REBUILD_PROGRESS = None
 
 
-def render_migration(report: dict[str, Any]) -> None:
+def render_migration(report: Mapping[str, Any]) -> None:
     """Counts before and after, then what the upgrade added, released and left alone."""
     from rich.table import Table
 

@@ -8,7 +8,7 @@ scanned (the answer says how many). read/evidence answers carry next_offset; pas
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -121,14 +121,14 @@ def read(ctx: click.Context, record_id: str, offset: int, reveal: bool, as_json:
     print_profile(data)
 
 
-def _record(data: dict[str, Any]) -> str:
+def _record(data: Mapping[str, Any]) -> str:
     """The record an answer (or a hit) shows: event:ID or the object id."""
     if data["kind"] == "event":
         return f"event:{data['id']}"
     return str(data.get("id") or data["object"]["id"])
 
 
-def print_profile(data: dict[str, Any]) -> None:
+def print_profile(data: Mapping[str, Any]) -> None:
     """An object as memory_read returns it: profile, links, next_offset (for people)."""
     obj = data["object"]
     if data["redirected_from"]:
@@ -156,7 +156,7 @@ def _link_line(link: dict[str, Any]) -> str:
             f"{link['occurred_at']}")
 
 
-def print_event(data: dict[str, Any]) -> None:
+def print_event(data: Mapping[str, Any]) -> None:
     """An event as memory_read returns it: header, meta, raw text, who cites it."""
     console.print(_text(f"event {data['id']}  {data['occurred_at']}  {data['source']}/"
                         f"{data['event_kind']}  "

@@ -21,6 +21,7 @@ from .inspect import console
 
 if TYPE_CHECKING:
     from ..home.memory import Memory
+    from ..jobs.requests import JobReceipt
     from ..jobs.worker import TickResult, Worker
     from ..store.jobs import Batch, Job
 
@@ -227,9 +228,10 @@ def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str |
                            -(-before["total_nodes"] // mem.config.settings.compact.nodes_per_batch),
                            "compact")
         after = mem.timeline_view()
-    report = {"job_id": receipt["job_id"], "state": state,
-              "before": {"nodes": before["total_nodes"], "est_tokens": before["total_est_tokens"]},
-              "after": {"nodes": after["total_nodes"], "est_tokens": after["total_est_tokens"]}}
+    report: dict[str, Any] = {
+        "job_id": receipt["job_id"], "state": state,
+        "before": {"nodes": before["total_nodes"], "est_tokens": before["total_est_tokens"]},
+        "after": {"nodes": after["total_nodes"], "est_tokens": after["total_est_tokens"]}}
     if as_json:
         print_json(report)
     else:
@@ -298,7 +300,7 @@ def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bo
     click.echo(vault["line"], err=True)
 
 
-def _queued_only(mem: Memory, receipt: dict[str, Any], as_json: bool) -> None:
+def _queued_only(mem: Memory, receipt: JobReceipt, as_json: bool) -> None:
     """`organize --no-wait`: the receipt, and who will run the jobs."""
     from . import followup
 

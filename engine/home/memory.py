@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 from zoneinfo import ZoneInfo
 
 from ..base.clock import Clock, SystemClock, iso, parse_time
@@ -33,9 +33,12 @@ from ..timeline.keys import Appended, append_rows, check_key
 from .status import StatusReport, memory_status
 
 if TYPE_CHECKING:
+    from ..jobs.requests import JobReceipt
+    from ..legacy.upgrade import MigrationReport
     from ..objects.corefiles import CoreFile
-    from ..objects.corrections import Correction
+    from ..objects.corrections import Correction, CorrectionReceipt
     from ..objects.projects import ProjectApproval
+    from ..recall.answers import EvidenceAnswer, FindAnswer, ReadAnswer
 
 _log = logging.getLogger(__name__)
 
@@ -44,7 +47,7 @@ class ResidentContext(TypedDict):
     """memory_context's answer: what the agent always carries."""
 
     core_files: dict[str, str]  # AGENTS.md, SOUL.md, USER.md -> content ('' if never written)
-    directory: dict[str, Any]  # a bounded directory of live objects
+    directory: objects.ObjectDirectory  # a bounded directory of live objects
     timeline: TimelineView  # the hot timeline view, with what it cut
 
 
@@ -86,7 +89,7 @@ class Memory:
     def migrate(
         cls, home: str | Path | None = None, source: str | Path | None = None,
         clock: Clock | None = None,
-    ) -> dict[str, Any]:
+    ) -> MigrationReport:
         """Upgrade the home's database from the original design (engine/legacy/upgrade.py);
         report it.
 
@@ -267,36 +270,37 @@ class Memory:
         )
 
     # -- objects ------------------------------------------------------------------------------
-    def list_objects(self, type_: str | None = None) -> list[dict[str, Any]]:
+    def list_objects(self, type_: str | None = None) -> list[objects.ObjectProfile]:
         return [o.to_dict() for o in objects.list_objects(self.conn, type_)]
 
-    def read_object(self, object_id: str, offset: int = 0) -> dict[str, Any]:
+    def read_object(self, object_id: str, offset: int = 0) -> objects.ObjectPage:
         return objects.read_object(self.conn, object_id, offset)
 
     # -- recall -------------------------------------------------------------------------------
     def find(self, query: str, types: Sequence[str] | None = None, project: str | None = None,
-             limit: int = 20, reveal: bool = False) -> dict[str, Any]:
+             limit: int = 20, reveal: bool = False) -> FindAnswer:
         """memory_find: ranked lexical hits over objects and raw events (Chinese and English);
         secret-looking values masked unless `reveal` (the owner, on the command line)."""
         from ..recall.query import memory_find
 
-        return memory_find(self.conn, query, types=types, project=project, limit=limit,
-                           reveal=reveal)
+        # recall builds plain dicts; tests/test_answer_types.py checks they match the type
+        return cast("FindAnswer", memory_find(self.conn, query, types=types, project=project,
+                                              limit=limit, reveal=reveal))
 
-    def read(self, object_id: str, offset: int = 0, reveal: bool = False) -> dict[str, Any]:
+    def read(self, object_id: str, offset: int = 0, reveal: bool = False) -> ReadAnswer:
         """memory_read: an object's profile, relations and evidence list, paged (masked
         unless `reveal`)."""
         from ..recall.query import memory_read
 
-        return memory_read(self.conn, object_id, offset, reveal)
+        return cast("ReadAnswer", memory_read(self.conn, object_id, offset, reveal))
 
     def evidence(self, id_or_event: str, offset: int = 0, reveal: bool = False,
-                 ) -> dict[str, Any]:
+                 ) -> EvidenceAnswer:
         """memory_evidence: the raw text behind an object's evidence (or an event), paged
         (masked unless `reveal`)."""
         from ..recall.query import memory_evidence
 
-        return memory_evidence(self.conn, id_or_event, offset, reveal)
+        return cast("EvidenceAnswer", memory_evidence(self.conn, id_or_event, offset, reveal))
 
     def sync_recall_index(self, max_events: int | None = 5_000) -> dict[str, int]:
         """Index new events and changed objects for recall (one bounded write transaction).
@@ -318,7 +322,7 @@ class Memory:
 
     # -- jobs ---------------------------------------------------------------------------------
     def compact(self, node_range: tuple[int, int] | None = None,
-                request_token: str | None = None, model: str | None = None) -> dict[str, Any]:
+                request_token: str | None = None, model: str | None = None) -> JobReceipt:
         """Queue an explicit compaction of every active node in `node_range` (inclusive node
         seq numbers; default: the whole timeline as it is now), to run on `model` (a `--model`
         value; None: the configured provider). Returns the enqueue receipt."""
@@ -339,7 +343,7 @@ class Memory:
 
     def organize(self, mode: str = "organize", scope: str | None = None,
                  retry_blocked: bool = False, request_token: str | None = None,
-                 compact_first: bool = True, model: str | None = None) -> dict[str, Any]:
+                 compact_first: bool = True, model: str | None = None) -> JobReceipt:
         """memory_organize: queue an organize or deep job on `model` (a `--model` value; None:
         the configured provider); returns the enqueue receipt only.
 
@@ -386,7 +390,7 @@ class Memory:
             provider = ProviderSpec.choose(self.config, provider, model)
         return Worker(self, provider, **kwargs)
 
-    def correct(self, correction: Correction) -> dict[str, Any]:
+    def correct(self, correction: Correction) -> CorrectionReceipt:
         """A person's correction (objects.corrections.Correction: edit, merge, archive,
         accept_edit), committed in one transaction with a receipt; versions say `person`."""
         from ..objects.corrections import correct

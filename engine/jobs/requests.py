@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from ..store.connection import write
 from ..store.jobs import create_job
@@ -23,12 +23,26 @@ from ..timeline.queue import newest_blocking_batch, unblock_all
 from .chain import AFTER_JOB, raw_compaction, then
 
 
+class JobReceipt(TypedDict):
+    """What an explicit request answers (memory_organize, `memvault compact|organize|deep`)."""
+
+    job_id: int
+    mode: str  # compact | organize | deep
+    scope: str | None
+    state: str  # the job's state (a JobState) when the receipt was made
+    enqueued_at: str
+    request_token: str | None
+    replayed: bool  # the token was seen before: this is that request's job, nothing new queued
+    unblocked: int  # blocked events this request put back in the queue
+    compact_job_id: NotRequired[int | None]  # organize/deep: the compaction run first, if any
+
+
 def request_job(
     conn: sqlite3.Connection, mode: str, now: datetime, scope: str | None = None,
     retry_blocked: bool = False, request_token: str | None = None,
     params: dict[str, Any] | None = None, compact_first: bool = False,
     provider: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> JobReceipt:
     """Queue an explicit job; return only the enqueue receipt. With `compact_first` (organize
     requests) a compact job over the raw fragments hot now runs before it; the receipt names
     it (`compact_job_id`, None when nothing was hot)."""
@@ -51,11 +65,11 @@ def request_job(
         else:
             job = create_job(conn, mode, "explicit", now, scope, params, request_token,
                              provider=provider)
-    receipt = {
-        "job_id": job.id, "mode": job.mode, "scope": job.scope, "state": job.state,
-        "enqueued_at": job.created_at, "request_token": job.request_token,
-        "replayed": seen, "unblocked": unblocked,
-    }
+    receipt = JobReceipt(
+        job_id=job.id, mode=job.mode, scope=job.scope, state=job.state,
+        enqueued_at=job.created_at, request_token=job.request_token,
+        replayed=seen, unblocked=unblocked,
+    )
     if mode != "compact":
         receipt["compact_job_id"] = job.params.get(AFTER_JOB)
     return receipt

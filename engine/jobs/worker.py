@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ..base.clock import Clock, iso, parse_time
 from ..base.config import Config
@@ -80,12 +80,16 @@ class Claimed:
     reads: Any = None
 
 
+# busy: the agent holds the busy flag; waiting: another worker holds the lease; idle: no work;
+# committed; failed (to be retried); terminal (failed for good)
+TickAction = Literal["busy", "waiting", "idle", "committed", "failed", "terminal"]
+
+
 @dataclass
 class TickResult:
-    """What one tick did: 'busy', 'waiting' (lease held elsewhere), 'idle', 'committed',
-    'failed' or 'terminal'; with the job, batch and receipt or error."""
+    """What one tick did (`TickAction`), with the job, batch and receipt or error."""
 
-    action: str
+    action: TickAction
     job_id: int | None = None
     batch_id: int | None = None
     receipt: dict[str, Any] | None = None

@@ -39,7 +39,7 @@ import sqlite3
 from collections.abc import Callable
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from ..base.clock import iso, to_micros
 from ..base.errors import InputError, StoreError
@@ -144,9 +144,25 @@ def memvault_counts(conn: sqlite3.Connection) -> dict[str, int]:
     }
 
 
+class MigrationReport(TypedDict):
+    """What `memvault migrate` (`Memory.migrate`) reports. A memvault database gets pending
+    schema migrations only (`earlier_upgrade`); one of the original design is upgraded (the
+    other optional keys)."""
+
+    legacy: bool  # the database was of the original design, and was upgraded now
+    schema_migrations: list[str]  # the schema migrations applied now, by name
+    earlier_upgrade: NotRequired[dict[str, Any] | None]  # the report of an upgrade done before
+    migrated_at: NotRequired[str]
+    before: NotRequired[dict[str, int]]  # the old tables' rows before
+    after_old_tables: NotRequired[dict[str, int]]  # ... and after (the upgrade deletes none)
+    after: NotRequired[dict[str, int]]  # the memvault tables' rows after
+    changes: NotRequired[dict[str, Any]]  # what the plan wrote
+    recall_index: NotRequired[dict[str, int]]  # the recall index built after (Memory.migrate)
+
+
 def migrate_database(
     db_path: Path, now: datetime, tz: tzinfo | None, source: Path | None = None,
-) -> dict[str, Any]:
+) -> MigrationReport:
     """Upgrade `db_path` (after copying `source` there, when given); return the report.
 
     A database already in memvault's shape just gets any pending schema migrations.
@@ -159,8 +175,8 @@ def migrate_database(
             applied = apply_migrations(conn)
             has_state = "state" in table_names(conn)
             previous = get_state(conn, LEGACY_DONE_KEY) if has_state else None
-            return {"legacy": False, "schema_migrations": applied,
-                    "earlier_upgrade": json.loads(previous) if previous else None}
+            return MigrationReport(legacy=False, schema_migrations=applied,
+                                   earlier_upgrade=json.loads(previous) if previous else None)
         check_no_worker(conn, now)
         # Planned again on the copy, even after --from planned on the source: the source may
         # have changed between that read and the copy.
@@ -175,9 +191,10 @@ def migrate_database(
                     f"{db_path} already holds memvault events beside the old tables; "
                     "nothing was changed")
             changes = apply_plan(conn, plan, now)
-            report = {"legacy": True, "migrated_at": iso(now), "schema_migrations": applied,
-                      "before": before, "after_old_tables": legacy_counts(conn),
-                      "after": memvault_counts(conn), "changes": changes}
+            report = MigrationReport(
+                legacy=True, migrated_at=iso(now), schema_migrations=applied, before=before,
+                after_old_tables=legacy_counts(conn), after=memvault_counts(conn),
+                changes=changes)
             set_state(conn, LEGACY_DONE_KEY, json.dumps(report, ensure_ascii=False))
         return report
     finally:

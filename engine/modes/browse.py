@@ -13,7 +13,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..base.errors import MemvaultError
-from ..objects.records import list_objects, read_object, resolve_redirect
+from ..objects.records import (
+    ObjectPage,
+    cited_slices,
+    list_objects,
+    read_object,
+    resolve_redirect,
+)
 from ..recall.query import memory_find
 from ..timeline.events import parse_event_id, read_event_page
 from .batch_loop import FieldError, Tool
@@ -52,12 +58,7 @@ def evidence_text(conn: sqlite3.Connection, id_or_event: str, offset: int) -> di
     """Raw text behind an event id, or the evidence slices of an object, paged."""
     if ":" in id_or_event and not id_or_event.startswith("event:"):
         target = resolve_redirect(conn, id_or_event)
-        rows = conn.execute(
-            "SELECT v.event_id, v.start_char, v.end_char, e.occurred_at,"
-            " substr(e.text, v.start_char + 1, v.end_char - v.start_char) AS text"
-            " FROM evidence v JOIN events e ON e.id = v.event_id WHERE v.object_id = ?"
-            " ORDER BY e.occurred_us LIMIT 21 OFFSET ?", (target, offset),
-        ).fetchall()
+        rows = cited_slices(conn, target, limit=21, offset=offset, with_text=True)
         more = len(rows) > 20
         return {"id": target, "evidence": [dict(r) for r in rows[:20]],
                 "next_offset": offset + 20 if more else None}
@@ -77,14 +78,14 @@ def browse_tools(conn: sqlite3.Connection, read_ids: set[str]) -> list[Tool]:
 
     newly_read: set[str] = set()  # ids a read_object call (not the claim) made readable
 
-    def do_read(args: ReadArgs) -> dict[str, Any]:
+    def do_read(args: ReadArgs) -> ObjectPage:
         data = read_object(conn, args.id, args.offset)
         if data["object"]["id"] not in read_ids:
             newly_read.add(data["object"]["id"])
         read_ids.add(data["object"]["id"])
         return data
 
-    def unread(data: dict[str, Any]) -> None:
+    def unread(data: ObjectPage) -> None:
         """The budget withheld this read: the model never saw the profile, so it may not
         overwrite it on the strength of that read."""
         if data["object"]["id"] in newly_read:

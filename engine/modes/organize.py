@@ -22,10 +22,16 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..base.config import Config
-from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
+from ..objects.graph_write import (
+    GraphWrite,
+    WriteRules,
+    WriteSummary,
+    apply_write,
+    validate_write,
+)
 from ..objects.proposals import OrganizeProposal
 from ..objects.provenance import Span, check_evidence, is_memory_event
-from ..objects.records import ObjectRecord, event_citers
+from ..objects.records import ObjectRecord, event_citers, object_rows
 from ..objects.secrets import check_no_secret
 from ..store.jobs import Batch, Job
 from ..timeline.queue import EventState, block_event, record_outcome
@@ -78,9 +84,7 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
         named = named_objects(conn, text)
     ids = list(dict.fromkeys([*citing, *named]))[:RELATED_MAX]
     # One read for all candidates (not one per object), then taken in the order above.
-    rows = {row["id"]: row for row in conn.execute(
-        "SELECT * FROM objects WHERE id IN (SELECT value FROM json_each(?))"
-        " AND redirect_to IS NULL", (json.dumps(ids, ensure_ascii=False),))}
+    rows = object_rows(conn, ids, live_only=True)
     chosen: list[dict[str, Any]] = []
     used = 0
     for object_id in ids:
@@ -313,7 +317,7 @@ def event_targets(conn: sqlite3.Connection, event_id: int) -> tuple[int, int]:
     return int(row[0]) + int(row[1]), int(row[2])
 
 
-def _graph_changed(changes: dict[str, Any]) -> bool:
+def _graph_changed(changes: WriteSummary) -> bool:
     """An object, relation or core-file change: what a last-page continue must make (a new
     evidence link alone is no progress on the event)."""
     return bool(changes["objects_changed"] or changes["relations_added"]
@@ -338,7 +342,7 @@ def _check_disposition(disposition: Any, last: bool, claim: dict[str, Any],
 
 
 def _check_targets(disposition: Any, last: bool, had: tuple[int, int],
-                   changes: dict[str, Any], event_id: int) -> None:
+                   changes: WriteSummary, event_id: int) -> None:
     """The checks on what the write changed. `linked` needs a link (evidence or a core file);
     `archive_only` is refused once any durable write of the event's batches exists."""
     outcome = disposition.outcome

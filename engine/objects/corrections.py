@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired, cast
 
 from pydantic import ValidationError
 
@@ -32,7 +32,7 @@ from ..base.clock import iso
 from ..base.config import Config
 from ..base.errors import FieldError, InputError
 from ..store.connection import bump_revision, graph_revision, write
-from .graph_write import GraphWrite, WriteRules, apply_write, validate_write
+from .graph_write import GraphWrite, WriteRules, WriteSummary, apply_write, validate_write
 from .ids import ObjectStatus, resolve_object_ref
 from .proposals import Merge, ObjectWrite
 from .records import ObjectRecord, get_object
@@ -112,8 +112,23 @@ class Correction:
     base_version: int | None = None
 
 
+class CorrectionReceipt(WriteSummary):
+    """A correction's receipt (`Memory.correct`, `memvault edit|merge|archive|accept-edit`);
+    kept under its token, so asking again answers the same receipt, `replayed`."""
+
+    token: str
+    kind: str  # edit | accept_edit | merge | archive
+    objects: list[str]  # the ids the refs named
+    origin: str  # "person"
+    changed: bool
+    revision: int  # the graph revision after it (bumped only when something changed)
+    versions: dict[str, int]  # each object's version after it
+    correction_id: int
+    replayed: NotRequired[bool]  # True when the token's receipt was answered again
+
+
 def correct(conn: sqlite3.Connection, config: Config, correction: Correction,
-            now: datetime) -> dict[str, Any]:
+            now: datetime) -> CorrectionReceipt:
     """Validate and commit a correction in one transaction; return its receipt.
 
     InputError / NotFound (nothing changed) when a ref names no object or several, the object
@@ -125,7 +140,7 @@ def correct(conn: sqlite3.Connection, config: Config, correction: Correction,
         replay = conn.execute("SELECT receipt FROM corrections WHERE token = ?",
                               (correction.token,)).fetchone()
         if replay is not None:
-            return {**json.loads(replay[0]), "replayed": True}
+            return cast(CorrectionReceipt, {**json.loads(replay[0]), "replayed": True})
         ids = [_live_id(conn, ref) for ref in correction.refs]
         if correction.base_version is not None:
             _check_unchanged(conn, ids[0], correction.base_version)
@@ -140,19 +155,23 @@ def correct(conn: sqlite3.Connection, config: Config, correction: Correction,
         body = apply_write(conn, validated, rules, now)
         changed = body["objects_changed"] > 0 or bool(body["merged"])
         revision = bump_revision(conn) if changed else graph_revision(conn)
-        receipt = {"token": correction.token, "kind": correction.kind, "objects": ids,
-                   "origin": "person", "changed": changed, "revision": revision,
-                   "versions": _versions(conn, ids), **body}
+        receipt = CorrectionReceipt(
+            token=correction.token, kind=correction.kind, objects=ids, origin="person",
+            changed=changed, revision=revision, versions=_versions(conn, ids),
+            **body, correction_id=_next_correction_id(conn))
         _save_receipt(conn, correction, receipt, now)
     return receipt
 
 
-def _save_receipt(conn: sqlite3.Connection, correction: Correction, receipt: dict[str, Any],
-                  now: datetime) -> None:
-    """Keep the receipt under the correction's token (it gains its `correction_id`). The id is
-    taken inside the write transaction, which holds the write lock: no other writer can take it."""
-    receipt["correction_id"] = conn.execute(
-        "SELECT COALESCE(MAX(id), 0) + 1 FROM corrections").fetchone()[0]
+def _next_correction_id(conn: sqlite3.Connection) -> int:
+    """The next correction's id. Taken inside the write transaction, which holds the write
+    lock: no other writer can take it."""
+    return int(conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM corrections").fetchone()[0])
+
+
+def _save_receipt(conn: sqlite3.Connection, correction: Correction,
+                  receipt: CorrectionReceipt, now: datetime) -> None:
+    """Keep the receipt under the correction's token."""
     conn.execute(
         "INSERT INTO corrections (id, token, kind, objects, revision, receipt, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -11,12 +11,11 @@ Applying happens inside the commit's single transaction.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from ..base.config import Config
 from ..base.errors import FieldError, InputError
@@ -38,6 +37,7 @@ from .records import (
     add_supersedes,
     archive_legacy_relation,
     copy_evidence,
+    object_rows,
     redirect_targets,
     resolve_redirect,
     save_object,
@@ -97,9 +97,7 @@ def _read_rows(conn: sqlite3.Connection, ids: list[str]) -> dict[str, sqlite3.Ro
     """The `objects` row of each id (None: no such object), in one query."""
     rows: dict[str, sqlite3.Row | None] = dict.fromkeys(ids)
     if ids:
-        for row in conn.execute("SELECT * FROM objects WHERE id IN"
-                                " (SELECT value FROM json_each(?))", (json.dumps(ids),)):
-            rows[row["id"]] = row
+        rows.update(object_rows(conn, ids))
     return rows
 
 
@@ -310,8 +308,20 @@ def archive_legacy(conn: sqlite3.Connection, item: LegacyArchive, now: datetime,
     return changed
 
 
+class WriteSummary(TypedDict):
+    """What a graph write changed (a batch's receipt and a correction's carry it)."""
+
+    objects_changed: int  # objects that got a new version
+    objects_unchanged: int  # objects written exactly as they were
+    relations_added: int
+    evidence_added: int
+    core_files: int  # core files that got a new version
+    merged: list[str]  # the ids merged away
+    relations_archived: int  # legacy relations replaced by their standard label
+
+
 def apply_write(conn: sqlite3.Connection, reads: ValidatedWrite, rules: WriteRules,
-                now: datetime) -> dict[str, Any]:
+                now: datetime) -> WriteSummary:
     """Apply a validated write inside the caller's transaction, the one that validated it (its
     rows are not read again); return what changed."""
     if not conn.in_transaction:
@@ -334,9 +344,9 @@ def apply_write(conn: sqlite3.Connection, reads: ValidatedWrite, rules: WriteRul
         merge_objects(conn, merge.loser, merge.survivor, now, rules.batch_id,
                       rules.version_origin)
     archived = sum(archive_legacy(conn, a, now, rules.batch_id) for a in write.archive_relations)
-    return {"objects_changed": changed, "objects_unchanged": len(write.objects) - changed,
-            "relations_added": relations, "evidence_added": evidence, "core_files": cores,
-            "merged": [m.loser for m in write.merges], "relations_archived": archived}
+    return WriteSummary(objects_changed=changed, objects_unchanged=len(write.objects) - changed,
+                        relations_added=relations, evidence_added=evidence, core_files=cores,
+                        merged=[m.loser for m in write.merges], relations_archived=archived)
 
 
 def _record(obj: ObjectWrite, row: sqlite3.Row | None) -> ObjectRecord:

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
@@ -22,6 +22,23 @@ from ..store.script import forget_in_rows
 from .ids import OBJECT_TYPES, RELATION_LABELS, ObjectStatus, check_object_id
 
 READ_PAGE = 50
+
+
+class ObjectProfile(TypedDict):
+    """An object's profile as the API shows it (`ObjectRecord.to_dict`)."""
+
+    id: str
+    type: str
+    name: str
+    aliases: list[str]
+    summary: str
+    body: str
+    cues: list[str]
+    status: str  # an ObjectStatus
+    version: int
+    redirect_to: str | None  # the survivor it was merged into
+    created_at: str
+    updated_at: str
 
 
 @dataclass
@@ -50,8 +67,9 @@ class ObjectRecord:
             created_at=row["created_at"], updated_at=row["updated_at"],
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    def to_dict(self) -> ObjectProfile:
+        # the fields are ObjectProfile's, in its order (tests/test_answer_types.py)
+        return cast(ObjectProfile, dict(self.__dict__))
 
 
 def get_object(conn: sqlite3.Connection, object_id: str) -> ObjectRecord:
@@ -65,6 +83,16 @@ def get_object(conn: sqlite3.Connection, object_id: str) -> ObjectRecord:
 def object_exists(conn: sqlite3.Connection, object_id: str) -> bool:
     """Whether an object row (live or merged) has this id."""
     return conn.execute("SELECT 1 FROM objects WHERE id = ?", (object_id,)).fetchone() is not None
+
+
+def object_rows(conn: sqlite3.Connection, ids: list[str],
+                live_only: bool = False) -> dict[str, sqlite3.Row]:
+    """The `objects` rows of `ids` by id, in one query (an id with no object is left out;
+    with `live_only`, one merged away too). Callers pass a bounded list."""
+    live = " AND redirect_to IS NULL" if live_only else ""
+    return {row["id"]: row for row in conn.execute(
+        f"SELECT * FROM objects WHERE id IN (SELECT value FROM json_each(?)){live}",
+        (json.dumps(ids, ensure_ascii=False),))}
 
 
 def merged_ids(conn: sqlite3.Connection) -> list[str]:
@@ -310,7 +338,19 @@ def copy_evidence(conn: sqlite3.Connection, loser: str, survivor: str, now: date
         " WHERE object_id = ?", (survivor, iso(now), batch_id, loser))
 
 
-def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0) -> dict[str, Any]:
+class ObjectPage(TypedDict):
+    """An object as read (`Memory.read_object`, memory_read): profile and one page of links."""
+
+    object: ObjectProfile
+    redirected_from: str | None  # the merged id asked for, when it was followed to `object`
+    links: list[dict[str, Any]]  # relations ("kind": "relation"), then evidence ("evidence")
+    total_links: int
+    offset: int
+    next_offset: int | None  # the next page's offset; None on the last page
+    merged: NotRequired[list[str]]  # memory_read adds the ids merged into the object
+
+
+def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0) -> ObjectPage:
     """Profile, relations and evidence of an object, links paged READ_PAGE at a time.
 
     A merged id is followed to its survivor; `redirected_from` says so.
@@ -323,14 +363,14 @@ def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0) -> di
     links = object_links(conn, target)
     page = links[offset : offset + READ_PAGE]
     end = offset + len(page)
-    return {
-        "object": obj.to_dict(),
-        "redirected_from": object_id if target != object_id else None,
-        "links": page,
-        "total_links": len(links),
-        "offset": offset,
-        "next_offset": end if end < len(links) else None,
-    }
+    return ObjectPage(
+        object=obj.to_dict(),
+        redirected_from=object_id if target != object_id else None,
+        links=page,
+        total_links=len(links),
+        offset=offset,
+        next_offset=end if end < len(links) else None,
+    )
 
 
 def object_links(conn: sqlite3.Connection, object_id: str) -> list[dict[str, Any]]:
@@ -345,19 +385,36 @@ def object_links(conn: sqlite3.Connection, object_id: str) -> list[dict[str, Any
         (object_id, object_id),
     ):
         links.append({"kind": "relation", **dict(row)})
-    for row in conn.execute(
-        "SELECT v.event_id, v.start_char, v.end_char, e.occurred_at FROM evidence v"
-        " JOIN events e ON e.id = v.event_id WHERE v.object_id = ?"
-        " ORDER BY e.occurred_us, v.event_id, v.start_char",
-        (object_id,),
-    ):
+    for row in cited_slices(conn, object_id):
         links.append({"kind": "evidence", **dict(row)})
     return links
 
 
+def cited_slices(conn: sqlite3.Connection, object_id: str, limit: int = -1, offset: int = 0,
+                 with_text: bool = False) -> list[sqlite3.Row]:
+    """The object's evidence as (event_id, start_char, end_char, occurred_at[, text: the cited
+    slice]) rows, oldest event first; `limit` rows from `offset` (-1: all)."""
+    text = (", substr(e.text, v.start_char + 1, v.end_char - v.start_char) AS text"
+            if with_text else "")
+    return conn.execute(
+        f"SELECT v.event_id, v.start_char, v.end_char, e.occurred_at{text} FROM evidence v"
+        " JOIN events e ON e.id = v.event_id WHERE v.object_id = ?"
+        " ORDER BY e.occurred_us, v.event_id, v.start_char LIMIT ? OFFSET ?",
+        (object_id, limit, offset)).fetchall()
+
+
+class ObjectDirectory(TypedDict):
+    """The bounded directory of live objects in the resident context."""
+
+    entries: list[dict[str, Any]]  # id, type, name, summary (cut at 160 chars), status
+    total: int  # live objects in all
+    omitted: int  # live objects that did not fit
+    bytes: int  # the entries' size as JSON
+
+
 def object_directory(
     conn: sqlite3.Connection, max_entries: int, max_bytes: int
-) -> dict[str, Any]:
+) -> ObjectDirectory:
     """A bounded directory of live objects (id, type, name, summary), most recently updated first.
 
     Says how many objects were left out, so a bounded view is never mistaken for the whole.
@@ -380,7 +437,7 @@ def object_directory(
             break
         entries.append(entry)
         used += cost
-    return {"entries": entries, "total": total, "omitted": total - len(entries), "bytes": used}
+    return ObjectDirectory(entries=entries, total=total, omitted=total - len(entries), bytes=used)
 
 
 _TEXT_FIELDS = ("name", "aliases", "summary", "body", "cues")

@@ -52,7 +52,7 @@ class Job:
     origin: str
     scope: str | None
     params: dict[str, Any]
-    state: str
+    state: JobState
     request_token: str | None
     created_at: str
     last_claim_at: str | None
@@ -62,15 +62,15 @@ class Job:
     def from_row(cls, row: sqlite3.Row) -> Job:
         recorded = row["provider"] if "provider" in row.keys() else None
         return cls(row["id"], row["mode"], row["origin"], row["scope"], json.loads(row["params"]),
-                   row["state"], row["request_token"], row["created_at"], row["last_claim_at"],
-                   json.loads(recorded) if recorded is not None else None)
+                   JobState(row["state"]), row["request_token"], row["created_at"],
+                   row["last_claim_at"], json.loads(recorded) if recorded is not None else None)
 
 
 @dataclass
 class Batch:
     id: int
     job_id: int
-    state: str
+    state: BatchState
     claim: dict[str, Any]
     base_revision: int
     failures: int
@@ -78,7 +78,7 @@ class Batch:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Batch:
-        return cls(row["id"], row["job_id"], row["state"], json.loads(row["claim"]),
+        return cls(row["id"], row["job_id"], BatchState(row["state"]), json.loads(row["claim"]),
                    row["base_revision"], row["failures"], row["next_attempt_at"])
 
     @property
@@ -168,7 +168,7 @@ def _pending(text: str | None) -> Batch | None:
     if text is None:
         return None
     data = json.loads(text)
-    return Batch(data["id"], data["job_id"], data["state"], json.loads(data["claim"]),
+    return Batch(data["id"], data["job_id"], BatchState(data["state"]), json.loads(data["claim"]),
                  data["base_revision"], data["failures"], data["next_attempt_at"])
 
 
