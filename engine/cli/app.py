@@ -222,16 +222,24 @@ class LazyConsole:
         self._options = options
         self._progress = progress
         self._console: Console | None = None
+        self._stream: Any = None  # the stream a progress console was made for
 
     def get(self) -> Console:
-        if self._console is None:
+        stream = None
+        if self._progress:
+            stream = sys.stderr if self._options.get("stderr") else sys.stdout
+        # Made again when sys.stderr/stdout is another stream than it was made for (an
+        # embedding program or a test runner swaps them): a console kept on a closed stream
+        # would fail with "I/O operation on closed file".
+        if self._console is None or stream is not self._stream:
             from rich.console import Console
 
             options = dict(self._options)
-            if self._progress:
-                stream = sys.stderr if options.pop("stderr", False) else sys.stdout
+            if stream is not None:
+                options.pop("stderr", None)
                 options["file"] = unguarded(stream)
             self._console = Console(**options)
+            self._stream = stream
         return self._console
 
     def __getattr__(self, name: str) -> Any:
