@@ -14,6 +14,9 @@ Invariants of what it proposes:
 - dated plans, needs and changes (changes.py) become schedules and todos; a change rewrites the
   object it names, keeping the old value as a history line; people named in passing
   (people.find_named) become persons;
+- the page's `memory_output` spans (the memory's own output quoted back, listed by the engine)
+  are blank to the rules and never cited; a correction naming such a range drops every
+  citation of it;
 - exactly one disposition: continue (not the last page), else linked when this or earlier pages
   produced targets, else archive_only with a reason.
 """
@@ -21,6 +24,7 @@ Invariants of what it proposes:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
 from typing import Any
 
@@ -470,7 +474,8 @@ def _refused_range(error: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _drop_evidence(proposal: dict[str, list[Any]], refused: Any) -> None:
+def _drop_evidence(proposal: dict[str, list[Any]],
+                   refused: Callable[[dict[str, Any]], bool]) -> None:
     """Drop the evidence `refused` picks; an object left with no evidence goes too (with its
     relations): the builtin writes nothing it cannot cite."""
     before = {str(e.get("object_id")) for e in proposal["evidence"]}

@@ -85,6 +85,8 @@ def mentions(text: str, names: list[str]) -> bool:
 def blanked(text: str, spans: list[tuple[int, int]]) -> str:
     """`text` with the chars of `spans` (page-local [start, end)) turned into spaces, line
     breaks kept: the same offsets, and nothing inside them for a rule to find."""
+    if not spans:
+        return text
     chars = list(text)
     for start, end in spans:
         for i in range(max(0, start), min(len(chars), end)):
