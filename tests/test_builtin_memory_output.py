@@ -133,6 +133,16 @@ def test_the_words_around_a_repeated_sentence_still_count_and_are_cited_outside_
                         ).fetchone()[0] == 1
 
 
+def test_a_sentence_that_runs_into_a_repeated_one_is_not_cited_nor_written(mem: Memory) -> None:
+    provider = Watched()
+    first, again = organize_turns(mem, [TODO, f"Remember that {TODO} Thanks"], provider)
+    conn = mem.conn
+    assert queue(conn, again)["state"] == "archive_only"
+    assert provider.corrections(again) == []
+    assert cited(conn, again) == []
+    assert conn.execute("SELECT COUNT(*) FROM objects WHERE type = 'knowledge'").fetchone()[0] == 0
+
+
 def test_a_model_that_missed_the_memory_output_recovers_in_the_same_batch(
         mem: Memory) -> None:
     provider = Unseeing()
