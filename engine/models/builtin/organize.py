@@ -14,6 +14,9 @@ Invariants of what it proposes:
 - dated plans, needs and changes (changes.py) become schedules and todos; a change rewrites the
   object it names, keeping the old value as a history line; people named in passing
   (people.find_named) become persons;
+- the page's `memory_output` spans (the memory's own output quoted back, listed by the engine)
+  are blank to the rules and never cited; a correction naming such a range drops every
+  citation of it;
 - exactly one disposition: continue (not the last page), else linked when this or earlier pages
   produced targets, else archive_only with a reason.
 """
@@ -21,6 +24,7 @@ Invariants of what it proposes:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
 from typing import Any
 
@@ -40,7 +44,7 @@ from .drafts import (
 )
 from .people import find_named, first_name, people_first_named, role_as, romanized
 from .rules import Finding, Scan, scan, short_name
-from .textspan import lines, mention_pattern, sentences
+from .textspan import blanked, lines, mention_pattern, overlaps, sentences
 
 MODEL = "builtin-rules-1"
 PRIORITY = {"project": 0, "person": 1, "credential": 2, "todo": 3, "schedule": 4,
@@ -141,6 +145,10 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     event, page = payload["event"], payload["page"]
     text, base, end = str(page.get("text") or ""), int(page["start"]), int(page["end"])
     directory = Directory(list(payload.get("related") or []))
+    # The memory's own output quoted back (the engine lists it) is never read as new facts
+    # nor cited: the rules see blanks there, and the agent's words around it still count.
+    quoted = memory_output(payload)
+    text = blanked(text, quoted)
     notes: list[str] = []
     if event.get("kind") == "tool_result" or event.get("source") == "tool":
         found = Scan([], [])
@@ -182,6 +190,8 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                               for d in drafts.values()):
         notes.append("a done marker named no open todo among the related objects")
 
+    if quoted:
+        notes.append(_uncited(drafts, quoted, payload))
     writes: list[dict[str, Any]] = []
     cited: list[Draft] = []
     for draft in sorted(drafts.values(), key=lambda d: (PRIORITY.get(d.type, 9), d.id)):
@@ -216,6 +226,29 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                 "core_files": [], "events": []}
     proposal["events"] = [disposition(payload, proposal, notes)]
     return proposal, notes
+
+
+def memory_output(payload: dict[str, Any]) -> list[tuple[int, int]]:
+    """The page's memory-output spans (the payload's `memory_output`), page-local."""
+    base = int(payload["page"]["start"])
+    return [(int(s["start"]) - base, int(s["end"]) - base)
+            for s in payload.get("memory_output") or []]
+
+
+def _uncited(drafts: dict[str, Draft], quoted: list[tuple[int, int]],
+             payload: dict[str, Any]) -> str:
+    """Drop every span that meets memory output, and the drafts left with none (an object is
+    only written with its evidence); the note saying what was not read."""
+    for key, draft in list(drafts.items()):
+        draft.spans = [s for s in draft.spans if not overlaps(s, quoted)]
+        if not draft.spans:
+            del drafts[key]
+    base = int(payload["page"]["start"])
+    where = ", ".join(f"{base + start}-{base + end}" for start, end in quoted[:4])
+    whats = sorted({str(s.get("what") or "memory output")
+                    for s in payload.get("memory_output") or []})
+    return (f"chars {where} are memory output ({', '.join(whats[:3])}): not read as new facts "
+            "and never cited")
 
 
 def _plans(text: str, found: Scan, speaker: speech.Speaker | None,
@@ -404,7 +437,11 @@ def correct(payload: dict[str, Any], previous: dict[str, Any], field_path: str,
     head = parts[0] if parts else ""
     index = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
     unread = bool(re.search(r"\bread\b|overwrit", error, re.IGNORECASE))
-    if head in ("objects", "relations", "evidence", "core_files") and index is not None:
+    quoted = _refused_range(error) if head == "evidence" else None
+    if quoted is not None:  # memory output: no citation of that range, the one named or not
+        _drop_evidence(fixed, lambda e: int(e.get("start", 0)) < quoted[1]
+                       and quoted[0] < int(e.get("end", 0)))
+    elif head in ("objects", "relations", "evidence", "core_files") and index is not None:
         if index < len(fixed[head]):
             gone = fixed[head].pop(index)
             if head == "objects" and not unread:
@@ -414,7 +451,11 @@ def correct(payload: dict[str, Any], previous: dict[str, Any], field_path: str,
             _forget(fixed, str(obj.get("id")))
         fixed[head] = []
     elif head == "events":
-        if any(d.get("outcome") == "linked" for d in previous.get("events") or []):
+        # linked without a link, or archive_only with writes (uncited ones: archive_only is
+        # only chosen with no evidence): without the writes, archive_only is allowed unless the
+        # event already has targets, and then the disposition is linked.
+        if any(d.get("outcome") in ("linked", "archive_only")
+               for d in previous.get("events") or []):
             fixed = {k: [] for k in fixed}
     elif fixed["relations"]:
         fixed["relations"] = []
@@ -425,6 +466,23 @@ def correct(payload: dict[str, Any], previous: dict[str, Any], field_path: str,
     proposal: dict[str, Any] = {**fixed, "events": []}
     proposal["events"] = [disposition(payload, proposal, [f"after a correction ({error[:200]})"])]
     return proposal
+
+
+def _refused_range(error: str) -> tuple[int, int] | None:
+    """The chars [start, end) an evidence refusal names as memory output, if it does."""
+    m = re.search(r"chars \[(\d+), (\d+)\) of event \d+ are memory output", error)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _drop_evidence(proposal: dict[str, list[Any]],
+                   refused: Callable[[dict[str, Any]], bool]) -> None:
+    """Drop the evidence `refused` picks; an object left with no evidence goes too (with its
+    relations): the builtin writes nothing it cannot cite."""
+    before = {str(e.get("object_id")) for e in proposal["evidence"]}
+    proposal["evidence"] = [e for e in proposal["evidence"] if not refused(e)]
+    for object_id in before - {str(e.get("object_id")) for e in proposal["evidence"]}:
+        proposal["objects"] = [o for o in proposal["objects"] if o.get("id") != object_id]
+        _forget(proposal, object_id)
 
 
 def _forget(proposal: dict[str, list[Any]], object_id: str) -> None:

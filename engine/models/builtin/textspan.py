@@ -80,3 +80,21 @@ def mentions(text: str, names: list[str]) -> bool:
         if pattern and pattern.search(text):
             return True
     return False
+
+
+def blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with the chars of `spans` (page-local [start, end)) turned into spaces, line
+    breaks kept: the same offsets, and nothing inside them for a rule to find."""
+    if not spans:
+        return text
+    chars = list(text)
+    for start, end in spans:
+        for i in range(max(0, start), min(len(chars), end)):
+            if chars[i] != "\n":
+                chars[i] = " "
+    return "".join(chars)
+
+
+def overlaps(span: Span, spans: list[tuple[int, int]]) -> bool:
+    """Does `span` share a char with any of `spans` (page-local [start, end))?"""
+    return any(span.start < end and start < span.end for start, end in spans)
