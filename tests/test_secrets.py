@@ -480,9 +480,9 @@ NEEDLE_TEXTS = [*(t for t, _ in POSITIVES), *NEGATIVES, "", "sk-ant-", "xsk-ant-
                 "-----BEGIN RSA PRIVATE KEY-----", "npm_hf_pypi-AgE://AIza"]
 
 
-def test_the_one_pass_needle_scan_finds_what_substring_tests_find() -> None:
-    # The prefixed patterns run when one of their needles is in the text: one regex pass now
-    # finds them, overlapping ones (sk- inside sk-ant-) included, exactly as `in` tests did.
+def test_needles_in_finds_every_needle_the_text_holds() -> None:
+    # The prefixed patterns run when one of their needles is in the text: every needle found,
+    # overlapping ones (sk- inside sk-ant-) included.
     needles = {n for _, _, ns in secrets._PREFIXED for n in ns}
     for text in NEEDLE_TEXTS:
         assert secrets.needles_in(text) == {n for n in needles if n in text}, text
