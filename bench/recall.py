@@ -495,7 +495,7 @@ def scale_queries(locomo: Path, memorybank: Path, synth: Synth, per_kind: int) -
     pick = [r for r in runs if len(r) >= 4]
 
     def cut(n: int) -> list[str]:
-        out = []
+        out: list[str] = []
         while len(out) < per_kind:
             r = rnd.choice(pick)
             start = rnd.randrange(len(r) - n + 1)

@@ -8,7 +8,8 @@ rounds that alternate see it alike).
 The older revision is exported with `git archive` into a temporary folder and imported as
 `memvault` from there in its own process; each process reads every query once to warm up, then
 times each query's cpu (process_time) and returns the times. Answers are compared too (the
-same hits in the same order, unless ranking changed). Prints p50/p95/mean per side.
+same hits in the same order, unless ranking changed). Prints p50/p95/mean per side,
+overall and for each `--kind` asked for.
 """
 
 from __future__ import annotations
@@ -82,11 +83,17 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=40, help="queries per kind")
     parser.add_argument("--locomo", default=str(DATA / "locomo" / "locomo-dev.json"))
     parser.add_argument("--memorybank", default=str(DATA / "memorybank"))
+    parser.add_argument("--kind", action="append", default=[],
+                        help="also report this query kind alone (repeatable), e.g."
+                             " 'question naming a date'")
     args = parser.parse_args()
     en, cn = source_texts(Path(args.locomo), Path(args.memorybank))
     kinds = scale_queries(Path(args.locomo), Path(args.memorybank), Synth(en, cn, 0.2, seed=3),
                           args.queries)
     queries = [q for qs in kinds.values() for q in qs]
+    kind_of = [k for k, qs in kinds.items() for _ in qs]
+    for kind in set(args.kind) - set(kinds):
+        parser.error(f"no query kind {kind!r}; the kinds: {', '.join(kinds)}")
     with tempfile.TemporaryDirectory(prefix="memvault-ab-") as folder:
         listed = Path(folder) / "queries.json"
         listed.write_text(json.dumps(queries, ensure_ascii=False), encoding="utf-8")
@@ -107,6 +114,12 @@ def main() -> None:
     for name, values in took.items():
         print(f"  {name:>14}: cpu p50 {pct(values, 50):5.1f} ms  p95 {pct(values, 95):5.1f} ms"
               f"  mean {sum(values) / len(values) * 1000:5.1f} ms  (memvault from {origin[name]})")
+    for kind in args.kind:
+        print(f"{kind}:")
+        for name, values in took.items():
+            alone = [v for i, v in enumerate(values) if kind_of[i % len(queries)] == kind]
+            print(f"  {name:>14}: cpu p50 {pct(alone, 50):5.1f} ms  p95 {pct(alone, 95):5.1f} ms"
+                  f"  mean {sum(alone) / max(len(alone), 1) * 1000:5.1f} ms")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from memvault import Memory
 from memvault.base.dates import mention_tokens
+from memvault.recall import context
 from memvault.recall.query import memory_find
 from memvault.store import recall_tables
 from memvault.store.connection import open_db, write
@@ -106,3 +107,16 @@ def test_an_existing_home_is_reindexed_by_the_migration_with_progress(tmp_path: 
     assert seen == [(1, 1)]
     assert memory_find(conn, "December 16th", types=["event"])["hits"][0]["id"] == moved
     conn.close()
+
+
+def test_a_date_mentioned_too_often_to_read_from_the_index_gives_the_same_reasons(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _fill(mem, ["The launch moved to 2026-12-16.", "Dec 16 is the launch day",
+                "launch party on 2026-12-17"])
+    from_index = memory_find(mem.conn, "launch on December 16", types=["event"])
+    monkeypatch.setattr(context, "MENTIONS_READ_MAX", 1)  # every token too common: parse texts
+    from_text = memory_find(mem.conn, "launch on December 16", types=["event"])
+    assert from_text == from_index
+    reasons = [why for hit in from_index["hits"] for why in hit["why"]]
+    assert reasons.count("mentions --12-16") == 2

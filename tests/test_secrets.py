@@ -480,9 +480,24 @@ NEEDLE_TEXTS = [*(t for t, _ in POSITIVES), *NEGATIVES, "", "sk-ant-", "xsk-ant-
                 "-----BEGIN RSA PRIVATE KEY-----", "npm_hf_pypi-AgE://AIza"]
 
 
-def test_the_one_pass_needle_scan_finds_what_substring_tests_find() -> None:
-    # The prefixed patterns run when one of their needles is in the text: one regex pass now
-    # finds them, overlapping ones (sk- inside sk-ant-) included, exactly as `in` tests did.
+def test_needles_in_finds_every_needle_the_text_holds() -> None:
+    # The prefixed patterns run when one of their needles is in the text: every needle found,
+    # overlapping ones (sk- inside sk-ant-) included.
     needles = {n for _, _, ns in secrets._PREFIXED for n in ns}
     for text in NEEDLE_TEXTS:
         assert secrets.needles_in(text) == {n for n in needles if n in text}, text
+
+
+@pytest.mark.parametrize("text", [
+    "密码：ｈｕｎｔｅｒ２，好吗？", "pаsswоrd: hunter2", "ＡＢＣＤＥＦＧＨＩＪＫＬＭＮＯＰＱＲＳＴ",
+    "中文，英文？再见！", "zero\u200bwidth and pássword", "plain ascii", "",
+])
+def test_normalise_reads_each_char_as_normalising_it_alone_would(text: str) -> None:
+    # normalise remembers the chars it has seen and replaces a few changed ones one by one:
+    # whatever the path, the result is the text normalised char by char
+    for _ in range(2):  # a second time, from what it remembers
+        norm, where = secrets.normalise(text)
+        assert norm == "".join(secrets._normal_char(ch) for ch in text)
+        if where is not None:
+            assert [text[i] for i in where[:-1]] == [
+                ch for ch in text for _ in secrets._normal_char(ch)]

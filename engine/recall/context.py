@@ -36,6 +36,7 @@ DATE_BONUS = 0.4  # an event dated inside a date the query names ("5月2号", "M
 # or that speaks of a day inside it ("next month", said in the month before)
 DATE_FETCH = 300  # events of such a date read even when no word of theirs matches
 CONVERSATION_GAP_US = 30 * 60 * 1_000_000  # adjacent events at most this apart: one conversation
+MENTIONS_READ_MAX = 5_000  # events per date token read from the index for date_reason, at most
 YEARS_MAX = 50  # distinct years of events a date without a year is looked for in, at most
 
 EVENT_COLS = "id, occurred_at, occurred_us, source, kind, meta, text"
@@ -102,20 +103,49 @@ def events_mentioning(
     return found if allowed is None else found & allowed
 
 
+def indexed_mentions(
+    conn: sqlite3.Connection, windows: list[DateWindow], ids: Sequence[int],
+) -> dict[int, set[str]] | None:
+    """For each of the indexed events `ids`, the date tokens of the query's windows its index
+    entry holds (sync_index adds mention_tokens(text, its year) to every event it indexes), so
+    date_reason need not parse those texts again; events holding none are left out. None when
+    a token is in more than MENTIONS_READ_MAX events: reading its postings would cost more than
+    parsing the texts. (Postings are read whole: FTS5 answers `rowid IN (...)` one seek per id,
+    slower at a few hundred ids than reading a short posting list.)"""
+    wanted = set(ids)
+    held: dict[int, set[str]] = {}
+    for token in sorted({t for w in windows if (t := window_token(w))}):
+        rowids = json.loads(conn.execute(
+            "SELECT json_group_array(rowid) FROM (SELECT rowid FROM recall_events_fts"
+            " WHERE recall_events_fts MATCH ? LIMIT ?)", (f'"{token}"', MENTIONS_READ_MAX + 1),
+        ).fetchone()[0])
+        if len(rowids) > MENTIONS_READ_MAX:
+            return None
+        for rowid in wanted.intersection(rowids):
+            held.setdefault(rowid, set()).add(token)
+    return held
+
+
 def date_reason(
     windows: list[DateWindow], occurred_at: str, text: str, found: bool,
+    held: set[str] | None = None,
 ) -> str | None:
-    """Why an event is about a date the query names: it happened on it ("on 2023-05-08"), or,
-    when its words or its turns' were `found`, its text speaks of a day in it relative to the
-    day it was said ("said 2023-08-31 of 2023-09-01..2023-09-30"); None when neither. (A date
-    alone lifts only the events said on it: reading every turn's phrases would cost a scan.)"""
+    """Why an event is about a date the query names: it happened on it ("on 2023-05-08"), or
+    its text mentions a date in it ("mentions 2023-05-08"), or, when its words or its turns'
+    were `found`, its text speaks of a day in it relative to the day it was said ("said
+    2023-08-31 of 2023-09-01..2023-09-30"); None when none. (A date alone lifts only the events
+    said on it: reading every turn's phrases would cost a scan.) `held`: the windows' date
+    tokens the event's index entry holds (indexed_mentions), None to read them from `text`."""
     if any(w.holds(occurred_at) for w in windows):
         return f"on {occurred_at[:10]}"
     # every mention of a window's date holds its day number (or, for a month, its year): a
     # substring test spares the date patterns on most texts (find reads hundreds per query)
     named = {t for w in windows if (t := window_token(w))
              and str(w.day or w.year) in text}
-    mentioned = named and named & set(mention_tokens(text, year_of_iso(occurred_at)))
+    if held is not None:
+        mentioned = named & held
+    else:
+        mentioned = named and named & set(mention_tokens(text, year_of_iso(occurred_at)))
     if mentioned:
         return f"mentions {_token_date(min(mentioned))}"
     if not found:

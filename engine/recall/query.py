@@ -44,6 +44,7 @@ from .context import (
     events_in_windows,
     events_mentioning,
     in_context,
+    indexed_mentions,
     tail_units,
 )
 from .masking import (
@@ -220,12 +221,16 @@ def _find_events(
     # a name or a keyword asks where it is mentioned; a question may be answered next door
     asks = len(query.terms) >= CONTEXT_MIN_TERMS
     add_neighbours(conn, query, stats, own, by_id, allowed, unread)
+    # the date tokens of indexed events come from the index (the tail's are read from text)
+    held = indexed_mentions(conn, windows, [i for i in by_id if i <= watermark]) if windows else {}
+    indexed, held = (watermark, held) if held is not None else (0, {})  # None: read texts
     hits = []
     for event_id, row in by_id.items():
         if not asks and own[event_id][0] <= 0 and event_id not in dated:
             continue
         score, why, context = in_context(event_id, own, by_id)
-        dated_why = date_reason(windows, row[1], row[6], score > 0) if windows else None
+        dated_why = date_reason(windows, row[1], row[6], score > 0, held.get(event_id, set())
+                                if event_id <= indexed else None) if windows else None
         if dated_why is not None:
             score += DATE_BONUS
             why = [*why, dated_why]
@@ -240,8 +245,6 @@ def _find_events(
                 hit["context"] = context
             hits.append(hit)
     return hits
-
-
 
 
 def _find_objects(

@@ -213,13 +213,19 @@ def candidates(
             lists[name] = sorted({r for m in matches for r in _rowids(conn, table, m, CAP)},
                                  reverse=True)[:CAP]
             chosen.append(name)
+    # up to POSTINGS_BUDGET postings: the loop stays lean (no filter when nothing is filtered,
+    # and (score, rowid) pairs that compare in C instead of a key function per posting)
     acc: dict[int, float] = {}
+    get = acc.get
     for name in chosen:
         weight = stats.idf[name]
-        for rowid in lists[name]:
-            if (allowed is None or rowid in allowed) and rowid not in exclude:
-                acc[rowid] = acc.get(rowid, 0.0) + weight
-    return [r for r, _ in heapq.nlargest(want, acc.items(), key=lambda kv: (kv[1], kv[0]))]
+        postings = lists[name]
+        if allowed is not None or exclude:
+            postings = [r for r in postings
+                        if (allowed is None or r in allowed) and r not in exclude]
+        for rowid in postings:
+            acc[rowid] = get(rowid, 0.0) + weight
+    return [r for _, r in heapq.nlargest(want, zip(acc.values(), acc.keys(), strict=True))]
 
 
 # -- stage 2 ----------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..base.errors import InputError
 from ..store.recall_index import CJK_CHARS, fold
@@ -44,7 +45,7 @@ class Term:
     credit: float = 0.0  # what a longer token starting with `text` counts for (0: nothing)
     stem: str = ""  # family key of an English word (recall/stem.py): its inflections match
 
-    @property
+    @cached_property  # read per term for every text scored (tens of thousands a find)
     def needle(self) -> str:
         """What every matching token starts with: the family's root, else the term."""
         if not self.stem:
