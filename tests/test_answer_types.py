@@ -6,6 +6,7 @@ on typed, so this is what keeps those types true."""
 from __future__ import annotations
 
 import types
+from dataclasses import asdict
 from pathlib import Path
 from typing import (
     Any,
@@ -37,6 +38,8 @@ from memvault.recall.answers import (
     ObjectRead,
 )
 from memvault.store.connection import write
+from memvault.timeline.events import EventPage
+from memvault.timeline.hot import NodeView, active_nodes
 from modes_support import put_object
 
 
@@ -123,6 +126,19 @@ def test_read_answers_carry_the_declared_keys(mem: Memory, filled: dict[str, int
     assert answer["merged"] == ["person:tommy"]
     fits(mem.read(str(filled["first"])), EventRead)
     fits(mem.read_object("person:tom"), ObjectPage)
+
+
+def test_event_pages_and_expanded_nodes_carry_the_declared_keys(
+        mem: Memory, filled: dict[str, int]) -> None:
+    page = mem.read_event(filled["first"])
+    fits(page, EventPage)
+    assert page["text"].startswith("Tom Becker")
+    nodes = active_nodes(mem.conn)
+    assert nodes
+    for node in nodes:
+        fits(node.to_dict(), NodeView, "node")
+        assert list(node.to_dict()) == list(asdict(node))  # same keys, same order as before
+    fits(mem.expand(nodes[0].id), list[NodeView], "expand")
 
 
 def test_evidence_answers_carry_the_declared_keys(mem: Memory, filled: dict[str, int]) -> None:

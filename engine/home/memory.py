@@ -207,7 +207,7 @@ class Memory:
 
         return ingest_lines(lines, self.store_events)
 
-    def read_event(self, event_id: str | int, offset: int = 0) -> dict[str, Any]:
+    def read_event(self, event_id: str | int, offset: int = 0) -> events.EventPage:
         return events.read_event_page(self.conn, events.parse_event_id(event_id), offset)
 
     def list_events(
@@ -232,7 +232,7 @@ class Memory:
         limit = max_bytes if max_bytes is not None else self.config.settings.timeline.view_max_bytes
         return timeline.timeline_view(self.conn, limit)
 
-    def expand(self, node_id: int) -> list[dict[str, Any]]:
+    def expand(self, node_id: int) -> list[timeline.NodeView]:
         return [n.to_dict() for n in timeline.expand(self.conn, node_id)]
 
     # -- core files and context ---------------------------------------------------------------

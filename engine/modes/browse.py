@@ -62,7 +62,7 @@ def evidence_text(conn: sqlite3.Connection, id_or_event: str, offset: int) -> di
         more = len(rows) > 20
         return {"id": target, "evidence": [dict(r) for r in rows[:20]],
                 "next_offset": offset + 20 if more else None}
-    return read_event_page(conn, parse_event_id(id_or_event), offset)
+    return dict(read_event_page(conn, parse_event_id(id_or_event), offset))
 
 
 def browse_tools(conn: sqlite3.Connection, read_ids: set[str]) -> list[Tool]:

@@ -405,7 +405,7 @@ def _event_page(
 ) -> dict[str, Any]:
     """read_event_page with the event's own kind as `event_kind` (`kind` says "event"),
     masked unless `reveal`."""
-    page = read_event_page(conn, event_id, offset)
+    page: dict[str, Any] = dict(read_event_page(conn, event_id, offset))
     if not reveal:
         page = mask_event_page(conn, page)
     page["event_kind"] = page.pop("kind")

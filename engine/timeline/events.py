@@ -342,9 +342,27 @@ def parse_event_id(value: str | int) -> int:
     return number
 
 
+class EventPage(TypedDict):
+    """One page of an event's raw text (`Memory.read_event`, `memvault event`)."""
+
+    id: int
+    occurred_at: str
+    source: str
+    kind: str
+    meta: dict[str, Any] | None
+    chars: int
+    est_tokens: int
+    ingested_at: str
+    key: str | None
+    state: str  # hot, or the event's archive-queue state
+    offset: int
+    text: str
+    next_offset: int | None  # None at the end of the text
+
+
 def read_event_page(
     conn: sqlite3.Connection, event_id: int, offset: int = 0, page_chars: int = PAGE_CHARS
-) -> dict[str, Any]:
+) -> EventPage:
     """One page of an event's text from `offset`, with `next_offset` (None at the end)."""
     event = get_event(conn, event_id)
     if offset < 0 or offset > event.chars:

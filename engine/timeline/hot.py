@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypedDict
 
@@ -28,6 +28,24 @@ NODE_COLUMNS = (
     " CASE WHEN n.kind = 'raw' THEN substr(e.text, n.start_char + 1, n.end_char - n.start_char)"
     " ELSE n.summary END AS text"
 )
+
+
+class NodeView(TypedDict):
+    """One timeline node as an answer: the fields of `HotNode`, in its order."""
+
+    id: int
+    kind: str  # raw | summary
+    level: int
+    seq: int
+    event_id: int | None
+    fragment: str | None  # "3/16" for raw fragments
+    chars: int
+    est_tokens: int
+    first_at: str
+    last_at: str
+    active: bool
+    parent_id: int | None
+    text: str
 
 
 @dataclass
@@ -64,8 +82,14 @@ class HotNode:
         """Bytes this node costs in a view: its UTF-8 text plus a fixed header allowance."""
         return len(self.text.encode("utf-8")) + 64
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> NodeView:
+        """The node as `Memory.expand` and `memvault expand --json` show it."""
+        return NodeView(
+            id=self.id, kind=self.kind, level=self.level, seq=self.seq, event_id=self.event_id,
+            fragment=self.fragment, chars=self.chars, est_tokens=self.est_tokens,
+            first_at=self.first_at, last_at=self.last_at, active=self.active,
+            parent_id=self.parent_id, text=self.text,
+        )
 
 
 def active_nodes(conn: sqlite3.Connection) -> list[HotNode]:
@@ -95,7 +119,7 @@ TimelineCut = TypedDict("TimelineCut", {
 class TimelineView(TypedDict):
     """The hot timeline as an agent sees it (memory_context's `timeline`)."""
 
-    nodes: list[dict[str, Any]]
+    nodes: list[NodeView]
     total_nodes: int
     shown_nodes: int
     cut_nodes: int
