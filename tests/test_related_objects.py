@@ -59,3 +59,21 @@ def test_renaming_an_object_moves_it_in_the_name_index(mem: Memory) -> None:
 def test_name_keys_cover_words_possessives_and_cjk_pairs() -> None:
     keys = name_keys("Tom's PR，张伟（老张）说: done.")
     assert {"tom", "pr", "张伟", "老张", "done"} <= keys
+
+
+def test_a_name_running_from_latin_letters_into_chinese_is_found(mem: Memory) -> None:
+    put(mem, "task:lighthouse-design", "Lighthouse负责第36版设计稿")
+    put(mem, "person:chen-jing", "陈静")
+    event = mem.append_event("x")
+    text = "昨天Lighthouse负责第36版设计稿已经发给陈静了。"
+    assert related_ids(mem, event, text) == {"task:lighthouse-design", "person:chen-jing"}
+    assert related_ids(mem, event, "the Lighthouse team met") == set()
+
+
+def test_a_mixed_name_is_looked_up_by_its_latin_start_and_checked_against_the_text(
+        mem: Memory) -> None:
+    put(mem, "task:a", "Lighthouse负责设计稿")
+    put(mem, "task:b", "Lighthouse负责运维")
+    event = mem.append_event("x")
+    assert related_ids(mem, event, "Lighthouse负责设计稿，周五前") == {"task:a"}
+    assert related_ids(mem, event, "Lighthouse负责 设计稿") == set()  # a space ends the key

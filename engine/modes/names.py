@@ -14,8 +14,8 @@ def named_objects(conn: sqlite3.Connection, text: str) -> list[str]:
     The name index narrows the candidates by first word; each candidate is then checked
     against the text itself."""
     ids: list[str] = []
-    terms = sorted(name_keys(text))
     lowered = text.translate(_ASCII_LOWER)
+    terms = sorted(name_keys(text) | mixed_keys(conn, lowered))
     for start in range(0, len(terms), 500):  # stay well under SQLite's parameter limit
         chunk = {f"t{i}": term for i, term in enumerate(terms[start:start + 500])}
         marks = ",".join(f":{key}" for key in chunk)
@@ -39,7 +39,8 @@ _SPLIT = re.compile(
 def name_keys(text: str) -> set[str]:
     """Every key (see migrations.m004_object_names) a name occurring in `text` could have:
     each space- or CJK-delimited chunk (as is and without trailing punctuation), lowercased
-    like SQLite's lower(), and every two-char piece of a CJK run."""
+    like SQLite's lower(), and every two-char piece of a CJK run. (A name that runs from Latin
+    letters into CJK is found by `mixed_keys`.)"""
     keys: set[str] = set()
     for chunk in _SPLIT.split(text.translate(_ASCII_LOWER)):
         if chunk:
@@ -47,3 +48,32 @@ def name_keys(text: str) -> set[str]:
     for run in _HAN.findall(text):
         keys.update(run[i:i + 2] for i in range(len(run) - 1))
     return {k for k in keys if k}
+
+
+# A name's key runs to its first space, so a name that starts in Latin letters and runs
+# straight into CJK ("Lighthouse负责第36版设计稿") keeps CJK in its key, which the chunks of
+# name_keys (cut at CJK) never produce, and whose end no split of the text can know. Such keys
+# are looked up by their Latin start instead: one indexed range of the name index per word.
+_MIXED_START = re.compile(r"(?<![a-z0-9])[a-z0-9][^\s\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]*"
+                          r"(?=[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff])")
+_LAST_CHAR = "\U0010ffff"  # sorts after every other character in SQLite's binary order
+
+
+def mixed_starts(lowered: str) -> set[str]:
+    """The Latin words of lowercased text that run straight into CJK characters."""
+    return {match.group() for match in _MIXED_START.finditer(lowered)}
+
+
+def mixed_keys(conn: sqlite3.Connection, lowered: str) -> set[str]:
+    """Name-index keys that begin with one of the text's Latin-into-CJK words, hold CJK, and
+    occur in the text: the keys of names written in both scripts without a space."""
+    starts = sorted(mixed_starts(lowered))
+    keys: set[str] = set()
+    for at in range(0, len(starts), 200):
+        chunk = starts[at:at + 200]
+        ranges = " OR ".join("(term > ? AND term < ?)" for _ in chunk)
+        for (term,) in conn.execute(f"SELECT DISTINCT term FROM object_names WHERE {ranges}",
+                                    [v for w in chunk for v in (w, w + _LAST_CHAR)]):
+            if term in lowered:
+                keys.add(term)
+    return keys
