@@ -17,7 +17,7 @@ from typing import Any
 from helpers import count, write_config
 from memvault import ManualClock, Memory
 from memvault.jobs.worker import TickResult, Worker
-from memvault.models.base import Message, ModelReply, ToolSpec
+from memvault.models.base import Message, ModelReply, Provider, ToolSpec
 from memvault.models.scripted import ScriptedProvider, call
 from memvault.objects.records import ObjectRecord, save_object
 from memvault.store.connection import write
@@ -72,6 +72,16 @@ def run_until_idle(worker: Worker, limit: int = 1_000) -> list[TickResult]:
         if result.action in ("idle", "busy", "waiting"):
             return results
     raise AssertionError(f"worker still busy after {limit} ticks")
+
+
+def compact_then_organize(mem: Memory, provider: Provider, *extra: Callable[[], object],
+                          limit: int = 200) -> None:
+    """Request a compaction, then an organize (then each of `extra`), one worker running each
+    until it goes idle: what an agent's organize request does, step by step."""
+    worker = mem.worker(provider, scheduler=False)
+    for request in (mem.compact, mem.organize, *extra):
+        request()
+        run_until_idle(worker, limit)
 
 
 # -- events and the archive queue --------------------------------------------------------------

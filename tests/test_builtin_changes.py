@@ -15,6 +15,7 @@ from memvault.models.builtin import BuiltinProvider, organize
 from memvault.models.builtin.dates import find_dates
 from memvault.recall.query import memory_find
 from memvault.timeline.events import NewEvent
+from modes_support import compact_then_organize
 
 
 def organize_turns(mem: Memory, turns: list[str], day: str = "2026-12-04",
@@ -23,12 +24,7 @@ def organize_turns(mem: Memory, turns: list[str], day: str = "2026-12-04",
     ids = mem.append_events([NewEvent(text, f"{day}T09:{i:02d}:00Z", "user", "message",
                                       {"speaker": speaker} if speaker else None)
                              for i, text in enumerate(turns)])
-    worker = mem.worker(BuiltinProvider(), scheduler=False)
-    for request in (mem.compact, mem.organize):
-        request()
-        for _ in range(200):
-            if worker.tick().action in ("idle", "busy", "waiting"):
-                break
+    compact_then_organize(mem, BuiltinProvider())
     return ids
 
 

@@ -14,6 +14,7 @@ from memvault import Memory
 from memvault.models.builtin import BuiltinProvider, organize, speech
 from memvault.objects.proposals import OrganizeProposal
 from memvault.timeline.events import NewEvent
+from modes_support import compact_then_organize
 from test_builtin import check_invariants
 
 
@@ -158,12 +159,7 @@ def test_a_conversation_through_the_engine_commits_every_proposal_first_time(
                      {"speaker": who, "dia_id": f"D1:{i + 1}"})
             for i, (who, said) in enumerate(CONVERSATION)]
     ids = mem.append_events(rows)
-    worker = mem.worker(BuiltinProvider(), scheduler=False)
-    for request in (mem.compact, mem.organize, lambda: mem.organize("deep")):
-        request()
-        for _ in range(200):
-            if worker.tick().action in ("idle", "busy", "waiting"):
-                break
+    compact_then_organize(mem, BuiltinProvider(), lambda: mem.organize("deep"))
     conn = mem.conn
     assert conn.execute("SELECT COUNT(*) FROM model_calls").fetchone()[0] == conn.execute(
         "SELECT COUNT(*) FROM batches WHERE state = 'committed'").fetchone()[0]  # no corrections
@@ -188,12 +184,7 @@ def test_a_meta_only_speaker_already_known_converges_through_one_correction(
     said = ["I adopted a puppy called Oscar last week.", "I started pottery classes on Monday."]
     ids = mem.append_events([NewEvent(t, f"2023-05-08T13:0{i}:00Z", "user", "message",
                                       {"speaker": "Melanie"}) for i, t in enumerate(said)])
-    worker = mem.worker(BuiltinProvider(), scheduler=False)
-    for request in (mem.compact, mem.organize):
-        request()
-        for _ in range(50):
-            if worker.tick().action in ("idle", "busy", "waiting"):
-                break
+    compact_then_organize(mem, BuiltinProvider(), limit=50)
     conn = mem.conn
     state = dict(conn.execute("SELECT event_id, state FROM archive_queue").fetchall())
     assert [state[i] for i in ids] == ["linked", "linked"]

@@ -19,6 +19,7 @@ from memvault import Memory
 from memvault.models.base import Message, ModelReply, ToolSpec
 from memvault.models.builtin import BuiltinProvider, organize
 from memvault.timeline.events import NewEvent
+from modes_support import compact_then_organize
 
 TODO = "TODO: send Lighthouse the invoice #1 and confirm the garden plan by Friday."
 # Makes the candidate project Lighthouse after the TODO: a repeat of the TODO then proposes it
@@ -62,12 +63,7 @@ def organize_turns(mem: Memory, turns: list[str], provider: BuiltinProvider) -> 
     """Append the turns as the user's (one minute apart), compact, organize; the event ids."""
     ids = mem.append_events([NewEvent(text, f"2026-12-04T09:{i:02d}:00Z", "user", "message")
                              for i, text in enumerate(turns)])
-    worker = mem.worker(provider, scheduler=False)
-    for request in (mem.compact, mem.organize):
-        request()
-        for _ in range(200):
-            if worker.tick().action in ("idle", "busy", "waiting"):
-                break
+    compact_then_organize(mem, provider)
     return ids
 
 

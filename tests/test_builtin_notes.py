@@ -12,6 +12,7 @@ from __future__ import annotations
 from memvault import Memory
 from memvault.models.builtin import BuiltinProvider, speech
 from memvault.timeline.events import NewEvent
+from modes_support import compact_then_organize
 from test_builtin_conversations import cited_text, objects, payload, propose
 
 
@@ -86,12 +87,7 @@ def test_through_the_engine_a_fact_said_twice_is_one_line(mem: Memory) -> None:
              "Maria: I'm going to run the city marathon with my brother."]
     ids = mem.append_events([NewEvent(t, f"2023-05-08T13:0{i}:00Z", "user", "message",
                                       {"speaker": "Maria"}) for i, t in enumerate(turns)])
-    worker = mem.worker(BuiltinProvider(), scheduler=False)
-    for request in (mem.compact, mem.organize):
-        request()
-        for _ in range(50):
-            if worker.tick().action in ("idle", "busy", "waiting"):
-                break
+    compact_then_organize(mem, BuiltinProvider(), limit=50)
     body = mem.conn.execute("SELECT body FROM objects WHERE id = 'person:maria'").fetchone()[0]
     assert body.count("homeless shelter") == 1
     assert "Maria will run the city marathon with their brother" in body
