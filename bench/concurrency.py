@@ -47,8 +47,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-CLI = [sys.executable, "-c", "import sys; from memvault.cli import main; sys.exit(main())"]
+from service import CLI, pct  # the memvault command line and the percentile service.py reports
+
 NAMES = ["张伟", "李娜", "王芳", "刘洋", "陈静", "Alice Chen", "Bob Smith", "Carol Diaz",
          "Haoyu", "Lighthouse", "garden"]
 TEMPLATES = [
@@ -75,13 +77,6 @@ def turn(rng: random.Random, n: int) -> str:
 def is_busy(text: str) -> bool:
     low = text.lower()
     return "locked" in low or "busy" in low
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 @dataclass
