@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import run_cli
+from memvault import Memory
 from memvault.store.vault_tables import vault_status
 from memvault.vault.paths import object_path
 from vault_support import open_memory, put_object
@@ -96,22 +97,30 @@ def conflict_copies(vault: Path) -> list[Path]:
     return sorted(p for p in vault.rglob("*") if ".conflict" in p.name)
 
 
+def project_v2_then_kill(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """person:qhy projected at v1, then a projection of v2 killed between the rename of its
+    file and the record of it; the file's path."""
+    from memvault.vault import projector
+    from vault_support import project
+
+    put_object(mem, "person:qhy", "秦浩宇", summary="v1")
+    project(mem)
+    put_object(mem, "person:qhy", summary="v2")
+    kill_before_record(monkeypatch, projector, "_record_chunk")
+    with pytest.raises(Killed):
+        project(mem)  # v2's file is renamed into place; its record never happens
+    return mem.config.vault_path / object_path("person:qhy")
+
+
 def test_an_object_file_written_before_a_kill_is_not_taken_for_a_hand_edit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memvault.vault import projector
     from memvault.vault.watcher import VaultWatcher
     from vault_support import project
 
     with open_memory(tmp_path / "home") as mem:
         vault = mem.config.vault_path
-        put_object(mem, "person:qhy", "秦浩宇", summary="v1")
-        project(mem)
-        put_object(mem, "person:qhy", summary="v2")
-        kill_before_record(monkeypatch, projector, "_record_chunk")
-        with pytest.raises(Killed):
-            project(mem)  # v2's file is renamed into place; its record never happens
-        assert "v2" in (vault / object_path("person:qhy")).read_text()
+        assert "v2" in project_v2_then_kill(mem, monkeypatch).read_text()
         put_object(mem, "person:qhy", summary="v3")  # the store moves on before the next run
 
         watcher = VaultWatcher.for_config(mem.config, clock=mem.clock)
@@ -157,18 +166,11 @@ def test_a_hand_edit_after_a_killed_write_is_still_kept_as_a_conflict_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The intent covers the projector's bytes only: what a person types is still kept."""
-    from memvault.vault import projector
     from vault_support import project
 
     with open_memory(tmp_path / "home") as mem:
         vault = mem.config.vault_path
-        put_object(mem, "person:qhy", "秦浩宇", summary="v1")
-        project(mem)
-        put_object(mem, "person:qhy", summary="v2")
-        kill_before_record(monkeypatch, projector, "_record_chunk")
-        with pytest.raises(Killed):
-            project(mem)
-        path = vault / object_path("person:qhy")
+        path = project_v2_then_kill(mem, monkeypatch)
         path.write_text(path.read_text() + "\ntyped by hand\n", encoding="utf-8")
         put_object(mem, "person:qhy", summary="v3")
         result = project(mem)
