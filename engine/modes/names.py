@@ -5,29 +5,51 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections import Counter
 
-__all__ = ["name_keys", "named_objects"]
+__all__ = ["by_specificity", "name_keys", "named_objects"]
 
 
 def named_objects(conn: sqlite3.Connection, text: str) -> list[str]:
-    """Live objects whose name or alias (≥ 2 chars) occurs in the text, case-insensitively.
-    The name index narrows the candidates by first word; each candidate is then checked
-    against the text itself."""
-    ids: list[str] = []
+    """Live objects whose name or alias (≥ 2 chars) occurs in the text, case-insensitively,
+    the most specific match first (`by_specificity`). The name index narrows the candidates by
+    first word; each candidate is then checked against the text itself."""
+    matched: dict[str, set[str]] = {}
     lowered = text.translate(_ASCII_LOWER)
     terms = sorted(name_keys(text) | mixed_keys(conn, lowered))
     for start in range(0, len(terms), 500):  # stay well under SQLite's parameter limit
         chunk = {f"t{i}": term for i, term in enumerate(terms[start:start + 500])}
         marks = ",".join(f":{key}" for key in chunk)
         # The check against the text runs in SQL: a common first word may bring many candidates.
-        ids += [r[0] for r in conn.execute(
-            "SELECT DISTINCT o.id FROM object_names n JOIN objects o ON o.id = n.object_id"
-            f" WHERE n.term IN ({marks}) AND o.redirect_to IS NULL AND ("
-            "  instr(:text, lower(o.name)) > 0 OR EXISTS (SELECT 1 FROM json_each(o.aliases) a"
-            "  WHERE length(a.value) >= 2 AND instr(:text, lower(a.value)) > 0))",
-            {**chunk, "text": lowered},
-        )]
-    return ids
+        for object_id, name in conn.execute(_MATCHED_NAMES.format(marks=marks),
+                                            {**chunk, "text": lowered}):
+            matched.setdefault(object_id, set()).add(name)
+    return by_specificity(matched)
+
+
+# Each candidate's name and aliases that occur in the text, lowercased as the text is: one row
+# per (object, matched name), so the ranking needs no query of its own.
+_MATCHED_NAMES = (
+    "WITH hit AS (SELECT DISTINCT o.id, o.name, o.aliases FROM object_names n"
+    " JOIN objects o ON o.id = n.object_id WHERE n.term IN ({marks}) AND o.redirect_to IS NULL)"
+    " SELECT id, lower(name) FROM hit WHERE instr(:text, lower(name)) > 0"
+    " UNION SELECT hit.id, lower(a.value) FROM hit, json_each(hit.aliases) a"
+    " WHERE length(a.value) >= 2 AND instr(:text, lower(a.value)) > 0")
+
+
+def by_specificity(matched: dict[str, set[str]]) -> list[str]:
+    """Object ids ordered by their most specific matched name: the one the fewest of the named
+    objects share first (a person's own name before an alias 150 todos share, so a shared alias
+    never crowds the person out of a bounded list), then the longer name, then the id. Every live
+    object with a name occurring in the text is among `matched` (same name, same index key), so
+    the count over it is the count of live objects sharing that name."""
+    sharers = Counter(name for names in matched.values() for name in names)
+
+    def rank(object_id: str) -> tuple[int, int, str]:
+        shared, longer = min((sharers[n], -len(n)) for n in matched[object_id])
+        return shared, longer, object_id
+
+    return sorted(matched, key=rank)
 
 
 _HAN = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]+")
