@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections import Counter
+from itertools import chain
 
 __all__ = ["by_specificity", "name_keys", "named_objects"]
 
@@ -28,28 +29,25 @@ def named_objects(conn: sqlite3.Connection, text: str) -> list[str]:
 
 
 # Each candidate's name and aliases that occur in the text, lowercased as the text is: one row
-# per (object, matched name), so the ranking needs no query of its own.
+# per (object, matched name), so the ranking needs no query of its own. `id IN (...)` reads each
+# candidate once however many of its keys the text holds (cheaper than DISTINCT over the join).
 _MATCHED_NAMES = (
-    "WITH hit AS (SELECT DISTINCT o.id, o.name, o.aliases FROM object_names n"
-    " JOIN objects o ON o.id = n.object_id WHERE n.term IN ({marks}) AND o.redirect_to IS NULL)"
+    "WITH hit AS (SELECT id, name, aliases FROM objects WHERE redirect_to IS NULL AND id IN"
+    " (SELECT object_id FROM object_names WHERE term IN ({marks})))"
     " SELECT id, lower(name) FROM hit WHERE instr(:text, lower(name)) > 0"
-    " UNION SELECT hit.id, lower(a.value) FROM hit, json_each(hit.aliases) a"
+    " UNION ALL SELECT hit.id, lower(a.value) FROM hit, json_each(hit.aliases) a"
     " WHERE length(a.value) >= 2 AND instr(:text, lower(a.value)) > 0")
 
 
 def by_specificity(matched: dict[str, set[str]]) -> list[str]:
     """Object ids ordered by their most specific matched name: the one the fewest of the named
     objects share first (a person's own name before an alias 150 todos share, so a shared alias
-    never crowds the person out of a bounded list), then the longer name, then the id. Every live
-    object with a name occurring in the text is among `matched` (same name, same index key), so
-    the count over it is the count of live objects sharing that name."""
-    sharers = Counter(name for names in matched.values() for name in names)
-
-    def rank(object_id: str) -> tuple[int, int, str]:
-        shared, longer = min((sharers[n], -len(n)) for n in matched[object_id])
-        return shared, longer, object_id
-
-    return sorted(matched, key=rank)
+    never crowds the person out of a bounded list), then the longer name, then the id. The count
+    is over `matched`, with no query of its own: a live object sharing a name the text holds has
+    that name's index key too, so it was looked up and matched as well."""
+    sharers = Counter(chain.from_iterable(matched.values()))
+    rank = {name: (count, -len(name)) for name, count in sharers.items()}
+    return sorted(matched, key=lambda i: (min(map(rank.__getitem__, matched[i])), i))
 
 
 _HAN = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]+")
