@@ -5,29 +5,49 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections import Counter
+from itertools import chain
 
-__all__ = ["name_keys", "named_objects"]
+__all__ = ["by_specificity", "name_keys", "named_objects"]
 
 
 def named_objects(conn: sqlite3.Connection, text: str) -> list[str]:
-    """Live objects whose name or alias (≥ 2 chars) occurs in the text, case-insensitively.
-    The name index narrows the candidates by first word; each candidate is then checked
-    against the text itself."""
-    ids: list[str] = []
+    """Live objects whose name or alias (≥ 2 chars) occurs in the text, case-insensitively,
+    the most specific match first (`by_specificity`). The name index narrows the candidates by
+    first word; each candidate is then checked against the text itself."""
+    matched: dict[str, set[str]] = {}
     lowered = text.translate(_ASCII_LOWER)
     terms = sorted(name_keys(text) | mixed_keys(conn, lowered))
     for start in range(0, len(terms), 500):  # stay well under SQLite's parameter limit
         chunk = {f"t{i}": term for i, term in enumerate(terms[start:start + 500])}
         marks = ",".join(f":{key}" for key in chunk)
         # The check against the text runs in SQL: a common first word may bring many candidates.
-        ids += [r[0] for r in conn.execute(
-            "SELECT DISTINCT o.id FROM object_names n JOIN objects o ON o.id = n.object_id"
-            f" WHERE n.term IN ({marks}) AND o.redirect_to IS NULL AND ("
-            "  instr(:text, lower(o.name)) > 0 OR EXISTS (SELECT 1 FROM json_each(o.aliases) a"
-            "  WHERE length(a.value) >= 2 AND instr(:text, lower(a.value)) > 0))",
-            {**chunk, "text": lowered},
-        )]
-    return ids
+        for object_id, name in conn.execute(_MATCHED_NAMES.format(marks=marks),
+                                            {**chunk, "text": lowered}):
+            matched.setdefault(object_id, set()).add(name)
+    return by_specificity(matched)
+
+
+# Each candidate's name and aliases that occur in the text, lowercased as the text is: one row
+# per (object, matched name), so the ranking needs no query of its own. `id IN (...)` reads each
+# candidate once however many of its keys the text holds (cheaper than DISTINCT over the join).
+_MATCHED_NAMES = (
+    "WITH hit AS (SELECT id, name, aliases FROM objects WHERE redirect_to IS NULL AND id IN"
+    " (SELECT object_id FROM object_names WHERE term IN ({marks})))"
+    " SELECT id, lower(name) FROM hit WHERE instr(:text, lower(name)) > 0"
+    " UNION ALL SELECT hit.id, lower(a.value) FROM hit, json_each(hit.aliases) a"
+    " WHERE length(a.value) >= 2 AND instr(:text, lower(a.value)) > 0")
+
+
+def by_specificity(matched: dict[str, set[str]]) -> list[str]:
+    """Object ids ordered by their most specific matched name: the one the fewest of the named
+    objects share first (a person's own name before an alias 150 todos share, so a shared alias
+    never crowds the person out of a bounded list), then the longer name, then the id. The count
+    is over `matched`, with no query of its own: a live object sharing a name the text holds has
+    that name's index key too, so it was looked up and matched as well."""
+    sharers = Counter(chain.from_iterable(matched.values()))
+    rank = {name: (count, -len(name)) for name, count in sharers.items()}
+    return sorted(matched, key=lambda i: (min(map(rank.__getitem__, matched[i])), i))
 
 
 _HAN = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]+")

@@ -77,7 +77,9 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
                     named: list[str] | None = None) -> list[dict[str, Any]]:
     """Objects already citing the event (`citing`, when the caller has read them), then objects
     whose name or alias occurs in the text (case-insensitive; `named`, when the caller has
-    looked them up for this same text), within `budget` bytes."""
+    looked them up for this same text), the most specific match first (names.named_objects:
+    an alias many objects share comes after a person's own name, so it cannot crowd the person
+    out of the RELATED_MAX considered); each taken in that order while it fits `budget` bytes."""
     if citing is None:
         citing = event_citers(conn, event_id)
     if named is None:
