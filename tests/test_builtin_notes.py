@@ -66,6 +66,17 @@ def test_an_evaluation_is_kept_only_when_it_says_enough() -> None:
     assert "powerful" not in body
 
 
+def test_a_clause_that_names_little_is_not_written() -> None:
+    # counted after the hedges are cut: "Caroline loves it much" names nothing
+    text = ("Caroline: I adopted two cats named Luna and Milo from the Dover shelter. I just "
+            "really love it so much. I painted a sunset over Lake Tahoe.")
+    line = fact_lines(objects(propose(payload(text)))["person:caroline"]["body"])[0]
+    assert "love" not in line
+    assert "two cats named Luna and Milo" in line and "sunset over Lake Tahoe" in line
+    assert speech.names_enough("Jon started a new job as a financial analyst", "Jon")
+    assert not speech.names_enough("Caroline is excited about it", "Caroline")
+
+
 def test_a_clause_said_before_is_cited_and_its_slot_goes_to_a_new_one() -> None:
     known = {"id": "person:jon", "type": "person", "name": "Jon", "aliases": [],
              "summary": "Jon — role unknown", "cues": [], "status": "active",

@@ -276,6 +276,7 @@ def listen(text: str, speaker: Speaker, said_on: date | None) -> list[Said]:
 
 
 FACTS_PER_TURN = 3
+MIN_SPECIFIC = 3  # see names_enough: 4 cost validation 3 points of fact recall for 4 of size
 _EVALUATION_EN = re.compile(r"(?:it|that|this|which|there)(?:'s|’s|\s+(?:is|was|has been|had been|"
                             r"must have been|must've been|looks?|sounds?|feels?|seems?|were))\b|"
                             r"(?:sorry|congrats|congratulations|thanks|thank)\b", re.IGNORECASE)
@@ -291,8 +292,8 @@ _LISTENER_EN = re.compile(r"\b(?:you|your|you're|you’re|yours|u|ya)\b", re.IGN
 
 def _fact_clauses(statements: list[tuple[Span, str]], name: str) -> list[Said]:
     """The turn's clauses worth a line: not about the listener, not an evaluation ("it was so
-    powerful"), with three content words or more; the speaker's own first, then the ones that
-    name the most."""
+    powerful"), naming more than a few longer words (_specific > MIN_SPECIFIC); the speaker's
+    own first, then the ones that name the most."""
     mine: list[Said] = []
     other: list[Said] = []
     for sent, lang in statements:
@@ -312,11 +313,22 @@ def _fact_clauses(statements: list[tuple[Span, str]], name: str) -> list[Said]:
                 continue
             own = bool(_SUBJECT_EN.match(" ".join(words[:2])) or _DROPPED_EN.match(clause))
             line = clip(tighten(third_person(clause, name)), 120)
-            (mine if own else other).append(Said("fact", sent, line, clause=clause))
+            if names_enough(line, name):  # else its slot goes to a clause that names more
+                (mine if own else other).append(Said("fact", sent, line, clause=clause))
     ranked = sorted(mine, key=_specific, reverse=True) + sorted(other, key=_specific, reverse=True)
     for rank, h in enumerate(ranked):
         h.rank = rank
     return ranked
+
+
+def names_enough(line: str, name: str) -> bool:
+    """Does a clause name enough to be a fact? One that names little ("Jon is excited about
+    it", "Parenting is such a responsibility": no name or number, at most three longer words,
+    the speaker counted as one, after the hedges are cut) is a feeling about something said
+    elsewhere."""
+    rest = re.sub(r"^" + re.escape(name) + r"\b", "", line)
+    subject = 1 if rest != line else 0  # the speaker counts once, however short their name
+    return subject + _specific(Said("fact", Span(0, 0, ""), rest)) > MIN_SPECIFIC
 
 
 def pick_facts(heard: list[Said], kept: list[set[str]], name: str) -> tuple[list[Said],
