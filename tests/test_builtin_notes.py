@@ -49,6 +49,14 @@ def test_hedges_go_and_going_to_is_will_but_not_a_place() -> None:
     assert speech.tighten("Jon is going to school in May") == "Jon is going to school in May"
 
 
+def test_greetings_vocatives_discourse_and_talk_to_the_listener_are_not_stored() -> None:
+    text = ("Jon: Hey Andrew! Oh, btw, I adopted a puppy named Max last week, lol 😊. Check "
+            "out this photo of him. Have faith in yourself, you will find a great job. Can't "
+            "wait to see it all come together!")
+    line = fact_lines(objects(propose(payload(text)))["person:jon"]["body"])[0]
+    assert line == "- 2023-05-08: Jon adopted a puppy named Max last week"
+
+
 def test_a_turn_keeps_up_to_three_clauses_the_speakers_own_first() -> None:
     text = ("Nate: I won my fourth video game tournament on Friday, and then I bought a new "
             "gaming chair. It was fun. I also adopted a turtle named Max. I love it.")

@@ -68,7 +68,8 @@ _CHATTER_EN = re.compile(
     r"i(?:'|’)m (?:so |really |very |super |totally )?(?:glad|happy (?:for|to hear)|sorry|"
     r"proud of|excited for you|thrilled for you|here for you|all ears|curious)|"
     r"i(?:'|’)d love to (?:see|hear)|me too|same here|let me know|keep (?:it up|going|me posted)|"
-    r"let(?:'|’)s|it(?:'|’)s (?:great|so|been|nice|good|awesome|amazing) )",
+    r"let(?:'|’)s|it(?:'|’)s (?:great|so|been|nice|good|awesome|amazing) |"
+    r"can(?:'|’)t wait to (?:see|hear)|have faith)",
     re.IGNORECASE,
 )
 _PLAN_EN = re.compile(
@@ -303,7 +304,7 @@ def _fact_clauses(statements: list[tuple[Span, str]], name: str) -> list[Said]:
                 mine.append(Said("fact", sent, clip(text, 120)))  # as said: no clause
             continue
         for clause in _FACT_CLAUSES_EN.split(sent.text):
-            clause = lead_cut(_HEDGES_EN.sub("", clause).strip(" ,.!…"))
+            clause = lead_cut(_HEDGES_EN.sub("", lead_cut(clause)).strip(" ,.!…"))
             words = re.findall(r"[\w'’]+", clause)
             content = [w for w in words if len(w) > 3]
             # An evaluation is kept only when it says enough ("It was an intense season with
@@ -378,12 +379,14 @@ def fact_line(said: list[Said], name: str) -> str:
     return "; ".join(parts)
 
 
-# What a note-taker leaves out of a clause: hedges and intensifiers ("really", "just", "you
-# know", "to be honest"), and "going to" as a future is "will". (Cutting a closing evaluation,
+# What a note-taker leaves out of a clause: hedges, intensifiers and discourse ("really",
+# "just", "you know", "to be honest", "by the way", "lol", emoji), and "going to" as a future
+# is "will". (Cutting a closing evaluation,
 # "…, and it was amazing", and leading "so/well/also" cost more fact recall than size: not done.)
 _HEDGES_EN = re.compile(r"(?:,\s*)?(?<![\w'’])(?:you know|I mean|to be honest|honestly|"
-                        r"basically|seriously|truly|completely|extremely|incredibly)(?![\w'’])"
-                        r",?", re.IGNORECASE)
+                        r"basically|seriously|truly|completely|extremely|incredibly|by the way|"
+                        r"btw|lol|haha\w*|hehe|kind of|sort of)(?![\w'’]),?", re.IGNORECASE)
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]")
 _FUTURE_EN = re.compile(r"\b(?:is|are|am)\s+(?:gonna|going to)\s+(?!(?:the|a|an|my|their|"
                         r"his|her|our|some|school|work|bed|church|college|class|be\b)\b)"
                         r"(?=[a-z])")
@@ -391,7 +394,7 @@ _FUTURE_EN = re.compile(r"\b(?:is|are|am)\s+(?:gonna|going to)\s+(?!(?:the|a|an|
 
 def tighten(text: str) -> str:
     """`text` without what a note-taker leaves out (see above)."""
-    text = _FUTURE_EN.sub("will ", _FILLER_EN.sub("", _HEDGES_EN.sub("", text)))
+    text = _FUTURE_EN.sub("will ", _FILLER_EN.sub("", _HEDGES_EN.sub("", _EMOJI.sub("", text))))
     return " ".join(text.split()) or text
 
 
