@@ -1,7 +1,7 @@
 """The builtin model writes a speaker's facts the way a note-taker does: the subject named once
-per line, hedges and "going to" cut, up to three clauses of a turn, an evaluation only when it
-says enough, and a fact said before never written again (it is cited, and its slot goes to a
-clause that says something new).
+per line, hedges, discourse and "going to" cut, up to three clauses of a turn, an evaluation
+only when it says enough, a clause that names little left out, and a fact said before never
+written again (it is cited, and its slot goes to a clause that says something new).
 
 Unit tests call organize.build on hand-made payloads (checked like test_builtin_conversations);
 the last test runs turns through the engine (compact -> organize).
