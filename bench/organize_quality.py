@@ -20,7 +20,8 @@ model, and the result is scored against LoCoMo's own annotations:
 (d) archive: archive_only share of the non-observation turns; objects per 100 turns; names held
     by more than one live object (duplicates by exact name);
 (e) fact recall, line precision and size against the observation facts themselves
-    (fact_quality.py says how).
+    (fact_quality.py says how); with --sizes, where the object characters go, by object type,
+    field and duplication (organize_size.py), per split; --homes DIR keeps the memory homes.
 Conversations 0-2 are the tuning set, 3-4 the validation set: each gets a pooled row, so a rule
 that only fits the tuning conversations shows.
 The model-usage ledger (calls, outcomes, tokens) is printed per mode.
@@ -45,6 +46,7 @@ from fact_quality import fact_scores, observation_facts, pooled  # noqa: E402
 from memvault import Memory  # noqa: E402
 from memvault.recall.query import memory_find  # noqa: E402
 from memvault.timeline.events import NewEvent  # noqa: E402
+from organize_size import merged, print_breakdown, size_breakdown  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
@@ -218,6 +220,7 @@ def evaluate(sample: dict[str, Any], args: argparse.Namespace, folder: Path
         result |= fact_scores(mem.conn, observation_facts(sample, dia_events),
                               sum(len(e.text) for e in events))
         result["seconds"], result["jobs"] = seconds, states
+        result["sizes"] = size_breakdown(mem.conn)
         return result, ledger(mem.conn)
 
 
@@ -262,6 +265,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tool-mode", choices=("native", "json_schema"), default=None,
                         help="json_schema for servers that never emit tool calls")
     parser.add_argument("--json", action="store_true", help="print the results as JSON too")
+    parser.add_argument("--sizes", action="store_true", help="where the object characters go, "
+                        "per split (bench/organize_size.py)")
+    parser.add_argument("--homes", type=Path, default=None,
+                        help="keep each conversation's memory home in this folder")
     args = parser.parse_args(argv)
     if args.model != "builtin" and not args.model.startswith("openai:"):
         parser.error("--model is builtin or openai:NAME")
@@ -275,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     tokens: Counter[tuple[str, str]] = Counter()
     with tempfile.TemporaryDirectory(prefix="memvault-quality-") as tmp:
         for sample in samples:
-            result, used = evaluate(sample, args, Path(tmp))
+            result, used = evaluate(sample, args, args.homes or Path(tmp))
             rows.append((str(sample["sample_id"]), result))
             for row in used:
                 key = (row["mode"], row["outcome"])
@@ -290,12 +297,17 @@ def main(argv: list[str] | None = None) -> int:
     print_table([*[(f"{i} {n}", r) for i, (n, r) in enumerate(rows)],
                  *[(name, overall(part)) for name, part in sets if part],
                  ("overall", overall([r for _, r in rows]))])
+    if args.sizes:
+        for name, part in sets:
+            if part:
+                print_breakdown(name, merged([r["sizes"] for r in part]),
+                                sum(r["fact_raw"][5] for r in part))
     print(f"\n{'ledger mode':12} {'outcome':12} {'calls':>7} {'in tok':>10} {'out tok':>10}")
     for (mode, outcome), count in sorted(calls.items()):
         print(f"{mode:12} {outcome:12} {count:>7} {tokens[(mode, outcome, 'in')]:>10} "
               f"{tokens[(mode, outcome, 'out')]:>10}")
     if args.json:
-        print(json.dumps({n: {k: v for k, v in r.items() if k not in ("raw", "fact_raw")}
+        print(json.dumps({n: {k: v for k, v in r.items() if k not in ("raw", "fact_raw", "sizes")}
                           for n, r in rows}))
     return 0
 

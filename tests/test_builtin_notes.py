@@ -1,7 +1,7 @@
 """The builtin model writes a speaker's facts the way a note-taker does: the subject named once
-per line, hedges and "going to" cut, up to three clauses of a turn, an evaluation only when it
-says enough, and a fact said before never written again (it is cited, and its slot goes to a
-clause that says something new).
+per line, hedges, discourse and "going to" cut, up to three clauses of a turn, an evaluation
+only when it says enough, a clause that names little left out, and a fact said before never
+written again (it is cited, and its slot goes to a clause that says something new).
 
 Unit tests call organize.build on hand-made payloads (checked like test_builtin_conversations);
 the last test runs turns through the engine (compact -> organize).
@@ -49,6 +49,14 @@ def test_hedges_go_and_going_to_is_will_but_not_a_place() -> None:
     assert speech.tighten("Jon is going to school in May") == "Jon is going to school in May"
 
 
+def test_greetings_vocatives_discourse_and_talk_to_the_listener_are_not_stored() -> None:
+    text = ("Jon: Hey Andrew! Oh, btw, I adopted a puppy named Max last week, lol 😊. Check "
+            "out this photo of him. Have faith in yourself, you will find a great job. Can't "
+            "wait to see it all come together!")
+    line = fact_lines(objects(propose(payload(text)))["person:jon"]["body"])[0]
+    assert line == "- 2023-05-08: Jon adopted a puppy named Max last week"
+
+
 def test_a_turn_keeps_up_to_three_clauses_the_speakers_own_first() -> None:
     text = ("Nate: I won my fourth video game tournament on Friday, and then I bought a new "
             "gaming chair. It was fun. I also adopted a turtle named Max. I love it.")
@@ -64,6 +72,17 @@ def test_an_evaluation_is_kept_only_when_it_says_enough() -> None:
     body = objects(propose(payload(text)))["person:john"]["body"]
     assert "intense season with both tough losses and great wins" in body
     assert "powerful" not in body
+
+
+def test_a_clause_that_names_little_is_not_written() -> None:
+    # counted after the hedges are cut: "Caroline loves it much" names nothing
+    text = ("Caroline: I adopted two cats named Luna and Milo from the Dover shelter. I just "
+            "really love it so much. I painted a sunset over Lake Tahoe.")
+    line = fact_lines(objects(propose(payload(text)))["person:caroline"]["body"])[0]
+    assert "love" not in line
+    assert "two cats named Luna and Milo" in line and "sunset over Lake Tahoe" in line
+    assert speech.names_enough("Jon started a new job as a financial analyst", "Jon")
+    assert not speech.names_enough("Caroline is excited about it", "Caroline")
 
 
 def test_a_clause_said_before_is_cited_and_its_slot_goes_to_a_new_one() -> None:
