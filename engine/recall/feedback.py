@@ -42,9 +42,9 @@ from .stem import MIN_WORD, stem
 from .terms import CJK_FUNCTION_CHARS, STOPWORDS, Query, Term
 
 ENABLED = True  # bench/recall_ablation.py measures the engine without it
-FEEDBACK_DOCS = 10  # k: the best-scoring events whose terms are weighed
+FEEDBACK_DOCS = 3  # k: the best-scoring events whose terms are weighed
 FEEDBACK_TERMS = 10  # m: feedback terms added to the query
-FEEDBACK_WEIGHT = 0.3  # lambda: the feedback score's share of an event's score
+FEEDBACK_WEIGHT = 0.2  # lambda: the feedback score's share of an event's score
 FEEDBACK_CANDIDATES = 20  # events found by the feedback terms, read and scored
 MIN_WORD_CHARS = 3  # shorter English words ("ok", "im") say nothing of a topic
 TAIL_COUNT_MAX = 2_000  # unindexed events whose terms are counted; more: estimated
