@@ -1,8 +1,8 @@
-"""Pseudo-relevance feedback in memory_find (engine/recall/feedback.py): a question's best event
-hits lend it their words, which find the turns that share none of the question's; feedback
-never strays to what the hits have only in common with every turn, never feeds back a secret,
-works on Chinese bigrams, leaves name lookups alone and ranks a turn the same before and after
-the index catches up."""
+"""Pseudo-relevance feedback in memory_find (engine/recall/feedback.py), off unless switched on
+(measured, not adopted): switched on, a question's best event hits lend it their words, which
+find the turns that share none of the question's; feedback never strays to what the hits have
+only in common with every turn, never feeds back a secret, works on Chinese bigrams, leaves
+name lookups alone and ranks a turn the same before and after the index catches up."""
 
 from __future__ import annotations
 
@@ -40,6 +40,18 @@ CN_TOPICS = [
 ]
 
 
+@pytest.fixture
+def on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Feedback switched on (it ships off)."""
+    monkeypatch.setattr(feedback, "ENABLED", True)
+
+
+def far_from(mem: Memory, texts: list[str], sync: bool = True) -> list[int]:
+    """`texts` added after three unrelated turns, so no hit reads them as its neighbours."""
+    add_apart(mem, TOPICS[:3], day=6)
+    return add_apart(mem, texts, day=7, sync=sync)
+
+
 def add_apart(mem: Memory, texts: list[str], day: int = 1, sync: bool = True) -> list[int]:
     """Each text its own conversation: two hours apart on 2026-03-`day`, from midnight."""
     events = [NewEvent(t, occurred_at=f"2026-03-{day:02d}T{2 * i:02d}:00:00+08:00")
@@ -70,11 +82,11 @@ QUESTION = "What does Jon practise every evening?"
 
 
 def test_a_turn_sharing_no_word_with_the_question_is_found_by_the_top_hits_words(
-    mem: Memory,
+    mem: Memory, on: None,
 ) -> None:
     background(mem, TOPICS)
     hits = add_apart(mem, CELLO, day=5)
-    target = add_apart(mem, [CELLO_ONLY], day=6)[0]
+    target = far_from(mem, [CELLO_ONLY])[0]
     answer = memory_find(mem.conn, QUESTION, types=["event"])
     found = {h["id"]: h for h in answer["hits"]}
     assert set(ids_of(answer)[:2]) == set(hits) and target in found
@@ -82,17 +94,28 @@ def test_a_turn_sharing_no_word_with_the_question_is_found_by_the_top_hits_words
     assert "cello" in " ".join(found[target]["why"])
 
 
-def test_without_feedback_that_turn_is_out_of_reach(
-    mem: Memory, monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_as_shipped_find_gives_no_feedback_and_that_turn_is_out_of_reach(mem: Memory) -> None:
     background(mem, TOPICS)
     add_apart(mem, CELLO, day=5)
-    target = add_apart(mem, [CELLO_ONLY], day=6)[0]
-    monkeypatch.setattr(feedback, "ENABLED", False)
-    assert target not in ids_of(memory_find(mem.conn, QUESTION, types=["event"]))
+    target = far_from(mem, [CELLO_ONLY])[0]
+    answer = memory_find(mem.conn, QUESTION, types=["event"])
+    assert answer["hits"] and target not in ids_of(answer)
+    assert not any(w.startswith("feedback: ") for h in answer["hits"] for w in h["why"])
 
 
-def test_feedback_does_not_drift_to_what_every_turn_shares(mem: Memory) -> None:
+def test_re_ranking_only_what_was_read_does_not_reach_that_turn(
+    mem: Memory, on: None, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the turn is no neighbour of a hit either (those are read, so re-ranked, anyway)
+    target = add_apart(mem, [CELLO_ONLY], day=1)[0]
+    background(mem, TOPICS)
+    hits = add_apart(mem, CELLO, day=5)
+    monkeypatch.setattr(feedback, "SECOND_PASS", False)
+    answer = memory_find(mem.conn, QUESTION, types=["event"])
+    assert set(ids_of(answer)[:2]) == set(hits) and target not in ids_of(answer)
+
+
+def test_feedback_does_not_drift_to_what_every_turn_shares(mem: Memory, on: None) -> None:
     # Mira speaks in a third of the turns: her name is in every top hit, yet it says nothing
     # of the cello, so her other turns are not lifted and "mira" is never a feedback term.
     background(mem, TOPICS)
@@ -106,10 +129,10 @@ def test_feedback_does_not_drift_to_what_every_turn_shares(mem: Memory) -> None:
                    for w in reasons)
 
 
-def test_a_name_or_keyword_lookup_gets_no_feedback(mem: Memory) -> None:
+def test_a_name_or_keyword_lookup_gets_no_feedback(mem: Memory, on: None) -> None:
     background(mem, TOPICS)
     add_apart(mem, CELLO, day=5)
-    target = add_apart(mem, [CELLO_ONLY], day=6)[0]
+    target = far_from(mem, [CELLO_ONLY])[0]
     answer = memory_find(mem.conn, "Jon practise", types=["event"])
     assert target not in ids_of(answer)
     assert not any(w.startswith("feedback: ") for h in answer["hits"] for w in h["why"])
@@ -118,12 +141,12 @@ def test_a_name_or_keyword_lookup_gets_no_feedback(mem: Memory) -> None:
 SECRET = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 
 
-def test_a_secret_in_the_top_hits_is_never_a_feedback_term(mem: Memory) -> None:
+def test_a_secret_in_the_top_hits_is_never_a_feedback_term(mem: Memory, on: None) -> None:
     background(mem, TOPICS)
     add_apart(mem, [f"Jon: I practise every evening; the studio door token is {SECRET}",
                     f"Jon: Practise every evening, the door token {SECRET} still works"],
               day=5)
-    elsewhere = add_apart(mem, [f"Note: {SECRET}"], day=6)[0]
+    elsewhere = far_from(mem, [f"Note: {SECRET}"])[0]
     answer = memory_find(mem.conn, QUESTION, types=["event"])
     assert answer["hits"] and elsewhere not in ids_of(answer)
     shown = json.dumps(answer, ensure_ascii=False).lower()
@@ -131,11 +154,12 @@ def test_a_secret_in_the_top_hits_is_never_a_feedback_term(mem: Memory) -> None:
     assert not any("secret" in w or "ghp" in w for h in answer["hits"] for w in h["why"])
 
 
-def test_chinese_feedback_terms_are_the_index_bigrams(mem: Memory) -> None:
+def test_chinese_feedback_terms_are_the_index_bigrams(mem: Memory, on: None) -> None:
     background(mem, CN_TOPICS)
     hits = add_apart(mem, ["小明：我每天晚上练习大提琴，先拉音阶。",
                            "小明：晚上练习大提琴的时候，音阶总是最难。"], day=5)
-    target = add_apart(mem, ["老师：你的大提琴音阶进步很大。"], day=6)[0]
+    add_apart(mem, CN_TOPICS[:3], day=6)
+    target = add_apart(mem, ["老师：你的大提琴音阶进步很大。"], day=7)[0]
     answer = memory_find(mem.conn, "小明每天晚上练习什么乐器", types=["event"])
     found = {h["id"]: h for h in answer["hits"]}
     assert set(ids_of(answer)[:2]) == set(hits)
@@ -145,11 +169,11 @@ def test_chinese_feedback_terms_are_the_index_bigrams(mem: Memory) -> None:
 
 
 def test_a_turn_found_by_feedback_ranks_the_same_before_and_after_indexing(
-    mem: Memory,
+    mem: Memory, on: None,
 ) -> None:
     background(mem, TOPICS)
     add_apart(mem, CELLO, day=5)
-    target = add_apart(mem, [CELLO_ONLY], day=6, sync=False)[0]
+    target = far_from(mem, [CELLO_ONLY], sync=False)[0]
     before = memory_find(mem.conn, QUESTION, types=["event"])
     assert before["unindexed_events"] == 1 and target in ids_of(before)
     with write(mem.conn):
