@@ -1,11 +1,11 @@
 """Pseudo-relevance feedback over events (RM3-style): the best turns a question finds say what
 it is about in words the question does not use, and those words find the turns it misses.
 
-"What activities does Melanie partake in?" finds a few turns with "activities"; they talk of
-"painting", "camping", "pottery", and so do the turns that answer the question but share no
-word with it but her name. After the first ranking, the terms of the top FEEDBACK_DOCS event
-hits are weighed (how many of them hold a term, each counted by its normalised score, times
-the term's idf from the index's own statistics), and the best FEEDBACK_TERMS of them become a
+The hope: "What career path has Caroline decided to pursue?" finds turns that speak of
+"counseling" and "mental health", and so does the turn that answers it without a word of the
+question but her name. After the first ranking, the terms of the top FEEDBACK_DOCS event hits
+are weighed (each occurrence counted by its hit's score over the best hit's, times the term's
+idf from the index's own statistics), and the best FEEDBACK_TERMS of them become a
 second, weighted query: a second candidate pass through the same FTS5 index (and the unindexed
 tail) finds the turns holding them, and every event read is scored (1 - FEEDBACK_WEIGHT) x its
 own score + FEEDBACK_WEIGHT x its feedback score (both a share of the best possible).
@@ -22,8 +22,8 @@ Invariants:
   (objects/secrets.py: mask_secrets), so no word of a secret reaches `why`.
 - Only questions get feedback: a query of fewer than CONTEXT_MIN_TERMS terms (a name, a
   keyword) lists the events that hold it, and nothing else.
-- Statistics count the unindexed tail as the first pass does, so a turn ranks the same before
-  and after sync_index.
+- Statistics count the unindexed tail (up to TAIL_COUNT_MAX events; a longer one is estimated
+  from the indexed density), so a turn ranks the same before and after sync_index.
 """
 
 from __future__ import annotations
@@ -47,8 +47,9 @@ from .terms import CJK_FUNCTION_CHARS, STOPWORDS, Query, Term
 
 # Off: measured, not adopted. On the validation split it moves LoCoMo recall@10 by +0.003
 # (12 questions better, 9 worse), costs temporal and open-domain questions and the pooled
-# Chinese memory, and adds 3.6 ms to a question's cpu at 1M events (README, "What find ranks
-# and why"). `bench/recall.py --feedback` and `bench/recall_ablation.py` switch it on.
+# Chinese memory, and a LoCoMo question's cpu at 1M events goes from 10.9 to 17.6 ms at p50
+# (README, "What find ranks and why"). `bench/recall.py --feedback` and
+# `bench/recall_ablation.py` switch it on.
 ENABLED = False
 # k, m and lambda were chosen on the tuning split only (LoCoMo conversations 0-2 and the first
 # half of the MemoryBank users: bench/recall.py), from k 2-5 or 10, m 5-15, lambda 0.1-0.4.
@@ -57,7 +58,7 @@ FEEDBACK_TERMS = 10  # m: feedback terms added to the query
 FEEDBACK_WEIGHT = 0.2  # lambda: the feedback score's share of an event's score
 # The second candidate pass: FEEDBACK_CANDIDATES events found by the feedback terms are read.
 # Without it feedback re-ranks only the events already read (the question's candidates and
-# their turns): the same validation recall, for 1.5 ms instead of 3.6.
+# their turns): the same validation recall at about half the cost.
 SECOND_PASS = True
 FEEDBACK_CANDIDATES = 20
 MIN_WORD_CHARS = 3  # shorter English words ("ok", "im") say nothing of a topic
@@ -160,13 +161,13 @@ def expand(
     if not top:
         return None
     best = own[top[0]][0]
-    mass: Counter[str] = Counter()
+    mass: dict[str, float] = {}
     mine, roots = _own_terms(query)
     for event_id in top:
         share = own[event_id][0] / best
         for token, count in term_counts(by_id[event_id][6]).items():
             if _usable(token, mine, roots):
-                mass[token] += share * count
+                mass[token] = mass.get(token, 0.0) + share * count
     if not mass:
         return None
     df = _doc_freqs(conn, sorted(mass), tail, stats.n - len(tail))

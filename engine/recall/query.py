@@ -13,8 +13,8 @@ Invariants:
   An event also earns a share of the scores of the turns near it (up to two each way) in its
   conversation and a bonus when it falls on a date the query names or speaks of a day in it
   ("next month": engine/recall/spoken.py) (engine/recall/context.py);
-  English words match their inflections (engine/recall/stem.py). A question's best event hits
-  lend it their words: pseudo-relevance feedback (engine/recall/feedback.py).
+  English words match their inflections (engine/recall/stem.py). Pseudo-relevance feedback
+  (the best event hits lend a question their words: engine/recall/feedback.py) is off.
 """
 
 from __future__ import annotations
