@@ -212,10 +212,10 @@ def with_feedback(
     feedback = expand(conn, query, stats, own, by_id, tail) if ENABLED else None
     if feedback is None:
         return None
-    for row in (feedback_rows(conn, feedback, watermark, allowed, tail, set(by_id))
-                if SECOND_PASS else []):
-        own[row[0]] = score_text(query, stats, row[6])
-        by_id[row[0]] = row
+    if SECOND_PASS:
+        for row in feedback_rows(conn, feedback, watermark, allowed, tail, set(by_id)):
+            own[row[0]] = score_text(query, stats, row[6])
+            by_id[row[0]] = row
     blend(feedback, own, by_id)
     return feedback
 

@@ -222,7 +222,7 @@ def _find_events(
         by_id[row[0]] = row
     # a name or a keyword asks where it is mentioned; a question may be answered next door
     asks = len(query.terms) >= CONTEXT_MIN_TERMS
-    # a question's best turns lend it their words (engine/recall/feedback.py)
+    # a question's best turns may lend it their words (off: engine/recall/feedback.py)
     feedback = (with_feedback(conn, query, stats, own, by_id, tail, watermark, allowed)
                 if asks else None)
     add_neighbours(conn, query, stats, own, by_id, allowed, unread)
