@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memvault.base.dates import date_windows  # noqa: E402
 from memvault.objects.records import ObjectRecord, add_relation, save_object  # noqa: E402
+from memvault.recall import feedback  # noqa: E402
 from memvault.recall.query import memory_find  # noqa: E402
 from memvault.store.connection import open_db, write  # noqa: E402
 from memvault.store.recall_index import CJK_RUN, sync_index  # noqa: E402
@@ -573,7 +574,11 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=0,
                         help="locomo: only the first N questions of each conversation (0: all;"
                              " for quick iteration, never for reported numbers)")
+    parser.add_argument("--feedback", action="store_true",
+                        help="measure find with pseudo-relevance feedback switched on (it"
+                             " ships off: engine/recall/feedback.py)")
     args = parser.parse_args()
+    feedback.ENABLED = args.feedback
     skip = set(filter(None, args.skip.split(",")))
     with tempfile.TemporaryDirectory(prefix="memvault-recall-") as folder:
         if "locomo" not in skip:

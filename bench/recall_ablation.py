@@ -27,7 +27,7 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memvault.recall import context, query, rank, terms  # noqa: E402
+from memvault.recall import context, feedback, query, rank, terms  # noqa: E402
 from recall import (  # noqa: E402
     CATEGORIES,
     DATA,
@@ -86,8 +86,12 @@ def _snowball() -> Any:
 
 
 # name -> a replacement measured the same way (a row "with NAME"); needs what it names installed
+# (a None value: not installed, the row is left out)
 VARIANTS: dict[str, list[tuple[Any, str, Any]]] = {
     "snowball word families": [(terms, "stem", _snowball()), (rank, "stem", _snowball())],
+    "pseudo-relevance feedback (k 3, m 10, lambda 0.2)": [(feedback, "ENABLED", True)],
+    "feedback re-ranking only what was read": [(feedback, "ENABLED", True),
+                                               (feedback, "SECOND_PASS", False)],
 }
 
 
@@ -142,7 +146,8 @@ def main() -> None:
     args = parser.parse_args()
     wanted = [w for w in args.only.split(",") if w]
     every = {f"without {n}": p for n, p in ABLATIONS.items()}
-    every |= {f"with {n}": p for n, p in VARIANTS.items() if all(v for _, _, v in p)}
+    every |= {f"with {n}": p for n, p in VARIANTS.items()
+              if all(v is not None for _, _, v in p)}
     chosen = {name: patches for name, patches in every.items()
               if not wanted or any(w in name for w in wanted)}
     base = measure(args)
