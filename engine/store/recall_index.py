@@ -160,12 +160,14 @@ def get_stat(conn: sqlite3.Connection, key: str) -> int:
 
 def index_lag(conn: sqlite3.Connection) -> tuple[bool, int]:
     """What the index has to catch up, in one read: whether an event is past the watermark,
-    and how many changed objects wait to be re-indexed (the worker syncs only when either)."""
+    and how many changed objects wait to be re-indexed or scanned for secrets (the worker
+    syncs only when either)."""
     row = conn.execute(
         "SELECT COALESCE((SELECT MAX(id) FROM events), 0)"
         " > COALESCE((SELECT CAST(value AS INTEGER) FROM recall_state"
         "             WHERE key = 'events_indexed_to'), 0),"
-        " (SELECT COUNT(*) FROM recall_dirty)").fetchone()
+        " (SELECT COUNT(*) FROM recall_dirty)"
+        " + (SELECT COUNT(*) FROM recall_object_keys WHERE secret_mark IS NULL)").fetchone()
     return bool(row[0]), int(row[1])
 
 
@@ -269,6 +271,52 @@ def _sync_objects(conn: sqlite3.Connection) -> int:
     conn.execute("DELETE FROM recall_dirty")
     _set_stats(conn, objects_docs=docs, objects_body_units=body_units)
     return len(dirty)
+
+
+# -- secret marks ---------------------------------------------------------------------------
+# What recall's masking (recall/masking.py) remembers of an indexed object: `secret_mark` is
+# NULL until its fields are scanned, then the digest it computes of the detector and the exact
+# field texts when none holds a secret, or b"" when one does. A reader trusts a mark only when
+# it equals the digest of the texts in hand, so no write can make one stale; re-indexing an
+# object (every change of it) drops its mark with its key row.
+
+def unmarked_objects(conn: sqlite3.Connection, limit: int | None) -> list[tuple[int, tuple[
+        str, str, str, str, str]]]:
+    """(rid, field texts) of up to `limit` indexed objects (all: None) whose fields are not
+    scanned yet; an object changed since it was indexed waits for its re-index."""
+    rows = conn.execute(
+        "SELECT k.rid, o.id, o.name, o.aliases, o.cues, o.summary, o.body"
+        " FROM recall_object_keys k JOIN objects o ON o.id = k.object_id"
+        " WHERE k.secret_mark IS NULL"
+        " AND k.object_id NOT IN (SELECT object_id FROM recall_dirty) LIMIT ?",
+        (-1 if limit is None else limit,)).fetchall()
+    return [(row[0], object_field_texts(row[1:])) for row in rows]
+
+
+def set_secret_marks(conn: sqlite3.Connection, marks: list[tuple[int, bytes]]) -> None:
+    """Record each (rid, mark) (see above); inside the caller's write transaction."""
+    conn.executemany("UPDATE recall_object_keys SET secret_mark = ? WHERE rid = ?",
+                     [(mark, rid) for rid, mark in marks])
+
+
+def clear_secret_marks(conn: sqlite3.Connection) -> None:
+    """Forget every mark (the detector changed: each is to be scanned again); inside the
+    caller's write transaction."""
+    conn.execute("UPDATE recall_object_keys SET secret_mark = NULL"
+                 " WHERE secret_mark IS NOT NULL")
+
+
+def set_stat(conn: sqlite3.Connection, key: str, value: int) -> None:
+    """Set an integer of recall_state; inside the caller's write transaction."""
+    _set_stats(conn, **{key: value})
+
+
+def secret_marks(conn: sqlite3.Connection, object_ids: list[str]) -> dict[str, bytes]:
+    """The marks of these objects that are set."""
+    return {row[0]: row[1] for row in conn.execute(
+        "SELECT object_id, secret_mark FROM recall_object_keys"
+        " WHERE object_id IN (SELECT value FROM json_each(?)) AND secret_mark IS NOT NULL",
+        (json.dumps(object_ids),))}
 
 
 def reindex_forgotten(conn: sqlite3.Connection, old_texts: dict[int, str]) -> int:

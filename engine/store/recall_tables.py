@@ -101,3 +101,16 @@ def m013_recall_objects_vocab(conn: sqlite3.Connection) -> None:
     and looked up as their OR (recall_index.py: prefix_match), not as an FTS5 prefix query."""
     conn.execute(f"CREATE VIRTUAL TABLE {OBJECTS_VOCAB} USING fts5vocab("
                  "'recall_objects_fts', 'row')")
+
+
+def m014_recall_secret_marks(conn: sqlite3.Connection) -> None:
+    """Each indexed object's secret mark (recall_index.py): NULL until the next syncs scan its
+    fields (Memory.sync_recall_index; the worker's polls see them as work to do)."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE recall_object_keys ADD COLUMN secret_mark BLOB;
+        CREATE INDEX recall_object_keys_unmarked ON recall_object_keys (rid)
+            WHERE secret_mark IS NULL;
+        """,
+    )
