@@ -212,8 +212,9 @@ def candidates(
         used += len(lists[name])
     if not chosen:  # only common terms: the newest CAP postings of each stand for them
         for name, matches in fallback.items():
-            lists[name] = sorted({r for m in matches for r in _rowids(conn, table, m, CAP)},
-                                 reverse=True)[:CAP]
+            # the newest CAP of their OR: the same rows as the newest CAP of each, merged and
+            # cut, in one statement that stops at the LIMIT
+            lists[name] = _rowids(conn, table, " OR ".join(matches), CAP)
             chosen.append(name)
     # up to POSTINGS_BUDGET postings: the loop stays lean (no filter when nothing is filtered,
     # and (score, rowid) pairs that compare in C instead of a key function per posting)
