@@ -19,6 +19,7 @@ import hashlib
 import os
 import re
 import sqlite3
+import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -174,13 +175,15 @@ MARK_VERSION = b"1"  # how clean_mark digests; a new way makes every mark again
 
 @cache
 def _rules() -> bytes:
-    """A fingerprint of the secret detector (its two modules' source); random (no mark is
-    ever trusted by another process) when the source cannot be read."""
+    """A fingerprint of the secret detector (its two modules' source, and the Unicode tables
+    it normalises text with); random (no mark is ever trusted by another process) when the
+    source cannot be read."""
     try:
         source = b"".join(Path(m.__file__ or "").read_bytes() for m in (secrets, secret_values))
     except OSError:
         source = os.urandom(32)
-    return hashlib.blake2b(MARK_VERSION + source, digest_size=16).digest()
+    unicode = unicodedata.unidata_version.encode()
+    return hashlib.blake2b(MARK_VERSION + unicode + source, digest_size=16).digest()
 
 
 def clean_mark(fields: Sequence[str]) -> bytes:
