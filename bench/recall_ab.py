@@ -26,16 +26,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # Run in a child process: imports `memvault` from sys.argv[1] (a folder holding it), times
-# every query of sys.argv[3] (a JSON list) against the database sys.argv[2].
+# every query of sys.argv[3] (a JSON list) against the database sys.argv[2], opened as open_db
+# opens it read-only but without its migration check: the older revision refuses a database
+# this checkout migrated further, though the tables it reads are the same.
 _CHILD = """
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 import memvault
 from memvault.recall.query import memory_find
-from memvault.store.connection import open_db
+from memvault.store.connection import connect
 from pathlib import Path
 queries = json.loads(Path(sys.argv[3]).read_text(encoding="utf-8"))
-conn = open_db(Path(sys.argv[2]), readonly=True)
+conn = connect(Path(sys.argv[2]), readonly=True)
 for q in queries:
     memory_find(conn, q)
 took, answers = [], []

@@ -66,7 +66,7 @@ TABLE_OWNERS: dict[str, str] = {
     "state": "memvault.store.connection",
     "_migrations": "memvault.store.migrations",
     **dict.fromkeys(("recall_events_fts", "recall_objects_fts", "recall_object_keys",
-                     "recall_dirty", "recall_vocab", "recall_state"),
+                     "recall_dirty", "recall_vocab", "recall_state", "recall_objects_vocab"),
                     "memvault.store.recall_index"),
     **dict.fromkeys(("projection", "projection_pages", "projection_errors", "vault_reports",
                      "vault_dirty", "projection_intents"), _VAULT_BOOKS),

@@ -68,6 +68,37 @@ def test_every_rule_has_an_example_that_passes_the_quick_scan() -> None:
         assert any(pattern.search(text.lower()) for text, _, _ in EXAMPLES), pattern.pattern
 
 
+def test_every_branch_of_the_quick_scan_holds_a_needle_of_the_quicker_one() -> None:
+    # spoken_spans tests the needles first and answers [] when none is in the text: each
+    # branch of _MENTIONS (and so every phrase it lets through) must hold one of them
+    branches = spoken._MENTIONS.pattern.split("|")
+    words = [b for b in branches if b.isascii()]
+    samples = [*words, "ago", "monday", "friday", "tuesday", "wednesday", "thursday",
+               "saturday", "sunday", "3 days ago", "前天", "後天", "昨晚", "今早", "上个星期",
+               "下礼拜", "这个月", "本周", "2天前", "3周前", "两个星期前", "5个月前"]
+    for sample in samples:
+        if spoken._MENTIONS.search(sample):
+            assert any(n in sample for n in spoken._MENTION_NEEDLES), sample
+    for text, _, _ in EXAMPLES:
+        if spoken._MENTIONS.search(text.lower()):
+            assert any(n in text.lower() for n in spoken._MENTION_NEEDLES), text
+
+
+def test_every_phrase_a_rule_reads_holds_one_of_its_needles() -> None:
+    # spoken_spans runs only the rules one of whose needles is in the text
+    assert len(spoken._RULE_NEEDLES) == len(spoken._RULES)
+    texts = [text.lower() for text, _, _ in EXAMPLES] + [
+        "the day before yesterday", "the day after tomorrow", "后天", "後天", "this evening",
+        "last night", "明晚", "a couple of weeks ago", "next weekend", "last sunday",
+        "下周日", "上个礼拜三", "this week", "下个星期", "next month", "本月", "3个月前"]
+    for (pattern, _), needles in zip(spoken._RULES, spoken._RULE_NEEDLES, strict=True):
+        matched = [t for t in texts if pattern.search(t)]
+        assert matched, pattern.pattern
+        for text in matched:
+            for m in pattern.finditer(text):
+                assert any(n in m.group() for n in needles), (pattern.pattern, m.group())
+
+
 @pytest.mark.parametrize(("text", "said"), [
     ("We went to the park and had lunch.", "2023-05-08"),
     ("See you on Monday.", "2023-05-08"),  # a weekday without last/next is not read

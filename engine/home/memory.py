@@ -309,10 +309,14 @@ class Memory:
         `index=False`, an index write that failed, events from an older version). Recall
         scans events not yet indexed, so results never depend on when this ran.
         """
+        from ..recall.masking import MARK_STEP, mark_objects
         from ..store.recall_index import sync_index
 
         with write(self.conn):
-            return sync_index(self.conn, max_events)
+            done = sync_index(self.conn, max_events)
+            # and what a find need not scan for secrets again (recall/masking.py: marks)
+            mark_objects(self.conn, None if max_events is None else MARK_STEP)
+            return done
 
     # -- status -------------------------------------------------------------------------------
     def status(self) -> StatusReport:

@@ -15,13 +15,27 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import sqlite3
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Iterable, Sequence
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+from ..objects import secret_values, secrets
 from ..objects.secrets import SecretHit, mask_secrets, redact_slice, scan_secrets
-from ..store.recall_index import fold
+from ..store.recall_index import (
+    clear_secret_marks,
+    fold,
+    get_stat,
+    secret_marks,
+    set_secret_marks,
+    set_stat,
+    unmarked_objects,
+)
 from .rank import SNIPPET_CHARS, snippet, snippet_field
 from .terms import Query
 
@@ -148,17 +162,78 @@ def mask_previews(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> list
             for item in items]
 
 
+# -- marks: an object's fields known to hold no secret ----------------------------------------
+# Scanning what a find shows is most of its secret-scan time, and most of that is object fields
+# (bodies of up to 16,000 chars). The syncs scan each indexed object's fields once and leave a
+# mark (store/recall_index.py): the digest of the detector's source and the exact field texts
+# when none holds a secret. A find trusts a mark only when it equals the digest of the texts it
+# shows, so an edit, a merge, a forget or a new detector can never make one stale.
+MARK_STEP = 200  # objects scanned per bounded sync (a worker poll): ~0.1 s at 1,400 chars each
+RULES_STAT = "secret_rules"  # recall_state: the detector the marks were made with
+MARK_VERSION = b"1"  # how clean_mark digests; a new way makes every mark again
+
+
+@cache
+def _rules() -> bytes:
+    """A fingerprint of the secret detector (its two modules' source, and the Unicode tables
+    it normalises text with); random (no mark is ever trusted by another process) when the
+    source cannot be read."""
+    try:
+        source = b"".join(Path(m.__file__ or "").read_bytes() for m in (secrets, secret_values))
+    except OSError:
+        source = os.urandom(32)
+    unicode = unicodedata.unidata_version.encode()
+    return hashlib.blake2b(MARK_VERSION + unicode + source, digest_size=16).digest()
+
+
+def clean_mark(fields: Sequence[str]) -> bytes:
+    """The mark of an object whose `fields` (recall_index.object_field_texts) hold no secret."""
+    digest = hashlib.blake2b(_rules(), digest_size=16)
+    for text in fields:  # each with its length: no two lists of texts hash alike
+        data = text.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.digest()
+
+
+def mark_objects(conn: sqlite3.Connection, limit: int | None = MARK_STEP) -> int:
+    """Scan the fields of up to `limit` (None: all) indexed objects not scanned yet and mark
+    them (first forgetting every mark, when the detector changed); inside the caller's write
+    transaction (Memory.sync_recall_index). Returns how many it scanned."""
+    rules = int.from_bytes(_rules()[:6], "big")
+    if get_stat(conn, RULES_STAT) != rules:
+        clear_secret_marks(conn)
+        set_stat(conn, RULES_STAT, rules)
+    pending = unmarked_objects(conn, limit)
+    set_secret_marks(conn, [(rid, b"" if any(scan_secrets(t) for t in fields)
+                             else clean_mark(fields)) for rid, fields in pending])
+    return len(pending)
+
+
+def _clean_objects(conn: sqlite3.Connection, hits: list[dict[str, Any]]) -> set[str]:
+    """The object hits whose fields (in `_source`) a mark vouches for."""
+    shown = {h["id"]: h["_source"][0] for h in hits
+             if h["kind"] == "object" and h["_source"] is not None}
+    if not shown:
+        return set()
+    marks = secret_marks(conn, sorted(shown))
+    return {i for i, mark in marks.items() if mark and mark == clean_mark(shown[i])}
+
+
 def holds_secret(text: str) -> bool:
     """Whether `text` holds a secret-looking value."""
     return bool(scan_secrets(text))
 
 
-def add_snippets(hits: list[dict[str, Any]], parsed: Query, reveal: bool) -> set[str]:
+def add_snippets(conn: sqlite3.Connection, hits: list[dict[str, Any]], parsed: Query,
+                 reveal: bool) -> set[str]:
     """Snippets for the hits memory_find returns (their `_source` and `_summary` taken out),
     cut from masked text unless `reveal` (a snippet cut from raw text could hold part of a
-    secret no detector sees once it is cut). Returns the words of the secrets in the hits'
-    texts, for the caller to mask wherever they appear."""
+    secret no detector sees once it is cut); an object whose mark vouches for its fields is
+    not scanned again. Returns the words of the secrets in the hits' texts, for the caller to
+    mask wherever they appear."""
     words: set[str] = set()
+    clean = set() if reveal else _clean_objects(conn, hits)
 
     def shown(text: str) -> str:
         if reveal:
@@ -172,6 +247,9 @@ def add_snippets(hits: list[dict[str, Any]], parsed: Query, reveal: bool) -> set
         summary = hit.pop("_summary")
         if hit["kind"] == "event":
             hit["snippet"] = snippet(shown(source[0]), parsed, source[1])
+        elif source is not None and hit["id"] in clean:
+            fields, why, idf = source
+            hit["snippet"] = snippet(fields[snippet_field(fields, why)], parsed, idf)
         elif source is not None:
             fields, why, idf = source
             chosen = snippet_field(fields, why)

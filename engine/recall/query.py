@@ -178,7 +178,7 @@ def memory_find(
                              -h["id"] if h["kind"] == "event" else 0, str(h["id"])))
     later_first(hits, parsed)
     answer["hits"] = hits[:limit]
-    words = add_snippets(answer["hits"], parsed, reveal)
+    words = add_snippets(conn, answer["hits"], parsed, reveal)
     if reveal:
         return answer
     words |= secret_words([query])

@@ -23,7 +23,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ..store.recall_index import CJK_RUN, fold, units
+from ..store.recall_index import CJK_RUN, fold, prefix_match, units
 from .stem import MIN_WORD, stem
 from .terms import Query, Term
 
@@ -106,15 +106,17 @@ def _lookup(
 ) -> tuple[list[int] | None, float, list[str]]:
     """(rowids holding `term`, or None when more than CAP do; its document frequency; the
     FTS5 expressions whose newest postings stand for it when every term is common)."""
+    match = prefix_match(conn, table, term.text) if term.fts.endswith("*") else None
+    match = term.fts if match is None else match  # "": no token starts with the prefix
     try:
-        postings = _rowids(conn, table, term.fts, CAP + 1)
+        postings = _rowids(conn, table, match, CAP + 1) if match else []
     except sqlite3.OperationalError:  # a term the tokenizer reduces to nothing
         return [], 0.0, []
     if len(postings) <= CAP:
         return postings, float(len(postings)), []
     # CAP + 1 postings in (last, top]: scale that density to the whole index
     span = max(1, top_id - postings[-1])
-    return None, min(float(stats.n), max(CAP + 1.0, (CAP + 1) * top_id / span)), [term.fts]
+    return None, min(float(stats.n), max(CAP + 1.0, (CAP + 1) * top_id / span)), [match]
 
 
 def _lookup_vocab(
@@ -210,8 +212,9 @@ def candidates(
         used += len(lists[name])
     if not chosen:  # only common terms: the newest CAP postings of each stand for them
         for name, matches in fallback.items():
-            lists[name] = sorted({r for m in matches for r in _rowids(conn, table, m, CAP)},
-                                 reverse=True)[:CAP]
+            # the newest CAP of their OR: the same rows as the newest CAP of each, merged and
+            # cut, in one statement that stops at the LIMIT
+            lists[name] = _rowids(conn, table, " OR ".join(matches), CAP)
             chosen.append(name)
     # up to POSTINGS_BUDGET postings: the loop stays lean (no filter when nothing is filtered,
     # and (score, rowid) pairs that compare in C instead of a key function per posting)

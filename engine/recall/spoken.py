@@ -114,27 +114,42 @@ _RULES: tuple[tuple[re.Pattern[str], _Reader], ...] = (
     (re.compile(rf"\b(last|this|next)\s+month\b|{_CJK_STEP}(?:个)?月{_NOT_MONTH}"),
      lambda m, d: _month(d, _STEP[m.group(1) or m.group(2)])),
 )
+# Each rule's phrase holds one of its needles (in _RULES' order; a test checks it).
+_RULE_NEEDLES: tuple[tuple[str, ...], ...] = (
+    ("前",), ("yesterday", "前天"), ("tomorrow", "后天", "後天"),
+    ("today", "tonight", "this", "今天", "今晚", "今早"), ("yesterday", "last", "昨天", "昨晚"),
+    ("tomorrow", "明天", "明晚"), ("ago",), ("weekend",), ("day",), ("周", "星期", "礼拜"),
+    ("week", "周", "星期", "礼拜"), ("month", "月"))
 # Every rule's phrase holds one of these (a test checks it): one scan of a text that holds
 # none (nine in ten turns) costs about a tenth of reading it with every rule.
 _MENTIONS = re.compile(
     r"yesterday|today|tonight|tomorrow|ago\b|week|month|night|"
     r"morning|afternoon|evening|(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
     r"[昨今明前后後]天|[昨今明]晚|今早|[上下这本]个?(?:周|星期|礼拜|月)|(?:天|周|个?星期|个月)前")
+# Every match of _MENTIONS holds one of these (a test checks it): substring tests in C, so the
+# regex, which tries each of its branches at every position, reads only the texts that pass.
+_MENTION_NEEDLES = ("day", "tomorrow", "ago", "week", "month", "night", "morning", "afternoon",
+                    "evening", "天", "晚", "今早", "周", "星期", "礼拜", "月")
 
 
 def spoken_spans(text: str, said_on: str) -> list[Span]:
     """The spans of days `text` speaks of, read relative to `said_on` (an ISO date or
     datetime, of which the first 10 chars are used); [] when it names none or said_on is no
     date. Each phrase is read once, by the first (longest) rule that matches it."""
+    folded = text.lower()
+    if not any(needle in folded for needle in _MENTION_NEEDLES):
+        return []
     try:
         said = date.fromisoformat(said_on[:10])
     except ValueError:
         return []
-    folded = text.lower()
     if _MENTIONS.search(folded) is None:
         return []
+    # a rule none of whose needles is in the text cannot match it: only the others run
     return first_readings(folded, [(pattern, partial(_span_or_none, read, said))
-                                   for pattern, read in _RULES])
+                                   for (pattern, read), needles in zip(_RULES, _RULE_NEEDLES,
+                                                                       strict=True)
+                                   if any(needle in folded for needle in needles)])
 
 
 def _span_or_none(read: _Reader, said: date, match: re.Match[str]) -> Span | None:

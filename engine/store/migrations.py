@@ -12,7 +12,12 @@ import sqlite3
 from collections.abc import Callable
 
 from .ledger import m009_forget_audit
-from .recall_tables import m002_recall_index, m010_recall_date_mentions
+from .recall_tables import (
+    m002_recall_index,
+    m010_recall_date_mentions,
+    m013_recall_objects_vocab,
+    m014_recall_secret_marks,
+)
 from .script import run_script
 from .vault_tables import m003_vault, m012_projection_intents
 
@@ -479,4 +484,5 @@ def m011_job_provider(conn: sqlite3.Connection) -> None:
 MIGRATIONS.extend([m002_recall_index, m003_vault, m004_object_names, m005_fragment_index,
                    m006_batch_lookups, m007_event_keys, m008_version_origin,
                    m009_forget_audit, m010_recall_date_mentions, m011_job_provider,
-                   m012_projection_intents])
+                   m012_projection_intents, m013_recall_objects_vocab,
+                   m014_recall_secret_marks])

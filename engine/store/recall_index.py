@@ -40,6 +40,8 @@ from operator import add
 from ..base.dates import mention_tokens
 
 SYNC_CHUNK = 5_000
+OBJECTS_VOCAB = "recall_objects_vocab"  # fts5vocab over recall_objects_fts (migration m013)
+PREFIX_AS_WORDS_MAX = 20  # a prefix starting at most this many words is looked up as their OR
 
 CJK_CHARS = (
     "\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
@@ -128,6 +130,28 @@ def units(text: str) -> int:
 
 
 
+def prefix_match(conn: sqlite3.Connection, table: str, prefix: str) -> str | None:
+    """An FTS5 expression matching exactly the rows `"prefix"*` matches in `table`, cheaper:
+    the OR of the (at most PREFIX_AS_WORDS_MAX) tokens of the objects index starting with
+    `prefix`, read from its fts5vocab view. FTS5 merges every posting of every expansion before
+    it yields one row of a prefix query (a few ms at 10,000 objects for a name in half of
+    them); an OR of words walks their postings newest first and stops at the LIMIT.
+    "" when no token starts with it; None when the prefix query is what to run (more words,
+    another table, a view missing from a home opened read-only before migration m013, or a
+    prefix the tokenizer might split, which only an alphanumeric one never is)."""
+    if table != "recall_objects_fts" or not prefix.isalnum():
+        return None
+    try:
+        words = conn.execute(
+            f"SELECT term FROM {OBJECTS_VOCAB} WHERE term >= ? AND term < ? LIMIT ?",
+            (prefix, prefix + "\U0010ffff", PREFIX_AS_WORDS_MAX + 1)).fetchall()
+    except sqlite3.OperationalError:  # no such table: a home not migrated yet
+        return None
+    if len(words) > PREFIX_AS_WORDS_MAX:
+        return None
+    return " OR ".join('"' + w[0].replace('"', '""') + '"' for w in words)
+
+
 def get_stat(conn: sqlite3.Connection, key: str) -> int:
     """An integer from recall_state (0 when absent)."""
     row = conn.execute("SELECT value FROM recall_state WHERE key = ?", (key,)).fetchone()
@@ -136,12 +160,14 @@ def get_stat(conn: sqlite3.Connection, key: str) -> int:
 
 def index_lag(conn: sqlite3.Connection) -> tuple[bool, int]:
     """What the index has to catch up, in one read: whether an event is past the watermark,
-    and how many changed objects wait to be re-indexed (the worker syncs only when either)."""
+    and how many changed objects wait to be re-indexed or scanned for secrets (the worker
+    syncs only when either)."""
     row = conn.execute(
         "SELECT COALESCE((SELECT MAX(id) FROM events), 0)"
         " > COALESCE((SELECT CAST(value AS INTEGER) FROM recall_state"
         "             WHERE key = 'events_indexed_to'), 0),"
-        " (SELECT COUNT(*) FROM recall_dirty)").fetchone()
+        " (SELECT COUNT(*) FROM recall_dirty)"
+        " + (SELECT COUNT(*) FROM recall_object_keys WHERE secret_mark IS NULL)").fetchone()
     return bool(row[0]), int(row[1])
 
 
@@ -245,6 +271,52 @@ def _sync_objects(conn: sqlite3.Connection) -> int:
     conn.execute("DELETE FROM recall_dirty")
     _set_stats(conn, objects_docs=docs, objects_body_units=body_units)
     return len(dirty)
+
+
+# -- secret marks ---------------------------------------------------------------------------
+# What recall's masking (recall/masking.py) remembers of an indexed object: `secret_mark` is
+# NULL until its fields are scanned, then the digest it computes of the detector and the exact
+# field texts when none holds a secret, or b"" when one does. A reader trusts a mark only when
+# it equals the digest of the texts in hand, so no write can make one stale; re-indexing an
+# object (every change of it) drops its mark with its key row.
+
+def unmarked_objects(conn: sqlite3.Connection, limit: int | None) -> list[tuple[int, tuple[
+        str, str, str, str, str]]]:
+    """(rid, field texts) of up to `limit` indexed objects (all: None) whose fields are not
+    scanned yet; an object changed since it was indexed waits for its re-index."""
+    rows = conn.execute(
+        "SELECT k.rid, o.id, o.name, o.aliases, o.cues, o.summary, o.body"
+        " FROM recall_object_keys k JOIN objects o ON o.id = k.object_id"
+        " WHERE k.secret_mark IS NULL"
+        " AND k.object_id NOT IN (SELECT object_id FROM recall_dirty) LIMIT ?",
+        (-1 if limit is None else limit,)).fetchall()
+    return [(row[0], object_field_texts(row[1:])) for row in rows]
+
+
+def set_secret_marks(conn: sqlite3.Connection, marks: list[tuple[int, bytes]]) -> None:
+    """Record each (rid, mark) (see above); inside the caller's write transaction."""
+    conn.executemany("UPDATE recall_object_keys SET secret_mark = ? WHERE rid = ?",
+                     [(mark, rid) for rid, mark in marks])
+
+
+def clear_secret_marks(conn: sqlite3.Connection) -> None:
+    """Forget every mark (the detector changed: each is to be scanned again); inside the
+    caller's write transaction."""
+    conn.execute("UPDATE recall_object_keys SET secret_mark = NULL"
+                 " WHERE secret_mark IS NOT NULL")
+
+
+def set_stat(conn: sqlite3.Connection, key: str, value: int) -> None:
+    """Set an integer of recall_state; inside the caller's write transaction."""
+    _set_stats(conn, **{key: value})
+
+
+def secret_marks(conn: sqlite3.Connection, object_ids: list[str]) -> dict[str, bytes]:
+    """The marks of these objects that are set."""
+    return {row[0]: row[1] for row in conn.execute(
+        "SELECT object_id, secret_mark FROM recall_object_keys"
+        " WHERE object_id IN (SELECT value FROM json_each(?)) AND secret_mark IS NOT NULL",
+        (json.dumps(object_ids),))}
 
 
 def reindex_forgotten(conn: sqlite3.Connection, old_texts: dict[int, str]) -> int:

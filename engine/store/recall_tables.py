@@ -19,7 +19,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from .recall_index import reset_index, sync_index
+from .recall_index import OBJECTS_VOCAB, reset_index, sync_index
 from .script import run_script
 
 _TOKENIZER = "unicode61 remove_diacritics 2"
@@ -93,3 +93,24 @@ def rebuild_events_index(conn: sqlite3.Connection,
 def m010_recall_date_mentions(conn: sqlite3.Connection) -> None:
     """Rebuild the recall index: event texts now carry tokens for the dates they mention."""
     rebuild_events_index(conn, REBUILD_PROGRESS)
+
+
+def m013_recall_objects_vocab(conn: sqlite3.Connection) -> None:
+    """A read-only view of the objects index's tokens (FTS5's own fts5vocab: no rows of its
+    own, nothing to fill or keep up), so a prefix term is expanded to the few words it starts
+    and looked up as their OR (recall_index.py: prefix_match), not as an FTS5 prefix query."""
+    conn.execute(f"CREATE VIRTUAL TABLE {OBJECTS_VOCAB} USING fts5vocab("
+                 "'recall_objects_fts', 'row')")
+
+
+def m014_recall_secret_marks(conn: sqlite3.Connection) -> None:
+    """Each indexed object's secret mark (recall_index.py): NULL until the next syncs scan its
+    fields (Memory.sync_recall_index; the worker's polls see them as work to do)."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE recall_object_keys ADD COLUMN secret_mark BLOB;
+        CREATE INDEX recall_object_keys_unmarked ON recall_object_keys (rid)
+            WHERE secret_mark IS NULL;
+        """,
+    )
