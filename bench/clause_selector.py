@@ -456,6 +456,10 @@ def main(argv: list[str] | None = None) -> int:
             cl = all_clauses([conv])
             for c, s in zip(cl, model.score(cl), strict=True):
                 c.score = float(s)
+        if kind == "surface":  # what the model leans on, per standard deviation of log(1+x)
+            weights = sorted(zip(SURFACE, model.fit.coef_[0], strict=True),
+                             key=lambda w: -abs(w[1]))
+            print("surface weights: " + ", ".join(f"{k} {w:+.2f}" for k, w in weights))
         vcl = all_clauses(valid)
         auc = roc_auc_score([c.label for c in vcl], [c.score for c in vcl])
         print(f"learned[{kind}]: C={strength} tuning LOCO AUC {cv_auc:.3f}, "
