@@ -1,14 +1,16 @@
 """Could a learned clause selector give the builtin a better fact-recall/size trade? (offline)
 
     python bench/clause_selector.py               # the screen (tuning 0-2, validation 3-4)
+    python bench/clause_selector.py --label part --kinds surface,words
     python bench/clause_selector.py --data FILE
 
 The builtin writes, per turn about the speaker, up to three of the turn's candidate clauses
 (engine/models/builtin/speech.py: `listen` gives them ranked, `pick_facts` keeps the first
 ones that say something new). Here every candidate clause comes from that same code path
 (`listen` with the names-enough bar lowered to 0, so the bar becomes one more feature) and is
-labelled positive when its third-person line holds >= 60% of the content words of some
-observation fact of its conversation (bench/fact_quality.py's definition).
+labelled (`--label`): `holds` when its third-person line holds >= 60% of the content words of
+some observation fact of its conversation (bench/fact_quality.py's test), `part` when it holds
+two content words of a fact that cites its turn (an annotator turned part of it into a fact).
 
 A logistic regression over weak features (surface: length, names, numbers, time words, past
 tense, the speaker as subject, novelty against what the speaker said before, position and rank
@@ -20,15 +22,16 @@ chosen lines are scored like the pipeline does, offline:
 - fact recall: share of facts that one turn line (the joined clauses) holds >= 60% of;
 - size: the lines' characters with their "- 2023-05-08: " / "  - " prefixes and newlines, per
   conversation character. The pipeline's objects also hold names, labels, schedules and
-  continuations (about 0.02 more): compare selectors on this scale, not with the goal directly;
-  `today` is printed beside the pipeline's own figure to show the offset.
+  continuations (about 0.011 more on LoCoMo): compare selectors on this scale, not with the
+  goal directly; `today` (K=3 t=3) is printed so it can be set beside organize_quality.py's.
 
 Selectors: `hand` (the builtin's ranking, K clauses a turn, names-enough bar t: today is K=3,
 t=3), `learned` (clauses ranked by the model's score, K a turn, those scoring under a threshold
-left out), `oracle` (only the positive clauses, ranked as the builtin does). For each target
-size the selector's parameters are chosen on tuning (most tuning recall within the size) and
-then measured on validation; the validation frontier (best recall at each size, interpolated)
-is printed too.
+left out; "per char" ranks by probability per character instead), `oracle[label]` (only the
+clauses the label calls positive, ranked as the builtin does). Printed: the validation envelope
+(best recall at each size over a selector's settings, mixing two), and for each target size the
+setting chosen on tuning (most tuning recall within the size), measured on validation beside
+the hand rules' envelope at the size it reached.
 """
 
 from __future__ import annotations
@@ -102,7 +105,6 @@ class Conversation:
     facts: list[set[str]]
     chars: int
     name: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def bar_of(line: str, name: str) -> int:
