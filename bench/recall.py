@@ -2,6 +2,7 @@
 
     python bench/recall.py                       # everything, default sizes (several minutes)
     python bench/recall.py --skip scale,ingest   # only the recall tables (about a minute)
+    python bench/recall.py --skip locomo,ingest,scale,memorybank-cn   # English MemoryBank only
     python bench/recall.py --events 200000 --objects 2000
 
 Sections (data by path, never copied into the project):
@@ -9,10 +10,13 @@ Sections (data by path, never copied into the project):
    for every question with evidence, recall@5/10/20 of the evidence turns through memory_find
    over raw events, per category, beside rank-bm25 (BM25Okapi, lowercase [a-z0-9]+ tokens) over
    the same turns in the same run.
-2. memorybank: the Chinese MemoryBank histories (each query and response an event, one memory
-   per user, and all users pooled in one memory with the English histories as distractors);
-   per hand-labelled probing question (bench/recall_labels_memorybank.json), whether a labelled
-   turn is in memory_find's top 10, beside BM25Okapi over CJK character bigrams.
+2. memorybank: the Chinese and the English MemoryBank histories (each query and response an
+   event, one memory per user, and all users of both languages pooled in one memory, so each
+   language's questions meet the other's turns as distractors); per hand-labelled probing
+   question (bench/recall_labels_memorybank.json, bench/recall_labels_memorybank_en.json), the
+   rank of a labelled turn in memory_find's top 10, beside BM25Okapi over CJK character bigrams
+   (Chinese) or the LoCoMo baseline's English tokens (English). The English probes were
+   labelled before any measurement and no rule is tuned to them.
 3. ingest: the cost of the index on ingesting events, against a bare executemany, and the
    rejected design (a per-row FTS5 trigger) for comparison.
 4. scale: p50/p95 latency of memory_find with N events (synthetic: real LoCoMo/MemoryBank turns
@@ -34,6 +38,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -196,6 +201,40 @@ def _ms(values: list[float], pct: int) -> str:
 
 # -- 2. MemoryBank ----------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Bank:
+    """One language of MemoryBank: its histories, the hand labels of its probing questions, and
+    how its BM25 baseline cuts text. The pooled memory holds both languages' users, so each
+    language's questions meet the other's turns as distractors."""
+
+    code: str  # "cn" or "en", as the data files name the language
+    language: str
+    tokens: Callable[[str], list[str]]
+    shown: int  # characters of a question the rank table shows
+
+    def history_file(self) -> str:
+        return f"memory_bank_{self.code}-dev.json"
+
+
+def english_tokens(text: str) -> list[str]:
+    """The LoCoMo baseline's tokens: lowercase [a-z0-9]+ words."""
+    return _WORDS.findall(text.lower())
+
+
+def cjk_bigram_tokens(text: str) -> list[str]:
+    text = text.lower()
+    out = _WORDS.findall(text)
+    for run in CJK_RUN.findall(text):
+        out += [run[i : i + 2] for i in range(len(run) - 1)] or [run]
+    return out
+
+
+BANKS = {"cn": Bank("cn", "Chinese", cjk_bigram_tokens, 34),
+         "en": Bank("en", "English", english_tokens, 44)}
+LABELS = {"cn": ROOT / "bench" / "recall_labels_memorybank.json",
+          "en": ROOT / "bench" / "recall_labels_memorybank_en.json"}
+
+
 def memorybank_rows(history: dict, user: str) -> tuple[list[tuple], list[str]]:
     rows, turn_of = [], []
     for date, turns in history.items():
@@ -208,66 +247,91 @@ def memorybank_rows(history: dict, user: str) -> tuple[list[tuple], list[str]]:
     return rows, turn_of
 
 
-def cjk_bigram_tokens(text: str) -> list[str]:
-    text = text.lower()
-    out = _WORDS.findall(text)
-    for run in CJK_RUN.findall(text):
-        out += [run[i : i + 2] for i in range(len(run) - 1)] or [run]
-    return out
+def memorybank_histories(folder_data: Path, bank: Bank) -> dict[str, dict]:
+    """Each user's history (date -> turns) of one language; the English file pads some names
+    with spaces (' Jason '), which the labels do not."""
+    data = json.loads((folder_data / bank.history_file()).read_text(encoding="utf-8"))
+    return {user.strip(): record["history"] for user, record in data.items()}
 
 
-def bench_memorybank(folder_data: Path, labels_path: Path, folder: str) -> None:
-    splits, out, pooled = memorybank_recall(folder_data, labels_path, folder)
-    table("MemoryBank (Chinese) probing questions: rank of the labelled turn in the top 10 "
-          "('-' = not in the top 10; * = names only a date or 'the first talk')",
+def load_labels(path: Path, histories: dict[str, dict]) -> dict[str, list[dict]]:
+    """The hand labels of `path` (per user, in history order), checked against the histories
+    they label: every user has a history, every turn is a 'DATE#INDEX' that user's history
+    holds, and a question names turns unless it is marked none (no answer in the history).
+    A bad label raises ValueError naming it: a typo would otherwise count as a miss no ranker
+    could fix."""
+    labels = json.loads(path.read_text(encoding="utf-8"))["users"]
+    for user, questions in labels.items():
+        if user not in histories:
+            raise ValueError(f"{path.name}: user {user!r} has no history")
+        for q in questions:
+            where = f"{path.name}: {user} q{q.get('q')}"
+            if bool(q.get("none")) == bool(q["turns"]):
+                raise ValueError(f"{where}: give turns, or none for a question with no answer")
+            for turn in q["turns"]:
+                date, _, index = turn.partition("#")
+                day = histories[user].get(date)
+                if day is None or not index.isdigit() or int(index) >= len(day):
+                    raise ValueError(f"{where}: turn {turn!r} is not in the history")
+    return labels
+
+
+def bench_memorybank(folder_data: Path, labels_path: Path, folder: str,
+                     bank: Bank = BANKS["cn"]) -> None:
+    splits, out, pooled = memorybank_recall(folder_data, labels_path, folder, bank)
+    table(f"MemoryBank ({bank.language}) probing questions: rank of the labelled turn in the "
+          "top 10 ('-' = not in the top 10; * = names only a date or 'the first talk'; "
+          "questions with no answer in the history are left out)",
           ["user", "q", "question", "find", "bm25", "find pooled", "bm25 pooled"], out)
     for split, totals in sorted(splits.items(), key=lambda kv: kv[0] != "tuning"):
-        _memorybank_summary(split, totals, pooled)
+        _memorybank_summary(bank, split, totals, pooled)
+
+
+def _pooled_memory(folder_data: Path, bank: Bank, folder: str
+                   ) -> tuple[sqlite3.Connection, dict[int, str], BM25Okapi, list[str]]:
+    """Every user of both languages in one memory (Chinese first, in file order); turns of the
+    other language are named 'CODE:user/...' so they never match a label. BM25 over it cuts
+    CJK bigrams, which on English text are exactly the English tokens."""
+    rows, turns = [], []
+    for other in BANKS.values():
+        prefix = "" if other == bank else f"{other.code}:"
+        for user, history in memorybank_histories(folder_data, other).items():
+            user_rows, user_turns = memorybank_rows(history, prefix + user)
+            rows += user_rows
+            turns += user_turns
+    conn = fresh_db(folder, f"memorybank-{bank.code}-pooled")
+    turn_of = dict(zip(ingest(conn, rows), turns, strict=True))
+    return conn, turn_of, BM25Okapi([cjk_bigram_tokens(r[-1]) for r in rows]), turns
 
 
 def memorybank_recall(
-    folder_data: Path, labels_path: Path, folder: str,
+    folder_data: Path, labels_path: Path, folder: str, bank: Bank = BANKS["cn"],
 ) -> tuple[dict[str, dict[str, int]], list[list[Any]], int]:
     """Hits @3/@10 per split and ranker, the rank of each question's turn per ranker, and the
-    size of the pooled memory."""
-    cn = json.loads((folder_data / "memory_bank_cn-dev.json").read_text(encoding="utf-8"))
-    en = json.loads((folder_data / "memory_bank_en-dev.json").read_text(encoding="utf-8"))
-    labels = json.loads(labels_path.read_text(encoding="utf-8"))["users"]
-    pooled_rows, pooled_turns = [], []
-    per_user = {}
-    for user, record in cn.items():
-        rows, turns = memorybank_rows(record["history"], user)
-        per_user[user] = (rows, turns)
-        pooled_rows += rows
-        pooled_turns += turns
-    for user, record in en.items():
-        rows, turns = memorybank_rows(record["history"], "en:" + user.strip())
-        pooled_rows += rows
-        pooled_turns += turns
-    pooled = fresh_db(folder, "memorybank-pooled")
-    pooled_ids = ingest(pooled, pooled_rows)
-    pooled_turn = dict(zip(pooled_ids, pooled_turns, strict=True))
-    pooled_bm25 = BM25Okapi([cjk_bigram_tokens(r[-1]) for r in pooled_rows])
+    size of the pooled memory. Questions labelled none are left out of both."""
+    histories = memorybank_histories(folder_data, bank)
+    labels = load_labels(labels_path, histories)
+    pooled, pooled_turn, pooled_bm25, pooled_turns = _pooled_memory(folder_data, bank, folder)
     out: list[list[Any]] = []
     splits: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for number, (user, questions) in enumerate(labels.items()):
         # the first half of the labelled users tunes, the second half validates
         totals = splits[split_name(number < len(labels) // 2)]
+        questions = [q for q in questions if not q.get("none")]
         totals["questions"] += len(questions)
         totals["lexical"] += sum(1 for q in questions if not q.get("time_only"))
-        rows, turns = per_user[user]
-        conn = fresh_db(folder, f"memorybank-{len(out)}")
-        ids = ingest(conn, rows)
-        turn_of = dict(zip(ids, turns, strict=True))
-        bm25 = BM25Okapi([cjk_bigram_tokens(r[-1]) for r in rows])
+        rows, turns = memorybank_rows(histories[user], user)
+        conn = fresh_db(folder, f"memorybank-{bank.code}-{number}")
+        turn_of = dict(zip(ingest(conn, rows), turns, strict=True))
+        bm25 = BM25Okapi([bank.tokens(r[-1]) for r in rows])
         for q in questions:
             want = {f"{user}/{t}" for t in q["turns"]}
             mine = _rank_turns(memory_find(conn, q["question"], types=["event"], limit=10),
                                turn_of)
-            base = _bm25_turns(bm25, q["question"], turns)
+            base = _bm25_turns(bm25, bank.tokens(q["question"]), turns)
             pool = _rank_turns(memory_find(pooled, q["question"], types=["event"], limit=10),
                                pooled_turn)
-            pool_base = _bm25_turns(pooled_bm25, q["question"], pooled_turns)
+            pool_base = _bm25_turns(pooled_bm25, cjk_bigram_tokens(q["question"]), pooled_turns)
             marks = [_rank_of(want, r) for r in (mine, base, pool, pool_base)]
             for name, rank in zip(("find", "bm25", "find pooled", "bm25 pooled"), marks,
                                   strict=True):
@@ -276,22 +340,24 @@ def memorybank_recall(
                     totals[f"{name} @{k}"] += hit
                     if not q.get("time_only"):
                         totals[f"{name} @{k} (lexical)"] += hit
-            out.append([user, q["q"], q["question"][:34] + ("*" if q.get("time_only") else ""),
+            out.append([user, q["q"],
+                        q["question"][: bank.shown] + ("*" if q.get("time_only") else ""),
                         *(r if r is not None else "-" for r in marks)])
         conn.close()
     pooled.close()
-    return splits, out, len(pooled_rows)
+    return splits, out, len(pooled_turn)
 
 
-def _memorybank_summary(split: str, totals: dict[str, int], pooled: int) -> None:
+def _memorybank_summary(bank: Bank, split: str, totals: dict[str, int], pooled: int) -> None:
     n, lexical = totals["questions"], totals["lexical"]
     summary = [[name, *(f"{totals[f'{name} @{k}']}/{n} = {totals[f'{name} @{k}'] / n:.3f}"
                         for k in (3, 10)),
                 *(f"{totals[f'{name} @{k} (lexical)']}/{lexical} = "
                   f"{totals[f'{name} @{k} (lexical)'] / lexical:.3f}" for k in (3, 10))]
                for name in ("find", "bm25", "find pooled", "bm25 pooled")]
-    table(f"MemoryBank (Chinese) recall@3 and @10 of the labelled turn, {split} split (per "
-          f"user memory ~90 events; pooled ~{pooled} events, Chinese and English users together)",
+    table(f"MemoryBank ({bank.language}) recall@3 and @10 of the labelled turn, {split} split "
+          f"(per user memory ~90 events; pooled ~{pooled} events, Chinese and English users "
+          "together)",
           ["", "@3 all questions", "@10 all questions", "@3 without time-only",
            "@10 without time-only"], summary)
 
@@ -305,8 +371,8 @@ def _rank_turns(answer: dict, turn_of: dict[int, str]) -> list[str]:
     return seen
 
 
-def _bm25_turns(bm25: BM25Okapi, question: str, turns: list[str]) -> list[str]:
-    scores = bm25.get_scores(cjk_bigram_tokens(question))
+def _bm25_turns(bm25: BM25Okapi, tokens: list[str], turns: list[str]) -> list[str]:
+    scores = bm25.get_scores(tokens)
     seen: list[str] = []
     for i in sorted(range(len(turns)), key=lambda i: -scores[i])[:10]:
         if turns[i] not in seen:
@@ -562,7 +628,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--locomo", default=str(DATA / "locomo" / "locomo-dev.json"))
     parser.add_argument("--memorybank", default=str(DATA / "memorybank"))
-    parser.add_argument("--labels", default=str(ROOT / "bench" / "recall_labels_memorybank.json"))
+    parser.add_argument("--labels", default=str(LABELS["cn"]), help="Chinese MemoryBank labels")
+    parser.add_argument("--labels-en", default=str(LABELS["en"]),
+                        help="English MemoryBank labels")
     parser.add_argument("--events", type=int, default=1_000_000, help="scale: events")
     parser.add_argument("--objects", type=int, default=10_000, help="scale: objects")
     parser.add_argument("--queries", type=int, default=40, help="scale: queries per kind")
@@ -570,7 +638,9 @@ def main() -> None:
                         help="scale/ingest: share of Chinese events")
     parser.add_argument("--ingest", type=int, default=100_000, help="ingest: events")
     parser.add_argument("--db", default=None, help="scale: build/reuse this database file")
-    parser.add_argument("--skip", default="", help="comma list of: locomo,memorybank,ingest,scale")
+    parser.add_argument("--skip", default="",
+                        help="comma list of: locomo, memorybank (both languages), memorybank-cn,"
+                             " memorybank-en, ingest, scale")
     parser.add_argument("--questions", type=int, default=0,
                         help="locomo: only the first N questions of each conversation (0: all;"
                              " for quick iteration, never for reported numbers)")
@@ -583,8 +653,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="memvault-recall-") as folder:
         if "locomo" not in skip:
             bench_locomo(Path(args.locomo), folder, args.questions)
-        if "memorybank" not in skip:
-            bench_memorybank(Path(args.memorybank), Path(args.labels), folder)
+        for code, labels in (("cn", args.labels), ("en", args.labels_en)):
+            if not skip & {"memorybank", f"memorybank-{code}"}:
+                bench_memorybank(Path(args.memorybank), Path(labels), folder, BANKS[code])
         if skip >= {"ingest", "scale"}:
             return
         en, cn = source_texts(Path(args.locomo), Path(args.memorybank))
