@@ -26,7 +26,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.dates import date_windows
 from ..base.errors import InputError, NotFound
 from ..objects.ids import OBJECT_TYPES, check_object_id, resolve_object_ref
 from ..objects.records import (
@@ -164,7 +163,7 @@ def memory_find(
     with_events = with_events and include_events
     answer: dict[str, Any] = {"query": query, "terms": [t.text for t in parsed.terms],
                               "hits": [], "notice": parsed.notice}
-    if not parsed.terms:
+    if not parsed.terms and not parsed.windows:  # a date alone is searched by its day
         answer["notice"] = "no searchable words in the query (only punctuation or symbols)"
         return answer
     want = max(CANDIDATES, 2 * limit)
@@ -211,7 +210,7 @@ def _find_events(
     ids = candidates(conn, "recall_events_fts", query, stats, watermark, allowed, set(), want,
                      vocab=True)
     ids += tail_candidates(query, stats, tail, want)
-    windows = date_windows(query.text)
+    windows = list(query.windows)
     dated = (events_in_windows(conn, windows, allowed, unread)
              | events_mentioning(conn, windows, allowed, tail)) if windows else set()
     rows = event_rows(conn, sorted(set(ids) | dated))
