@@ -56,6 +56,7 @@ from .masking import (
     secret_words,
 )
 from .rank import (
+    DATE_TERM,
     Stats,
     candidates,
     score_object,
@@ -213,6 +214,8 @@ def _find_events(
     windows = list(query.windows)
     dated = (events_in_windows(conn, windows, allowed, unread)
              | events_mentioning(conn, windows, allowed, tail)) if windows else set()
+    if windows:  # the date is a term whose documents are the events it finds
+        stats.set_df(DATE_TERM, len(dated))
     rows = event_rows(conn, sorted(set(ids) | dated))
     own: dict[int, tuple[float, list[str]]] = {}
     by_id: dict[int, Sequence[Any]] = {}
