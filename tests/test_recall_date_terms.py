@@ -7,8 +7,11 @@ from __future__ import annotations
 import pytest
 from memvault import Memory
 from memvault.base.dates import date_mentions
+from memvault.objects.records import ObjectRecord, save_object
 from memvault.recall.query import memory_find
 from memvault.recall.terms import parse_query
+from memvault.store.connection import write
+from memvault.store.recall_index import sync_index
 from memvault.timeline.events import NewEvent
 
 FILLER = [f"We talked about lunch plans number {i} and the weather." for i in range(30)]
@@ -85,3 +88,18 @@ def test_the_parser_reports_where_each_date_was_read() -> None:
     found = date_mentions(text)
     assert [text[a:b] for a, b in found.spans] == ["May 3rd", "12月16日", "2023-05-03"]
     assert len(found.windows) == 3
+
+
+def test_a_named_date_weighs_in_an_objects_score_as_a_term_no_object_holds(mem: Memory) -> None:
+    _fill(mem, ["I had to buy a blue umbrella at the market."])
+    with write(mem.conn):
+        save_object(mem.conn, ObjectRecord(id="knowledge:umbrella", type="knowledge",
+                                           name="umbrella", summary="a blue umbrella"),
+                    mem.clock.now())
+        sync_index(mem.conn)
+
+    def score(query: str) -> float:
+        hits = memory_find(mem.conn, query, types=["knowledge"])["hits"]
+        return next(h["score"] for h in hits if h["id"] == "knowledge:umbrella")
+
+    assert 0 < score("On May 3rd, which umbrella?") < score("which umbrella?")

@@ -281,6 +281,8 @@ def _find_objects(
         "SELECT coalesce(max(rid), 0) FROM recall_object_keys").fetchone()[0]
     stats = Stats(n, get_stat(conn, "objects_body_units") / max(n, 1))
     rids = candidates(conn, "recall_objects_fts", query, stats, top, allowed, exclude, want)
+    if query.windows:  # no object is found by a date: it weighs as a term none holds, so
+        stats.set_df(DATE_TERM, 0)  # objects and events stay on one scale
     rows = conn.execute(
         f"SELECT {_OBJECT_COLS} FROM objects WHERE id IN (SELECT object_id FROM"
         " recall_object_keys WHERE rid IN (SELECT value FROM json_each(?))"
