@@ -9,8 +9,9 @@ users tune, the rest validate: bench/recall.py).
 A rule earns its place when switching it off costs recall on validation too, not only on tuning
 (a rule that only helps the split it was fitted on is fitted to that corpus's phrasing). Each
 row shows the change from the engine as it is when that rule is off: LoCoMo recall@10 overall
-and per category, and MemoryBank hits @3/@10 (of 28 questions a split). Rules are switched off
-by patching module constants or functions for the run; nothing is written to the project.
+and per category, and Chinese (zh, 28 questions a split) and English (en, 14 tuning and 20
+validation questions) MemoryBank hits @3/@10. Rules are switched off by patching module
+constants or functions for the run; nothing is written to the project.
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from memvault.base import dates  # noqa: E402
 from memvault.recall import context, feedback, query, rank, terms  # noqa: E402
 from recall import (  # noqa: E402
+    BANKS,
     CATEGORIES,
     DATA,
+    LABELS,
     ROOT,
     Recall,
     locomo_recall,
@@ -43,6 +47,11 @@ QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "when", "where", "wh
 
 def _no_dates_spoken(text: str, said_on: str) -> list[Any]:
     return []
+
+
+def _date_words_kept(text: str) -> dates.DateMentions:
+    """The dates a query names, without their spans: their words are terms again."""
+    return dates.DateMentions(dates.date_mentions(text).windows, ())
 
 
 def _nothing(*args: Any, **kwargs: Any) -> None:
@@ -58,6 +67,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "one-or-two-term rule": [(query, "CONTEXT_MIN_TERMS", 0)],
     "spoken dates": [(context, "spoken_spans", _no_dates_spoken)],
     "date bonus": [(context, "DATE_BONUS", 0.0), (query, "DATE_BONUS", 0.0)],
+    "date words out of terms": [(terms, "date_mentions", _date_words_kept)],
     "recency tie-break": [(query, "later_first", _nothing)],
     "stopwords (none dropped)": [(terms, "STOPWORDS", frozenset())],
     "question words as stopwords": [(terms, "STOPWORDS", terms.STOPWORDS - QUESTION_WORDS)],
@@ -108,16 +118,20 @@ Scores = dict[str, dict[str, float]]  # split -> column -> value
 
 
 def measure(args: argparse.Namespace) -> Scores:
-    """LoCoMo recall@10 per category and overall, MemoryBank hits @3/@10, per split."""
+    """LoCoMo recall@10 per category and overall, zh and en MemoryBank hits @3/@10, per split."""
     out: Scores = {}
     with tempfile.TemporaryDirectory(prefix="memvault-ablation-") as folder:
         splits, _ = locomo_recall(Path(args.locomo), folder)
-        banks, _, _ = memorybank_recall(Path(args.memorybank), Path(args.labels), folder)
+        banks = {column: memorybank_recall(Path(args.memorybank), Path(labels), folder,
+                                           BANKS[code])[0]
+                 for column, code, labels in (("zh", "cn", args.labels),
+                                              ("en", "en", args.labels_en))}
     for split, recall in splits.items():
         out[split] = _locomo_columns(recall)
-        for k in (3, 10):
-            out[split][f"zh @{k}"] = banks[split][f"find @{k}"]
-            out[split][f"zh pooled @{k}"] = banks[split][f"find pooled @{k}"]
+        for code, bank in banks.items():
+            for k in (3, 10):
+                out[split][f"{code} @{k}"] = bank[split][f"find @{k}"]
+                out[split][f"{code} pooled @{k}"] = bank[split][f"find pooled @{k}"]
     return out
 
 
@@ -142,6 +156,7 @@ def main() -> None:
     parser.add_argument("--locomo", default=str(DATA / "locomo" / "locomo-dev.json"))
     parser.add_argument("--memorybank", default=str(DATA / "memorybank"))
     parser.add_argument("--labels", default=str(ROOT / "bench" / "recall_labels_memorybank.json"))
+    parser.add_argument("--labels-en", default=str(LABELS["en"]))
     parser.add_argument("--only", default="", help="comma list of rule names (substrings)")
     args = parser.parse_args()
     wanted = [w for w in args.only.split(",") if w]
@@ -160,7 +175,7 @@ def main() -> None:
             scores = measure(args)
         for split in rows:
             rows[split].append([name, *(
-                _delta(v, base[split][c], c.startswith("zh")) for c, v in scores[split].items())])
+                _delta(v, base[split][c], _is_count(c)) for c, v in scores[split].items())])
         print(f"measured {name}", file=sys.stderr)
     columns = list(base["tuning"])
     for split, split_rows in rows.items():
@@ -170,7 +185,12 @@ def main() -> None:
 
 
 def _fmt(value: float, column: str) -> str:
-    return str(int(value)) if column.startswith("zh") else f"{value:.3f}"
+    return str(int(value)) if _is_count(column) else f"{value:.3f}"
+
+
+def _is_count(column: str) -> bool:
+    """Whether a column counts MemoryBank hits (whole numbers) rather than a recall share."""
+    return column.startswith(("zh", "en"))
 
 
 if __name__ == "__main__":

@@ -118,12 +118,13 @@ def _window(kind: str, groups: tuple[str | None, ...]) -> DateWindow | None:
     return DateWindow(year, month, day)
 
 
-def first_readings(
+def read_spans(
     text: str, rules: Sequence[tuple[re.Pattern[str], Callable[[re.Match[str]], T | None]]],
-) -> list[T]:
-    """What `rules` read in `text`, each distinct reading once: a phrase is read by the first
-    rule whose pattern matches it and whose reader makes something of it (None: a later,
-    shorter rule may still read it), and a phrase already read is not read again in part."""
+) -> tuple[list[T], list[tuple[int, int]]]:
+    """What `rules` read in `text`, each distinct reading once, and the character spans of
+    the phrases read: a phrase is read by the first rule whose pattern matches it and whose
+    reader makes something of it (None: a later, shorter rule may still read it), and a phrase
+    already read is not read again in part."""
     taken: list[tuple[int, int]] = []
     found: list[T] = []
     for pattern, read in rules:
@@ -135,18 +136,41 @@ def first_readings(
                 taken.append(match.span())
                 if reading not in found:
                     found.append(reading)
-    return found
+    return found, sorted(taken)
+
+
+def first_readings(
+    text: str, rules: Sequence[tuple[re.Pattern[str], Callable[[re.Match[str]], T | None]]],
+) -> list[T]:
+    """What `rules` read in `text`, each distinct reading once (read_spans without spans)."""
+    return read_spans(text, rules)[0]
+
+
+@dataclass(frozen=True)
+class DateMentions:
+    """The explicit dates a query names and where: `spans` are the (start, end) character
+    ranges of the phrases read, in order, so the words they consume can be left out of the
+    query's lexical terms (the date answers for them)."""
+
+    windows: tuple[DateWindow, ...]
+    spans: tuple[tuple[int, int], ...]
+
+
+_QUERY_RULES = [(pattern, lambda m, kind=kind: _window(kind, m.groups()))
+                for pattern, kind in _PATTERNS]
+
+
+def date_mentions(text: str) -> DateMentions:
+    """The explicit dates a query names, each once, longest phrase first (a phrase already
+    read is not read again as a shorter one: "May 3, 2023" is not also "May 3"), with the
+    spans of the phrases that named them."""
+    windows, spans = read_spans(text, _QUERY_RULES)
+    return DateMentions(tuple(windows), tuple(spans))
 
 
 def date_windows(text: str) -> list[DateWindow]:
-    """The explicit dates a query names, each once, longest phrase first (a phrase already
-    read is not read again as a shorter one: "May 3, 2023" is not also "May 3")."""
-    return first_readings(text, [(pattern, _reader(kind)) for pattern, kind in _PATTERNS])
-
-
-def _reader(kind: str) -> Callable[[re.Match[str]], DateWindow | None]:
-    """What reads a match of one of _PATTERNS' `kind` of date."""
-    return lambda match: _window(kind, match.groups())
+    """The explicit dates a query names, each once, longest phrase first."""
+    return list(date_mentions(text).windows)
 
 
 # -- dates written inside text, as index tokens ------------------------------------------------

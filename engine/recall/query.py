@@ -26,7 +26,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.dates import date_windows
 from ..base.errors import InputError, NotFound
 from ..objects.ids import OBJECT_TYPES, check_object_id, resolve_object_ref
 from ..objects.records import (
@@ -57,6 +56,7 @@ from .masking import (
     secret_words,
 )
 from .rank import (
+    DATE_TERM,
     Stats,
     candidates,
     score_object,
@@ -164,7 +164,7 @@ def memory_find(
     with_events = with_events and include_events
     answer: dict[str, Any] = {"query": query, "terms": [t.text for t in parsed.terms],
                               "hits": [], "notice": parsed.notice}
-    if not parsed.terms:
+    if not parsed.terms and not parsed.windows:  # a date alone is searched by its day
         answer["notice"] = "no searchable words in the query (only punctuation or symbols)"
         return answer
     want = max(CANDIDATES, 2 * limit)
@@ -211,9 +211,11 @@ def _find_events(
     ids = candidates(conn, "recall_events_fts", query, stats, watermark, allowed, set(), want,
                      vocab=True)
     ids += tail_candidates(query, stats, tail, want)
-    windows = date_windows(query.text)
+    windows = list(query.windows)
     dated = (events_in_windows(conn, windows, allowed, unread)
              | events_mentioning(conn, windows, allowed, tail)) if windows else set()
+    if windows:  # the date is a term whose documents are the events it finds
+        stats.set_df(DATE_TERM, len(dated))
     rows = event_rows(conn, sorted(set(ids) | dated))
     own: dict[int, tuple[float, list[str]]] = {}
     by_id: dict[int, Sequence[Any]] = {}
@@ -279,6 +281,8 @@ def _find_objects(
         "SELECT coalesce(max(rid), 0) FROM recall_object_keys").fetchone()[0]
     stats = Stats(n, get_stat(conn, "objects_body_units") / max(n, 1))
     rids = candidates(conn, "recall_objects_fts", query, stats, top, allowed, exclude, want)
+    if query.windows:  # no object is found by a date: it weighs as a term none holds, so
+        stats.set_df(DATE_TERM, 0)  # objects and events stay on one scale
     rows = conn.execute(
         f"SELECT {_OBJECT_COLS} FROM objects WHERE id IN (SELECT object_id FROM"
         " recall_object_keys WHERE rid IN (SELECT value FROM json_each(?))"

@@ -42,6 +42,12 @@ SNIPPET_CHARS = 160
 STEM_CREDIT = 1.0  # an inflection of a query word ("countries" for "country")
 
 
+# The dates a query names stand as one term whose documents are the events they find (on the
+# day, or mentioning it): their words are no terms (recall/terms.py), yet the date weighs in the
+# best possible score as those words did, so a word's share does not grow because a date was said.
+DATE_TERM = "\x00date"
+
+
 def _idf(df: float, n: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
@@ -63,7 +69,8 @@ class Stats:
     def best(self, query: Query) -> float:
         """The query's best possible score: every term saturated, every phrase whole."""
         if self._best is None:
-            top = sum(self.idf.get(t.text, 0.0) for t in query.terms) * (K1 + 1)
+            top = (sum(self.idf.get(t.text, 0.0) for t in query.terms)
+                   + self.idf.get(DATE_TERM, 0.0)) * (K1 + 1)
             phrases = sum(self.phrase_idf(p) for p in query.phrases)
             self._best = top + PHRASE_BONUS * phrases or 1.0
         return self._best

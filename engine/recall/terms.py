@@ -1,5 +1,9 @@
 """How a recall query becomes terms: the same analysis as the index (store/recall_index.py),
-stopwords dropped when other terms remain, at most MAX_TERMS terms of MAX_QUERY_CHARS chars."""
+stopwords dropped when other terms remain, at most MAX_TERMS terms of MAX_QUERY_CHARS chars.
+
+The words of a date the query names ("May 3rd", "12月16日") are no terms: the date answers for
+them (an event's own day, the date mentions indexed in text), so the verb "may" of another turn
+that day does not outrank the answer. A date counts as another term for the stopword rule."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..base.dates import DateWindow, date_mentions
 from ..base.errors import InputError
 from ..store.recall_index import CJK_CHARS, fold
 from ..timeline.fragments import find_lone_surrogate
@@ -63,6 +68,7 @@ class Query:
     phrases: tuple[str, ...]
     notice: str | None = None
     prefixes: tuple[str, ...] = ()  # terms that also match longer tokens they start
+    windows: tuple[DateWindow, ...] = ()  # the dates it names (their words are no terms)
 
 
 def _quote(token: str) -> str:
@@ -87,7 +93,9 @@ def parse_query(query: object) -> Query:
     bad = find_lone_surrogate(query)
     if bad is not None:
         raise InputError(f"query has a lone surrogate at char {bad}: not valid Unicode text")
-    folded = fold(query)
+    dates = date_mentions(query)
+    folded = fold(_blank(query, dates.spans))
+    dated = bool(dates.windows)
     words: list[str] = []
     runs: list[str] = []
     for match in _QUERY_TOKEN.finditer(folded):
@@ -96,7 +104,7 @@ def parse_query(query: object) -> Query:
         else:
             words.append(match.group(2))
     content = [w for w in words if w not in STOPWORDS]
-    if content or runs:
+    if content or runs or dated:
         words = content
     terms: dict[str, Term] = {}
     short = len(words) + len(runs) <= PREFIX_QUERY_WORDS  # a name or a few words
@@ -111,7 +119,8 @@ def parse_query(query: object) -> Query:
     pairs: list[str] = []
     singles = [r for r in runs if len(r) == 1]
     for run in singles:
-        if run not in CJK_FUNCTION_CHARS or (len(singles) == len(runs) and not words):
+        if run not in CJK_FUNCTION_CHARS or (len(singles) == len(runs) and not words
+                                             and not dated):
             terms.setdefault(run, Term(run, "cjk1", _quote(run) + "*", 1.0))
     for run in runs:
         if len(run) == 1:
@@ -120,7 +129,7 @@ def parse_query(query: object) -> Query:
             phrases.append(run)
         pairs += [run[i : i + 2] for i in range(len(run) - 1)]
     content_pairs = [p for p in pairs if not set(p) <= CJK_FUNCTION_CHARS]
-    for pair in content_pairs if content_pairs or words else pairs:
+    for pair in content_pairs if content_pairs or words or dated else pairs:
         terms.setdefault(pair, Term(pair, "cjk", _quote(pair)))
     ordered = list(terms.values())
     notice = None
@@ -128,5 +137,14 @@ def parse_query(query: object) -> Query:
         notice = f"query has {len(ordered)} terms; searched the first {MAX_TERMS}"
         ordered = ordered[:MAX_TERMS]
     prefixes = tuple(t.text for t in ordered if t.credit)
-    return Query(query, tuple(ordered), tuple(dict.fromkeys(phrases)), notice, prefixes)
+    return Query(query, tuple(ordered), tuple(dict.fromkeys(phrases)), notice, prefixes,
+                 dates.windows)
+
+
+def _blank(text: str, spans: tuple[tuple[int, int], ...]) -> str:
+    """`text` with each span a space: the words a date consumed split no neighbours into one
+    token ("我12月16日买" keeps "我" and "买", never the bigram "日买")."""
+    for start, end in reversed(spans):
+        text = text[:start] + " " + text[end:]
+    return text
 
