@@ -85,6 +85,16 @@ def test_a_clause_that_names_little_is_not_written() -> None:
     assert not speech.names_enough("Caroline is excited about it", "Caroline")
 
 
+def test_a_clause_naming_someone_in_another_script_or_in_capitals_is_written() -> None:
+    # a short name counts as a name in Han or in capitals too, not only as "Ana" or "Łódź"
+    for who in ("李娜", "王芳", "AJ", "Ana", "Łódź"):
+        text = f"Jon: I've been dating {who} since June."
+        line = fact_lines(objects(propose(payload(text)))["person:jon"]["body"])
+        assert line and who in line[0], who
+        assert speech.names_enough(f"Jon has been dating {who}", "Jon"), who
+    assert not speech.names_enough("Jon has been dating us", "Jon")
+
+
 def test_a_clause_said_before_is_cited_and_its_slot_goes_to_a_new_one() -> None:
     known = {"id": "person:jon", "type": "person", "name": "Jon", "aliases": [],
              "summary": "Jon — role unknown", "cues": [], "status": "active",

@@ -13,6 +13,7 @@ import pytest
 from memvault import ManualClock, Memory
 from memvault.objects.records import ObjectRecord, save_object
 from memvault.recall.query import memory_find
+from memvault.recall.terms import parse_query
 from memvault.store.connection import open_db, write
 from memvault.store.recall_index import (
     OBJECTS_VOCAB,
@@ -91,3 +92,22 @@ def test_an_older_home_gains_the_vocabulary_view_when_opened(home: Path) -> None
         assert conn.execute(f"SELECT count(*) FROM {OBJECTS_VOCAB}").fetchone()[0] == 0
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize("name", ["ΟΔΥΣΣΕΥΣ", "σισυφος", "Νικος", "カード", "がっこう", "café"])
+def test_a_prefix_the_tokenizer_folds_differently_still_finds_its_rows(
+    mem: Memory, clock: ManualClock, name: str
+) -> None:
+    # unicode61 folds a final sigma to σ where Python's lower() keeps ς: the folded term is
+    # not the token the index holds, and only the tokenizer reading the query sees it so
+    with write(mem.conn):
+        save_object(mem.conn, ObjectRecord(id="person:p0", type="person", name=name,
+                                           summary="a person", body="met once"), clock.now())
+        sync_index(mem.conn)
+    term = parse_query(name).terms[0]
+    words = prefix_match(mem.conn, "recall_objects_fts", term.text)
+    expected = _prefix_rows(mem.conn, term.fts)
+    assert expected
+    if words is not None:
+        assert (_prefix_rows(mem.conn, words) if words else []) == expected
+    assert [h["id"] for h in memory_find(mem.conn, name)["hits"]] == ["person:p0"]

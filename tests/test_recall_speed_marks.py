@@ -7,6 +7,8 @@ upgrades."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -164,3 +166,25 @@ def test_an_older_home_upgrades_and_its_objects_are_marked_by_the_next_sync(
         assert mark_of(mem, "knowledge:tides") and mark_of(mem, "knowledge:keys") == b""
         after = mem.find("drawer")
         assert after == before and TOKEN not in json.dumps(after)
+
+
+_FINGERPRINT = """
+import sys
+from pathlib import Path
+import memvault.objects.secrets  # the detector as this process runs it
+if sys.argv[1] == "upgraded":  # a newer detector installed on disk while the process runs
+    Path.read_bytes = lambda self: b"def scan_secrets(text): ...  # one more rule"
+from memvault.recall import masking
+print(masking._rules().hex())
+"""
+
+
+def test_marks_fingerprint_the_detector_the_process_loaded_not_a_newer_file_on_disk() -> None:
+    # a process that loaded the detector before an upgrade must not vouch for its scans with
+    # the new detector's fingerprint: a reader running the new one would trust them
+    def fingerprint(case: str) -> str:
+        done = subprocess.run([sys.executable, "-c", _FINGERPRINT, case], capture_output=True,
+                              text=True, timeout=120, check=True)
+        return done.stdout.strip()
+
+    assert fingerprint("upgraded") == fingerprint("as loaded")

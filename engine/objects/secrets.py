@@ -35,8 +35,10 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from ..base.errors import FieldError
+from . import secret_values
 from .secret_values import assigned, cards, mixed
 
 
@@ -419,3 +421,17 @@ def check_no_secret(where: str, text: str) -> None:
     kind = find_secret(text)
     if kind:
         raise FieldError(where, secret_refusal(kind))
+
+
+def _loaded_source() -> bytes | None:
+    """The detector's source (this module and secret_values) read as it is loaded: what recall's
+    secret marks fingerprint (recall/masking.py). Read now, not when first asked, so that a
+    newer detector installed while a process runs is never taken for the one it runs. None when
+    a file cannot be read."""
+    try:
+        return b"".join(Path(path).read_bytes() for path in (__file__, secret_values.__file__))
+    except (OSError, TypeError):  # no file (TypeError: a __file__ of None)
+        return None
+
+
+LOADED_SOURCE = _loaded_source()

@@ -22,10 +22,9 @@ import sqlite3
 import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-from ..objects import secret_values, secrets
+from ..objects import secrets
 from ..objects.secrets import SecretHit, mask_secrets, redact_slice, scan_secrets
 from ..store.recall_index import (
     clear_secret_marks,
@@ -175,13 +174,10 @@ MARK_VERSION = b"1"  # how clean_mark digests; a new way makes every mark again
 
 @cache
 def _rules() -> bytes:
-    """A fingerprint of the secret detector (its two modules' source, and the Unicode tables
-    it normalises text with); random (no mark is ever trusted by another process) when the
-    source cannot be read."""
-    try:
-        source = b"".join(Path(m.__file__ or "").read_bytes() for m in (secrets, secret_values))
-    except OSError:
-        source = os.urandom(32)
+    """A fingerprint of the secret detector (its two modules' source as they were loaded:
+    secrets.LOADED_SOURCE, and the Unicode tables it normalises text with); random (no mark is
+    ever trusted by another process) when the source could not be read."""
+    source = secrets.LOADED_SOURCE or os.urandom(32)
     unicode = unicodedata.unidata_version.encode()
     return hashlib.blake2b(MARK_VERSION + unicode + source, digest_size=16).digest()
 

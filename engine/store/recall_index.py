@@ -138,8 +138,11 @@ def prefix_match(conn: sqlite3.Connection, table: str, prefix: str) -> str | Non
     them); an OR of words walks their postings newest first and stops at the LIMIT.
     "" when no token starts with it; None when the prefix query is what to run (more words,
     another table, a view missing from a home opened read-only before migration m013, or a
-    prefix the tokenizer might split, which only an alphanumeric one never is)."""
-    if table != "recall_objects_fts" or not prefix.isalnum():
+    prefix the tokenizer might split or fold otherwise than fold() did: only an alphanumeric
+    one in ASCII or CJK is sure to be the token itself; unicode61 folds a Greek final ς to σ,
+    which lower() keeps)."""
+    if (table != "recall_objects_fts" or not prefix.isalnum()
+            or not (prefix.isascii() or CJK_RUN.fullmatch(prefix))):
         return None
     try:
         words = conn.execute(

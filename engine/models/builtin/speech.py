@@ -330,7 +330,17 @@ def names_enough(line: str, name: str) -> bool:
     elsewhere."""
     rest = re.sub(r"^" + re.escape(name) + r"\b", "", line)
     subject = 1 if rest != line else 0  # the speaker counts once, however short their name
-    return subject + _specific(Said("fact", Span(0, 0, ""), rest)) > MIN_SPECIFIC
+    return (subject + _specific(Said("fact", Span(0, 0, ""), rest)) + 2 * _other_names(rest)
+            > MIN_SPECIFIC)
+
+
+def _other_names(text: str) -> int:
+    """The names _specific does not see: a word in capitals ("AJ", "IBM") or starting with a
+    letter of a script without case ("李娜", "東京"), or with a capital outside ASCII ("Émile");
+    a clause naming one is a fact however short the name."""
+    return sum(1 for w in re.findall(r"(?<=\s)[^\W\d_]+", text)
+               if not re.match(r"[A-Z][a-z]", w)
+               and (not w[0].islower() if not w.isascii() else len(w) > 1 and w.isupper()))
 
 
 def pick_facts(heard: list[Said], kept: list[set[str]], name: str) -> tuple[list[Said],
