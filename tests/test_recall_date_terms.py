@@ -90,7 +90,7 @@ def test_the_parser_reports_where_each_date_was_read() -> None:
     assert len(found.windows) == 3
 
 
-def test_a_named_date_weighs_in_an_objects_score_as_a_term_no_object_holds(mem: Memory) -> None:
+def test_a_date_the_object_does_not_write_lowers_its_score(mem: Memory) -> None:
     _fill(mem, ["I had to buy a blue umbrella at the market."])
     with write(mem.conn):
         save_object(mem.conn, ObjectRecord(id="knowledge:umbrella", type="knowledge",
@@ -103,3 +103,16 @@ def test_a_named_date_weighs_in_an_objects_score_as_a_term_no_object_holds(mem: 
         return next(h["score"] for h in hits if h["id"] == "knowledge:umbrella")
 
     assert 0 < score("On May 3rd, which umbrella?") < score("which umbrella?")
+
+
+@pytest.mark.parametrize("query", ["2027-01-21", "January 21", "what is on 2027-01-21?"])
+def test_a_date_still_finds_the_object_that_writes_it(mem: Memory, query: str) -> None:
+    # Objects have no date index: the date's words are how a schedule saying it is found.
+    _fill(mem, ["The office move is postponed to 2027-01-21."])
+    with write(mem.conn):
+        save_object(mem.conn, ObjectRecord(id="schedule:office-move", type="schedule",
+                                           name="office move", summary="office move — 2027-01-21"),
+                    mem.clock.now())
+        sync_index(mem.conn)
+    hits = memory_find(mem.conn, query)["hits"]
+    assert "schedule:office-move" in [h["id"] for h in hits]

@@ -170,7 +170,11 @@ def memory_find(
     want = max(CANDIDATES, 2 * limit)
     with _snapshot(conn):
         scope = _project_scope(conn, project) if project is not None else None
-        hits = (_find_objects(conn, parsed, object_types, scope,
+        # Events answer a date by their day and the dates indexed in their text; objects have
+        # no date index, so for them the date's words stay words ("2027-01-21" finds the
+        # schedule that says it).
+        as_words = parse_query(query, date_words=True) if parsed.windows else parsed
+        hits = (_find_objects(conn, as_words, object_types, scope,
                               max(OBJECT_CANDIDATES, limit // 2)) if object_types else [])
         if with_events:
             hits += _find_events(conn, parsed, scope.events if scope else None, answer, want)
@@ -281,8 +285,6 @@ def _find_objects(
         "SELECT coalesce(max(rid), 0) FROM recall_object_keys").fetchone()[0]
     stats = Stats(n, get_stat(conn, "objects_body_units") / max(n, 1))
     rids = candidates(conn, "recall_objects_fts", query, stats, top, allowed, exclude, want)
-    if query.windows:  # no object is found by a date: it weighs as a term none holds, so
-        stats.set_df(DATE_TERM, 0)  # objects and events stay on one scale
     rows = conn.execute(
         f"SELECT {_OBJECT_COLS} FROM objects WHERE id IN (SELECT object_id FROM"
         " recall_object_keys WHERE rid IN (SELECT value FROM json_each(?))"

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..base.dates import DateWindow, date_mentions
+from ..base.dates import DateMentions, DateWindow, date_mentions
 from ..base.errors import InputError
 from ..store.recall_index import CJK_CHARS, fold
 from ..timeline.fragments import find_lone_surrogate
@@ -75,8 +75,11 @@ def _quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
-def parse_query(query: object) -> Query:
+def parse_query(query: object, date_words: bool = False) -> Query:
     """Split user text into terms. Any input is text: FTS5 syntax in it is quoted, never run.
+
+    `date_words` keeps the words of the dates the query names as terms (and reads no dates):
+    objects have no date index, so their words are the only way a date finds an object.
 
     Raises InputError for a non-string, an empty query, one over MAX_QUERY_CHARS chars or one
     that is not valid Unicode; a query of only punctuation parses to no terms (an empty answer).
@@ -93,7 +96,7 @@ def parse_query(query: object) -> Query:
     bad = find_lone_surrogate(query)
     if bad is not None:
         raise InputError(f"query has a lone surrogate at char {bad}: not valid Unicode text")
-    dates = date_mentions(query)
+    dates = date_mentions(query) if not date_words else DateMentions((), ())
     folded = fold(_blank(query, dates.spans))
     dated = bool(dates.windows)
     words: list[str] = []
