@@ -330,12 +330,11 @@ def names_enough(line: str, name: str) -> bool:
     elsewhere."""
     rest = re.sub(r"^" + re.escape(name) + r"\b", "", line)
     subject = 1 if rest != line else 0  # the speaker counts once, however short their name
-    return (subject + _specific(Said("fact", Span(0, 0, ""), rest)) + 2 * _other_names(rest)
-            > MIN_SPECIFIC)
+    return subject + specificity(rest) + 2 * _other_names(rest) > MIN_SPECIFIC
 
 
 def _other_names(text: str) -> int:
-    """The names _specific does not see: a word in capitals ("AJ", "IBM") or starting with a
+    """The names specificity does not see: a word in capitals ("AJ", "IBM") or starting with a
     letter of a script without case ("李娜", "東京"), or with a capital outside ASCII ("Émile");
     a clause naming one is a fact however short the name."""
     return sum(1 for w in re.findall(r"(?<=\s)[^\W\d_]+", text)
@@ -409,11 +408,16 @@ def tighten(text: str) -> str:
     return " ".join(text.split()) or text
 
 
-def _specific(h: Said) -> int:
+def specificity(text: str) -> int:
     """How much a clause names: its longer words, and twice its names and numbers ("Jon has
     been to Paris" beats "Jon is keen to spread that intensity")."""
-    return len([w for w in re.findall(r"[\w'’]+", h.text) if len(w) > 3]) + 2 * len(
-        re.findall(r"(?<=\s)[A-Z][a-z]+|\d+", h.text))
+    return len([w for w in re.findall(r"[\w'’]+", text) if len(w) > 3]) + 2 * len(
+        re.findall(r"(?<=\s)[A-Z][a-z]+|\d+", text))
+
+
+def _specific(h: Said) -> int:
+    """A heard clause's specificity (the sort key of a turn's clauses)."""
+    return specificity(h.text)
 
 
 # Third person, by plain substitution: the speaker's name for "I", "their" for "my" (their
