@@ -201,7 +201,7 @@ def mark_objects(conn: sqlite3.Connection, limit: int | None = MARK_STEP) -> int
         clear_secret_marks(conn)
         set_stat(conn, RULES_STAT, rules)
     pending = unmarked_objects(conn, limit)
-    set_secret_marks(conn, [(rid, b"" if any(scan_secrets(t) for t in fields)
+    set_secret_marks(conn, [(rid, b"" if any(map(holds_secret, fields))
                              else clean_mark(fields)) for rid, fields in pending])
     return len(pending)
 
@@ -243,12 +243,12 @@ def add_snippets(conn: sqlite3.Connection, hits: list[dict[str, Any]], parsed: Q
         summary = hit.pop("_summary")
         if hit["kind"] == "event":
             hit["snippet"] = snippet(shown(source[0]), parsed, source[1])
-        elif source is not None and hit["id"] in clean:
-            fields, why, idf = source
-            hit["snippet"] = snippet(fields[snippet_field(fields, why)], parsed, idf)
         elif source is not None:
             fields, why, idf = source
             chosen = snippet_field(fields, why)
+            if hit["id"] in clean:  # its mark vouches that none of its fields holds a secret
+                hit["snippet"] = snippet(fields[chosen], parsed, idf)
+                continue
             # a field is scanned when the snippet shows it or a term of the query is in it
             # (only then can a word of its secrets be in `why` or the terms); an object's body
             # of up to 16,000 chars matched by its name alone is not read for secrets
