@@ -24,6 +24,13 @@ def _fill(mem: Memory, dated: list[str], when: str = MAY_3) -> list[int]:
     return mem.append_events([NewEvent(t, occurred_at=when) for t in dated])
 
 
+def _save_indexed(mem: Memory, record: ObjectRecord) -> None:
+    """Store an object and bring the recall index up to it."""
+    with write(mem.conn):
+        save_object(mem.conn, record, mem.clock.now())
+        sync_index(mem.conn)
+
+
 def _terms(query: str) -> list[str]:
     return [t.text for t in parse_query(query).terms]
 
@@ -92,11 +99,8 @@ def test_the_parser_reports_where_each_date_was_read() -> None:
 
 def test_a_date_the_object_does_not_write_lowers_its_score(mem: Memory) -> None:
     _fill(mem, ["I had to buy a blue umbrella at the market."])
-    with write(mem.conn):
-        save_object(mem.conn, ObjectRecord(id="knowledge:umbrella", type="knowledge",
-                                           name="umbrella", summary="a blue umbrella"),
-                    mem.clock.now())
-        sync_index(mem.conn)
+    _save_indexed(mem, ObjectRecord(id="knowledge:umbrella", type="knowledge", name="umbrella",
+                                    summary="a blue umbrella"))
 
     def score(query: str) -> float:
         hits = memory_find(mem.conn, query, types=["knowledge"])["hits"]
@@ -109,10 +113,7 @@ def test_a_date_the_object_does_not_write_lowers_its_score(mem: Memory) -> None:
 def test_a_date_still_finds_the_object_that_writes_it(mem: Memory, query: str) -> None:
     # Objects have no date index: the date's words are how a schedule saying it is found.
     _fill(mem, ["The office move is postponed to 2027-01-21."])
-    with write(mem.conn):
-        save_object(mem.conn, ObjectRecord(id="schedule:office-move", type="schedule",
-                                           name="office move", summary="office move — 2027-01-21"),
-                    mem.clock.now())
-        sync_index(mem.conn)
+    _save_indexed(mem, ObjectRecord(id="schedule:office-move", type="schedule",
+                                    name="office move", summary="office move — 2027-01-21"))
     hits = memory_find(mem.conn, query)["hits"]
     assert "schedule:office-move" in [h["id"] for h in hits]
