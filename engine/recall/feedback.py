@@ -38,7 +38,7 @@ from functools import cached_property
 from typing import Any
 
 from ..objects.secrets import mask_secrets
-from ..store.recall_index import CJK_RUN, analyze_words, fold, units
+from ..store.recall_index import CJK_RUN, analyze_words, fold, fts_phrase, units
 from .context import event_rows
 from .rank import EVENT_B, K1, Stats, candidates, occurrences, score_text, tail_candidates
 from .recency import RARE_IDF
@@ -181,12 +181,9 @@ def expand(
     if not chosen:
         return None
     total = sum(mass[t] for t in chosen)
-    terms = tuple(Term(t, "cjk" if CJK_RUN.fullmatch(t) else "word", _quote(t)) for t in chosen)
+    terms = tuple(Term(t, "cjk" if CJK_RUN.fullmatch(t) else "word", fts_phrase(t)) for t in chosen)
     return Feedback(Query("", terms, ()), {t: mass[t] / total for t in chosen}, scored)
 
-
-def _quote(token: str) -> str:
-    return '"' + token.replace('"', '""') + '"'
 
 
 def feedback_rows(

@@ -23,7 +23,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ..store.recall_index import CJK_RUN, fold, prefix_match, units
+from ..store.recall_index import CJK_RUN, fold, fts_phrase, prefix_match, units
 from .stem import MIN_WORD, stem
 from .terms import Query, Term
 
@@ -95,7 +95,7 @@ def _looked_up(term: Term, terms: Sequence[Term]) -> bool:
 def _exact(term: Term, terms: Sequence[Term], vocab: bool) -> Term:
     """The term to look up: a short prefix without a vocabulary is looked up as a word."""
     if term.kind == "prefix" and len(term.text) < 3 and len(terms) > 1 and not vocab:
-        return Term(term.text, "word", _quote(term.text))
+        return Term(term.text, "word", fts_phrase(term.text))
     return term
 
 
@@ -142,7 +142,7 @@ def _lookup_vocab(
             "SELECT term, docs FROM recall_vocab WHERE term >= ? AND term < ? LIMIT ?",
             (term.text, term.text + "\U0010ffff", MAX_EXPANSIONS),
         ).fetchall()
-        fts = _quote(term.text) + "*"
+        fts = fts_phrase(term.text) + "*"
     return _vocab_postings(conn, table, words, stats, fts)
 
 
@@ -159,7 +159,7 @@ def _lookup_family(
     longer = term.kind == "prefix" or (term.credit and absent)
     words = [(w, n) for w, n in near if w == term.text or _kin(w, term)
              or (longer and w.startswith(term.text))]
-    return _vocab_postings(conn, table, words, stats, " OR ".join(_quote(w) for w, _ in words))
+    return _vocab_postings(conn, table, words, stats, " OR ".join(fts_phrase(w) for w, _ in words))
 
 
 def _kin(word: str, term: Term) -> bool:
@@ -176,15 +176,12 @@ def _vocab_postings(
     words = sorted(words, key=lambda w: -w[1])
     df = min(float(stats.n), float(sum(w[1] for w in words)))
     if df > CAP:
-        return None, df, [_quote(w[0]) for w in words[:3]]
+        return None, df, [fts_phrase(w[0]) for w in words[:3]]
     if not words:
         return [], 0.0, []
     # at most CAP postings in all: now even a prefix query reads few (one statement for all)
     return _rowids(conn, table, fts), df, []
 
-
-def _quote(token: str) -> str:
-    return '"' + token.replace('"', '""') + '"'
 
 
 def candidates(

@@ -13,7 +13,7 @@ from functools import cached_property
 
 from ..base.dates import DateMentions, DateWindow, date_mentions
 from ..base.errors import InputError
-from ..store.recall_index import CJK_CHARS, fold
+from ..store.recall_index import CJK_CHARS, fold, fts_phrase
 from ..timeline.fragments import find_lone_surrogate
 from .stem import MIN_WORD, root, stem
 
@@ -71,9 +71,6 @@ class Query:
     windows: tuple[DateWindow, ...] = ()  # the dates it names (their words are no terms)
 
 
-def _quote(token: str) -> str:
-    return '"' + token.replace('"', '""') + '"'
-
 
 def parse_query(query: object, date_words: bool = False) -> Query:
     """Split user text into terms. Any input is text: FTS5 syntax in it is quoted, never run.
@@ -114,17 +111,17 @@ def parse_query(query: object, date_words: bool = False) -> Query:
     for word in words:
         key = stem(word) if len(word) >= MIN_WORD and word.isascii() else ""
         if short and len(word) >= 2:
-            terms.setdefault(word, Term(word, "prefix", _quote(word) + "*", 1.0, key))
+            terms.setdefault(word, Term(word, "prefix", fts_phrase(word) + "*", 1.0, key))
         else:  # a longer word found inside a longer one ("paint": "painter") counts half
             credit = PREFIX_CREDIT if len(word) >= 4 else 0.0
-            terms.setdefault(word, Term(word, "word", _quote(word), credit, key))
+            terms.setdefault(word, Term(word, "word", fts_phrase(word), credit, key))
     phrases: list[str] = []
     pairs: list[str] = []
     singles = [r for r in runs if len(r) == 1]
     for run in singles:
         if run not in CJK_FUNCTION_CHARS or (len(singles) == len(runs) and not words
                                              and not dated):
-            terms.setdefault(run, Term(run, "cjk1", _quote(run) + "*", 1.0))
+            terms.setdefault(run, Term(run, "cjk1", fts_phrase(run) + "*", 1.0))
     for run in runs:
         if len(run) == 1:
             continue
@@ -133,7 +130,7 @@ def parse_query(query: object, date_words: bool = False) -> Query:
         pairs += [run[i : i + 2] for i in range(len(run) - 1)]
     content_pairs = [p for p in pairs if not set(p) <= CJK_FUNCTION_CHARS]
     for pair in content_pairs if content_pairs or words or dated else pairs:
-        terms.setdefault(pair, Term(pair, "cjk", _quote(pair)))
+        terms.setdefault(pair, Term(pair, "cjk", fts_phrase(pair)))
     ordered = list(terms.values())
     notice = None
     if len(ordered) > MAX_TERMS:

@@ -130,6 +130,11 @@ def units(text: str) -> int:
 
 
 
+def fts_phrase(token: str) -> str:
+    """`token` as an FTS5 string (a phrase): any text, FTS5 syntax in it quoted, never run."""
+    return '"' + token.replace('"', '""') + '"'
+
+
 def prefix_match(conn: sqlite3.Connection, table: str, prefix: str) -> str | None:
     """An FTS5 expression matching exactly the rows `"prefix"*` matches in `table`, cheaper:
     the OR of the (at most PREFIX_AS_WORDS_MAX) tokens of the objects index starting with
@@ -152,7 +157,7 @@ def prefix_match(conn: sqlite3.Connection, table: str, prefix: str) -> str | Non
         return None
     if len(words) > PREFIX_AS_WORDS_MAX:
         return None
-    return " OR ".join('"' + w[0].replace('"', '""') + '"' for w in words)
+    return " OR ".join(fts_phrase(w[0]) for w in words)
 
 
 def get_stat(conn: sqlite3.Connection, key: str) -> int:
