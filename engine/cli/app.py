@@ -222,7 +222,7 @@ class LazyConsole:
         self._options = options
         self._progress = progress
         self._console: Console | None = None
-        self._stream: Any = None  # the stream a progress console was made for
+        self._made_for: tuple[Any, str | None] = (None, None)  # (stream, COLUMNS) when made
 
     def get(self) -> Console:
         stream = None
@@ -230,8 +230,12 @@ class LazyConsole:
             stream = sys.stderr if self._options.get("stderr") else sys.stdout
         # Made again when sys.stderr/stdout is another stream than it was made for (an
         # embedding program or a test runner swaps them): a console kept on a closed stream
-        # would fail with "I/O operation on closed file".
-        if self._console is None or stream is not self._stream:
+        # would fail with "I/O operation on closed file". Likewise when COLUMNS changed: rich
+        # reads the width once, as the console is made, and a width set for one command (a
+        # test's 80 columns) would otherwise cut the tables of every later one.
+        made_for = (stream, os.environ.get("COLUMNS"))
+        if self._console is None or made_for[0] is not self._made_for[0] \
+                or made_for[1] != self._made_for[1]:
             from rich.console import Console
 
             options = dict(self._options)
@@ -239,7 +243,7 @@ class LazyConsole:
                 options.pop("stderr", None)
                 options["file"] = unguarded(stream)
             self._console = Console(**options)
-            self._stream = stream
+            self._made_for = made_for
         return self._console
 
     def __getattr__(self, name: str) -> Any:
