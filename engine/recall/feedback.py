@@ -185,7 +185,6 @@ def expand(
     return Feedback(Query("", terms, ()), {t: mass[t] / total for t in chosen}, scored)
 
 
-
 def feedback_rows(
     conn: sqlite3.Connection, feedback: Feedback, watermark: int, allowed: set[int] | None,
     tail: Sequence[Sequence[Any]], known: set[int],

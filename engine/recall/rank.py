@@ -183,7 +183,6 @@ def _vocab_postings(
     return _rowids(conn, table, fts), df, []
 
 
-
 def candidates(
     conn: sqlite3.Connection, table: str, query: Query, stats: Stats, top_id: int,
     allowed: set[int] | None, exclude: set[int], want: int, vocab: bool = False,

@@ -71,7 +71,6 @@ class Query:
     windows: tuple[DateWindow, ...] = ()  # the dates it names (their words are no terms)
 
 
-
 def parse_query(query: object, date_words: bool = False) -> Query:
     """Split user text into terms. Any input is text: FTS5 syntax in it is quoted, never run.
 
