@@ -193,7 +193,8 @@ def _turn(text: str, name: str, said_on: date, facts: list[set[str]],
         labels = _labels(h.text, name, facts, own)
         surface = {
             "words": len(h.clause.split()), "long": sum(len(w) > 3 for w in h.clause.split()),
-            "content": len(mine), "specific": speech._specific(h), "bar": bar_of(h.text, name),
+            "content": len(mine), "specific": speech.specificity(h.text),
+            "bar": bar_of(h.text, name),
             "names": len(re.findall(r"(?<=\s)[A-Z][a-z]+", h.text)),
             "numbers": len(re.findall(r"\d+", h.text)),
             "time": len(_TIME.findall(h.clause)), "past": len(_PAST.findall(h.clause)),
