@@ -317,7 +317,8 @@ def _fact_clauses(statements: list[tuple[Span, str]], name: str) -> list[Said]:
             line = clip(tighten(third_person(clause, name)), 120)
             if names_enough(line, name):  # else its slot goes to a clause that names more
                 (mine if own else other).append(Said("fact", sent, line, clause=clause))
-    ranked = sorted(mine, key=_specific, reverse=True) + sorted(other, key=_specific, reverse=True)
+    ranked = [*sorted(mine, key=lambda h: specificity(h.text), reverse=True),
+              *sorted(other, key=lambda h: specificity(h.text), reverse=True)]
     for rank, h in enumerate(ranked):
         h.rank = rank
     return ranked
@@ -414,10 +415,6 @@ def specificity(text: str) -> int:
     return len([w for w in re.findall(r"[\w'’]+", text) if len(w) > 3]) + 2 * len(
         re.findall(r"(?<=\s)[A-Z][a-z]+|\d+", text))
 
-
-def _specific(h: Said) -> int:
-    """A heard clause's specificity (the sort key of a turn's clauses)."""
-    return specificity(h.text)
 
 
 # Third person, by plain substitution: the speaker's name for "I", "their" for "my" (their
