@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from memvault import ManualClock, Memory, NewEvent  # noqa: E402
 from memvault.base.clock import iso, to_micros  # noqa: E402
 from memvault.base.tokens import estimate_tokens  # noqa: E402
-from memvault.store.recall_index import analyze  # noqa: E402
+from memvault.recall.index import analyze  # noqa: E402
 from memvault.timeline.fragments import FRAGMENT_CHARS, split_fragments  # noqa: E402
 
 CST = timezone(timedelta(hours=8))

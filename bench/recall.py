@@ -45,12 +45,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memvault.base.dates import date_windows  # noqa: E402
 from memvault.objects.records import ObjectRecord, add_relation, save_object  # noqa: E402
 from memvault.recall import feedback  # noqa: E402
+from memvault.recall.dates import date_windows  # noqa: E402
+from memvault.recall.index import CJK_RUN, sync_index  # noqa: E402
 from memvault.recall.query import memory_find  # noqa: E402
 from memvault.store.connection import open_db, write  # noqa: E402
-from memvault.store.recall_index import CJK_RUN, sync_index  # noqa: E402
 from memvault.timeline.events import insert_events  # noqa: E402
 from rank_bm25 import BM25Okapi  # noqa: E402
 

@@ -28,8 +28,14 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memvault.base import dates  # noqa: E402
-from memvault.recall import context, feedback, query, rank, terms  # noqa: E402
+from memvault.recall import (  # noqa: E402
+    context,
+    dates,  # noqa: E402
+    feedback,
+    query,
+    rank,
+    terms,
+)
 from recall import (  # noqa: E402
     BANKS,
     CATEGORIES,

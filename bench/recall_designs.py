@@ -3,7 +3,7 @@
     python bench/recall_designs.py [--events 100000] [--queries 40]
     python bench/recall_designs.py --stemming     # only the English stemming comparison
 
-1. bigram (chosen): store/recall_index.py analyze(): CJK runs become overlapping bigrams plus the
+1. bigram (chosen): recall/index.py analyze(): CJK runs become overlapping bigrams plus the
    run's last character, unicode61, detail=none. 2 chars = one token; longer = all its bigrams.
 2. trigram: FTS5's trigram tokenizer over the raw text (padded with two newlines so every
    character starts a trigram). 3+ chars = a phrase; 2 chars = the trigrams it starts, listed
@@ -40,8 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memvault.recall import rank, stem, terms  # noqa: E402
+from memvault.recall.index import CJK_RUN, analyze  # noqa: E402
 from memvault.recall.query import memory_find  # noqa: E402
-from memvault.store.recall_index import CJK_RUN, analyze  # noqa: E402
 from recall import (  # noqa: E402
     CATEGORIES,
     DATA,

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from memvault.recall.schema import rebuild_events_index  # noqa: E402
 from memvault.store.connection import open_db, write  # noqa: E402
-from memvault.store.recall_tables import rebuild_events_index  # noqa: E402
 
 
 def main() -> None:

@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memvault.recall import query as find_module  # noqa: E402
+from memvault.recall.index import fold  # noqa: E402
 from memvault.recall.rank import occurrences  # noqa: E402
 from memvault.recall.terms import parse_query  # noqa: E402
-from memvault.store.recall_index import fold  # noqa: E402
 from recall import (  # noqa: E402
     CATEGORIES,
     DATA,

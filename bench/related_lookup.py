@@ -47,7 +47,7 @@ import json, sys, time
 if sys.argv[1]:
     sys.path.insert(0, sys.argv[1])
 import memvault
-from memvault.modes.organize import related_objects
+from memvault.jobs.modes.organize import related_objects
 from memvault.store.connection import open_db
 from pathlib import Path
 pages = json.loads(Path(sys.argv[3]).read_text(encoding="utf-8"))

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from memvault.objects import secrets as current
+from memvault.secrets import detector as current
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,8 +47,8 @@ def corpus() -> list[str]:
 
 
 def detector_at(rev: str) -> object:
-    """engine/objects/secrets.py as of `rev`, loaded as a sibling module of the current one."""
-    source = subprocess.run(["git", "show", f"{rev}:engine/objects/secrets.py"], cwd=ROOT,
+    """engine/secrets/detector.py as of `rev`, loaded as a sibling module of the current one."""
+    source = subprocess.run(["git", "show", f"{rev}:engine/secrets/detector.py"], cwd=ROOT,
                             check=True, capture_output=True, text=True).stdout
     path = Path(tempfile.mkdtemp()) / "secrets_at_rev.py"
     path.write_text(source, encoding="utf-8")

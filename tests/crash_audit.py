@@ -9,27 +9,27 @@ where in the engine the guarantee comes from:
   the text exactly as split_fragments cuts it (no event with a partial set of fragments).
 - acks: every id a child was told about (append/ingest returned) exists with that text; every job id
   a request returned exists.
-- receipts (engine/modes/mode.py commit_proposal, engine/store/jobs.py save_receipt): a batch is
+- receipts (engine/jobs/mode.py commit_proposal, engine/jobs/records.py save_receipt): a batch is
   committed iff it has exactly one receipt; the receipt carries the batch's claim token, job, batch
   and revision; revisions are distinct, grow in commit order, and the last is the graph revision.
 - no half-committed batch: no row of hot_nodes, object_versions, relations, evidence, core_files,
   archive_queue (enqueued_by) or reviewed deep_snapshot names a batch that is not committed; a
   committed compact batch has exactly its one head (the receipt's), every claimed node folded under
-  it and exactly the receipt's events enqueued by it (engine/modes/compact.py); a committed organize
-  batch's event cursor reached its page end and a final outcome is the queue state
-  (engine/modes/organize.py); a committed deep batch marked every claimed position reviewed by
-  itself (engine/modes/deep.py); a committed organize or deep batch wrote exactly the object
+  it and exactly the receipt's events enqueued by it (engine/jobs/modes/compact.py); a committed
+  organize batch's event cursor reached its page end and a final outcome is the queue state
+  (engine/jobs/modes/organize.py); a committed deep batch marked every claimed position reviewed by
+  itself (engine/jobs/modes/deep.py); a committed organize or deep batch wrote exactly the object
   versions, relations, evidence and core files its receipt counts (engine/objects/graph_write.py).
-- jobs (engine/store/jobs.py, engine/jobs/worker.py): at most one claimed batch per job; a claimed
+- jobs (engine/jobs/records.py, engine/jobs/worker.py): at most one claimed batch per job; a claimed
   batch belongs to a running job; a queued job has no batch; a finished job has no claimed batch and
   is partial iff it has a terminal batch or (organize) its note names events still blocked; a
   blocked event names a terminal batch that claimed it.
 - failed batches: every failure a worker reported (an `F` line, or the final resume's ticks) is an
-  injected garbage answer or one of two known engine/modes/compact.py bugs
+  injected garbage answer or one of two known engine/jobs/modes/compact.py bugs
   (crash_child.FAILURE_KINDS).
-- recall (engine/store/recall_index.py): the event watermark is at most the newest event, and the
+- recall (engine/recall/index.py): the event watermark is at most the newest event, and the
   FTS table holds exactly the events up to it.
-- store/check.py check_memory: no problem except `stale_claim` (a killed worker's claim is stale
+- home/check.py check_memory: no problem except `stale_claim` (a killed worker's claim is stale
   until the next worker takes it over; the final check allows none).
 
 Events, acks, receipts and committed batches never change afterwards, so after a kill only the
@@ -46,7 +46,7 @@ from pathlib import Path
 
 from crash_child import ACKS, event_text, text_number
 from memvault.base.clock import iso
-from memvault.store.check import check_memory
+from memvault.home.check import check_memory
 from memvault.timeline.fragments import split_fragments
 
 EFFECTS = (  # (table, column naming a batch, extra condition): rows only a commit may write
@@ -229,7 +229,7 @@ def recall_index(conn: sqlite3.Connection) -> list[str]:
 
 
 def engine_check(conn: sqlite3.Connection, now: datetime, final: bool) -> list[str]:
-    """memvault.store.check's problems; mid-run a stale claim (the killed worker's) is expected."""
+    """memvault.home.check's problems; mid-run a stale claim (the killed worker's) is expected."""
     report = check_memory(conn, now)
     return [f"check: {p['kind']}: {p['detail']}" for p in report["problems"]
             if final or p["kind"] != "stale_claim"]

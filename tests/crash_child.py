@@ -281,7 +281,7 @@ FAILURE_KINDS = (  # (kind, pattern of the batch error); anything else is unexpe
 
 
 def failure_kind(error: str) -> str:
-    """Classify a failed batch's error: injected, a known engine/modes/compact.py bug, or
+    """Classify a failed batch's error: injected, a known engine/jobs/modes/compact.py bug, or
     unexpected (with the error's start)."""
     for kind, pattern in FAILURE_KINDS:
         if pattern.search(error):

@@ -15,7 +15,7 @@ writing and must take over whatever the dead one left).
 After the last kill the parent resumes the work in process (an explicit compact of the whole
 timeline and an organize with retry_blocked, repeated at most three times) and checks that it
 settles: every job finished, no raw node left hot, every event linked or archive_only, no claim
-or lease left, memvault.store.check clean, and every invariant again over all batches.
+or lease left, memvault.home.check clean, and every invariant again over all batches.
 
 The seed fixes the plan (delays, which generations use a fresh interpreter, every text, every
 child's choices); where a kill lands still depends on timing, so a failing seed shows the same

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 from memvault import Memory
-from memvault.store.leases import lease_taken
+from memvault.jobs.leases import lease_taken
 
 CLI = [sys.executable, "-c", "import sys; from memvault.cli import main; sys.exit(main())"]
 

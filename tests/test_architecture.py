@@ -1,9 +1,11 @@
-"""The shape of the code: a layer table, no import circles, one installed import name.
+"""The shape of the code: features, what each may use, who writes each table, one import name.
 
-Data flows events -> hot timeline -> archive queue -> objects -> vault; the packages follow it.
-Each package of `memvault` (the repository folder engine/) and the vault (vault/) has a rank
-in LAYERS; a module may import its own package and packages of lower rank, never a higher one.
-Every import counts, a function-level (lazy) one too. docs/architecture.md draws the same table.
+The engine (the repository folder engine/, installed as `memvault`) and the vault (vault/,
+installed as `memvault.vault`) are grouped by feature: `memvault.<feature>.…`. USES says which
+features each one may import; every import counts, a function-level (lazy) one too, and no
+import circle is allowed between modules. Each table has one owner module, the only code whose
+SQL writes it (TABLE_OWNERS); everything else calls the owner. docs/architecture.md draws the
+same map.
 """
 
 from __future__ import annotations
@@ -22,29 +24,33 @@ ENGINE = Path(memvault.__file__).resolve().parent
 REPO = ENGINE.parent
 VAULT = REPO / "vault"
 
-# Lowest first. A package may import only packages listed before it (and itself).
-LAYERS: list[tuple[str, ...]] = [
-    ("base",),        # clock, errors, tokens, config
-    ("store",),       # SQLite: connection, migrations, tables, job queue, lease, ledger
-    ("timeline",),    # events, fragments, ingest, the hot timeline, the archive queue
-    ("objects",),     # objects, relations, evidence, projects, core files, graph writes
-    ("recall",),      # the FTS5 index and the three recall queries
-    ("legacy",),      # upgrading a database of the original design
-    ("models",),      # model providers behind one protocol
-    ("modes",),       # the batch loop, compact, organize, deep, browse
-    ("jobs",),        # requests, scheduler, the worker
-    ("home",),        # Memory: one home as a library; its status
-    ("service",),     # MCP tools and the serving process
-    ("vault",),       # the Markdown projection and the core-file watcher
-    ("root",),        # memvault/__init__.py: the public API
-    ("cli",),         # the command line: the composition root
-]
-RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
-# What the vault may use of the engine: it renders the store and imports core files, nothing more.
-VAULT_MAY_IMPORT = {"base", "store", "timeline", "objects", "vault"}
-# Packages with room for one more concept each; past this a folder needs splitting.
-MAX_MODULES_PER_FOLDER = 12
-MAX_LINES_PER_MODULE = 500
+# Which features each feature may import (besides itself). A feature is memvault.<name>; the
+# vault (memvault.vault) is "vault", memvault/__init__.py is "root".
+_KERNEL = {"base", "store"}
+USES: dict[str, set[str]] = {
+    "base": set(),                     # clock, errors, tokens, settings, home trust, display
+    "store": {"base"},                 # SQLite plumbing: connection, migration registry
+    "secrets": {"base"},               # the secret detector
+    "timeline": _KERNEL,               # events, keys, ingest, the hot timeline, archive queue
+    "objects": _KERNEL | {"secrets", "timeline"},  # objects, relations, evidence, core files
+    "recall": _KERNEL | {"secrets", "timeline", "objects"},  # index, terms, dates, ranking
+    "vault": _KERNEL | {"secrets", "objects"},  # the Markdown projection, the core-file watcher
+    "legacy": _KERNEL | {"timeline", "objects"},  # a database of the original design
+    "models": {"base", "secrets", "objects"},  # providers behind one protocol
+    "jobs": _KERNEL | {"secrets", "timeline", "objects", "recall", "models"},  # jobs and modes
+    "home": _KERNEL | {"secrets", "timeline", "objects", "recall", "legacy", "models", "jobs",
+                       "vault"},       # Memory: one home as a library
+    "service": {"base", "secrets", "timeline", "jobs", "home"},  # MCP tools, the server
+    "root": {"base", "timeline", "home"},  # memvault/__init__.py: the public API
+    "cli": {"base", "store", "secrets", "timeline", "objects", "recall", "vault", "legacy",
+            "models", "jobs", "home", "service"},  # the command line: the composition root
+}
+# The one migration registry runs every feature's migrations, so it alone imports the module
+# each feature keeps them in; those modules import only the kernel and their own feature.
+REGISTRY = "memvault.store.migrations"
+SCHEMA_MODULES = {"memvault.timeline.schema", "memvault.objects.schema",
+                  "memvault.jobs.schema", "memvault.recall.schema", "memvault.vault.schema",
+                  "memvault.home.schema"}
 
 # Each table's one writer: the only module whose SQL may INSERT, UPDATE, DELETE or REPLACE its
 # rows; every other module calls the owner's functions. docs/architecture.md draws the same map.
@@ -55,29 +61,37 @@ TABLE_OWNERS: dict[str, str] = {
     "archive_queue": "memvault.timeline.queue",
     "objects": _RECORDS, "object_versions": _RECORDS, "relations": _RECORDS,
     "evidence": _RECORDS,
-    "object_names": "memvault.store.migrations",  # kept by m004's triggers only
+    "object_names": "memvault.objects.schema",  # kept by m004's triggers only
     "core_files": "memvault.objects.corefiles",
     "corrections": "memvault.objects.corrections",
-    "deep_snapshot": "memvault.modes.deep",
-    "jobs": "memvault.store.jobs", "batches": "memvault.store.jobs",
-    "receipts": "memvault.store.jobs",
-    "leases": "memvault.store.leases",
-    "model_calls": "memvault.store.ledger", "forget_audit": "memvault.store.ledger",
+    "deep_snapshot": "memvault.jobs.modes.deep",
+    "jobs": "memvault.jobs.records", "batches": "memvault.jobs.records",
+    "receipts": "memvault.jobs.records",
+    "leases": "memvault.jobs.leases",
+    "model_calls": "memvault.jobs.ledger",
+    "forget_audit": "memvault.home.forget_audit",
     "state": "memvault.store.connection",
     "_migrations": "memvault.store.migrations",
     **dict.fromkeys(("recall_events_fts", "recall_objects_fts", "recall_object_keys",
                      "recall_dirty", "recall_vocab", "recall_state", "recall_objects_vocab"),
-                    "memvault.store.recall_index"),
+                    "memvault.recall.index"),
     **dict.fromkeys(("projection", "projection_pages", "projection_errors", "vault_reports",
                      "vault_dirty", "projection_intents"), _VAULT_BOOKS),
 }
-# Modules that may write any table: the schema itself, and the one-off conversion of a
-# database of the original design (its tables have no owner here).
-WRITE_EXEMPT = {"memvault.store.migrations", "memvault.legacy.upgrade"}
-# Besides those, schema code elsewhere: a string inside a migration function (m002_...) or
-# one that creates a trigger. And this template, which m003's triggers expand (it is part of
-# their text, never run on its own).
-SCHEMA_WRITES = {("memvault.store.vault_tables", "vault_dirty")}
+# Modules that may write any table: the migration registry (m001 and the runner's record), and
+# the two that load whole tables by name: the one-off conversion of a database of the original
+# design, and restore (an export read back into an empty home).
+WRITE_EXEMPT = {"memvault.store.migrations", "memvault.legacy.upgrade", "memvault.home.restore"}
+# Besides those, schema code elsewhere: a string inside a migration function (m002_...) or one
+# that creates a trigger; and this template, which m003's triggers expand (part of their text).
+SCHEMA_WRITES = {("memvault.vault.schema", "vault_dirty")}
+# Functions that write whatever table their caller names: each call must name, as a literal, a
+# table its caller owns.
+TABLE_ARGUMENT_WRITERS = {"forget_in_rows": 2}  # the table is the third argument
+# Calls of those that name no literal table, each with why it writes nothing it does not own.
+TABLE_ARGUMENT_EXEMPT = {
+    ("memvault.home.forget", "copies_left"): "a dry run over every table: it only counts",
+}
 _WRITE_SQL = re.compile(
     r"(?<!\w)(?<!DO )(?<!BEFORE )(?<!AFTER )(?<!INSTEAD OF )"
     r"(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)"
@@ -132,8 +146,8 @@ def imported_modules(source: str, package: list[str],
     return found
 
 
-def layer_of(module: str) -> str:
-    """The LAYERS entry a module belongs to: memvault.X.* -> X; memvault itself -> root."""
+def feature_of(module: str) -> str:
+    """The feature a module belongs to: memvault.X.* -> X; memvault itself -> root."""
     parts = module.split(".")
     if len(parts) == 1:
         return "root"
@@ -177,24 +191,27 @@ def find_cycle(graph: dict[str, dict[str, int]]) -> list[str] | None:
     return None
 
 
-def test_every_package_has_a_layer() -> None:
-    layers = {layer_of(module) for module in source_files()}
-    assert layers <= set(RANK), f"packages with no row in LAYERS: {sorted(layers - set(RANK))}"
+def test_every_feature_has_a_row() -> None:
+    features = {feature_of(module) for module in source_files()}
+    assert features <= set(USES), f"features with no row in USES: {sorted(features - set(USES))}"
+    assert all(used <= set(USES) for used in USES.values())
 
 
-def test_lower_layers_never_import_higher_ones() -> None:
-    offenders = []
-    for module, edges in import_graph().items():
-        here = layer_of(module)
-        for target, line in edges.items():
-            there = layer_of(target)
-            allowed = RANK[there] <= RANK[here]
-            if here == "vault":
-                allowed = there in VAULT_MAY_IMPORT
-            if there == "root" and here != "root":
-                allowed = here == "cli"  # only the composition root uses the public API
-            if not allowed:
-                offenders.append(f"{module}:{line} ({here}) imports {target} ({there})")
+def allowed_import(module: str, target: str) -> bool:
+    """May `module` import `target`? Its own feature, the features USES gives it, and for the
+    migration registry the schema modules; a schema module only the kernel and its feature."""
+    here, there = feature_of(module), feature_of(target)
+    if module in SCHEMA_MODULES:
+        return here == there or there == "base" or target == "memvault.store.script"
+    if module == REGISTRY and target in SCHEMA_MODULES:
+        return True
+    return here == there or there in USES[here]
+
+
+def test_each_feature_imports_only_what_it_may_use() -> None:
+    offenders = [f"{module}:{line} ({feature_of(module)}) imports {target} ({feature_of(target)})"
+                 for module, edges in import_graph().items()
+                 for target, line in edges.items() if not allowed_import(module, target)]
     assert offenders == []
 
 
@@ -217,19 +234,6 @@ def test_nothing_imports_the_repository_folders_by_their_own_names() -> None:
     assert offenders == []
 
 
-def test_folders_and_modules_stay_small() -> None:
-    folders: dict[Path, int] = {}
-    long_modules = []
-    for path in source_files().values():
-        folders[path.parent] = folders.get(path.parent, 0) + (path.name != "__init__.py")
-        lines = path.read_text(encoding="utf-8").count("\n")
-        if lines > MAX_LINES_PER_MODULE:
-            long_modules.append(f"{path.relative_to(REPO)}: {lines} lines")
-    crowded = {str(p.relative_to(REPO)): n for p, n in folders.items()
-               if n > MAX_MODULES_PER_FOLDER}
-    assert long_modules == [] and crowded == {}
-
-
 def test_the_checkers_see_every_spelling() -> None:
     cases = ["import memvault.cli", "import memvault.cli.app as r", "from memvault import cli",
              "from memvault.cli.app import x",
@@ -241,7 +245,11 @@ def test_the_checkers_see_every_spelling() -> None:
     names = [n for _, n in imported_modules("from .. import base\nfrom ..cli.app import y\n",
                                             ["memvault", "store"])]
     assert "memvault.base" in names and "memvault.cli.app" in names
-    assert layer_of("memvault") == "root" and layer_of("memvault.vault.render") == "vault"
+    assert feature_of("memvault") == "root" and feature_of("memvault.vault.render") == "vault"
+    assert allowed_import("memvault.store.migrations", "memvault.vault.schema")
+    assert not allowed_import("memvault.store.connection", "memvault.vault.schema")
+    assert not allowed_import("memvault.vault.schema", "memvault.objects.records")
+    assert not allowed_import("memvault.timeline.events", "memvault.objects.records")
     assert find_cycle({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b": 1}, "b": {}, "c": {"a": 1}}) is None
     modules = {"memvault.cli", "memvault.cli.app"}
@@ -255,10 +263,10 @@ def test_the_checkers_see_every_spelling() -> None:
 
 def sql_writes(source: str) -> list[tuple[int, str]]:
     """(line, table) of every write statement in the string literals of `source`: INSERT /
-    REPLACE INTO, UPDATE, DELETE FROM, across lines and f-strings. Docstrings, trigger
-    definitions, strings inside a migration function (m002_...) and a table named by a
-    placeholder (`{table}`: a generic helper its owners call) do not count; neither do the
-    UPDATE of an upsert (ON CONFLICT DO UPDATE) or a trigger's event (AFTER UPDATE ON)."""
+    REPLACE INTO, UPDATE, DELETE FROM, across lines and f-strings; a table named by a
+    placeholder (`{table}`) is reported as "{}". Docstrings, trigger definitions and strings
+    inside a migration function (m002_...) do not count; neither do the UPDATE of an upsert (ON
+    CONFLICT DO UPDATE) or a trigger's event (AFTER UPDATE ON)."""
     tree = ast.parse(source)
     skipped: set[int] = set()
     for node in ast.walk(tree):
@@ -284,8 +292,41 @@ def sql_writes(source: str) -> list[tuple[int, str]]:
             continue
         if "CREATE TRIGGER" in text.upper():
             continue
-        found += [(node.lineno, m.group(1)) for m in _WRITE_SQL.finditer(text)
-                  if "{" not in m.group(1)]
+        found += [(node.lineno, "{}" if "{" in m.group(1) else m.group(1))
+                  for m in _WRITE_SQL.finditer(text)]
+    return found
+
+
+def _enclosing_functions(tree: ast.AST) -> dict[int, str]:
+    """id(node) -> the name of the outermost function it lies in."""
+    inside: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) not in inside:
+            inside.update((id(inner), node.name) for inner in ast.walk(node))
+    return inside
+
+
+def table_argument_writes(module: str, source: str) -> list[str]:
+    """Calls of a function that writes the table its caller names (forget_in_rows) that name
+    a table the caller does not own, or no literal table at all, in words."""
+    tree = ast.parse(source)
+    inside = _enclosing_functions(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+        if name not in TABLE_ARGUMENT_WRITERS:
+            continue
+        position = TABLE_ARGUMENT_WRITERS[name]
+        arg = next((k.value for k in node.keywords if k.arg == "table"),
+                   node.args[position] if len(node.args) > position else None)
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            if TABLE_OWNERS.get(arg.value) != module:
+                found.append(f"{module}:{node.lineno} has {name} write {arg.value}, whose "
+                             f"owner is {TABLE_OWNERS.get(arg.value)}")
+        elif (module, inside.get(id(node), "")) not in TABLE_ARGUMENT_EXEMPT:
+            found.append(f"{module}:{node.lineno} has {name} write a table it does not name")
     return found
 
 
@@ -298,13 +339,20 @@ def foreign_writes(module: str, source: str) -> list[str]:
     found = [f"{module}:{line} imports sqlite_utils, whose writes the owner check cannot see"
              for line in sorted({line for line, name in imported_modules(source, module.split("."))
                                  if name.split(".")[0] == "sqlite_utils"})]
+    owns_tables = module in set(TABLE_OWNERS.values())
+    writes_named_tables = module == "memvault.store.forget_rows"  # each call checked, below
     for line, table in sql_writes(source):
+        if table == "{}":
+            if not (owns_tables or writes_named_tables):
+                found.append(f"{module}:{line} writes a table named by a placeholder, and owns "
+                             "no table")
+            continue
         owner = TABLE_OWNERS.get(table)
         if owner == module or (module, table) in SCHEMA_WRITES:
             continue
         found.append(f"{module}:{line} writes {table}, whose owner is {owner}" if owner else
                      f"{module}:{line} writes {table}, which has no owner in TABLE_OWNERS")
-    return found
+    return found + table_argument_writes(module, source)
 
 
 def test_only_the_owner_writes_a_table() -> None:
@@ -340,8 +388,9 @@ def test_the_owner_check_sees_every_spelling_of_a_write() -> None:
         '        "INSERT OR IGNORE INTO archive_queue (event_id, state, enqueued_at, updated_at,"\n'
         '        " enqueued_by) SELECT value, \'pending\', ?, ?, ? FROM json_each(?)")\n'
     )
-    assert foreign_writes("memvault.modes.compact", old_compact) == [
-        "memvault.modes.compact:4 writes archive_queue, whose owner is memvault.timeline.queue"]
+    assert foreign_writes("memvault.jobs.modes.compact", old_compact) == [
+        "memvault.jobs.modes.compact:4 writes archive_queue,"
+        " whose owner is memvault.timeline.queue"]
     assert foreign_writes("memvault.timeline.queue", old_compact) == []
     old_organize = (
         'def on_terminal(conn, marks):\n'
@@ -351,7 +400,7 @@ def test_the_owner_check_sees_every_spelling_of_a_write() -> None:
     )
     assert [table for _, table in sql_writes(old_organize)] == [
         "archive_queue", "hot_nodes", "evidence"]
-    assert len(foreign_writes("memvault.modes.organize", old_organize)) == 3
+    assert len(foreign_writes("memvault.jobs.modes.organize", old_organize)) == 3
     not_writes = (
         'import sqlite3\n'
         '"INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = 1"\n'
@@ -360,9 +409,21 @@ def test_the_owner_check_sees_every_spelling_of_a_write() -> None:
         'def helper(conn, table):\n    conn.execute(f"UPDATE {table} SET x = 1")\n'
         '"SELECT id FROM events WHERE kind = \'update\'"\n'
     )
-    assert sql_writes(not_writes) == [(2, "state")]  # the upsert's INSERT
-    assert foreign_writes("memvault.store.jobs", 'x = "DELETE FROM shadow_table"') == [
-        "memvault.store.jobs:1 writes shadow_table, which has no owner in TABLE_OWNERS"]
+    # the upsert's INSERT, and a placeholder table
+    assert sql_writes(not_writes) == [(2, "state"), (7, "{}")]
+    assert foreign_writes("memvault.jobs.records", 'x = "DELETE FROM shadow_table"') == [
+        "memvault.jobs.records:1 writes shadow_table, which has no owner in TABLE_OWNERS"]
+    placeholder = 'def f(conn, table):\n    conn.execute(f"DELETE FROM {table}")\n'
+    assert foreign_writes("memvault.home.status", placeholder) == [
+        "memvault.home.status:2 writes a table named by a placeholder, and owns no table"]
+    assert foreign_writes("memvault.timeline.events", placeholder) == []
+    borrowed = ('def forget_in_x(conn, f, t):\n    forget_in_rows(conn, f, "objects", ("name",))\n'
+                '    forget_in_rows(conn, f, "events", ("text",))\n'
+                '    forget_in_rows(conn, f, t, ("text",))\n')
+    assert foreign_writes("memvault.timeline.events", borrowed) == [
+        "memvault.timeline.events:2 has forget_in_rows write objects, whose owner is "
+        "memvault.objects.records",
+        "memvault.timeline.events:4 has forget_in_rows write a table it does not name"]
     assert foreign_writes("memvault.home.export", "from sqlite_utils import Database\n") == [
         "memvault.home.export:1 imports sqlite_utils, whose writes the owner check cannot see"]
 

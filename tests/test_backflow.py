@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 from helpers import run_cli
 from memvault import ManualClock, Memory
+from memvault.jobs.modes import backflow
+from memvault.jobs.modes import organize as organize_module
 from memvault.models.builtin import BuiltinProvider
-from memvault.modes import backflow
-from memvault.modes import organize as organize_module
 from memvault.vault.paths import object_path
 from memvault.vault.projector import project_vault
 from modes_support import (

@@ -18,10 +18,10 @@ from helpers import T0, add_evidence
 from memvault import ManualClock, Memory
 from memvault.base.errors import StoreError
 from memvault.cli import main
-from memvault.modes.compact import fold_nodes
+from memvault.home.check import check_memory
+from memvault.jobs.modes.compact import fold_nodes
 from memvault.objects.records import ObjectRecord, add_relation, save_object
 from memvault.store.backup import backup_database
-from memvault.store.check import check_memory
 from memvault.store.connection import open_db, write
 from memvault.store.disk import disk_usage
 from memvault.timeline.events import NewEvent

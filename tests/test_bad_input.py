@@ -22,7 +22,7 @@ from memvault.base.errors import ConfigError, IngestError, InputError
 from memvault.cli import main
 from memvault.objects.corefiles import core_file_history, read_core_file
 from memvault.objects.records import get_object
-from memvault.store.vault_tables import vault_status
+from memvault.vault.bookkeeping import vault_status
 from memvault.vault.files import VaultFolderError
 from memvault.vault.paths import object_path
 from memvault.vault.projector import render_vault

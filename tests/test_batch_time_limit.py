@@ -2,7 +2,7 @@
 one that ends at exactly 300 s fails the batch with a timeout (counted as a failed claim, its
 event still pending). tests/test_batchloop.py covers 301 s; the boundary had no test.
 
-What breaks this test (the mutation made in engine/modes/batch_loop.py, the test run and seen to
+What breaks this test (the mutation made in engine/jobs/batch_loop.py, the test run and seen to
 fail, the code restored):
 - `(clock.now() - started).total_seconds() >= limits.timeout_s` changed to `>` ->
   test_a_batch_gets_300_seconds_and_not_one_more[300].

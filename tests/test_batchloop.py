@@ -236,7 +236,7 @@ def test_each_message_is_json_encoded_once_per_batch(
     import json
     import types
 
-    from memvault.modes import batch_loop
+    from memvault.jobs import batch_loop
 
     compact_one(mem)
     encoded: list[object] = []

@@ -1,7 +1,7 @@
 """The builtin offline model: the provider protocol and organize, on the bundled sample.
 
 Payloads are built from real sample lines (engine/data/sample_events.jsonl) the way
-memvault.modes.organize builds them; every proposal is validated against the pydantic models.
+memvault.jobs.modes.organize builds them; every proposal is validated against the pydantic models.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memvault.base.tokens import estimate_tokens
+from memvault.jobs.modes.compact import CompactionProposal
 from memvault.models.base import ModelReply, ProviderError, ToolSpec
 from memvault.models.builtin import BuiltinProvider, organize
-from memvault.modes.compact import CompactionProposal
 from memvault.objects.ids import check_object_id
 from memvault.objects.proposals import OrganizeProposal, ReviewProposal
-from memvault.objects.secrets import find_secret
+from memvault.secrets.detector import find_secret
 
 
 @cache

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memvault import Memory
 from memvault.base.tokens import estimate_tokens
+from memvault.jobs.modes.compact import CompactionProposal
 from memvault.models.builtin import BuiltinProvider, compact, deep
-from memvault.modes.compact import CompactionProposal
 from memvault.objects.proposals import ReviewProposal
 
 

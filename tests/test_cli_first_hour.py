@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from helpers import run_cli
 from memvault import Memory
 from memvault.cli import main
-from memvault.store.leases import acquire_lease, process_holder, release_lease
+from memvault.jobs.leases import acquire_lease, process_holder, release_lease
 
 NOTES = [
     "Had lunch with an old friend today, we talked about moving to Lisbon.",
@@ -222,8 +222,9 @@ def test_every_subcommand_offers_home(runner: CliRunner) -> None:
 
 # -- start-up loads only what the command needs --------------------------------------------------
 
-HEAVY = ("memvault.jobs.worker", "memvault.modes.batch_loop", "memvault.objects.proposals",
-         "memvault.vault", "jinja2", "watchfiles", "rich", "pydantic", "mcp")
+HEAVY = ("memvault.jobs.worker", "memvault.jobs.batch_loop", "memvault.objects.proposals",
+         "memvault.vault.projector", "memvault.vault.render", "jinja2", "watchfiles", "rich",
+         "pydantic", "mcp")
 
 
 def loaded_heavy(code: str, home: Path) -> list[str]:

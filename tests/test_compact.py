@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from helpers import count
 from memvault import ManualClock, Memory
+from memvault.jobs import mode as modes_module
 from memvault.models.scripted import call
-from memvault.modes import mode as modes_module
 from modes_support import (
     batch_row,
     compact_step,
@@ -285,9 +285,9 @@ def test_an_explicit_job_resumes_its_scan_yet_claims_nodes_that_were_held_then_f
     """A job's next claim scans from where its last one said (not over all its own heads again,
     which made a long job quadratic), and that point stays before any node another job's batch
     held: freed later, such a node is still this job's to fold."""
-    from memvault.modes.compact import CompactMode, fold_nodes
+    from memvault.jobs.modes.compact import CompactMode, fold_nodes
+    from memvault.jobs.records import get_job, new_batch
     from memvault.store.connection import write
-    from memvault.store.jobs import get_job, new_batch
 
     mem = open_memory(home, clock, SMALL_BATCHES)
     for i in range(8):
@@ -395,8 +395,8 @@ def test_a_node_that_left_the_timeline_after_the_prompt_refuses_the_commit(mem: 
 
 
 def test_fold_nodes_refuses_a_run_with_a_hot_node_in_between(mem: Memory) -> None:
-    from memvault.modes.compact import fold_nodes
-    from memvault.modes.mode import CommitRefused
+    from memvault.jobs.mode import CommitRefused
+    from memvault.jobs.modes.compact import fold_nodes
     from memvault.store.connection import write
 
     for i in range(3):

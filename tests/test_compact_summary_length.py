@@ -3,7 +3,7 @@ chars: Chinese is one token a char and English four chars a token, so each measu
 longer summary through. Before these tests only the fuzz file (tests/fuzz_strategies.py) sent
 such summaries.
 
-What breaks this test (each mutation made in engine/modes/compact.py, the test run and seen to
+What breaks this test (each mutation made in engine/jobs/modes/compact.py, the test run and seen to
 fail, the code restored):
 - `len(summary) >= chars or new_tokens >= tokens`: the token half removed ->
   test_a_summary_with_fewer_chars_but_as_many_tokens_is_refused;

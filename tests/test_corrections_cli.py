@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from helpers import run_cli
 from memvault import Memory
 from memvault.objects.records import get_object
-from memvault.store.vault_tables import vault_status
+from memvault.vault.bookkeeping import vault_status
 from memvault.vault.paths import conflict_original, is_conflict_copy, is_object_file, object_path
 from memvault.vault.watcher import VaultWatcher
 from vault_support import broken_links, open_memory, project, put_object

@@ -5,7 +5,7 @@ invariants). The seed is fixed; set MEMVAULT_CRASH_SEED to try another. A failur
 and the table of counts, and `python tests/crash_harness.py --kills 200 --fresh 2 --seed SEED`
 replays the same plan (where each kill lands still depends on timing).
 
-The two compaction tests at the end pin bugs the harness found in engine/modes/compact.py (two
+The two compaction tests at the end pin bugs the harness found in engine/jobs/modes/compact.py (two
 explicit jobs re-folding each other's heads; a job claiming nodes another job's open batch held).
 """
 
@@ -48,7 +48,7 @@ def test_crash_safety_200_sigkills_lose_nothing_and_work_resumes(tmp_path: Path)
     assert report.resumed_ok, summary
 
 
-# -- two compact bugs the harness found (fixed in engine/modes/compact.py) ---------------------
+# -- two compact bugs the harness found (fixed in engine/jobs/modes/compact.py) ------------------
 
 
 def test_two_explicit_compactions_do_not_re_fold_each_others_heads(

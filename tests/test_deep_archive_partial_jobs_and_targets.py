@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from memvault import ManualClock, Memory
+from memvault.jobs.records import job_summary
 from memvault.models.scripted import call
 from memvault.store.connection import write
-from memvault.store.jobs import job_summary
 from modes_support import (
     add_archived,
     commit_organize,

@@ -18,10 +18,10 @@ import pytest
 from click.testing import CliRunner
 from helpers import add_evidence, run_cli
 from memvault import Memory, NewEvent
+from memvault.jobs.leases import acquire_lease, process_holder
 from memvault.objects.corefiles import write_core_file
+from memvault.recall.index import analyze_tokens, get_stat, units
 from memvault.store.connection import write
-from memvault.store.leases import acquire_lease, process_holder
-from memvault.store.recall_index import analyze_tokens, get_stat, units
 from vault_support import open_memory, project, put_object
 
 SECRETS = [

@@ -39,14 +39,14 @@ from helpers import T0
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from memvault import ManualClock, Memory
+from memvault.jobs.batch_loop import BatchFailed, FieldError, Tool, _parse_arguments
+from memvault.jobs.leases import acquire_lease
+from memvault.jobs.mode import BatchContext, CommitRefused, Mode, commit_proposal
+from memvault.jobs.modes.compact import load_nodes
+from memvault.jobs.records import Batch, Job, get_job, new_batch, pending_batch, reclaim_batch
 from memvault.jobs.worker import default_modes
 from memvault.models.scripted import call
-from memvault.modes.batch_loop import BatchFailed, FieldError, Tool, _parse_arguments
-from memvault.modes.compact import load_nodes
-from memvault.modes.mode import BatchContext, CommitRefused, Mode, commit_proposal
 from memvault.store.connection import graph_revision, write
-from memvault.store.jobs import Batch, Job, get_job, new_batch, pending_batch, reclaim_batch
-from memvault.store.leases import acquire_lease
 from modes_support import add_archived, batch_row, errors_seen, make_worker, put_object
 
 HOLDER = "fuzz-worker"

@@ -17,7 +17,7 @@ from helpers import run_cli
 from memvault import Memory
 from memvault.base.errors import StoreError
 from memvault.objects.corefiles import read_core_file
-from memvault.store.vault_tables import vault_status
+from memvault.vault.bookkeeping import vault_status
 from memvault.vault.watcher import VaultWatcher
 from vault_support import open_memory, project
 

@@ -84,7 +84,7 @@ def test_an_administrator_may_allow_another_owner(made: Path, other_user: None,
 
 
 def test_check_names_each_part_another_user_owns(made: Path, other_user: None) -> None:
-    from memvault.store.check import check_memory
+    from memvault.home.check import check_memory
 
     with Memory.open(made, readonly=True) as mem:
         report = check_memory(mem.conn, home=made)

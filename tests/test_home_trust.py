@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from helpers import count, run_cli, write_config
 from memvault import ManualClock, Memory
 from memvault.base.errors import IngestError, InputError, StoreError
+from memvault.home.check import check_memory
 from memvault.store import connection
-from memvault.store.check import check_memory
 from memvault.store.connection import write
 from memvault.timeline import ingest as ingest_module
 from memvault.timeline.events import META_MAX_BYTES, META_MAX_DEPTH, NewEvent

@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 from helpers import run_cli, write_config
 from memvault import ManualClock, Memory
+from memvault.jobs.records import create_job, get_job
 from memvault.jobs.scheduler import Scheduler
 from memvault.models.spec import ProviderSpec
 from memvault.store.connection import write
-from memvault.store.jobs import create_job, get_job
 
 from tests.fake_openai import FakeOpenAI
 

@@ -12,8 +12,8 @@ from datetime import timedelta
 import pytest
 from memvault import ManualClock, Memory
 from memvault.base.clock import to_micros
+from memvault.jobs.leases import claim_lease, lease_info, process_holder
 from memvault.store.connection import write
-from memvault.store.leases import claim_lease, lease_info, process_holder
 
 LEASE_S = 360.0
 

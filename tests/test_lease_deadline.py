@@ -6,9 +6,9 @@ so no work is done only for its commit to be refused."""
 from __future__ import annotations
 
 from memvault import ManualClock, Memory
+from memvault.jobs.batch_loop import LEASE_MARGIN_S, MIN_CALL_S
+from memvault.jobs.leases import lease_info
 from memvault.models.base import ModelReply, ToolSpec, Usage
-from memvault.modes.batch_loop import LEASE_MARGIN_S, MIN_CALL_S
-from memvault.store.leases import lease_info
 from modes_support import batch_row, compact_step, make_worker
 
 

@@ -24,9 +24,7 @@ from helpers import T0
 from memvault import ManualClock, Memory
 from memvault.base.clock import iso, to_micros
 from memvault.cli.work import make_worker, run_to_end
-from memvault.jobs.worker import Worker, set_busy
-from memvault.store.connection import write
-from memvault.store.leases import (
+from memvault.jobs.leases import (
     acquire_lease,
     holder_gone,
     lease_info,
@@ -34,6 +32,8 @@ from memvault.store.leases import (
     process_holder,
     process_start,
 )
+from memvault.jobs.worker import Worker, set_busy
+from memvault.store.connection import write
 
 HAS_PROC = Path("/proc/self/stat").exists()
 LEASE_S = 360.0

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from helpers import count, write_config
 from memvault import ManualClock, Memory
+from memvault.jobs.records import get_job
 from memvault.jobs.worker import Worker
 from memvault.models.base import Message, ModelReply, ToolSpec
 from memvault.models.scripted import ScriptedProvider
-from memvault.store.jobs import get_job
 from modes_support import (
     Step,
     archive_only_step,

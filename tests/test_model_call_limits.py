@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 from memvault import ManualClock, Memory
+from memvault.jobs.ledger import MAX_TOKENS
 from memvault.models.base import ModelReply, ProviderError, ToolCall, Usage
 from memvault.models.openai_compat import OpenAICompatProvider
 from memvault.models.scripted import ScriptedProvider
-from memvault.store.ledger import MAX_TOKENS
 
 from tests.fake_openai import FakeOpenAI, completion, tool_call
 

@@ -192,7 +192,7 @@ def test_object_rows_reads_the_rows_that_exist_and_live_only_leaves_out_the_merg
 def test_the_browse_evidence_tool_pages_an_objects_slices_oldest_first(
     mem: Memory, hub: dict[str, object],
 ) -> None:
-    from memvault.modes.browse import evidence_text
+    from memvault.jobs.modes.browse import evidence_text
 
     links = [link for link in object_links(mem.conn, "person:qhy") if link["kind"] == "evidence"]
     seen, offset = [], 0

@@ -178,8 +178,8 @@ def test_json_object_schema_format_for_llama_cpp_python(server, mem):
 
 
 def test_json_schema_drops_long_string_limits_that_grammars_unroll():
+    from memvault.jobs.modes.compact import CompactionProposal
     from memvault.models.base import ToolSpec
-    from memvault.modes.compact import CompactionProposal
 
     schema = tool_choice_schema([ToolSpec("commit_compaction", "",
                                           CompactionProposal.model_json_schema())])

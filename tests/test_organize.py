@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from helpers import count
 from memvault import ManualClock, Memory
+from memvault.jobs.batch_loop import FieldError
+from memvault.jobs.leases import acquire_lease
+from memvault.jobs.modes import organize as organize_module
+from memvault.jobs.records import get_job
 from memvault.jobs.scheduler import Scheduler
 from memvault.models.scripted import call
-from memvault.modes import organize as organize_module
-from memvault.modes.batch_loop import FieldError
 from memvault.store.connection import write
-from memvault.store.jobs import get_job
-from memvault.store.leases import acquire_lease
 from modes_support import (
     add_archived,
     batch_row,

@@ -8,9 +8,9 @@ while they fit what is left. A new project is created `candidate`; a proposal cr
 
 What breaks this test (each mutation made in the engine, the test run and seen to fail, the
 code restored):
-- engine/modes/organize.py `_page`: the byte margin `len(text[start:end].encode())` changed to
+- engine/jobs/modes/organize.py `_page`: the byte margin `len(text[start:end].encode())` changed to
   the char margin `len(text[start:end])` -> test_a_chinese_page_is_shrunk_by_its_bytes;
-- engine/modes/organize.py `related_objects`: the cost `len(json.dumps(item, ...).encode())`
+- engine/jobs/modes/organize.py `related_objects`: the cost `len(json.dumps(item, ...).encode())`
   changed to `len(json.dumps(item, ...))` (chars), and separately the `if used + cost >
   budget: continue` check removed -> test_related_objects_stay_within_the_claim_budget;
 - engine/objects/graph_write.py `_check_status`: `obj.status not in (None, "candidate")` changed
@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 from memvault import ManualClock, Memory
+from memvault.jobs.modes.organize import PAYLOAD_RESERVE
 from memvault.models.base import Message, ModelReply, ToolSpec
-from memvault.modes.organize import PAYLOAD_RESERVE
 from modes_support import (
     add_archived,
     commit_organize,

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from memvault import ManualClock, Memory
 from memvault.base.errors import InputError, NotFound
 from memvault.objects.records import ObjectRecord, add_relation, save_object
+from memvault.recall.index import sync_index
 from memvault.recall.query import EVIDENCE_PAGE_CHARS, memory_evidence, memory_find, memory_read
 from memvault.recall.terms import MAX_QUERY_CHARS, parse_query
 from memvault.store.connection import open_db, write
 from memvault.store.migrations import MIGRATIONS, apply_migrations
-from memvault.store.recall_index import sync_index
 from memvault.timeline.events import NewEvent
 
 EVENTS = [

@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memvault.store.recall_index import CJK_RUN, analyze_tokens, fold, nfkc
+from memvault.recall.index import CJK_RUN, analyze_tokens, fold, nfkc
 
 _WORD_CHARS = st.sampled_from(
     list("abcXYZ019 ,.:;!?()-_'\"\n\tßÉéñ") + ["\u0301", "\u200b", "ｈ", "Ａ", "３"]

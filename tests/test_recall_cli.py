@@ -12,8 +12,8 @@ from helpers import add_evidence
 from memvault import ManualClock, Memory
 from memvault.cli import main
 from memvault.objects.records import ObjectRecord, save_object
+from memvault.recall.index import sync_index
 from memvault.store.connection import write
-from memvault.store.recall_index import sync_index
 from memvault.timeline.events import NewEvent
 
 

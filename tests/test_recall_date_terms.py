@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 from memvault import Memory
-from memvault.base.dates import date_mentions
 from memvault.objects.records import ObjectRecord, save_object
+from memvault.recall.dates import date_mentions
+from memvault.recall.index import sync_index
 from memvault.recall.query import memory_find
 from memvault.recall.terms import parse_query
 from memvault.store.connection import write
-from memvault.store.recall_index import sync_index
 from memvault.timeline.events import NewEvent
 
 FILLER = [f"We talked about lunch plans number {i} and the weather." for i in range(30)]

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 from memvault import Memory
-from memvault.base.dates import mention_tokens
 from memvault.recall import context
+from memvault.recall import schema as recall_tables
+from memvault.recall.dates import mention_tokens
+from memvault.recall.index import get_stat, sync_index
 from memvault.recall.query import memory_find
-from memvault.store import recall_tables
+from memvault.recall.schema import rebuild_events_index
 from memvault.store.connection import open_db, write
 from memvault.store.migrations import apply_migrations
-from memvault.store.recall_index import get_stat, sync_index
-from memvault.store.recall_tables import rebuild_events_index
 from memvault.timeline.events import NewEvent, insert_events, validate_event
 
 FILLER = [f"We talked about lunch plans number {i} and the weather." for i in range(30)]

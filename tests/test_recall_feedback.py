@@ -11,9 +11,9 @@ import json
 import pytest
 from memvault import Memory
 from memvault.recall import feedback
+from memvault.recall.index import sync_index
 from memvault.recall.query import memory_find
 from memvault.store.connection import write
-from memvault.store.recall_index import sync_index
 from memvault.timeline.events import NewEvent
 
 # Turns on other topics, each its own conversation (hours apart): they set the statistics and

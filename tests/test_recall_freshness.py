@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 from helpers import count, run_cli
 from memvault import Memory, NewEvent
+from memvault.recall import index as recall_index
+from memvault.recall.index import get_stat
 from memvault.recall.query import memory_find
-from memvault.store import recall_index
-from memvault.store.recall_index import get_stat
 
 
 def test_an_appended_event_is_indexed_before_append_returns(mem: Memory) -> None:

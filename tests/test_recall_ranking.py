@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 from memvault import Memory
-from memvault.base.dates import DateWindow, date_windows
+from memvault.recall.dates import DateWindow, date_windows
+from memvault.recall.index import sync_index
 from memvault.recall.query import memory_find
 from memvault.recall.stem import stem
 from memvault.store.connection import write
-from memvault.store.recall_index import sync_index
 from memvault.timeline.events import NewEvent
 
 FILLER = [

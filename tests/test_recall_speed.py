@@ -12,15 +12,10 @@ from pathlib import Path
 import pytest
 from memvault import ManualClock, Memory
 from memvault.objects.records import ObjectRecord, save_object
+from memvault.recall.index import OBJECTS_VOCAB, PREFIX_AS_WORDS_MAX, prefix_match, sync_index
 from memvault.recall.query import memory_find
 from memvault.recall.terms import parse_query
 from memvault.store.connection import open_db, write
-from memvault.store.recall_index import (
-    OBJECTS_VOCAB,
-    PREFIX_AS_WORDS_MAX,
-    prefix_match,
-    sync_index,
-)
 
 WORDS = ["nate", "nates", "nathan", "national", "natural", "naturally", "navy", "nat"]
 

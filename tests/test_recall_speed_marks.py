@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from helpers import count, run_cli
 from memvault import Memory
 from memvault.recall import masking
+from memvault.recall.index import index_lag
 from memvault.store.connection import open_db, write
-from memvault.store.recall_index import index_lag
 from vault_support import open_memory, put_object
 
 TOKEN = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
@@ -171,7 +171,7 @@ def test_an_older_home_upgrades_and_its_objects_are_marked_by_the_next_sync(
 _FINGERPRINT = """
 import sys
 from pathlib import Path
-import memvault.objects.secrets  # the detector as this process runs it
+import memvault.secrets.detector  # the detector as this process runs it
 if sys.argv[1] == "upgraded":  # a newer detector installed on disk while the process runs
     Path.read_bytes = lambda self: b"def scan_secrets(text): ...  # one more rule"
 from memvault.recall import masking

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from helpers import add_evidence
 from memvault import Memory
-from memvault.modes.organize import name_keys, related_objects
+from memvault.jobs.modes.organize import name_keys, related_objects
 from memvault.objects.records import ObjectRecord, save_object
 from memvault.store.connection import write
 

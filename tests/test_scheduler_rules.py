@@ -9,7 +9,7 @@ fail, the code restored):
 - the cool-down stops hourly job creation: `if paused or open_jobs(...)` changed to
   `if open_jobs(...)` -> test_the_cool_down_also_stops_the_hourly_job;
 - the cool-down lasts until its end: `now < until` changed to `now <= until` -> the same test;
-- (engine/modes/compact.py) a threshold job stops only once the timeline is UNDER 60% of the
+- (engine/jobs/modes/compact.py) a threshold job stops only once the timeline is UNDER 60% of the
   threshold: `est_tokens < target` changed to `<=` ->
   test_a_threshold_job_goes_on_at_exactly_sixty_percent[600].
 """
@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from memvault import ManualClock, Memory
 from memvault.base.clock import parse_time
+from memvault.jobs.modes.compact import CompactMode
+from memvault.jobs.records import create_job
 from memvault.jobs.scheduler import HOURLY_KEY, Scheduler, pause_automatic
-from memvault.modes.compact import CompactMode
 from memvault.store.connection import get_state, write
-from memvault.store.jobs import create_job
 from memvault.timeline.hot import timeline_totals
 from modes_support import add_archived, cite_page, make_worker, open_memory, queue_row
 

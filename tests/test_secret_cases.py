@@ -10,8 +10,8 @@ import json
 
 import pytest
 from memvault import Memory
-from memvault.objects import secret_values
-from memvault.objects.secrets import find_secret, mask_secrets, scan_secrets
+from memvault.secrets import values as secret_values
+from memvault.secrets.detector import find_secret, mask_secrets, scan_secrets
 from modes_support import add_archived, commit_organize, counts, errors_seen, make_worker
 
 # Fake keys, built by concatenation so no scanner mistakes this file for a leak.

@@ -5,7 +5,7 @@ random-token detector (32+ chars, both cases, digits, frequent class changes) is
 The tokens are built to sit on either side of the threshold: 16 distinct chars twice each is
 exactly 4.0 bits; 16 chars with one repeated once more is 3.98; 15 chars evenly is 3.91.
 
-What breaks this test (each mutation made in engine/objects/secrets.py, the test run and seen
+What breaks this test (each mutation made in engine/secrets/detector.py, the test run and seen
 to fail, the code restored):
 - `ENTROPY_MIN_BITS = 4.0` changed to 3.9, and separately to 4.1 ->
   test_a_token_is_a_secret_from_four_bits_of_entropy_per_char;
@@ -15,7 +15,7 @@ to fail, the code restored):
 from __future__ import annotations
 
 import pytest
-from memvault.objects.secrets import scan_secrets, shannon_entropy
+from memvault.secrets.detector import scan_secrets, shannon_entropy
 
 SIXTEEN = "aA1bB2cC3dD4eE5f"
 AT_THRESHOLD = SIXTEEN * 2  # 16 symbols, each twice: exactly 4.0 bits a char

@@ -15,9 +15,10 @@ from memvault import Memory
 from memvault.base.errors import InputError
 from memvault.jobs.worker import TickResult
 from memvault.models.scripted import call
-from memvault.objects import proposals, secrets
+from memvault.objects import proposals
 from memvault.objects.corefiles import write_core_file
-from memvault.objects.secrets import find_secret, redact_secrets, scan_secrets
+from memvault.secrets import detector as secrets
+from memvault.secrets.detector import find_secret, redact_secrets, scan_secrets
 from memvault.service.host import JsonLinesFormatter, TickLogger
 from memvault.store.connection import write
 from modes_support import (

@@ -15,9 +15,9 @@ from pathlib import Path
 from helpers import count
 from memvault import ManualClock, Memory
 from memvault.base.config import load_config
-from memvault.modes.compact import CompactMode
+from memvault.jobs.modes.compact import CompactMode
+from memvault.jobs.records import create_job
 from memvault.store.connection import write
-from memvault.store.jobs import create_job
 from memvault.timeline.hot import timeline_totals
 from modes_support import add_archived, commit_organize, errors_seen, make_worker, obj, open_memory
 

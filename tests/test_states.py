@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 from memvault import Memory
-from memvault.objects.ids import ObjectStatus
-from memvault.store.connection import open_db, write
-from memvault.store.jobs import (
+from memvault.jobs.records import (
     BatchState,
     JobState,
     get_batch,
@@ -22,6 +20,8 @@ from memvault.store.jobs import (
     pending_batch,
     rotation_with_pending,
 )
+from memvault.objects.ids import ObjectStatus
+from memvault.store.connection import open_db, write
 from memvault.timeline.queue import EVENT_STATES, EventState
 
 

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from memvault.cli import main
 from memvault.objects.records import ObjectRecord, save_object
 from memvault.store.connection import open_db, write
-from memvault.store.vault_tables import vault_status
 from memvault.vault import files as vault_files_module
+from memvault.vault.bookkeeping import vault_status
 from memvault.vault.projector import vault_lock
 
 

@@ -14,8 +14,8 @@ from memvault.objects.corefiles import core_file_history, read_core_file
 from memvault.objects.ids import RELATION_LABELS
 from memvault.objects.records import add_relation
 from memvault.store.connection import write
-from memvault.store.vault_tables import vault_status
 from memvault.vault import files as vault_files_module
+from memvault.vault.bookkeeping import vault_status
 from memvault.vault.paths import object_path, page_path
 from memvault.vault.projector import ProjectionBusy, pending_owners, render_vault, vault_lock
 from vault_support import (

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import run_cli
 from memvault import Memory
-from memvault.store.vault_tables import vault_status
+from memvault.vault.bookkeeping import vault_status
 from memvault.vault.paths import object_path
 from vault_support import open_memory, put_object
 
@@ -64,8 +64,8 @@ def test_a_failed_directory_write_is_retried_with_nothing_else_to_render(
     """objects/README.md whose last write failed is rendered again by the next batch run even
     when no object is pending and its file is as recorded, so its error clears."""
     from memvault.store.connection import write
-    from memvault.store.vault_tables import DIRECTORY_KEY
     from memvault.vault.bookkeeping import record_error
+    from memvault.vault.schema import DIRECTORY_KEY
     from vault_support import project
 
     with open_memory(tmp_path / "home") as mem:

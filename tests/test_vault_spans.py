@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from memvault import NewEvent
-from memvault.objects.secrets import scan_secrets
+from memvault.secrets.detector import scan_secrets
 from memvault.store.connection import write
 from memvault.vault import quotes
 from memvault.vault.paths import object_path, page_path

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from helpers import run_cli
 from memvault import Memory
 from memvault.objects.corefiles import core_file_history, read_core_file
-from memvault.store.vault_tables import vault_status
+from memvault.vault.bookkeeping import vault_status
 from memvault.vault.files import VaultFolderError
 from memvault.vault.paths import object_path, page_path
 from memvault.vault.watcher import VaultWatcher
@@ -124,7 +124,8 @@ def test_a_core_file_linked_to_dev_zero_is_refused_without_reading_it(
         "import json, sys\n"
         "from pathlib import Path\n"
         "from memvault import Memory\n"
-        "from memvault.vault import VaultWatcher, render_vault\n"
+        "from memvault.vault.projector import render_vault\n"
+        "from memvault.vault.watcher import VaultWatcher\n"
         "with Memory.open(Path(sys.argv[1])) as mem:\n"
         "    r = render_vault(mem.conn, mem.config.vault_path, config=mem.config)\n"
         "    w = VaultWatcher.for_config(mem.config).handle(mem.conn, ['SOUL.md'])\n"

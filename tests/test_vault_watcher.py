@@ -10,7 +10,7 @@ import pytest
 from memvault.objects.corefiles import core_file_history, read_core_file
 from memvault.objects.records import get_object
 from memvault.store.connection import get_state
-from memvault.store.vault_tables import vault_status
+from memvault.vault.bookkeeping import vault_status
 from memvault.vault.paths import object_path
 from memvault.vault.watcher import VaultGone, VaultWatcher
 from vault_support import open_memory, project, put_object, running_watcher

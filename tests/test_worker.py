@@ -15,16 +15,16 @@ from click.testing import CliRunner
 from helpers import T0, count
 from memvault import ManualClock, Memory, NewEvent
 from memvault.cli import main
+from memvault.jobs import records as jobs
 from memvault.jobs import worker as worker_module
+from memvault.jobs.leases import acquire_lease, lease_info
+from memvault.jobs.mode import BatchContext, CommitRefused, commit_proposal
+from memvault.jobs.modes.compact import CompactionProposal, CompactMode
+from memvault.jobs.records import create_job, get_job, mark_claimed, new_batch
 from memvault.jobs.scheduler import PAUSE_KEY, pause_key
 from memvault.models.base import ModelReply
 from memvault.models.scripted import call
-from memvault.modes.compact import CompactionProposal, CompactMode
-from memvault.modes.mode import BatchContext, CommitRefused, commit_proposal
-from memvault.store import jobs
 from memvault.store.connection import get_state, graph_revision, write
-from memvault.store.jobs import create_job, get_job, mark_claimed, new_batch
-from memvault.store.leases import acquire_lease, lease_info
 from modes_support import (
     add_archived,
     archive_only_step,

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from memvault.store.check import check_memory  # noqa: E402
+from memvault.home.check import check_memory  # noqa: E402
 from memvault.vault.files import read_file, sha256  # noqa: E402
 from memvault.vault.watcher import VaultWatcher  # noqa: E402
 from vault_support import START, open_memory, project, put_object  # noqa: E402

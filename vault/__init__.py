@@ -1,37 +1,14 @@
 """memvault's vault: a readable Markdown projection of the SQLite store (docs/spec.md section 6).
 
-SQLite is authoritative. The projector (`render_vault`, `project_vault`) renders objects into
-`objects/<type>/<hash>.md` in bounded batches, the directory into `objects/README.md` and the
-core files AGENTS.md, SOUL.md, USER.md into the vault root. Only those three core files flow
-back: the watcher (`VaultWatcher`) imports their hand edits and reports hand edits of object
-files, which the next projection restores while keeping the edit beside it as a conflict
-copy `<name>.conflict-1.md` (`memvault accept-edit` takes one as a person's correction).
+SQLite is authoritative. The projector (`projector.render_vault`, `projector.project_vault`)
+renders objects into `objects/<type>/<hash>.md` in bounded batches, the directory into
+`objects/README.md` and the core files AGENTS.md, SOUL.md, USER.md into the vault root. Only
+those three core files flow back: the watcher (`watcher.VaultWatcher`) imports their hand edits
+and reports hand edits of object files, which the next projection restores while keeping the
+edit beside it as a conflict copy `<name>.conflict-1.md` (`memvault accept-edit` takes one as
+a person's correction).
 
-The engine never imports this package; this package imports the engine.
+The vault owns its tables (vault/schema.py, vault/bookkeeping.py) and reads the engine's
+objects; the engine's store imports only its schema, for the migration registry.
 """
 
-from __future__ import annotations
-
-from .paths import object_hash, object_path
-from .projector import (
-    ProjectionBusy,
-    ProjectionResult,
-    project_vault,
-    render_vault,
-    rerender_objects_citing,
-)
-from .render import Renderer
-from .watcher import VaultWatcher, WatchOutcome
-
-__all__ = [
-    "ProjectionBusy",
-    "ProjectionResult",
-    "Renderer",
-    "VaultWatcher",
-    "WatchOutcome",
-    "object_hash",
-    "object_path",
-    "project_vault",
-    "render_vault",
-    "rerender_objects_citing",
-]

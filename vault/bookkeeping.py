@@ -19,11 +19,16 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
 from ..base.clock import iso
+from ..base.forgetting import Forgetting
+from ..store.forget_rows import forget_in_rows
+from .schema import MARK_DIRTY
 
 
 def record_owner(
@@ -262,3 +267,87 @@ def resolve_reports(
             (path, owner, "found by the projector before rewriting the file", iso(now),
              iso(now), conflict),
         )
+
+
+PENDING_SQL = """
+    SELECT o.id FROM objects o
+      LEFT JOIN projection p ON p.object_id = o.id
+      LEFT JOIN vault_dirty d ON d.object_id = o.id
+     WHERE d.object_id IS NOT NULL OR p.object_id IS NULL OR p.version != o.version
+        OR EXISTS (SELECT 1 FROM projection_errors e WHERE e.object_id = o.id)
+    UNION ALL
+    SELECT d.object_id FROM vault_dirty d
+      JOIN projection p ON p.object_id = d.object_id
+     WHERE NOT EXISTS (SELECT 1 FROM objects o WHERE o.id = d.object_id)
+"""
+
+
+def vault_status(conn: sqlite3.Connection, recent: int = 20) -> dict[str, Any]:
+    """The vault's part of `memvault status`: backlog, failures, hand edits, watcher heartbeat.
+
+    Reads only; cheap enough for every status call (one scan of objects for the backlog).
+    """
+    pending = conn.execute(f"SELECT COUNT(*) FROM ({PENDING_SQL})").fetchone()[0]
+    files = conn.execute(
+        "SELECT (SELECT COUNT(*) FROM projection) + (SELECT COUNT(*) FROM projection_pages)"
+    ).fetchone()[0]
+    errors = [
+        dict(r) for r in conn.execute(
+            "SELECT object_id, path, error, created_at FROM projection_errors"
+            " ORDER BY id DESC LIMIT ?", (recent,),
+        )
+    ]
+    error_total = conn.execute("SELECT COUNT(*) FROM projection_errors").fetchone()[0]
+    open_reports = [
+        dict(r) for r in conn.execute(
+            "SELECT path, object_id, kind, detail, detected_at FROM vault_reports"
+            " WHERE resolved_at IS NULL ORDER BY detected_at, id LIMIT ?", (recent,),
+        )
+    ]
+    conflicts = [
+        dict(r) for r in conn.execute(
+            "SELECT path, object_id, conflict_path, resolved_at FROM vault_reports"
+            " WHERE conflict_path IS NOT NULL ORDER BY id DESC LIMIT ?", (recent,),
+        )
+    ]
+    state = dict(conn.execute(
+        "SELECT key, value FROM state WHERE key IN ('vault.last_run', 'vault.watcher_heartbeat')"
+    ).fetchall())
+    heartbeat = state.get("vault.watcher_heartbeat")
+    age = None
+    if heartbeat:
+        row = conn.execute(
+            "SELECT CAST(round((julianday('now') - julianday(?)) * 86400) AS INTEGER)",
+            (heartbeat,),
+        ).fetchone()
+        age = row[0]
+    return {
+        "pending_objects": pending,
+        "files": files,
+        "errors": errors,
+        "error_total": error_total,
+        "hand_edits": open_reports,
+        "conflicts": conflicts,
+        "last_run": state.get("vault.last_run"),
+        "watcher_heartbeat": heartbeat,
+        "watcher_heartbeat_age_s": age,
+    }
+
+
+def forget_in_vault_tables(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
+    """Replace the forgotten text in the vault's bookkeeping (recorded projection errors and
+    watcher reports, which may quote a file); inside the caller's write transaction."""
+    forget_in_rows(conn, forgetting, "projection_errors", ("path", "error"), key="id")
+    forget_in_rows(conn, forgetting, "vault_reports", ("path", "detail", "conflict_path"),
+                   key="id")
+
+
+def mark_citers_dirty(conn: sqlite3.Connection, event_ids: list[int]) -> int:
+    """Mark every projected object citing one of `event_ids` for re-rendering (its files quote
+    the event); inside the caller's write transaction. Returns how many objects were marked.
+    An object with no file yet needs no mark: its first rendering reads the text as it is."""
+    source = ("SELECT DISTINCT v.object_id, 1, 'evidence' FROM evidence v"
+              " JOIN projection p ON p.object_id = v.object_id"
+              " WHERE v.event_id IN (SELECT value FROM json_each(?))")
+    cur = conn.execute(MARK_DIRTY.format(source=source), (json.dumps(event_ids),))
+    return cur.rowcount

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..objects.corefiles import CORE_FILES
 from ..objects.ids import OBJECT_TYPES
-from ..store.vault_tables import DIRECTORY_KEY
+from .schema import DIRECTORY_KEY
 
 HASH_CHARS = 16
 OBJECTS_DIR = "objects"

@@ -1,6 +1,6 @@
 """The projector: renders SQLite into the vault, a bounded batch at a time.
 
-    from memvault.vault import render_vault
+    from memvault.vault.projector import render_vault
     result = render_vault(conn, Path("~/.memvault/vault").expanduser(), all=False)
 
 A run, under a lock so runs never overlap: (1) the core files are synced (a hand edit is
@@ -46,14 +46,15 @@ from ..base.config import Config
 from ..base.settings import VaultSettings
 from ..objects.corefiles import CORE_FILES
 from ..store.connection import get_state, set_state, write
-from ..store.vault_tables import DIRECTORY_KEY, PENDING_SQL, mark_citers_dirty
 from .bookkeeping import (
+    PENDING_SQL,
     clear_dirty_many,
     clear_errors,
     clear_errors_many,
     clear_intents_many,
     dirty_marks,
     drop_vanished_marks,
+    mark_citers_dirty,
     mark_dirty,
     open_report_paths,
     owners_with_pages,
@@ -76,6 +77,7 @@ from .files import (
     vault_lock,
 )
 from .render import Renderer
+from .schema import DIRECTORY_KEY
 
 CHUNK = 100  # owners rendered per read snapshot / recorded per write transaction
 MISSING_CHECK = 200  # projected files a batch run checks for existence (one lstat each)

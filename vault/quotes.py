@@ -30,7 +30,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from ..objects.secrets import SecretHit, scan_secrets
+from ..secrets.detector import SecretHit, scan_secrets
 
 QUOTE_MAX_CHARS = 200
 ELLIPSIS = "…"

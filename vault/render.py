@@ -30,7 +30,6 @@ from ..base.display import for_markdown
 from ..objects.corefiles import CORE_FILES, read_core_file
 from ..objects.ids import OBJECT_TYPES, ObjectStatus
 from ..objects.records import ObjectRecord, object_links, resolve_redirect
-from ..store.vault_tables import DIRECTORY_KEY
 from .page_links import (
     Relation,
     Source,
@@ -49,6 +48,7 @@ from .paths import (
     page_stem,
     wikilink,
 )
+from .schema import DIRECTORY_KEY
 
 README_SUMMARY_CHARS = 120
 

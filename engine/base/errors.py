@@ -37,7 +37,7 @@ class StoreError(MemvaultError):
 
 class FieldError(Exception):
     """A correctable validation error in a model's tool call; the message names the field. It
-    goes back to the model as a correction (modes/batch_loop.py), never fails a batch alone."""
+    goes back to the model as a correction (jobs/batch_loop.py), never fails a batch alone."""
 
     def __init__(self, field_name: str, message: str) -> None:
         super().__init__(f"{field_name}: {message}")

@@ -78,7 +78,7 @@ def demo(ctx: click.Context, model: str | None) -> None:
                                                     report["timeline"]["after"])
         console.print(f"hot timeline: {b_nodes} nodes / ~{b_tokens:,} tokens -> "
                       f"{a_nodes} nodes / ~{a_tokens:,} tokens")
-        from ..vault import render_vault  # the CLI composes engine and vault
+        from ..vault.projector import render_vault
 
         result = render_vault(mem.conn, mem.config.vault_path, all=True, config=mem.config,
                               now=mem.clock.now())

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..store.jobs import JobState
+from ..jobs.records import JobState
 from ..timeline.queue import EventState
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def recognised_lines(report: dict[str, Any], provider: str) -> list[str]:
 
 def worker_running(mem: Memory) -> str | None:
     """The live worker that holds the lease now ("host:pid"), or None."""
-    from ..store.leases import live_lease, parse_holder
+    from ..jobs.leases import live_lease, parse_holder
 
     lease = live_lease(mem.conn, mem.clock.now())
     if lease is None:

@@ -13,8 +13,8 @@ from typing import Any
 
 import click
 
+from ..home.check import check_memory
 from ..store.backup import backup_database
-from ..store.check import check_memory
 from .app import LazyConsole, escape, json_option, open_memory, print_json
 
 console = LazyConsole(highlight=False, soft_wrap=True, emoji=False)
@@ -136,7 +136,7 @@ def _reindex_progress() -> Iterator[None]:
     """A progress bar while a migration rebuilds the recall index (1M events: minutes)."""
     from rich.progress import Progress
 
-    from ..store import recall_tables
+    from ..recall import schema as recall_tables
 
     with Progress(transient=True) as bar:
         task = bar.add_task("re-indexing recall", total=None)

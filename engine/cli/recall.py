@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..objects.ids import OBJECT_TYPES
+from ..recall.index import sync_index
 from ..store.connection import write
-from ..store.recall_index import sync_index
 from .app import (
     LazyConsole,
     NumericArgsCommand,

@@ -1,13 +1,12 @@
 """`memvault serve` and `memvault mcp`: the agent's API, with the worker and the vault beside it.
 
-This module is the composition root of the service: it builds the worker from `--model`, and
-the vault projector heartbeat and core-file watcher from the `vault` package (imported lazily,
-here only; the engine never imports it), and hands them to `memvault.service.host.Service`.
+This module is the composition root of the service: it builds the worker from `--model`, the
+vault projector heartbeat and the core-file watcher, and hands them to
+`memvault.service.host.Service`.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import os
@@ -21,6 +20,8 @@ import click
 
 from ..base.config import Config, load_config
 from ..home.memory import Memory
+from ..vault.projector import ProjectionBusy, render_vault
+from ..vault.watcher import VaultWatcher, WatchOutcome
 from .work import make_worker, model_option
 
 if TYPE_CHECKING:  # the service (and the mcp SDK, ~1 s to import) loads only when serving
@@ -60,52 +61,18 @@ def _token(config: Config) -> str | None:
 
 # -- the vault's background tasks ---------------------------------------------------------------
 def vault_tasks(config: Config) -> list[BackgroundTask]:
-    """The projector heartbeat and the core-file watcher, from whatever the vault package
-    offers now; a missing piece is a logged warning, never a failed start."""
-    from ..service.host import BackgroundTask, log_event
+    """The projector heartbeat and the core-file watcher, run beside the service."""
+    from ..service.host import BackgroundTask
 
-    try:
-        from .. import vault
-    except ImportError as exc:
-        log_event(log, "vault_unavailable", logging.WARNING, error=str(exc),
-                  note="serving without the vault projector and watcher")
-        return []
-    tasks = []
-    render = getattr(vault, "render_vault", None)
-    if render is None:
-        log_event(log, "vault_projector_unavailable", logging.WARNING,
-                  note="vault.render_vault not found; no projection heartbeat")
-    else:
-        tasks.append(BackgroundTask("projector", projector_loop(vault, render, config)))
-    watcher = getattr(vault, "VaultWatcher", None)
-    watch_fn = getattr(vault, "watch_core_files", None)
-    if watcher is not None:
-        tasks.append(BackgroundTask("watcher", watcher_loop(watcher, config)))
-    elif watch_fn is not None:
-        tasks.append(BackgroundTask("watcher", lambda stop: watch_fn(config, stop)))
-    else:
-        log_event(log, "vault_watcher_unavailable", logging.WARNING,
-                  note="no vault.VaultWatcher or vault.watch_core_files; hand edits of core "
-                       "files are imported by `memvault watch` only")
-    return tasks
+    return [BackgroundTask("projector", projector_loop(config)),
+            BackgroundTask("watcher", watcher_loop(config))]
 
 
-def render_once(render: Callable[..., Any], conn: Any, config: Config) -> Any:
-    """One heartbeat batch (vault.objects_per_run objects), whichever signature render has:
-    render_vault(conn, vault_path, all=False, config=...) or render_vault(conn, config, ...)."""
-    params = inspect.signature(render).parameters
-    if "all_objects" in params:
-        return render(conn, config, all_objects=False)
-    return render(conn, config.vault_path, False, config=config)
-
-
-def projector_loop(vault: Any, render: Callable[..., Any],
-                   config: Config) -> Callable[[threading.Event], None]:
-    """Render one bounded batch every service.projector_interval_s until stopped."""
+def projector_loop(config: Config) -> Callable[[threading.Event], None]:
+    """Render one bounded batch (vault.objects_per_run objects) every
+    service.projector_interval_s until stopped."""
     from ..service.host import log_event
 
-    busy = getattr(vault, "ProjectionBusy", None)
-    busy_errors: tuple[type[BaseException], ...] = (busy,) if isinstance(busy, type) else ()
     interval = config.settings.service.projector_interval_s
 
     def run(stop: threading.Event) -> None:
@@ -113,11 +80,12 @@ def projector_loop(vault: Any, render: Callable[..., Any],
         try:
             while not stop.is_set():
                 try:
-                    result = render_once(render, mem.conn, config)
-                except busy_errors as exc:
+                    result = render_vault(mem.conn, config.vault_path, False, config=config)
+                except ProjectionBusy as exc:
                     log_event(log, "projection_busy", logging.DEBUG, error=str(exc))
                 else:
-                    _log_projection(result)
+                    if result.written or result.errors:
+                        log_event(log, "projection", **result.summary())
                 stop.wait(interval)
         finally:
             mem.close()
@@ -125,20 +93,11 @@ def projector_loop(vault: Any, render: Callable[..., Any],
     return run
 
 
-def _log_projection(result: Any) -> None:
-    from ..service.host import log_event
-
-    summary = result.summary() if hasattr(result, "summary") else {"written": result}
-    if getattr(result, "written", None) or getattr(result, "errors", None) or (
-            isinstance(result, int) and result):
-        log_event(log, "projection", **summary)
-
-
-def watcher_loop(watcher_cls: Any, config: Config) -> Callable[[threading.Event], None]:
+def watcher_loop(config: Config) -> Callable[[threading.Event], None]:
     """Run the vault watcher (core-file imports, hand-edit reports) until stopped."""
     from ..service.host import log_event
 
-    def on_batch(outcomes: list[Any]) -> None:
+    def on_batch(outcomes: list[WatchOutcome]) -> None:
         for o in outcomes:
             if o.action in ("own_write", "unchanged"):
                 continue
@@ -147,8 +106,7 @@ def watcher_loop(watcher_cls: Any, config: Config) -> Callable[[threading.Event]
                       message=o.message)
 
     def run(stop: threading.Event) -> None:
-        watcher = watcher_cls.for_config(config, on_batch=on_batch)
-        watcher.run(stop)
+        VaultWatcher.for_config(config, on_batch=on_batch).run(stop)
 
     return run
 

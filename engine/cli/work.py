@@ -12,18 +12,18 @@ import click
 
 from ..base.clock import ManualClock, parse_time
 from ..base.errors import InputError
+from ..jobs.leases import lease_info, parse_holder
+from ..jobs.records import BatchState, JobState, get_job, job_summary
 from ..store.connection import get_state
-from ..store.jobs import BatchState, JobState, get_job, job_summary
-from ..store.leases import lease_info, parse_holder
 from ..timeline.queue import EventState
 from .app import LazyConsole, json_option, open_memory, print_json
 from .inspect import console
 
 if TYPE_CHECKING:
     from ..home.memory import Memory
+    from ..jobs.records import Batch, Job
     from ..jobs.requests import JobReceipt
     from ..jobs.worker import TickResult, Worker
-    from ..store.jobs import Batch, Job
 
 FINISHED = (JobState.DONE, JobState.PARTIAL, JobState.FAILED)
 # Progress bars go to stderr: stdout carries the result (and stays valid JSON with --json).

@@ -39,20 +39,21 @@ from typing import Any
 
 from ..base.errors import StoreError
 from ..base.forgetting import Forgetting
+from ..jobs.leases import acquire_lease, lease_info, parse_holder, process_holder, release_lease
+from ..jobs.ledger import forget_in_ledger
+from ..jobs.records import forget_in_jobs
 from ..legacy.upgrade import forget_in_legacy_tables
 from ..objects.corefiles import CORE_FILES, forget_in_core_files
 from ..objects.records import forget_in_objects
-from ..store.check import check_memory
+from ..recall.index import optimize_index, reindex_forgotten
 from ..store.connection import forget_in_state, write
-from ..store.jobs import forget_in_jobs
-from ..store.leases import acquire_lease, lease_info, parse_holder, process_holder, release_lease
-from ..store.ledger import forget_in_ledger, record_forget, set_forget_files
-from ..store.recall_index import optimize_index, reindex_forgotten
-from ..store.script import forget_in_rows
-from ..store.vault_tables import forget_in_vault_tables, mark_citers_dirty
+from ..store.forget_rows import forget_in_rows
 from ..timeline.events import forget_in_events
 from ..timeline.hot import forget_in_heads
 from ..timeline.queue import forget_in_queue
+from ..vault.bookkeeping import forget_in_vault_tables, mark_citers_dirty
+from .check import check_memory
+from .forget_audit import record_forget, set_forget_files
 from .memory import Memory
 
 BACKUPS_NOTE = ("backups made earlier (memvault backup) still hold the text: forget cannot "

@@ -22,10 +22,10 @@ from ..base.clock import Clock, SystemClock, iso, parse_time
 from ..base.config import Config, load_config, tighten_home
 from ..base.errors import InputError
 from ..base.home_trust import clear_bad_lock
+from ..jobs.ledger import UsageSummary, usage_summary
 from ..objects import records as objects
 from ..objects.ids import ObjectStatus
 from ..store.connection import open_db, set_state, write
-from ..store.ledger import UsageSummary, usage_summary
 from ..timeline import events
 from ..timeline import hot as timeline
 from ..timeline.hot import TimelineView
@@ -188,7 +188,7 @@ class Memory:
         already: a failure here (a full disk, a busy database, a damaged index) must not turn
         into an error that makes the caller store them twice. Recall scans what is left; the
         worker's poll indexes it."""
-        from ..store.recall_index import sync_index
+        from ..recall.index import sync_index
 
         try:
             with write(self.conn):
@@ -309,8 +309,8 @@ class Memory:
         `index=False`, an index write that failed, events from an older version). Recall
         scans events not yet indexed, so results never depend on when this ran.
         """
+        from ..recall.index import sync_index
         from ..recall.masking import MARK_STEP, mark_objects
-        from ..store.recall_index import sync_index
 
         with write(self.conn):
             done = sync_index(self.conn, max_events)

@@ -27,9 +27,9 @@ from typing import Any, BinaryIO
 import orjson
 
 from ..base.errors import InputError
-from ..store.check import check_memory
 from ..store.connection import write
 from ..store.migrations import MIGRATIONS
+from .check import check_memory
 from .export import BLOB, FORMAT, FORMAT_VERSION, MANIFEST, exported_tables
 from .memory import Memory
 

@@ -7,16 +7,16 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, NotRequired, TypedDict
 
+from ..jobs.ledger import UsageSummary, usage_summary
 from ..jobs.progress import BatchReport, batch_report
 from ..objects.corefiles import CORE_FILES
-from ..objects.secrets import find_secret
 from ..recall.masking import mask_slice
+from ..secrets.detector import find_secret
 from ..store.connection import graph_revision
 from ..store.disk import disk_usage
-from ..store.ledger import UsageSummary, usage_summary
-from ..store.vault_tables import vault_status
 from ..timeline.hot import timeline_totals
 from ..timeline.queue import EVENT_STATES, EventState
+from ..vault.bookkeeping import vault_status
 
 # Plain strings: the tuple's repr is the SQL list below.
 UNFINISHED = tuple(s.value for s in (EventState.PENDING, EventState.CONTINUE, EventState.BLOCKED))

@@ -1,2 +1,4 @@
-"""Running the modes: explicit requests, the scheduler (threshold, hourly, 02:50 nightly) and
-the worker that holds the one lease and commits each batch in one transaction."""
+"""Jobs and the modes they run: the job, batch and receipt tables, the worker's lease, the
+model-usage ledger, explicit requests, the scheduler (threshold, hourly, 02:50 nightly), the
+worker that commits each batch in one transaction, and the batch loop and claim/commit protocol
+every mode (jobs/modes/: compact, organize, deep) runs under."""

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from ..base.clock import parse_time
-from ..store.jobs import Job, create_job
+from .records import Job, create_job
 
 AFTER_JOB = "after_job"  # params key: the id of the job that must finish first
 

@@ -14,7 +14,7 @@ import json
 import sqlite3
 from typing import Any, TypedDict
 
-from ..objects.secrets import redact_secrets
+from ..secrets.detector import redact_secrets
 
 SHOWN = 5  # retrying batches a report lists
 _BATCH_SQL = (

@@ -18,9 +18,9 @@ from datetime import datetime
 from typing import Any, NotRequired, TypedDict
 
 from ..store.connection import write
-from ..store.jobs import create_job
 from ..timeline.queue import newest_blocking_batch, unblock_all
 from .chain import AFTER_JOB, raw_compaction, then
+from .records import create_job
 
 
 class JobReceipt(TypedDict):

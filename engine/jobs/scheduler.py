@@ -26,9 +26,9 @@ from ..base.clock import iso, parse_time
 from ..base.config import Config
 from ..models.spec import ProviderSpec
 from ..store.connection import get_state, set_state, write
-from ..store.jobs import Job, create_job, open_jobs
 from ..timeline.hot import timeline_totals
 from .chain import last_raw_before, raw_compaction, then
+from .records import Job, create_job, open_jobs
 
 HOURLY_KEY = "scheduler.hourly_checked_at"
 NIGHTLY_KEY = "scheduler.nightly_date"

@@ -4,10 +4,10 @@ Each tick: catch the recall index up when it is behind; let the scheduler create
 unless the agent is busy, take the lease, pick the next job by rotation and claim (or re-claim)
 its batch, all in one write transaction; build the prompt, drive the batch loop turn by turn
 (each turn's model calls put on the usage ledger before the next) and commit the proposal it
-hands back (modes/mode.py commit_proposal, with the ledger rows and the lease hand-back as plain
+hands back (jobs/mode.py commit_proposal, with the ledger rows and the lease hand-back as plain
 arguments). The commit's transaction also records the call that proposed it and gives the lease
 back, so a committed tick costs two write transactions when the index has nothing to catch up.
-Each model call must end before the lease does (its deadline: modes/batch_loop.py). A failed
+Each model call must end before the lease does (its deadline: jobs/batch_loop.py). A failed
 batch is retried with backoff (shrinking its claim) up to worker.max_failed_claims times, then it
 is terminal: only its events become blocked and the job goes on. A batch whose worker died is
 found claimed after the lease expired and re-claimed; that counts as a failed claim.
@@ -27,14 +27,18 @@ from ..base.config import Config
 from ..base.errors import FieldError
 from ..models.base import Provider, ProviderError
 from ..models.spec import ProviderSpec
-from ..modes.batch_loop import BatchFailed, BatchLimits, BatchLoop, Proposal, Turn
-from ..modes.compact import CompactMode
-from ..modes.deep import DeepMode
-from ..modes.mode import BatchContext, Mode, commit_proposal
-from ..modes.organize import OrganizeMode
-from ..objects.secrets import redact_secrets
+from ..recall.index import index_lag
+from ..secrets.detector import redact_secrets
 from ..store.connection import get_state, write
-from ..store.jobs import (
+from .batch_loop import BatchFailed, BatchLimits, BatchLoop, Proposal, Turn
+from .chain import waits_for
+from .leases import claim_lease, drop_lease, process_holder, release_lease
+from .ledger import CallRecord, insert_call
+from .mode import BatchContext, Mode, commit_proposal
+from .modes.compact import CompactMode
+from .modes.deep import DeepMode
+from .modes.organize import OrganizeMode
+from .records import (
     Batch,
     BatchState,
     Job,
@@ -46,10 +50,6 @@ from ..store.jobs import (
     record_failure,
     rotation_with_pending,
 )
-from ..store.leases import claim_lease, drop_lease, process_holder, release_lease
-from ..store.ledger import CallRecord, insert_call
-from ..store.recall_index import index_lag
-from .chain import waits_for
 from .scheduler import Scheduler, pause_automatic
 
 BUSY_KEY = "agent.busy_until"

@@ -46,13 +46,13 @@ from ..base.errors import InputError, StoreError
 from ..base.forgetting import Forgetting
 from ..objects.corefiles import write_core_file
 from ..store.connection import bump_revision, connect, get_state, set_state, use_wal, write
+from ..store.forget_rows import forget_in_rows
 from ..store.migrations import (
     LEGACY_DONE_KEY,
     apply_migrations,
     table_names,
     unmigrated_legacy,
 )
-from ..store.script import forget_in_rows
 from ..timeline.queue import EventState
 from .plan import LegacyPlan, plan_migration
 

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..base.config import Config
-from ..objects.secrets import find_secret
+from ..secrets.detector import find_secret
 from .base import Provider, ProviderError
 
 PROVIDERS = ("builtin", "openai", "scripted")

@@ -17,9 +17,9 @@ from typing import Any, TypedDict
 from ..base.clock import iso
 from ..base.errors import InputError
 from ..base.forgetting import Forgetting
-from ..store.script import forget_in_rows
+from ..secrets.detector import find_secret
+from ..store.forget_rows import forget_in_rows
 from ..timeline.fragments import find_lone_surrogate
-from .secrets import find_secret
 
 CORE_FILES = ("AGENTS.md", "SOUL.md", "USER.md")  # the only files whose hand edits are imported
 MODEL_ORIGINS = ("organize", "deep")  # writes proposed by a model, never by a person

@@ -19,6 +19,7 @@ from typing import TypedDict
 
 from ..base.config import Config
 from ..base.errors import FieldError, InputError
+from ..secrets.detector import check_no_secret, check_no_split_secret, scan_once
 from .corefiles import write_core_file
 from .ids import ObjectStatus, check_object_id
 from .proposals import (
@@ -43,7 +44,6 @@ from .records import (
     save_object,
     save_read_objects,
 )
-from .secrets import check_no_secret, check_no_split_secret, scan_once
 
 
 @dataclass

@@ -21,8 +21,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from ..secrets.detector import find_secret
 from ..timeline.fragments import find_lone_surrogate
-from .secrets import find_secret
 
 # C0 controls but tab and newline, and the C1 controls: terminal escapes (ESC [31m), carriage
 # returns that overwrite a line, none of which a memory's text needs; they would be stored,

@@ -18,7 +18,7 @@ from typing import Any, NotRequired, TypedDict, cast
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
-from ..store.script import forget_in_rows
+from ..store.forget_rows import forget_in_rows
 from .ids import OBJECT_TYPES, RELATION_LABELS, ObjectStatus, check_object_id
 
 READ_PAGE = 50

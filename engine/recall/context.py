@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from datetime import MAXYEAR, MINYEAR, UTC, date, datetime
 from typing import Any
 
-from ..base.dates import DateWindow, day_us, mention_tokens, window_token
-from ..store.recall_index import units, year_of_iso
+from .dates import DateWindow, day_us, mention_tokens, window_token
+from .index import units, year_of_iso
 from .rank import Stats, score_text
 from .spoken import spoken_spans
 from .terms import Query
@@ -88,7 +88,7 @@ def events_mentioning(
     tail: Sequence[Sequence[Any]],
 ) -> set[int]:
     """Ids of the events whose text mentions a date inside the query's windows (their date
-    tokens: base/dates.py), indexed or in the scanned `tail`, when at most DATE_FETCH."""
+    tokens: recall/dates.py), indexed or in the scanned `tail`, when at most DATE_FETCH."""
     tokens = sorted({t for w in windows if (t := window_token(w))})
     if not tokens:
         return set()

@@ -19,7 +19,7 @@ Invariants:
   a word in more than about a tenth of the events (a speaker's name: recency.RARE_IDF) or a
   term only one event holds (it finds nothing new).
 - A secret never becomes a feedback term: terms are read from the masked text of a hit
-  (objects/secrets.py: mask_secrets), so no word of a secret reaches `why`.
+  (secrets/detector.py: mask_secrets), so no word of a secret reaches `why`.
 - Only questions get feedback: a query of fewer than CONTEXT_MIN_TERMS terms (a name, a
   keyword) lists the events that hold it, and nothing else.
 - Statistics count the unindexed tail (up to TAIL_COUNT_MAX events; a longer one is estimated
@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ..objects.secrets import mask_secrets
-from ..store.recall_index import CJK_RUN, analyze_words, fold, fts_phrase, units
+from ..secrets.detector import mask_secrets
 from .context import event_rows
+from .index import CJK_RUN, analyze_words, fold, fts_phrase, units
 from .rank import EVENT_B, K1, Stats, candidates, occurrences, score_text, tail_candidates
 from .recency import RARE_IDF
 from .stem import MIN_WORD, stem

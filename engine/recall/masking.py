@@ -2,7 +2,7 @@
 
 Stored text is never changed here (`memvault forget` is the one way to remove a value); each
 answer is masked as it leaves, so a pasted token or password is shown as `[secret: kind]`
-(engine/objects/secrets.py finds them). The owner may ask the command line to reveal them
+(engine/secrets/detector.py finds them). The owner may ask the command line to reveal them
 (`--reveal-secrets`, logged); over MCP nothing is revealed.
 
 Invariants:
@@ -24,9 +24,9 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any
 
-from ..objects import secrets
-from ..objects.secrets import SecretHit, mask_secrets, redact_slice, scan_secrets
-from ..store.recall_index import (
+from ..secrets import detector as secrets
+from ..secrets.detector import SecretHit, mask_secrets, redact_slice, scan_secrets
+from .index import (
     clear_secret_marks,
     fold,
     get_stat,
@@ -164,7 +164,7 @@ def mask_previews(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> list
 # -- marks: an object's fields known to hold no secret ----------------------------------------
 # Scanning what a find shows is most of its secret-scan time, and most of that is object fields
 # (bodies of up to 16,000 chars). The syncs scan each indexed object's fields once and leave a
-# mark (store/recall_index.py): the digest of the detector's source and the exact field texts
+# mark (recall/index.py): the digest of the detector's source and the exact field texts
 # when none holds a secret. A find trusts a mark only when it equals the digest of the texts it
 # shows, so an edit, a merge, a forget or a new detector can never make one stale.
 MARK_STEP = 200  # objects scanned per bounded sync (a worker poll): ~0.1 s at 1,400 chars each

@@ -34,7 +34,6 @@ from ..objects.records import (
     read_object,
     resolve_redirect,
 )
-from ..store.recall_index import fold, get_stat, object_field_texts
 from ..timeline.events import parse_event_id, read_event_page
 from .context import (
     DATE_BONUS,
@@ -48,6 +47,7 @@ from .context import (
     tail_units,
 )
 from .feedback import blend, with_feedback
+from .index import fold, get_stat, object_field_texts
 from .masking import (
     add_snippets,
     mask_event_page,

@@ -23,7 +23,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ..store.recall_index import CJK_RUN, fold, fts_phrase, prefix_match, units
+from .index import CJK_RUN, fold, fts_phrase, prefix_match, units
 from .stem import MIN_WORD, stem
 from .terms import Query, Term
 

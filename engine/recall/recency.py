@@ -14,7 +14,7 @@ import math
 import re
 from typing import Any
 
-from ..store.recall_index import fold
+from .index import fold
 from .terms import STOPWORDS, Query
 
 TIE_SHARE = 0.95  # a score at least this share of the one above it counts as a tie

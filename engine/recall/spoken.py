@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from functools import partial
 
-from ..base.dates import first_readings
+from .dates import first_readings
 
 Span = tuple[date, date]  # first and last day, inclusive
 

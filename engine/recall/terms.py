@@ -1,4 +1,4 @@
-"""How a recall query becomes terms: the same analysis as the index (store/recall_index.py),
+"""How a recall query becomes terms: the same analysis as the index (recall/index.py),
 stopwords dropped when other terms remain, at most MAX_TERMS terms of MAX_QUERY_CHARS chars.
 
 The words of a date the query names ("May 3rd", "12月16日") are no terms: the date answers for
@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..base.dates import DateMentions, DateWindow, date_mentions
 from ..base.errors import InputError
-from ..store.recall_index import CJK_CHARS, fold, fts_phrase
 from ..timeline.fragments import find_lone_surrogate
+from .dates import DateMentions, DateWindow, date_mentions
+from .index import CJK_CHARS, fold, fts_phrase
 from .stem import MIN_WORD, root, stem
 
 MAX_QUERY_CHARS = 1_000

@@ -14,7 +14,7 @@ transaction. A second signal stops at once.
 
 Logs: one JSON object per line on stderr (`ts`, `level`, `logger`, `event`, then fields), through
 the stdlib `logging`; `log_event(logger, "name", key=value)` writes one. Secret-looking values in
-any of it are redacted (memvault.objects.secrets): a log never echoes a refused secret.
+any of it are redacted (memvault.secrets.detector): a log never echoes a refused secret.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import uvicorn
 
 from ..home.memory import Memory
 from ..jobs.worker import TickResult, Worker
-from ..objects.secrets import redact_secrets
+from ..secrets.detector import redact_secrets
 from .listen import SOCKET_PATH_MAX as SOCKET_PATH_MAX  # re-exported: callers import them here
 from .listen import Listen as Listen
 from .listen import bind_tcp as bind_tcp

@@ -1,3 +1,4 @@
-"""The SQLite store: connections, schema migrations and their tables, the job/batch/receipt
-queue, the worker lease, the model-usage ledger, backup, integrity check and disk usage.
-Knows nothing of timelines, objects or modes; only `base` below it."""
+"""SQLite plumbing every feature stands on: opening a home's database (WAL, one write
+transaction), the one ordered registry of schema migrations (each feature's own migrations,
+in the order they were written), statements run inside the caller's transaction, backup and
+disk usage. It knows no feature's meaning; each feature owns its tables."""

@@ -25,6 +25,7 @@ from ..base.config import FILE_MODE, make_private_dir
 from ..base.errors import StoreError
 from ..base.forgetting import Forgetting
 from ..base.home_trust import file_kind
+from .forget_rows import forget_in_rows
 from .migrations import (
     apply_migrations,
     newer_version_error,
@@ -32,7 +33,6 @@ from .migrations import (
     unknown_migrations,
     unmigrated_legacy,
 )
-from .script import forget_in_rows
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -251,7 +251,7 @@ def bump_revision(conn: sqlite3.Connection) -> int:
 
 
 # The graph revision as an SQL expression (0 before any commit): statements that need it
-# with other reads or writes read it in the same statement (store/jobs.py).
+# with other reads or writes read it in the same statement (jobs/records.py).
 GRAPH_REVISION_SQL = (
     "COALESCE((SELECT CAST(value AS INTEGER) FROM state WHERE key = 'graph_revision'), 0)")
 

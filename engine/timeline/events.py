@@ -27,7 +27,7 @@ from ..base.clock import iso, parse_time, to_micros
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
 from ..base.tokens import estimate_tokens
-from ..store.script import forget_in_rows
+from ..store.forget_rows import forget_in_rows
 from .fragments import EVENT_MAX_CHARS, FRAGMENT_CHARS, find_lone_surrogate, split_fragments
 from .hot import insert_raw_nodes, next_node_id
 

@@ -20,7 +20,7 @@ from typing import Any, TypedDict, cast
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
-from ..store.script import forget_in_rows
+from ..store.forget_rows import forget_in_rows
 
 NODE_COLUMNS = (
     "n.id, n.kind, n.level, n.seq, n.event_id, n.fragment_index, n.fragment_count, n.chars,"

@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from ..base.clock import iso
 from ..base.forgetting import Forgetting
-from ..store.script import forget_in_rows
+from ..store.forget_rows import forget_in_rows
 
 # The life of a queued event (docs/spec.md section 2); blocked by a terminal failure.
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...base.tokens import estimate_tokens
-from ...objects.secrets import scan_secrets
+from ...secrets.detector import scan_secrets
 
 RATIO = 0.5
 MIN_CONTENT = 10  # below this many chars per line, the next, more compact layout is tried

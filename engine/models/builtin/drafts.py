@@ -14,7 +14,7 @@ from typing import Any
 
 from ...base.errors import InputError
 from ...objects.ids import check_object_id, make_slug
-from ...objects.secrets import find_secret
+from ...secrets.detector import find_secret
 from . import profiles as pf
 from .changes import Change
 from .dates import find_dates

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from ...objects.secrets import find_secret
+from ...secrets.detector import find_secret
 from .lexicon import NOT_FIRST_NAMES
 from .people import valid_en_name, valid_zh_name
 from .profiles import clip, lang_of

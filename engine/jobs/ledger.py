@@ -1,4 +1,4 @@
-"""The ledgers: every model call, with tokens as the provider reported them; every forget.
+"""The usage ledger: every model call, with tokens as the provider reported them.
 
 Invariant: a row is written for every call, failed ones included, before the next call starts
 and before its batch ends, so a batch that later fails still leaves its cost on record: in its
@@ -8,17 +8,12 @@ commit loses the row with it, and the batch is claimed again), and a call that f
 batch, whose row goes into the failure record's transaction. Keys and prompts are never
 stored.
 
-The forget audit (`forget_audit`, migration m009_forget_audit) keeps who forgot, when, and how
-many copies each place held, never the text nor a hash of it (a short hash of a password is a
-way to check guesses).
-
 Token figures come from a server and are not trusted: each is clamped to [0, MAX_TOKENS], so
 one absurd answer (10**30, a negative count) neither crashes the write nor overflows a sum.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -27,7 +22,7 @@ from typing import Any, TypedDict
 
 from ..base.clock import iso
 from ..base.forgetting import Forgetting
-from .script import forget_in_rows, run_script
+from ..store.forget_rows import forget_in_rows
 
 # No call uses anywhere near 2**40 (~10**12) tokens; 2**23 rows of it still sum within SQLite's
 # 64-bit integers, so usage_summary's SUMs never overflow either.
@@ -119,47 +114,3 @@ def forget_in_ledger(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
     may quote what it was sent); inside the caller's write transaction."""
     forget_in_rows(conn, forgetting, "model_calls", ("mode", "provider", "model", "outcome"),
                    key="id")
-
-
-def m009_forget_audit(conn: sqlite3.Connection) -> None:
-    """The forget audit: one row per `memvault forget`, without the text."""
-    run_script(
-        conn,
-        """
-        CREATE TABLE forget_audit (
-            id           INTEGER PRIMARY KEY,
-            forgotten_at TEXT    NOT NULL,
-            who          TEXT    NOT NULL,          -- the OS user who ran it
-            occurrences  INTEGER NOT NULL,          -- copies replaced in the database
-            places       TEXT    NOT NULL,          -- JSON {"events.text": 2, ...}
-            files        INTEGER NOT NULL DEFAULT 0 -- files under the home rewritten
-        );
-        """,
-    )
-
-
-def record_forget(
-    conn: sqlite3.Connection, who: str, now: datetime, places: dict[str, int], files: int = 0,
-) -> int:
-    """Write one forget's audit row inside the caller's write transaction; return its id."""
-    cur = conn.execute(
-        "INSERT INTO forget_audit (forgotten_at, who, occurrences, places, files)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (iso(now), who, sum(places.values()), json.dumps(places, sort_keys=True), files),
-    )
-    return int(cur.lastrowid or 0)
-
-
-def set_forget_files(conn: sqlite3.Connection, audit_id: int, files: int) -> None:
-    """Record how many files under the home a forget rewrote (they are scrubbed after the
-    database commit)."""
-    conn.execute("UPDATE forget_audit SET files = ? WHERE id = ?", (files, audit_id))
-
-
-def forget_history(conn: sqlite3.Connection, limit: int = 20) -> list[dict[str, Any]]:
-    """The latest forgets, newest first."""
-    return [
-        {**dict(r), "places": json.loads(r["places"])} for r in conn.execute(
-            "SELECT id, forgotten_at, who, occurrences, places, files FROM forget_audit"
-            " ORDER BY id DESC LIMIT ?", (limit,))
-    ]

@@ -23,12 +23,12 @@ from pydantic import BaseModel
 
 from ..base.config import Config
 from ..models.base import Message
-from ..objects.secrets import scan_once
+from ..secrets.detector import scan_once
 from ..store.connection import bump_revision, write
-from ..store.jobs import Batch, Job, commit_state, save_receipt
-from ..store.leases import drop_lease
-from ..store.ledger import CallRecord, insert_calls
 from .batch_loop import BatchFailed, Tool
+from .leases import drop_lease
+from .ledger import CallRecord, insert_calls
+from .records import Batch, Job, commit_state, save_receipt
 
 
 class CommitRefused(BatchFailed):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
-from ..objects.provenance import (
+from ...objects.provenance import (
     Span,
     is_memory_event,
     is_wholly_memory,
@@ -18,8 +18,8 @@ from ..objects.provenance import (
     stored_quotes,
     wholly_reason,
 )
-from ..objects.records import event_citers
-from ..timeline.queue import settle_archive_only
+from ...objects.records import event_citers
+from ...timeline.queue import settle_archive_only
 from .names import named_objects
 
 PROVENANCE = "marked as memvault's own output (its source or kind)"

@@ -36,8 +36,8 @@ from typing import Any
 
 from ..base.config import exposed_paths
 from ..base.home_trust import describe_foreign, foreign_parts
-from .leases import lease_is_live
-from .vault_tables import vault_status
+from ..jobs.leases import lease_is_live
+from ..vault.bookkeeping import vault_status
 
 DEFAULT_LEASE_S = 360.0  # batch.timeout_s + worker.lease_extra_s by default
 MAX_IDS = 50  # ids listed per finding; the detail always carries the full count

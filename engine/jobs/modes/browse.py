@@ -12,17 +12,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..base.errors import MemvaultError
-from ..objects.records import (
-    ObjectPage,
-    cited_slices,
-    list_objects,
-    read_object,
-    resolve_redirect,
-)
-from ..recall.query import memory_find
-from ..timeline.events import parse_event_id, read_event_page
-from .batch_loop import FieldError, Tool
+from ...base.errors import MemvaultError
+from ...objects.records import ObjectPage, cited_slices, list_objects, read_object, resolve_redirect
+from ...recall.query import memory_find
+from ...timeline.events import parse_event_id, read_event_page
+from ..batch_loop import FieldError, Tool
 
 DIRECTORY_PAGE = 50
 

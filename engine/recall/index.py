@@ -10,7 +10,7 @@ The index is derived data; SQLite's tables stay authoritative. Invariants:
   name is one token, a longer name or phrase is a run of bigrams, and every character starts a
   token. Everything else is left to FTS5's unicode61 tokenizer (case folding, diacritics
   removed, no stemming). A date the text mentions ("2026-12-16", "Dec 16", "12月16日") adds
-  date tokens (base/dates.py: mention_tokens; a year-less one read in the event's own year).
+  date tokens (recall/dates.py: mention_tokens; a year-less one read in the event's own year).
 - Events: every event with id <= `events_indexed_to` (table recall_state) is in recall_events_fts
   exactly once, under its own id, and its distinct tokens are counted in recall_vocab; higher
   ids are not indexed yet and readers scan them directly.
@@ -37,7 +37,7 @@ import unicodedata
 from collections import Counter
 from operator import add
 
-from ..base.dates import mention_tokens
+from .dates import mention_tokens
 
 SYNC_CHUNK = 5_000
 OBJECTS_VOCAB = "recall_objects_vocab"  # fts5vocab over recall_objects_fts (migration m013)
@@ -72,7 +72,7 @@ def analyze(text: str, year: int | None = None) -> str:
 
 
 def analyze_tokens(text: str, year: int | None = None) -> tuple[str, set[str]]:
-    """analyze_words(text) plus a token for each date the text mentions (base/dates.py:
+    """analyze_words(text) plus a token for each date the text mentions (recall/dates.py:
     mention_tokens; a date without a year is read in `year`, the year the text was written)."""
     analyzed, tokens = analyze_words(text)
     dates = mention_tokens(text, year)

@@ -19,8 +19,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from .recall_index import OBJECTS_VOCAB, reset_index, sync_index
-from .script import run_script
+from ..store.script import run_script
+from .index import OBJECTS_VOCAB, reset_index, sync_index
 
 _TOKENIZER = "unicode61 remove_diacritics 2"
 REBUILD_CHUNK = 50_000  # events re-indexed between two progress reports

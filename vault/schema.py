@@ -1,7 +1,5 @@
-"""The vault's tables (migration m003_vault) and the read-only status query over them.
-
-The vault package (`vault/`) projects SQLite into Markdown; the engine never imports it. What the
-engine needs to know about the vault lives here, as SQL only:
+"""The vault's schema: its part of the first schema (`projection`, `projection_errors`), the
+later migrations m003_vault and m012_projection_intents, and the read-only status query.
 
 - `vault_dirty`: objects whose files must be re-rendered. Triggers on objects, relations and
   evidence mark them, so no engine code path has to remember to: an object's own change marks
@@ -21,28 +19,40 @@ engine needs to know about the vault lives here, as SQL only:
   file is imported.
 
 Invariants: the migration adds tables, indexes and triggers only; it changes no existing row.
-`vault_status` only reads.
+vault/bookkeeping.py is the tables' one writer, and reads their status.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from typing import Any
 
-from ..base.forgetting import Forgetting
-from .script import forget_in_rows
+M001_TABLES = """
+        CREATE TABLE projection (
+            object_id   TEXT PRIMARY KEY,              -- or a core file name
+            path        TEXT NOT NULL,
+            sha256      TEXT NOT NULL,                 -- what the projector last wrote
+            version     INTEGER NOT NULL,
+            written_at  TEXT NOT NULL
+        );
+        CREATE TABLE projection_errors (
+            id         INTEGER PRIMARY KEY,
+            object_id  TEXT,
+            path       TEXT,
+            error      TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+"""
 
 DIRECTORY_KEY = "objects/README.md"  # the directory's row in `projection`
 
-_MARK = (
+MARK_DIRTY = (
     "INSERT INTO vault_dirty (object_id, mark, reason) {source} "
     "ON CONFLICT (object_id) DO UPDATE SET mark = mark + 1, reason = excluded.reason"
 )
 
 
 def _mark(value: str, reason: str) -> str:
-    return _MARK.format(source=f"VALUES ({value}, 1, '{reason}')")
+    return MARK_DIRTY.format(source=f"VALUES ({value}, 1, '{reason}')")
 
 
 def _mark_neighbours(object_ref: str, reason: str) -> str:
@@ -51,7 +61,7 @@ def _mark_neighbours(object_ref: str, reason: str) -> str:
         f"UNION SELECT src_id, 1, '{reason}' FROM relations WHERE dst_id = {object_ref}"
     )
     # "WHERE true" keeps SQLite from reading ON CONFLICT as a join constraint of the SELECT.
-    return _MARK.format(source=f"SELECT * FROM ({source}) WHERE true")
+    return MARK_DIRTY.format(source=f"SELECT * FROM ({source}) WHERE true")
 
 
 M003_STATEMENTS: tuple[str, ...] = (
@@ -133,85 +143,3 @@ def m012_projection_intents(conn: sqlite3.Connection) -> None:
 # e.g. a --rebuild while a type folder was a symlink, must be retried once the folder is fixed,
 # not wait for the next --rebuild). Deleted objects with a file and a mark are counted too
 # (they get a notice).
-PENDING_SQL = """
-    SELECT o.id FROM objects o
-      LEFT JOIN projection p ON p.object_id = o.id
-      LEFT JOIN vault_dirty d ON d.object_id = o.id
-     WHERE d.object_id IS NOT NULL OR p.object_id IS NULL OR p.version != o.version
-        OR EXISTS (SELECT 1 FROM projection_errors e WHERE e.object_id = o.id)
-    UNION ALL
-    SELECT d.object_id FROM vault_dirty d
-      JOIN projection p ON p.object_id = d.object_id
-     WHERE NOT EXISTS (SELECT 1 FROM objects o WHERE o.id = d.object_id)
-"""
-
-
-def vault_status(conn: sqlite3.Connection, recent: int = 20) -> dict[str, Any]:
-    """The vault's part of `memvault status`: backlog, failures, hand edits, watcher heartbeat.
-
-    Reads only; cheap enough for every status call (one scan of objects for the backlog).
-    """
-    pending = conn.execute(f"SELECT COUNT(*) FROM ({PENDING_SQL})").fetchone()[0]
-    files = conn.execute(
-        "SELECT (SELECT COUNT(*) FROM projection) + (SELECT COUNT(*) FROM projection_pages)"
-    ).fetchone()[0]
-    errors = [
-        dict(r) for r in conn.execute(
-            "SELECT object_id, path, error, created_at FROM projection_errors"
-            " ORDER BY id DESC LIMIT ?", (recent,),
-        )
-    ]
-    error_total = conn.execute("SELECT COUNT(*) FROM projection_errors").fetchone()[0]
-    open_reports = [
-        dict(r) for r in conn.execute(
-            "SELECT path, object_id, kind, detail, detected_at FROM vault_reports"
-            " WHERE resolved_at IS NULL ORDER BY detected_at, id LIMIT ?", (recent,),
-        )
-    ]
-    conflicts = [
-        dict(r) for r in conn.execute(
-            "SELECT path, object_id, conflict_path, resolved_at FROM vault_reports"
-            " WHERE conflict_path IS NOT NULL ORDER BY id DESC LIMIT ?", (recent,),
-        )
-    ]
-    state = dict(conn.execute(
-        "SELECT key, value FROM state WHERE key IN ('vault.last_run', 'vault.watcher_heartbeat')"
-    ).fetchall())
-    heartbeat = state.get("vault.watcher_heartbeat")
-    age = None
-    if heartbeat:
-        row = conn.execute(
-            "SELECT CAST(round((julianday('now') - julianday(?)) * 86400) AS INTEGER)",
-            (heartbeat,),
-        ).fetchone()
-        age = row[0]
-    return {
-        "pending_objects": pending,
-        "files": files,
-        "errors": errors,
-        "error_total": error_total,
-        "hand_edits": open_reports,
-        "conflicts": conflicts,
-        "last_run": state.get("vault.last_run"),
-        "watcher_heartbeat": heartbeat,
-        "watcher_heartbeat_age_s": age,
-    }
-
-
-def forget_in_vault_tables(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
-    """Replace the forgotten text in the vault's bookkeeping (recorded projection errors and
-    watcher reports, which may quote a file); inside the caller's write transaction."""
-    forget_in_rows(conn, forgetting, "projection_errors", ("path", "error"), key="id")
-    forget_in_rows(conn, forgetting, "vault_reports", ("path", "detail", "conflict_path"),
-                   key="id")
-
-
-def mark_citers_dirty(conn: sqlite3.Connection, event_ids: list[int]) -> int:
-    """Mark every projected object citing one of `event_ids` for re-rendering (its files quote
-    the event); inside the caller's write transaction. Returns how many objects were marked.
-    An object with no file yet needs no mark: its first rendering reads the text as it is."""
-    source = ("SELECT DISTINCT v.object_id, 1, 'evidence' FROM evidence v"
-              " JOIN projection p ON p.object_id = v.object_id"
-              " WHERE v.event_id IN (SELECT value FROM json_each(?))")
-    cur = conn.execute(_MARK.format(source=source), (json.dumps(event_ids),))
-    return cur.rowcount

@@ -19,15 +19,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..base.config import Config
-from ..base.tokens import estimate_tokens
-from ..objects.proposals import Strict, Text
-from ..objects.secrets import check_no_secret
-from ..store.jobs import Batch, Job
-from ..timeline.hot import add_head, fold_under, timeline_totals
-from ..timeline.queue import enqueue_departed
-from .batch_loop import FieldError, Tool
-from .mode import BatchContext, Claim, CommitRefused, Prompt, commit_tool
+from ...base.config import Config
+from ...base.tokens import estimate_tokens
+from ...objects.proposals import Strict, Text
+from ...secrets.detector import check_no_secret
+from ...timeline.hot import add_head, fold_under, timeline_totals
+from ...timeline.queue import enqueue_departed
+from ..batch_loop import FieldError, Tool
+from ..mode import BatchContext, Claim, CommitRefused, Prompt, commit_tool
+from ..records import Batch, Job
 
 SYSTEM = (
     "You compact an agent's hot timeline. You get a run of consecutive timeline nodes (raw "

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from ..base.clock import iso, to_micros
-from .connection import write
+from ..store.connection import write
 
 LEASE = "worker"
 
@@ -85,7 +85,7 @@ def claim_lease(conn: sqlite3.Connection, holder: str, now: datetime, seconds: f
 
 # The test of a valid lease (the holder's, unexpired) as an SQL expression, parameters (LEASE,
 # holder, now in micros): the commit reads it together with its other checks
-# (store/jobs.py commit_state), inside its write transaction.
+# (jobs/records.py commit_state), inside its write transaction.
 LEASE_VALID_SQL = "EXISTS (SELECT 1 FROM leases WHERE name = ? AND holder = ? AND expires_us > ?)"
 
 

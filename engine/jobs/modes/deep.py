@@ -23,15 +23,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..base.clock import iso
-from ..base.config import Config
-from ..objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
-from ..objects.proposals import ReviewProposal
-from ..objects.records import ObjectRecord, get_object, object_links
-from ..store.jobs import Batch, Job
-from .batch_loop import FieldError, Tool
+from ...base.clock import iso
+from ...base.config import Config
+from ...objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
+from ...objects.proposals import ReviewProposal
+from ...objects.records import ObjectRecord, get_object, object_links
+from ..batch_loop import FieldError, Tool
+from ..mode import BatchContext, Claim, Prompt, commit_tool
+from ..records import Batch, Job
 from .browse import browse_tools
-from .mode import BatchContext, Claim, Prompt, commit_tool
 from .organize import PAYLOAD_RESERVE, object_payload
 
 SYSTEM = (

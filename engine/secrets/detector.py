@@ -38,8 +38,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..base.errors import FieldError
-from . import secret_values
-from .secret_values import assigned, cards, mixed
+from . import values as secret_values
+from .values import assigned, cards, mixed
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from typing import Any
 from ..base.clock import iso, to_micros
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
-from .connection import GRAPH_REVISION_SQL
+from ..store.connection import GRAPH_REVISION_SQL
+from ..store.forget_rows import forget_in_rows
 from .leases import LEASE, LEASE_VALID_SQL
-from .script import forget_in_rows
 
 MODES = ("compact", "organize", "deep")
 ORIGINS = ("threshold", "explicit", "hourly", "nightly")

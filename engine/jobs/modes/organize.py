@@ -7,7 +7,7 @@ something), linked (whole event read, ≥1 target) or archive_only (whole event 
 no durable write, refused once any batch of the event wrote evidence, an object, a relation
 or a core file). Objects, relations, evidence, page cursor, progress and outcome commit in ONE
 transaction; a later failure never undoes an earlier batch. Source anti-backflow
-(modes/backflow.py): an event that is wholly the memory's own output ends archive_only by the
+(jobs/modes/backflow.py): an event that is wholly the memory's own output ends archive_only by the
 engine at claim, and evidence citing memory output inside a page is refused as a correction.
 """
 
@@ -21,24 +21,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..base.config import Config
-from ..objects.graph_write import (
-    GraphWrite,
-    WriteRules,
-    WriteSummary,
-    apply_write,
-    validate_write,
-)
-from ..objects.proposals import OrganizeProposal
-from ..objects.provenance import Span, check_evidence, is_memory_event
-from ..objects.records import ObjectRecord, event_citers, object_rows
-from ..objects.secrets import check_no_secret
-from ..store.jobs import Batch, Job
-from ..timeline.queue import EventState, block_event, record_outcome
+from ...base.config import Config
+from ...objects.graph_write import GraphWrite, WriteRules, WriteSummary, apply_write, validate_write
+from ...objects.proposals import OrganizeProposal
+from ...objects.provenance import Span, check_evidence, is_memory_event
+from ...objects.records import ObjectRecord, event_citers, object_rows
+from ...secrets.detector import check_no_secret
+from ...timeline.queue import EventState, block_event, record_outcome
+from ..batch_loop import FieldError, Tool
+from ..mode import BatchContext, Claim, Prompt, commit_tool
+from ..records import Batch, Job
 from .backflow import event_spans, page_spans, settle_memory_output
-from .batch_loop import FieldError, Tool
 from .browse import browse_tools
-from .mode import BatchContext, Claim, Prompt, commit_tool
 from .names import name_keys as name_keys  # re-exported: tests and callers use it here
 from .names import named_objects
 
@@ -246,7 +240,7 @@ class OrganizeMode:
             "SELECT q.state, e.chars FROM archive_queue q JOIN events e ON e.id = q.event_id"
             " WHERE q.event_id = ?", (event_id,)).fetchone()
         if row is None or row["state"] not in (EventState.PENDING, EventState.CONTINUE):
-            from .mode import CommitRefused
+            from ..mode import CommitRefused
 
             raise CommitRefused(f"refused: event {event_id} is no longer waiting to be organized")
         write = GraphWrite(proposal.objects, proposal.relations, proposal.evidence,

@@ -1,6 +1,6 @@
 """Secret values judged by what stands around them: payment card numbers (Luhn-valid, with a
 card word near or card-style grouping) and a cue word (password, pw, PIN, token, 密码, 验证码 ...)
-followed by an assignment-like value. Part of the detector in memvault.objects.secrets, which
+followed by an assignment-like value. Part of the detector in memvault.secrets.detector, which
 normalises the text first and runs these after the key-prefix patterns.
 
 Ordinary prose must pass: a cue word counts only when an assignment follows it ("password:
