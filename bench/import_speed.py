@@ -7,7 +7,7 @@ message and a regenerated answer per conversation, as real exports have) and the
 messages as memvault JSONL, then, in one run and one process, times:
 - import: `import_export` (what `memvault import chatgpt FILE` runs): streamed with ijson, one
   transaction per conversation, straight to the archive queue, keys checked, then indexed;
-- ingest: `Memory.ingest_jsonl_report` (what `memvault ingest FILE` runs) of the same
+- ingest: `Memory.ingest` (what `memvault ingest FILE` runs) of the same
   messages, with the same keys, then indexed as `memvault ingest` does.
 Each gets a fresh home in a temporary folder. Printed: events/s of each and their ratio.
 Nothing here asserts a time.
@@ -98,7 +98,7 @@ def main() -> None:
         with Memory.open(root / "ingest-home") as mem:
             began = time.perf_counter()
             with jsonl.open("rb") as stream:
-                stored = mem.ingest_jsonl_report(stream).new
+                stored = mem.ingest(stream).new
             mem.sync_recall_index(max_events=None)
             ingest_s = time.perf_counter() - began
 

@@ -82,7 +82,7 @@ def run(home: Path, events: int, minutes: float) -> dict:
     ticks = []
     deadline = time.monotonic() + minutes * 60
     with Memory.open(home) as mem:
-        mem.ingest_jsonl(sample_lines()[:events])
+        mem.ingest(sample_lines()[:events])
         worker = mem.worker(scheduler=False, on_tick=ticks.append)
         began = time.perf_counter()
         for request in (mem.compact, mem.organize):

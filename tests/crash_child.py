@@ -363,7 +363,7 @@ class Child:
             self.board.set_phase("ingest")
             numbered = self._texts(self.rng.randint(2, 3))
             lines = [json.dumps({"text": t, "source": "import"}) for _, t in numbered]
-            self._ack_events(self.mem.ingest_jsonl(lines), numbered)
+            self._ack_events(self.mem.ingest(lines).new, numbered)
         elif roll < 0.29:
             self.request()
         else:

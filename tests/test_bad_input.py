@@ -42,7 +42,7 @@ def good(text: str) -> bytes:
 def test_a_utf16_file_is_refused_on_line_1(mem: Memory) -> None:
     data = (good("第一条").decode() + "\n").encode("utf-16")
     with pytest.raises(IngestError) as info:
-        mem.ingest_jsonl(data.splitlines(keepends=True))
+        mem.ingest(data.splitlines(keepends=True))
     assert str(info.value).startswith("line 1: not valid UTF-8 (byte 0)")
     assert "nothing was stored" in str(info.value)
     assert count(mem.conn, "events") == 0
@@ -52,7 +52,7 @@ def test_old_mac_line_ends_are_one_broken_line(mem: Memory) -> None:
     """A file split by CR alone reads as one line: refused as broken JSON, nothing stored."""
     data = good("a") + b"\r" + good("b") + b"\r"
     with pytest.raises(IngestError) as info:
-        mem.ingest_jsonl([data])  # binary file iteration splits on LF only
+        mem.ingest([data])  # binary file iteration splits on LF only
     assert "line 1: broken JSON: Extra data" in str(info.value)
     assert count(mem.conn, "events") == 0
 
@@ -61,7 +61,7 @@ def test_old_mac_line_ends_are_one_broken_line(mem: Memory) -> None:
 def test_nan_in_meta_is_a_bad_line(mem: Memory, value: bytes) -> None:
     """Python's json reads NaN; it is not JSON, so meta holding it would not read back."""
     with pytest.raises(IngestError) as info:
-        mem.ingest_jsonl([good("kept"), b'{"text": "x", "meta": {"n": ' + value + b"}}"])
+        mem.ingest([good("kept"), b'{"text": "x", "meta": {"n": ' + value + b"}}"])
     assert str(info.value).startswith("line 2: meta is not JSON-serialisable: NaN and "
                                       "Infinity are not JSON")
     assert info.value.stored == [1] and count(mem.conn, "events") == 1
@@ -73,7 +73,7 @@ def test_nan_in_meta_is_a_bad_line(mem: Memory, value: bytes) -> None:
 ])
 def test_json_too_deep_or_a_number_too_long_is_a_bad_line(mem: Memory, bad: bytes) -> None:
     with pytest.raises(IngestError) as info:
-        mem.ingest_jsonl([good("kept"), bad])
+        mem.ingest([good("kept"), bad])
     assert str(info.value).startswith("line 2: ")
     assert info.value.stored == [1] and count(mem.conn, "events") == 1
 

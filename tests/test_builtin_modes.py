@@ -267,7 +267,7 @@ def run_until_idle(worker: Any, limit: int = 2_000) -> None:
 
 
 def test_compact_organize_deep_on_the_sample_through_the_engine(mem: Memory) -> None:
-    mem.ingest_jsonl(sample_lines()[:130])
+    mem.ingest(sample_lines()[:130])
     worker = mem.worker(BuiltinProvider(), scheduler=False)
     mem.compact()
     run_until_idle(worker)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import re
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,17 +34,21 @@ def test_no_doc_points_outside_the_repository() -> None:
 
 
 def resolve(doc: Path, ref: str) -> list[Path]:
-    """Where a reference may point: a link relative to its document; a path from the repository
-    root; a module path from engine/ or vault/ (docs name modules by their package path)."""
+    """Where a reference points: a Markdown link relative to its document; a path from the
+    repository root when it starts with a top folder (`vault/` is one); any other module path
+    under engine/, the package `memvault` (docs name modules by their package path:
+    `jobs/worker.py` is engine/jobs/worker.py, and nowhere else)."""
     path = ref.split("#")[0].rstrip(".,;")
     if "/" not in path:  # a bare name (`worker.py` in a table row) is read in its context
         return []
     if ref.startswith(("http", "~", "/", "$", "../")) or any(c in path for c in "*<>{}$ "):
         return []
-    if path.startswith(TOP_FOLDERS):
+    if path.startswith(TOP_FOLDERS) or path.startswith("vault/") and path.endswith(".py"):
         return [REPO / path]
+    if path.endswith(".md") and (doc.parent / path).exists():
+        return [doc.parent / path]
     if path.endswith(".py"):
-        return [doc.parent / path, REPO / path, REPO / "engine" / path, REPO / "vault" / path]
+        return [REPO / "engine" / path]
     return []
 
 
@@ -53,10 +59,68 @@ def test_every_repository_path_a_doc_names_exists() -> None:
     assert missing == []
 
 
+# Packages of data files only (no module to import), from pyproject.toml's package-dir.
+_PACKAGE_DIRS = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["tool"][
+    "setuptools"]["package-dir"]
+_DATA_PACKAGES = {name: folder for name, folder in _PACKAGE_DIRS.items()
+                  if not (REPO / folder / "__init__.py").exists()}
+
+
+def dotted_name_exists(name: str) -> bool:
+    """`memvault.timeline.keys` or `memvault.home.runs.JobRun`: a module of the package, or
+    a name defined in one."""
+    parts = name.rstrip(".,;").split(".")
+    for cut in range(len(parts), 1, -1):
+        module = ".".join(parts[:cut])
+        try:
+            found = importlib.import_module(module)
+        except ImportError:
+            if cut == len(parts) and module in _DATA_PACKAGES:
+                return (REPO / _DATA_PACKAGES[module]).is_dir()
+            continue
+        for attr in parts[cut:]:
+            if not hasattr(found, attr):
+                return False
+            found = getattr(found, attr)
+        return True
+    return False
+
+
+def test_every_module_a_doc_names_by_its_dotted_name_exists() -> None:
+    named = [ref for doc in DOCS for ref in references(doc.read_text("utf-8"))
+             if re.fullmatch(r"memvault\.(?!(toml|sock)\b)\w+(\.\w+)*[.,;]?", ref)]
+    assert named, "the docs name modules as memvault.x.y somewhere"
+    assert [ref for ref in named if not dotted_name_exists(ref)] == []
+
+
+_ROW_FOLDER = re.compile(r"^\| `(\w+)/`")
+
+
+def test_each_module_a_feature_row_lists_is_in_that_feature() -> None:
+    """docs/architecture.md's feature table names modules bare (`worker.py`) in the row of
+    their feature (`jobs/`): each is in that feature's folder, or a folder under it."""
+    doc = REPO / "docs" / "architecture.md"
+    missing = []
+    rows = [line for line in doc.read_text("utf-8").splitlines() if _ROW_FOLDER.match(line)]
+    assert len(rows) >= 10, "the feature table is where the test expects it"
+    for line in rows:
+        folder = _ROW_FOLDER.match(line).group(1)  # type: ignore[union-attr]
+        root = REPO / "vault" if folder == "vault" else REPO / "engine" / folder
+        here = {p.name for p in root.rglob("*.py")}
+        missing += [f"{folder}/: {name}" for name in re.findall(r"`(\w+\.py)`", line)
+                    if name not in here]
+    assert missing == []
+
+
 def test_the_reference_finder_sees_both_spellings() -> None:
     assert references("see `engine/base/tokens.py` and [spec](docs/spec.md)") == [
         "engine/base/tokens.py", "docs/spec.md"]
-    assert resolve(REPO / "docs" / "architecture.md", "jobs/worker.py")[2] == (
-        REPO / "engine" / "jobs" / "worker.py")
+    assert resolve(REPO / "docs" / "architecture.md", "jobs/worker.py") == [
+        REPO / "engine" / "jobs" / "worker.py"]
+    assert resolve(REPO / "docs" / "architecture.md", "vault/render.py") == [
+        REPO / "vault" / "render.py"]
+    assert dotted_name_exists("memvault.timeline.keys")
+    assert dotted_name_exists("memvault.home.runs.JobRun")
+    assert not dotted_name_exists("memvault.store.recall_index")
     assert resolve(REPO / "README.md", "vault/objects/README.md") == []
     assert _OUTSIDE.search("see ../shared/SPEC.md") and not _OUTSIDE.search("docs/spec.md")

@@ -30,7 +30,7 @@ def line(text: str, **fields: Any) -> bytes:
 # -- Memory -----------------------------------------------------------------------------------
 def test_a_key_stored_with_the_same_text_returns_its_id_and_stores_nothing(mem: Memory) -> None:
     first = mem.append_event("浩宇对花生过敏", key="msg-1")
-    done = mem.store_events([NewEvent("浩宇对花生过敏", key="msg-1", source="agent")])
+    done = mem.append([NewEvent("浩宇对花生过敏", key="msg-1", source="agent")])
     assert done.ids == [first] and done.skipped == [first] and done.new == []
     assert count(mem.conn, "events") == 1 and count(mem.conn, "hot_nodes") == 1
     assert mem.read_event(first)["source"] == "user"  # the stored event keeps its own fields
@@ -45,7 +45,7 @@ def test_the_same_key_with_other_text_is_refused_naming_the_key(mem: Memory) -> 
 
 
 def test_a_key_repeated_in_one_batch_follows_the_same_rules(mem: Memory) -> None:
-    done = mem.store_events([NewEvent("one", key="k"), NewEvent("two"), NewEvent("one", key="k")])
+    done = mem.append([NewEvent("one", key="k"), NewEvent("two"), NewEvent("one", key="k")])
     assert done.ids == [1, 2, 1] and done.new == [1, 2] and done.skipped == [1]
     with pytest.raises(KeyConflict, match="key 'j' comes twice in one batch"):
         mem.append_events([NewEvent("x", key="j"), NewEvent("y", key="j")])
@@ -97,10 +97,10 @@ def test_running_a_fixed_file_again_stores_nothing_twice(mem: Memory) -> None:
     lines = [line(f"turn {i}", key=f"m-{i}") for i in range(3)]
     broken = [*lines, b'{"text": "turn 3", "key": "m-3"\n', line("turn 4", key="m-4")]
     with pytest.raises(IngestError, match="line 4: broken JSON") as caught:
-        mem.ingest_jsonl(broken)
+        mem.ingest(broken)
     assert caught.value.stored == [1, 2, 3]
     fixed = [*lines, line("turn 3", key="m-3"), line("turn 4", key="m-4")]
-    report = mem.ingest_jsonl_report(fixed)
+    report = mem.ingest(fixed)
     assert report.new == [4, 5] and report.skipped == [1, 2, 3]
     assert count(mem.conn, "events") == 5
 
@@ -110,14 +110,14 @@ def test_a_key_conflict_in_jsonl_is_a_bad_line(mem: Memory) -> None:
     with pytest.raises(IngestError, match="line 3: key 'm-2' is already stored as event 2 with "
                                           "different text; nothing was replaced. Stopped there;"
                                           " the 2 event"):
-        mem.ingest_jsonl(lines)
+        mem.ingest(lines)
     assert count(mem.conn, "events") == 2
     assert mem.read_event(2)["text"] == "b"
 
 
 def test_a_bad_key_in_jsonl_names_the_line(mem: Memory) -> None:
     with pytest.raises(IngestError, match="line 2: key must be a string"):
-        mem.ingest_jsonl([line("a"), line("b", key=7)])
+        mem.ingest([line("a"), line("b", key=7)])
     assert count(mem.conn, "events") == 1
 
 

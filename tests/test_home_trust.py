@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import count, run_cli, write_config
+from helpers import T0, count, run_cli, write_config
 from memvault import ManualClock, Memory
 from memvault.base.errors import IngestError, InputError, StoreError
 from memvault.home.check import check_memory
@@ -134,10 +134,12 @@ def test_a_stale_claim_is_a_warning_and_check_exits_0(mem: Memory, clock: Manual
 @pytest.mark.parametrize("as_json", [False, True])
 def test_an_index_failure_after_the_commit_acknowledges_the_events(
         home: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch, as_json: bool) -> None:
-    def full(self: Memory, max_events: int | None = 5_000) -> dict:
+    from memvault.recall import index
+
+    def full(*args: object, **kwargs: object) -> dict:
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(Memory, "sync_recall_index", full)
+    monkeypatch.setattr(index, "sync_index", full)
     args = ["ingest", *(["--json"] if as_json else []), "-"]
     result = run_cli(runner, *args, input='{"text": "a"}\n{"text": "b"}\n')
     if as_json:
@@ -155,15 +157,16 @@ def test_a_chunk_the_database_refuses_names_what_was_stored(
     monkeypatch.setattr(ingest_module, "CHUNK", 2)
     calls: list[int] = []
 
-    def store(events: list[NewEvent]) -> Appended:
+    def store(conn: object, events: list[NewEvent], now: object, tz: object) -> Appended:
         if calls:
             raise sqlite3.OperationalError("database or disk is full")
         calls.extend(range(1, len(events) + 1))
         return Appended(list(calls), list(calls), [])
 
+    monkeypatch.setattr(ingest_module, "append_events", store)
     lines = [json.dumps({"text": f"e{i}"}) for i in range(5)]
     with pytest.raises(IngestError) as caught:
-        ingest_module.ingest_lines(lines, store)
+        ingest_module.ingest_lines(None, lines, T0, None)  # type: ignore[arg-type]
     assert caught.value.stored == [1, 2] and caught.value.line == 3
     assert str(caught.value) == ("line 3: the database refused: database or disk is full. "
                                  "Stopped there; the 2 event(s) before it are stored.")

@@ -4,6 +4,7 @@ stored and the message says so; the import can be resumed after the line is fixe
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from helpers import count
@@ -25,7 +26,7 @@ def good_lines(n: int, start: int = 0) -> list[bytes]:
 
 
 def test_good_lines_are_stored_in_order(mem: Memory) -> None:
-    ids = mem.ingest_jsonl(good_lines(5))
+    ids = mem.ingest(good_lines(5)).new
     assert ids == [1, 2, 3, 4, 5]
     assert mem.read_event(3)["text"] == "第 2 条 message 2"
     assert mem.read_event(3)["meta"] == {"msg_id": "m-2"}
@@ -33,11 +34,11 @@ def test_good_lines_are_stored_in_order(mem: Memory) -> None:
 
 def test_str_lines_crlf_and_blank_lines_are_accepted(mem: Memory) -> None:
     lines = [line("a") + b"\r\n", b"\n", b"   \r\n", line("b").decode() + "\n", ""]
-    assert mem.ingest_jsonl(lines) == [1, 2]
+    assert mem.ingest(lines).new == [1, 2]
 
 
 def test_only_text_is_required(mem: Memory) -> None:
-    (event_id,) = mem.ingest_jsonl([b'{"text": "just text"}'])
+    (event_id,) = mem.ingest([b'{"text": "just text"}']).new
     page = mem.read_event(event_id)
     assert (page["source"], page["kind"], page["meta"]) == ("user", "message", None)
     assert page["occurred_at"] == "2026-10-13T12:00:00+08:00"  # the clock's time
@@ -78,7 +79,7 @@ def test_a_bad_line_names_its_number_and_keeps_the_lines_before(
 ) -> None:
     lines = good_lines(3) + [b""] + [bad] + good_lines(2, start=3)
     with pytest.raises(IngestError) as info:
-        mem.ingest_jsonl(lines)
+        mem.ingest(lines)
     error = info.value
     assert error.line == 5
     assert str(error).startswith("line 5: ")
@@ -93,7 +94,7 @@ def test_a_bad_line_names_its_number_and_keeps_the_lines_before(
 
 def test_a_bad_first_line_says_nothing_was_stored(mem: Memory) -> None:
     with pytest.raises(IngestError) as info:
-        mem.ingest_jsonl([b"{oops"] + good_lines(3))
+        mem.ingest([b"{oops"] + good_lines(3))
     assert info.value.line == 1
     assert info.value.stored == []
     assert "nothing was stored" in str(info.value)
@@ -108,7 +109,7 @@ def test_a_bad_line_anywhere_across_chunks_loses_nothing(
     lines = good_lines(2_500)
     lines[bad_at - 1] = b"{broken" if kind == "parse" else b'{"text": ""}'
     with pytest.raises(IngestError) as info:
-        mem.ingest_jsonl(lines)
+        mem.ingest(lines)
     assert info.value.line == bad_at
     assert f"line {bad_at}:" in str(info.value)
     assert info.value.stored == list(range(1, bad_at))
@@ -121,10 +122,10 @@ def test_an_import_resumes_after_the_bad_line_is_fixed(mem: Memory) -> None:
     lines = good_lines(1_500)
     lines[1_199] = b'{"text": "fine", "oops": 1}'
     with pytest.raises(IngestError) as info:
-        mem.ingest_jsonl(lines)
+        mem.ingest(lines)
     done = len(info.value.stored)
     lines[1_199] = line("fixed")
-    ids = mem.ingest_jsonl(lines[done:])
+    ids = mem.ingest(lines[done:]).new
     assert len(ids) == 1_500 - done
     assert count(mem.conn, "events") == 1_500
     assert mem.read_event(1_200)["text"] == "fixed"
@@ -140,10 +141,10 @@ def test_parse_line_of_a_blank_line_is_none() -> None:
 
 
 def test_a_byte_order_mark_on_the_first_line_is_ignored(mem: Memory) -> None:
-    ids = mem.ingest_jsonl([b"\xef\xbb\xbf" + line("first"), line("second")])
+    ids = mem.ingest([b"\xef\xbb\xbf" + line("first"), line("second")]).new
     assert [mem.read_event(i)["text"] for i in ids] == ["first", "second"]
     with pytest.raises(IngestError) as info:  # anywhere else it is still broken JSON
-        mem.ingest_jsonl([line("ok"), b"\xef\xbb\xbf" + line("late")])
+        mem.ingest([line("ok"), b"\xef\xbb\xbf" + line("late")])
     assert info.value.line == 2
 
 
@@ -166,7 +167,7 @@ class EndlessLine:
 def test_a_line_over_256_kib_is_refused_by_number_with_bounded_reads(mem: Memory) -> None:
     stream = EndlessLine()
     with pytest.raises(IngestError, match=r"line 2: longer than 262,144 bytes") as caught:
-        mem.ingest_jsonl_report(stream)
+        mem.ingest(stream)
     assert caught.value.stored == [1] and stream.read <= 256 * 1024 + 1
     assert count(mem.conn, "events") == 1
 
@@ -177,7 +178,7 @@ def test_the_longest_good_line_fits_under_the_limit(mem: Memory) -> None:
 
     longest = json.dumps({"text": "中" * 32_000, "meta": {"pad": "z" * 16_000}}).encode()
     assert 200_000 < len(longest) <= 256 * 1024
-    assert mem.ingest_jsonl_report(io.BytesIO(longest)).new == [1]
+    assert mem.ingest(io.BytesIO(longest)).new == [1]
 
 
 def test_a_long_line_given_as_text_is_refused_too() -> None:
@@ -185,3 +186,25 @@ def test_a_long_line_given_as_text_is_refused_too() -> None:
 
     with pytest.raises(InputError, match="line 7: longer than"):
         parse_line("x" * (256 * 1024 + 1), 7)
+
+
+def test_an_ingest_indexes_what_it_stored_once(mem: Memory,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stored in chunks of a thousand, indexed for recall in one pass at the end: the last
+    line is found at once, and the index was synced once, not once a chunk."""
+    from memvault.recall import index
+
+    calls: list[int | None] = []
+    real = index.sync_index
+
+    def counted(conn: Any, max_events: int | None = None, **kwargs: Any) -> Any:
+        calls.append(max_events)
+        return real(conn, max_events=max_events, **kwargs)
+
+    monkeypatch.setattr(index, "sync_index", counted)
+    lines = good_lines(2_400) + [line("the zebra crossing on Elm Street")]
+    report = mem.ingest(lines)
+    assert len(report.new) == 2_401 and report.index_deferred is None
+    assert calls == [2_401]
+    [hit] = mem.find("zebra crossing")["hits"]
+    assert hit["id"] == report.new[-1]

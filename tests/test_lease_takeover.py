@@ -23,7 +23,8 @@ import pytest
 from helpers import T0
 from memvault import ManualClock, Memory
 from memvault.base.clock import iso, to_micros
-from memvault.cli.work import make_worker, run_to_end
+from memvault.cli.work import ProgressBars, make_worker
+from memvault.home.runs import run_to_end
 from memvault.jobs.leases import (
     acquire_lease,
     holder_gone,
@@ -164,7 +165,8 @@ def test_wait_takes_a_dead_workers_lease_at_once(
 ) -> None:
     job_id = compact_job(mem)
     hold(mem, process_holder("killed", pid=_reaped()))
-    state = run_to_end(mem, make_worker(mem, None, scheduler=False), job_id, 1, "compact")
+    state = run_to_end(mem, make_worker(mem, None, scheduler=False), job_id, 1, "compact",
+                       ProgressBars())
     assert state == "done"
     assert clock.now() == T0  # never waited a poll
     assert "waiting" not in capsys.readouterr().err
@@ -176,7 +178,8 @@ def test_wait_says_whose_lease_it_waits_for_once(
     job_id = compact_job(mem)
     poll = mem.config["worker.poll_s"]
     hold(mem, "elsewhere.example:4242:-:w9", seconds=10 * poll)  # another host: expires normally
-    state = run_to_end(mem, make_worker(mem, None, scheduler=False), job_id, 1, "compact")
+    state = run_to_end(mem, make_worker(mem, None, scheduler=False), job_id, 1, "compact",
+                       ProgressBars())
     assert state == "done"
     until = (T0 + timedelta(seconds=10 * poll)).astimezone(mem.tz).strftime("%H:%M:%S")
     lines = [line for line in capsys.readouterr().err.splitlines() if "waiting" in line]
@@ -188,7 +191,8 @@ def test_wait_says_when_the_agent_is_busy_once(
 ) -> None:
     job_id = compact_job(mem)
     set_busy(mem, True, minutes=0.5)  # lapses by itself: the manual clock gets there
-    state = run_to_end(mem, make_worker(mem, None, scheduler=False), job_id, 1, "compact")
+    state = run_to_end(mem, make_worker(mem, None, scheduler=False), job_id, 1, "compact",
+                       ProgressBars())
     assert state == "done"
     until = (T0 + timedelta(minutes=0.5)).astimezone(mem.tz).strftime("%H:%M:%S")
     lines = [line for line in capsys.readouterr().err.splitlines() if "waiting" in line]

@@ -425,7 +425,7 @@ def test_read_only_tools_run_on_the_event_loop_with_an_idle_memory(mem: Memory) 
     """With a Memory idle, a read-only tool runs on the loop's own thread (no hop); a write
     still goes to a worker thread, as it may wait for SQLite's write lock."""
     where: dict[str, threading.Thread] = {}
-    real_find, real_append = mem.find, mem.store_events
+    real_find, real_append = mem.find, mem.append
 
     def find(*args: Any, **kwargs: Any) -> Any:
         where["find"] = threading.current_thread()
@@ -435,7 +435,7 @@ def test_read_only_tools_run_on_the_event_loop_with_an_idle_memory(mem: Memory) 
         where["append"] = threading.current_thread()
         return real_append(*args, **kwargs)
 
-    mem.find, mem.store_events = find, store_events  # type: ignore[method-assign]
+    mem.find, mem.append = find, store_events  # type: ignore[method-assign]
     server = build_server(mem)
     appended, found = run_calls(server, ("memory_append", {"text": "Alice likes tea"}),
                                 ("memory_find", {"query": "Alice"}))
@@ -478,7 +478,7 @@ def test_a_slow_status_does_not_stall_a_concurrent_append(home: Any) -> None:
 
     def opener() -> Memory:
         opened = Memory.open(home)
-        real_status, real_append = opened.status, opened.store_events
+        real_status, real_append = opened.status, opened.append
 
         def status() -> Any:  # a long quick_check: ends once the concurrent append ran
             saw.append(appended.wait(timeout=10))
@@ -489,7 +489,7 @@ def test_a_slow_status_does_not_stall_a_concurrent_append(home: Any) -> None:
             appended.set()
             return out
 
-        opened.status, opened.store_events = status, store_events  # type: ignore[method-assign]
+        opened.status, opened.append = status, store_events  # type: ignore[method-assign]
         return opened
 
     pool = MemoryPool(opener, size=2)

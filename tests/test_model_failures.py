@@ -11,6 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from helpers import run_cli, write_config
 from memvault import ManualClock, Memory
+from memvault.home.runs import QuietRun, run_to_end
 from memvault.models.openai_compat import OpenAICompatProvider
 from memvault.models.scripted import ScriptedProvider
 from modes_support import add_archived, make_worker
@@ -111,10 +112,8 @@ def test_organize_says_the_cause_at_the_first_failure_not_only_backoff(
 
 
 def test_organize_waiting_out_a_backoff_names_the_cause(
-    home: Path, clock: ManualClock, runner: CliRunner, monkeypatch,
+    home: Path, clock: ManualClock, runner: CliRunner,
 ) -> None:
-    from memvault.cli import work
-
     mem = Memory.open(home, clock=clock)
     add_archived(mem, "Paul's phone number changed.")
     receipt = mem.organize()
@@ -122,8 +121,15 @@ def test_organize_waiting_out_a_backoff_names_the_cause(
                                   ConnectionError("refused"), ConnectionError("refused"),
                                   ConnectionError("refused")])
     notes: list[str] = []
-    monkeypatch.setattr(work.click, "echo", lambda msg="", err=False: notes.append(str(msg)))
-    assert work.run_to_end(mem, worker, receipt["job_id"], 1, "organize") == "partial"
+
+    class Said(QuietRun):
+        def failed(self, line: str) -> None:
+            notes.append(line)
+
+        def waiting(self, note: str) -> None:
+            notes.append(note)
+
+    assert run_to_end(mem, worker, receipt["job_id"], 1, "organize", Said()) == "partial"
     failed = [n for n in notes if " failed " in n]
     assert len(failed) == 5
     assert all("provider scripted failed: refused" in n for n in failed)
@@ -137,7 +143,7 @@ def test_organize_waiting_out_a_backoff_names_the_cause(
 def test_a_wait_for_a_batch_failed_elsewhere_names_the_cause(
     home: Path, clock: ManualClock,
 ) -> None:
-    from memvault.cli import work
+    from memvault.home.runs import wait_note
     from memvault.jobs.worker import TickResult
 
     mem = Memory.open(home, clock=clock)
@@ -145,7 +151,7 @@ def test_a_wait_for_a_batch_failed_elsewhere_names_the_cause(
     receipt = mem.organize()
     worker, _ = make_worker(mem, [ConnectionError("refused by 10.0.0.9")])
     worker.tick()  # the `memvault serve` worker, say
-    note = work.wait_note(mem, TickResult("idle"), receipt["job_id"])
+    note = wait_note(mem, TickResult("idle"), receipt["job_id"])
     assert note is not None and note.startswith("waiting: organize batch 1 (event 1 chars 0–")
     assert "failed 1 of 5 time(s): provider scripted failed: refused by 10.0.0.9" in note
     mem.close()

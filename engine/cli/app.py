@@ -58,7 +58,7 @@ class NumericArgsCommand(click.Command):
 COMMANDS: dict[str, str] = {
     "accept-edit": "edits:accept_edit", "archive": "edits:archive",
     "backup": "maintenance:backup", "check": "maintenance:check",
-    "compact": "work:compact", "core": "edits:core", "demo": "demo:demo",
+    "compact": "work:compact", "core": "core:core", "demo": "demo:demo",
     "edit": "edits:edit", "event": "inspect:event", "events": "inspect:events",
     "evidence": "recall:evidence",
     "expand": "inspect:expand", "find": "recall:find", "forget": "forget:forget",

@@ -15,9 +15,10 @@ import click
 from ..base.clock import ManualClock
 from ..base.config import load_config
 from ..home.memory import Memory
+from ..home.runs import run_to_end
 from ..store.connection import get_state, set_state, write
 from .inspect import console, render_status
-from .work import make_worker, run_to_end
+from .work import ProgressBars, make_worker
 
 DEMO_TIME = datetime(2026, 11, 2, 9, 0, tzinfo=timezone(timedelta(hours=8)))
 
@@ -32,7 +33,7 @@ def ingest_sample(mem: Memory) -> int:
     """Ingest the sample once per home; return how many events were added now."""
     if get_state(mem.conn, "demo.sample_ingested") is not None:
         return 0
-    ids = mem.ingest_jsonl(sample_lines())
+    ids = mem.ingest(sample_lines()).new
     with write(mem.conn):
         set_state(mem.conn, "demo.sample_ingested", str(len(ids)))
     mem.sync_recall_index(max_events=None)
@@ -47,14 +48,15 @@ def run_demo(mem: Memory, model: str | None = None) -> dict[str, Any]:
     worker = make_worker(mem, model, scheduler=False)
     before = mem.timeline_view(max_bytes=10**9)
     receipt = mem.compact(model=model)
-    run_to_end(mem, worker, receipt["job_id"], -(-before["total_nodes"] // 8), "compact")
+    run_to_end(mem, worker, receipt["job_id"], -(-before["total_nodes"] // 8), "compact",
+               ProgressBars())
     after = mem.timeline_view(max_bytes=10**9)
     pending = mem.status()["events"]["pending"]
     organize = mem.organize("organize", scope="demo: the bundled sample", model=model)
-    run_to_end(mem, worker, organize["job_id"], pending, "organize")
+    run_to_end(mem, worker, organize["job_id"], pending, "organize", ProgressBars())
     objects = sum(sum(v.values()) for v in mem.status()["objects"].values())
     deep = mem.organize("deep", scope="demo: nightly review", model=model)
-    run_to_end(mem, worker, deep["job_id"], -(-objects // 4), "deep")
+    run_to_end(mem, worker, deep["job_id"], -(-objects // 4), "deep", ProgressBars())
     return {"timeline": {"before": (before["total_nodes"], before["total_est_tokens"]),
                          "after": (after["total_nodes"], after["total_est_tokens"])}}
 

@@ -1,5 +1,4 @@
-"""What a person edits by hand: `memvault core show|set|history NAME` (the core files AGENTS.md,
-SOUL.md, USER.md) and `memvault edit | merge | archive | accept-edit` (corrections of objects).
+"""A person's corrections of objects: `memvault edit | merge | archive | accept-edit`.
 
 Each command is one correction (objects/corrections.py): validated by the same graph-write rules
 as a model's proposal, committed in one transaction with a receipt, its object versions marked
@@ -16,9 +15,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import click
 
-from ..base.config import load_config
 from ..base.errors import InputError
-from ..objects.corefiles import CORE_FILES
 from .app import json_option, open_memory, print_json
 
 if TYPE_CHECKING:
@@ -196,9 +193,10 @@ def _adopt(mem: Memory, hand: HandEdit) -> None:
 
 
 def _refresh(mem: Memory, object_ids: Sequence[str]) -> str:
-    from .followup import refresh_vault
+    from ..home.runs import refresh_vault
+    from .followup import vault_line
 
-    return str(refresh_vault(mem, first=object_ids)["line"])
+    return vault_line(refresh_vault(mem, first=object_ids), mem.config.vault_path)
 
 
 def receipt_lines(receipt: Mapping[str, Any]) -> list[str]:
@@ -216,88 +214,3 @@ def receipt_lines(receipt: Mapping[str, Any]) -> list[str]:
         lines.append(f"  {object_id}: version {version}{note}")
     lines.append(f"receipt: correction {receipt['correction_id']}, token {receipt['token']}")
     return lines
-
-
-# -- core files ----------------------------------------------------------------------------
-NAME = click.Choice(CORE_FILES)
-
-
-@click.group()
-def core() -> None:
-    """Read and write the core files AGENTS.md, SOUL.md and USER.md."""
-
-
-@core.command("show")
-@click.argument("name", type=NAME)
-@json_option
-@click.pass_context
-def show(ctx: click.Context, name: str, as_json: bool) -> None:
-    """Print the current version of a core file."""
-    with open_memory(ctx, readonly=True) as mem:
-        current = mem.read_core_file(name)
-    if as_json:
-        print_json(current)
-    elif current is None:
-        click.echo(f"{name} has never been written")
-    else:
-        click.echo(current["content"], nl=False)
-
-
-@core.command("set")
-@click.argument("name", type=NAME)
-@click.argument("source", type=click.Path(allow_dash=True, dir_okay=False, exists=True))
-@click.pass_context
-def set_(ctx: click.Context, name: str, source: str) -> None:
-    """Save a new version of a core file from a file (or - for stdin).
-
-    Refused, the stored version left as it is: bytes that are not UTF-8, a NUL character, or
-    more bytes than vault.core_file_max_bytes (the limit a hand edit in the vault has too).
-    """
-    limit = load_config(ctx.find_root().obj["home"])["vault.core_file_max_bytes"]
-    if source == "-":
-        raw = sys.stdin.buffer.read(limit + 1)
-    else:
-        with open(source, "rb") as handle:
-            raw = handle.read(limit + 1)
-    if len(raw) > limit:
-        raise click.ClickException(
-            f"{source}: over the limit vault.core_file_max_bytes = {limit:,} bytes "
-            f"(memvault.toml); {name} left unchanged"
-        )
-    try:
-        content = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise click.ClickException(
-            f"{source}: not valid UTF-8 (byte {exc.start}); {name} left unchanged"
-        ) from None
-    with open_memory(ctx, create=True) as mem:
-        try:
-            version = mem.write_core_file(name, content, origin="api")
-        except InputError as exc:
-            raise click.ClickException(f"{exc} (in {source}); {name} left unchanged") from None
-        if version is not None:  # the vault's copy of the file: rendered now, not stale
-            from .followup import refresh_vault
-
-            vault_line = refresh_vault(mem)["line"]
-    click.echo(f"{name}: unchanged" if version is None else f"{name}: version {version}")
-    if version is not None:
-        click.echo(vault_line, err=True)
-
-
-@core.command("history")
-@click.argument("name", type=NAME)
-@json_option
-@click.pass_context
-def history(ctx: click.Context, name: str, as_json: bool) -> None:
-    """List the versions of a core file."""
-    from ..objects.corefiles import core_file_history
-
-    with open_memory(ctx, readonly=True) as mem:
-        rows = core_file_history(mem.conn, name)
-    if as_json:
-        print_json(rows)
-        return
-    for row in rows:
-        click.echo(
-            f"v{row['version']}  {row['created_at']}  {row['origin']:8} {row['chars']} chars"
-        )

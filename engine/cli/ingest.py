@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from typing import TYPE_CHECKING
 
@@ -14,7 +13,7 @@ from ..base.errors import IngestError
 from .app import LazyConsole, json_option, open_memory, print_json
 
 if TYPE_CHECKING:
-    from ..home.memory import Memory
+    pass
 
 progress_console = LazyConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
@@ -39,7 +38,7 @@ def ingest(ctx: click.Context, source: str, as_json: bool) -> None:
     with open_memory(ctx, create=True) as mem:
         stream = sys.stdin.buffer if source == "-" else open(source, "rb")  # noqa: SIM115
         try:
-            report = mem.ingest_jsonl_report(stream)
+            report = mem.ingest(stream)
         except IngestError as exc:
             if as_json:
                 print_json({"stored": exc.stored, "skipped": exc.skipped, "error": str(exc),
@@ -49,8 +48,10 @@ def ingest(ctx: click.Context, source: str, as_json: bool) -> None:
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
-        deferred = _sync_index(mem)
-    ids, skipped = report.new, report.skipped
+    ids, skipped, deferred = report.new, report.skipped, report.index_deferred
+    if deferred:
+        click.echo(f"the events are stored; indexing them for recall is deferred ({deferred})",
+                   err=True)
     if as_json:
         print_json({"stored": ids, "skipped": skipped,
                     **({"index_deferred": deferred} if deferred else {})})
@@ -63,20 +64,6 @@ def ingest(ctx: click.Context, source: str, as_json: bool) -> None:
                        "them into objects and refreshes the vault (`memvault project-vault "
                        "--all` renders it); a running `memvault serve` does this each night for "
                        "turns older than compact.max_age_hours", err=True)
-
-
-def _sync_index(mem: Memory) -> str | None:
-    """Index the new events for recall; on failure (a full disk, a busy database) say so on
-    stderr and return the reason. The events are committed already: reporting them as an
-    error would make a caller retry and store them twice. Recall scans unindexed events, and
-    the worker's poll (or `memvault reindex`) indexes them later."""
-    try:
-        mem.sync_recall_index(max_events=None)
-    except sqlite3.Error as exc:  # a full disk, a busy or a damaged index
-        click.echo(f"the events are stored; indexing them for recall is deferred ({exc})",
-                   err=True)
-        return str(exc)
-    return None
 
 
 @click.command("import")

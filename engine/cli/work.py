@@ -3,29 +3,26 @@
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..base.clock import ManualClock, parse_time
 from ..base.errors import InputError
-from ..jobs.leases import lease_info, parse_holder
-from ..jobs.records import BatchState, JobState, get_job, job_summary
-from ..store.connection import get_state
-from ..timeline.queue import EventState
+from ..jobs.records import JobState
+from . import followup
 from .app import LazyConsole, json_option, open_memory, print_json
 from .inspect import console
 
 if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
     from ..home.memory import Memory
-    from ..jobs.records import Batch, Job
+    from ..home.runs import CompactionRun, JobRun
     from ..jobs.requests import JobReceipt
     from ..jobs.worker import TickResult, Worker
 
-FINISHED = (JobState.DONE, JobState.PARTIAL, JobState.FAILED)
 # Progress bars go to stderr: stdout carries the result (and stays valid JSON with --json).
 progress_console = LazyConsole(progress=True, stderr=True, highlight=False, soft_wrap=True,
                                emoji=False)
@@ -57,12 +54,6 @@ def make_worker(mem: Memory, model: str | None, **kwargs: Any) -> Worker:
     return mem.worker(provider or None, name or None, **kwargs)
 
 
-def job_provider(mem: Memory, job_id: int) -> str:
-    """The name of the provider a job was queued with (the configured one when none)."""
-    recorded = get_job(mem.conn, job_id).provider
-    return str((recorded or {}).get("name") or mem.config.settings.model.provider)
-
-
 def parse_range(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
@@ -72,133 +63,46 @@ def parse_range(text: str | None) -> tuple[int, int] | None:
     return int(lo), int(hi)
 
 
-def wait_a_poll(mem: Memory) -> None:
-    """Sleep one poll, or move a manual clock (the demo's) forward by as much instead."""
-    if isinstance(mem.clock, ManualClock):
-        mem.clock.advance(seconds=mem.config.settings.worker.poll_s)
-    else:
-        time.sleep(mem.config.settings.worker.poll_s)
+class ProgressBars:
+    """A job run drawn for people: a progress bar of committed batches per job on stderr,
+    each batch named when claimed (in the bar on a terminal, else one stderr line, so a slow
+    model shows where it is), a failed batch's cause at once, and what a wait is for."""
 
+    def __init__(self) -> None:
+        self.console = progress_console.get()
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
-def wait_note(mem: Memory, result: TickResult, job_id: int,
-              announced: frozenset[tuple[int, int]] = frozenset()) -> str | None:
-    """What `--wait` is waiting for after `result` (None when the tick did work). A failed
-    batch's cause is named, unless this failure (batch id, count) was `announced` already."""
-    if result.action == "waiting":
-        lease = lease_info(mem.conn)
-        if lease is None:  # released between the tick and this look
-            return "waiting for the worker lease"
-        holder = parse_holder(lease["holder"])
-        who = holder.describe() if holder else lease["holder"]
-        until = _clock_time(mem, datetime(1970, 1, 1, tzinfo=UTC)
-                            + timedelta(microseconds=lease["expires_us"]))
-        return f"waiting for the lease held by worker {who} until {until}"
-    if result.action == "busy":
-        from ..jobs.worker import BUSY_KEY
+    def started(self, label: str, total: int, done: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-        busy_until = get_state(mem.conn, BUSY_KEY)
-        return ("waiting: the agent said it is busy"
-                + (f" until {_clock_time(mem, parse_time(busy_until))}" if busy_until else ""))
-    if result.action == "idle":
-        from ..jobs.progress import batch_report
+        self.bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[note]}"), console=self.console,
+                            transient=False)
+        self.bar.start()
+        self.task = self.bar.add_task(label, total=total, completed=done, note="")
 
-        retrying = batch_report(mem.conn)["retrying"]
-        if retrying:  # the cause, not just "backoff": the model may be unreachable
-            batch = retrying[0]
-            if (batch["batch_id"], batch["failures"]) not in announced:
-                return "waiting: " + _failure_line(mem, batch)
-            return (f"waiting: {batch['mode']} batch {batch['batch_id']} is tried again at "
-                    f"{_clock_time(mem, parse_time(batch['retry_at']))}")
-        return f"waiting: job {job_id} has no batch due now"
-    return None
+    def claimed(self, line: str) -> None:
+        if self.console.is_terminal and self.bar is not None and self.task is not None:
+            self.bar.update(self.task, note=line)
+        else:
+            click.echo(line, err=True)
 
+    def committed(self) -> None:
+        if self.bar is not None and self.task is not None:
+            self.bar.advance(self.task)
 
-def _clock_time(mem: Memory, when: datetime) -> str:
-    return when.astimezone(mem.tz).strftime("%H:%M:%S")
+    def failed(self, line: str) -> None:
+        click.echo(line, err=True)
 
+    def waiting(self, note: str) -> None:
+        click.echo(note, err=True)
 
-def _failure_line(mem: Memory, batch: dict[str, Any]) -> str:
-    """A `batch_report` row in one line, its next try as a local clock time."""
-    from ..jobs.progress import failure_line
-
-    retry_at = batch.get("retry_at")
-    shown = {**batch, "retry_at": _clock_time(mem, parse_time(retry_at)) if retry_at else None}
-    return failure_line(shown, mem.config.settings.worker.max_failed_claims)
-
-
-def _batch_failed(mem: Memory, result: TickResult, announced: set[tuple[int, int]]) -> str:
-    """The line said at once when a batch fails: which batch, how often, the cause (noted in
-    `announced`, so the wait that follows need not repeat it)."""
-    from ..jobs.progress import batch_row
-
-    if result.batch_id is None:
-        return f"{result.action}: {result.error}"
-    batch = batch_row(mem.conn, result.batch_id)
-    announced.add((batch["batch_id"], batch["failures"]))
-    line = _failure_line(mem, batch)
-    return line + ("; terminal, not retried" if result.action == "terminal" else "")
-
-
-def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str) -> str:
-    """Tick until the job finishes, with a progress bar of committed batches. Each batch is
-    named when claimed, before the model is called (in the bar on a terminal, else one stderr
-    line), so a slow model shows where it is; a failed batch's cause is said at once; while
-    nothing runs, say on stderr what it waits for (once per change, not every poll)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    console = progress_console.get()
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[note]}"), console=console,
-                  transient=False) as bar:
-        # Batches the job committed already (its first may run in the tick that ended the
-        # compaction before it) count as done, and `total` as what is left.
-        done = job_summary(mem.conn, job_id)["batches"].get(BatchState.COMMITTED, 0)
-        task = bar.add_task(label, total=max(total + done, 1), completed=done, note="")
-
-        def claimed(job: Job, batch: Batch) -> None:
-            what = _claim_line(mem, job, batch)
-            if console.is_terminal:
-                bar.update(task, note=what)
-            else:
-                click.echo(what, err=True)
-
-        previous, worker.on_claim = worker.on_claim, claimed
-        try:
-            state = _tick_until_finished(mem, worker, job_id, lambda: bar.advance(task))
-        finally:
-            worker.on_claim = previous
-        bar.update(task, completed=max(total + done, 1), note="")
-        return state
-
-
-def _claim_line(mem: Memory, job: Job, batch: Batch) -> str:
-    """`organize batch 3: event 2 chars 0–8,000 of 19,204 (try 2)`."""
-    from ..jobs.progress import describe_claim
-
-    return (f"{job.mode} batch {batch.id}: {describe_claim(mem.conn, job.mode, batch.claim)}"
-            + (f" (try {batch.failures + 1})" if batch.failures else ""))
-
-
-def _tick_until_finished(mem: Memory, worker: Worker, job_id: int,
-                         advance: Callable[[], None]) -> str:
-    """The loop of `run_to_end`: its job's final state."""
-    last_note: str | None = None
-    announced: set[tuple[int, int]] = set()  # failures said already: (batch id, count)
-    while True:
-        result: TickResult = worker.tick()
-        if result.action == "committed" and result.job_id == job_id:
-            advance()
-        elif result.action in ("failed", "terminal"):
-            click.echo(_batch_failed(mem, result, announced), err=True)
-        state = get_job(mem.conn, job_id).state
-        if state in FINISHED:
-            return state
-        note = wait_note(mem, result, job_id, frozenset(announced))
-        if note is not None and note != last_note:
-            click.echo(note, err=True)
-        last_note = note
-        if note is not None:
-            wait_a_poll(mem)
+    def finished(self, total: int) -> None:
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, completed=total, note="")
+            self.bar.stop()
+        self.bar = self.task = None
 
 
 @click.command()
@@ -213,9 +117,8 @@ def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str |
             as_json: bool) -> None:
     """Compact the hot timeline: fold runs of nodes into shorter summary heads."""
     with open_memory(ctx) as mem:
-        before = mem.timeline_view()
-        receipt = mem.compact(parse_range(node_range), model=model)
         if not wait:
+            receipt = mem.compact(parse_range(node_range), model=model)
             from .followup import worker_line, worker_running
 
             if as_json:
@@ -223,22 +126,15 @@ def compact(ctx: click.Context, node_range: str | None, wait: bool, model: str |
             click.echo(f"compact job {receipt['job_id']} queued")
             click.echo(worker_line(mem, receipt["job_id"], "compact"), err=True)
             return
-        worker = make_worker(mem, None, scheduler=False)  # each job on its own provider
-        state = run_to_end(mem, worker, receipt["job_id"],
-                           -(-before["total_nodes"] // mem.config.settings.compact.nodes_per_batch),
-                           "compact")
-        after = mem.timeline_view()
-    report: dict[str, Any] = {
-        "job_id": receipt["job_id"], "state": state,
-        "before": {"nodes": before["total_nodes"], "est_tokens": before["total_est_tokens"]},
-        "after": {"nodes": after["total_nodes"], "est_tokens": after["total_est_tokens"]}}
+        run = mem.compact(parse_range(node_range), model=model, wait=True,
+                          observer=ProgressBars())
+    report = compaction_json(run)
     if as_json:
-        print_json(report)
+        print_json({key: report[key] for key in ("job_id", "state", "before", "after")})
     else:
-        console.print(f"compact job {receipt['job_id']}: {state}; hot timeline "
-                      f"{report['before']['nodes']} nodes / ~{report['before']['est_tokens']:,} "
-                      f"tokens -> {report['after']['nodes']} nodes / "
-                      f"~{report['after']['est_tokens']:,} tokens")
+        console.print(f"compact job {run.job_id}: {run.state}; hot timeline "
+                      f"{run.before.nodes} nodes / ~{run.before.est_tokens:,} "
+                      f"tokens -> {run.after.nodes} nodes / ~{run.after.est_tokens:,} tokens")
 
 
 @click.command()
@@ -264,46 +160,52 @@ def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bo
     organized too (--no-compact: only what was queued already). Runs the jobs here to their
     end by default, then reports what was recognised and refreshes the vault; --no-wait only
     queues them."""
-    from . import followup
-
     with open_memory(ctx) as mem:
-        receipt = mem.organize(mode, scope, retry_blocked, compact_first=compact_first,
-                               model=model)
         if not wait:
+            receipt = mem.organize(mode, scope, retry_blocked, compact_first=compact_first,
+                                   model=model)
             return _queued_only(mem, receipt, as_json)
-        before = followup.counts(mem)
-        worker = make_worker(mem, None, scheduler=False)  # each job on its own provider
-        provider = job_provider(mem, receipt["job_id"])
-        compaction = _compact_first(mem, worker, receipt["compact_job_id"])
-        queued = followup.counts(mem)["events"]
-        total = (queued[EventState.PENDING] + queued[EventState.CONTINUE] if mode == "organize" else
-                 sum(before["objects"].values()) // mem.config.settings.deep.objects_per_batch + 1)
-        state = run_to_end(mem, worker, receipt["job_id"], total, mode)
-        report = followup.recognised(before, followup.counts(mem))
-        partial = job_summary(mem.conn, receipt["job_id"]) if state == JobState.PARTIAL else None
-        vault = followup.refresh_vault(mem)
+        run = mem.organize(mode, scope, retry_blocked, compact_first=compact_first,
+                           model=model, wait=True, observer=ProgressBars())
+        vault_path = mem.config.vault_path
     if as_json:
-        data = {**receipt, "final_state": state, "recognised": report,
-                "model": provider, "vault": vault, "compaction": compaction}
-        if partial:  # why: a terminal batch, or events still blocked (named)
-            data.update(note=partial["note"], blocked_events=partial["blocked_events"])
-        return print_json(data)
-    if compaction is not None:
-        click.echo(followup.compaction_line(compaction))
-    click.echo(f"{mode} job {receipt['job_id']}: {state}"
-               + (f" ({partial['note']})" if partial and partial["note"] else ""))
-    for line in followup.recognised_lines(report, provider):
+        return print_json(job_run_json(run, vault_path))
+    if run.compaction is not None:
+        click.echo(followup.compaction_line(run.compaction))
+    click.echo(f"{mode} job {run.receipt['job_id']}: {run.state}"
+               + (f" ({run.note})" if run.note else ""))
+    for line in followup.recognised_lines(run.recognised, run.provider):
         click.echo(line)
-    note = followup.waiting_note(before, compacted=compaction) if mode == "organize" else None
+    note = followup.waiting_note(run.before, run.compaction) if mode == "organize" else None
     if note:
         click.echo(note)
-    click.echo(vault["line"], err=True)
+    click.echo(followup.vault_line(run.vault, vault_path), err=True)
+
+
+def job_run_json(run: JobRun, vault_path: Path) -> dict[str, Any]:
+    """`organize --json`: the receipt, the final state and what the job changed."""
+    recognised = run.recognised
+    data: dict[str, Any] = {
+        **run.receipt, "final_state": run.state,
+        "recognised": {"new_objects": recognised.new_objects,
+                       "events": {"linked": recognised.linked,
+                                  "archive_only": recognised.archive_only,
+                                  "blocked": recognised.blocked}},
+        "model": run.provider, "vault": followup.vault_json(run.vault, vault_path),
+        "compaction": compaction_json(run.compaction) if run.compaction else None}
+    if run.state == JobState.PARTIAL:  # why: a terminal batch, or events still blocked (named)
+        data.update(note=run.note, blocked_events=run.blocked_events)
+    return data
+
+
+def compaction_json(run: CompactionRun) -> dict[str, Any]:
+    """A compaction run as JSON: its job, state, note and the timeline before and after."""
+    return {"job_id": run.job_id, "state": run.state, "note": run.note,
+            "before": asdict(run.before), "after": asdict(run.after)}
 
 
 def _queued_only(mem: Memory, receipt: JobReceipt, as_json: bool) -> None:
     """`organize --no-wait`: the receipt, and who will run the jobs."""
-    from . import followup
-
     if as_json:
         return print_json({**receipt, "worker_running": followup.worker_running(mem)})
     first = receipt.get("compact_job_id")
@@ -312,20 +214,6 @@ def _queued_only(mem: Memory, receipt: JobReceipt, as_json: bool) -> None:
                + (f", after compact job {first} moves the hot turns to its queue"
                   if first is not None else ""))
     click.echo(followup.worker_line(mem, receipt["job_id"]), err=True)
-
-
-def _compact_first(mem: Memory, worker: Worker, job_id: int | None) -> dict[str, Any] | None:
-    """Run the compaction an organize request queued (if any) to its end; what it did."""
-    if job_id is None:
-        return None
-    from ..jobs.chain import hot_raw_nodes
-    from ..timeline.hot import timeline_totals
-
-    before = timeline_totals(mem.conn)
-    batches = -(-hot_raw_nodes(mem.conn) // mem.config.settings.compact.nodes_per_batch)
-    state = run_to_end(mem, worker, job_id, batches, "compact")
-    return {"job_id": job_id, "state": state, "note": job_summary(mem.conn, job_id)["note"],
-            "before": before, "after": timeline_totals(mem.conn)}
 
 
 @click.command()

@@ -13,23 +13,26 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, overload
 from zoneinfo import ZoneInfo
 
-from ..base.clock import Clock, SystemClock, iso, parse_time
+from ..base.clock import Clock, SystemClock, parse_time
 from ..base.config import Config, load_config, tighten_home
-from ..base.errors import InputError
+from ..base.errors import IngestError, InputError
 from ..base.home_trust import clear_bad_lock
 from ..jobs.ledger import UsageSummary, usage_summary
 from ..objects import records as objects
 from ..objects.ids import ObjectStatus
-from ..store.connection import open_db, set_state, write
+from ..store.connection import open_db, write
 from ..timeline import events
 from ..timeline import hot as timeline
+from ..timeline.append import append_events
 from ..timeline.hot import TimelineView
-from ..timeline.keys import Appended, append_rows, check_key
+from ..timeline.ingest import ingest_lines
+from ..timeline.keys import Appended
 from .status import StatusReport, memory_status
 
 if TYPE_CHECKING:
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
     from ..objects.corrections import Correction, CorrectionReceipt
     from ..objects.projects import ProjectApproval
     from ..recall.answers import EvidenceAnswer, FindAnswer, ReadAnswer
+    from .runs import CompactionRun, JobRun, RunObserver
 
 _log = logging.getLogger(__name__)
 
@@ -49,6 +53,14 @@ class ResidentContext(TypedDict):
     core_files: dict[str, str]  # AGENTS.md, SOUL.md, USER.md -> content ('' if never written)
     directory: objects.ObjectDirectory  # a bounded directory of live objects
     timeline: TimelineView  # the hot timeline view, with what it cut
+
+
+@dataclass
+class Ingested(Appended):
+    """What `Memory.ingest` did: the events stored and skipped, and why indexing them for
+    recall was deferred, if it was (`memvault reindex` or the worker's poll does it later)."""
+
+    index_deferred: str | None = None
 
 
 class Memory:
@@ -147,47 +159,43 @@ class Memory:
     ) -> int:
         """Store one event and its hot fragments; return its id (with `key` already stored
         with the same text: that event's id, and nothing is stored; memvault.timeline.keys)."""
-        return self.append_events(
-            [events.NewEvent(text, occurred_at, source, kind, meta, key)])[0]
+        return self.append([events.NewEvent(text, occurred_at, source, kind, meta, key)]).ids[0]
 
     def append_events(self, batch: Iterable[events.NewEvent], index: bool = True) -> list[int]:
-        """Store many events in one transaction (all or none); return their ids in order.
+        """`append`, answering only the ids (one per event handed in, in order)."""
+        return self.append(batch, index).ids
+
+    def append(self, batch: Iterable[events.NewEvent], index: bool = True) -> Appended:
+        """Store many events in one transaction (all or none), saying which were new and which
+        were skipped because their key was already stored with the same text (a key with other
+        text is refused whole; memvault.timeline.append).
 
         Then, in a second transaction, index as many events for recall as were stored, so a
         find right after an append runs at indexed speed. `index=False` leaves that to the
         worker's next poll (or `memvault reindex`): for bulk loads that index once at the end.
         """
-        return self.store_events(batch, index).ids
-
-    def store_events(self, batch: Iterable[events.NewEvent], index: bool = True) -> Appended:
-        """append_events, saying which events were new and which were skipped because their
-        key was already stored with the same text (a key with other text is refused whole)."""
-        from ..jobs.scheduler import ACTIVITY_KEY
-
-        now, tz = self.clock.now(), self.tz  # tz once: it is rebuilt from config on each read
-        batch = list(batch)
-        rows = [events.validate_event(e, now, tz, check_encoding=False) for e in batch]
-        event_keys = [check_key(e.key) for e in batch]
-        try:
-            with write(self.conn):
-                appended = append_rows(self.conn, rows, event_keys, now)
-                if appended.new:  # the nightly review waits for quiet: when did talk move last
-                    set_state(self.conn, ACTIVITY_KEY, iso(now))
-        except UnicodeEncodeError:
-            # SQLite could not bind a lone surrogate (the transaction rolled back, nothing is
-            # stored): validate again with the scan, which names the event and the char.
-            for event in batch:
-                events.validate_event(event, now, tz)
-            raise
+        appended = append_events(self.conn, list(batch), self.clock.now(), self.tz)
         if index and appended.new:
             self._index_appended(len(appended.new))
         return appended
 
-    def _index_appended(self, count: int) -> None:
-        """Index up to `count` more events after an append's commit. The events are stored
-        already: a failure here (a full disk, a busy database, a damaged index) must not turn
-        into an error that makes the caller store them twice. Recall scans what is left; the
-        worker's poll indexes it."""
+    def ingest(self, lines: Iterable[bytes | str]) -> Ingested:
+        """Ingest JSONL lines (one event a line, memvault.timeline.ingest), then index what
+        was stored for recall, once. A bad line raises IngestError after the lines before it
+        are stored (and indexed)."""
+        try:
+            appended = ingest_lines(self.conn, lines, self.clock.now(), self.tz)
+        except IngestError as exc:
+            self._index_appended(len(exc.stored))
+            raise
+        deferred = self._index_appended(len(appended.new)) if appended.new else None
+        return Ingested(appended.ids, appended.new, appended.skipped, deferred)
+
+    def _index_appended(self, count: int) -> str | None:
+        """Index up to `count` more events after an append's commit; why not, if it failed.
+        The events are stored already: a failure here (a full disk, a busy database, a damaged
+        index) must not turn into an error that makes the caller store them twice. Recall
+        scans what is left; the worker's poll indexes it."""
         from ..recall.index import sync_index
 
         try:
@@ -195,17 +203,8 @@ class Memory:
                 sync_index(self.conn, max_events=count, objects=False)
         except sqlite3.Error as exc:  # a full disk, a busy or a damaged index: never the events
             _log.warning("events stored; indexing them for recall is deferred (%s)", exc)
-
-    def ingest_jsonl(self, lines: Iterable[bytes | str]) -> list[int]:
-        """Ingest JSONL lines; return the ids stored. See memvault.timeline.ingest for what
-        happens on a bad line."""
-        return self.ingest_jsonl_report(lines).new
-
-    def ingest_jsonl_report(self, lines: Iterable[bytes | str]) -> Appended:
-        """Ingest JSONL lines; say which were stored and which skipped (key already stored)."""
-        from ..timeline.ingest import ingest_lines
-
-        return ingest_lines(lines, self.store_events)
+            return str(exc)
+        return None
 
     def read_event(self, event_id: str | int, offset: int = 0) -> events.EventPage:
         return events.read_event_page(self.conn, events.parse_event_id(event_id), offset)
@@ -325,11 +324,35 @@ class Memory:
         return report
 
     # -- jobs ---------------------------------------------------------------------------------
+    @overload
     def compact(self, node_range: tuple[int, int] | None = None,
-                request_token: str | None = None, model: str | None = None) -> JobReceipt:
+                request_token: str | None = None, model: str | None = None, *,
+                wait: Literal[False] = False, observer: None = None) -> JobReceipt: ...
+
+    @overload
+    def compact(self, node_range: tuple[int, int] | None = None,
+                request_token: str | None = None, model: str | None = None, *,
+                wait: Literal[True], observer: RunObserver | None = None) -> CompactionRun: ...
+
+    def compact(self, node_range: tuple[int, int] | None = None,
+                request_token: str | None = None, model: str | None = None, *,
+                wait: bool = False, observer: RunObserver | None = None,
+                ) -> JobReceipt | CompactionRun:
         """Queue an explicit compaction of every active node in `node_range` (inclusive node
         seq numbers; default: the whole timeline as it is now), to run on `model` (a `--model`
-        value; None: the configured provider). Returns the enqueue receipt."""
+        value; None: the configured provider). Returns the enqueue receipt; with `wait`, runs
+        it here to its end (telling `observer` how it goes) and returns what it did."""
+        receipt = self._request_compaction(node_range, request_token, model)
+        if not wait:
+            return receipt
+        from ..jobs.worker import Worker
+        from .runs import run_compaction
+
+        # Each job on the provider it was queued with.
+        return run_compaction(self, Worker(self, scheduler=False), receipt["job_id"], observer)
+
+    def _request_compaction(self, node_range: tuple[int, int] | None,
+                            request_token: str | None, model: str | None) -> JobReceipt:
         # A raw node's seq is its id and a head takes its first child's: MAX(id) bounds every
         # seq, and nodes made after this moment (new events, other jobs' heads) are not covered.
         from ..jobs.requests import request_job
@@ -345,23 +368,44 @@ class Memory:
                            params={"min_seq": lo, "max_seq": hi, "max_node_id": newest},
                            provider=self._provider_record(model))
 
+    @overload
     def organize(self, mode: str = "organize", scope: str | None = None,
                  retry_blocked: bool = False, request_token: str | None = None,
-                 compact_first: bool = True, model: str | None = None) -> JobReceipt:
+                 compact_first: bool = True, model: str | None = None, *,
+                 wait: Literal[False] = False, observer: None = None) -> JobReceipt: ...
+
+    @overload
+    def organize(self, mode: str = "organize", scope: str | None = None,
+                 retry_blocked: bool = False, request_token: str | None = None,
+                 compact_first: bool = True, model: str | None = None, *,
+                 wait: Literal[True], observer: RunObserver | None = None) -> JobRun: ...
+
+    def organize(self, mode: str = "organize", scope: str | None = None,
+                 retry_blocked: bool = False, request_token: str | None = None,
+                 compact_first: bool = True, model: str | None = None, *,
+                 wait: bool = False, observer: RunObserver | None = None) -> JobReceipt | JobRun:
         """memory_organize: queue an organize or deep job on `model` (a `--model` value; None:
-        the configured provider); returns the enqueue receipt only.
+        the configured provider); returns the enqueue receipt.
 
         An organize job first has the raw fragments hot now compacted (`compact_first`), so
-        the latest conversation reaches the organize queue; deep never touches the timeline."""
+        the latest conversation reaches the organize queue; deep never touches the timeline.
+        With `wait`, the jobs run here to their end (telling `observer` how they go) and the
+        vault, when the home has one, is brought up to date in runs of at most
+        vault.objects_per_run objects; returns what they changed."""
         if mode not in ("organize", "deep"):
             raise InputError(f"mode must be organize or deep, got {mode!r}")
         if scope is not None and (not isinstance(scope, str) or len(scope) > 2_000):
             raise InputError("scope must be text of at most 2,000 chars")
         from ..jobs.requests import request_job
 
-        return request_job(self.conn, mode, self.clock.now(), scope, retry_blocked,
-                           request_token, compact_first=compact_first and mode == "organize",
-                           provider=self._provider_record(model))
+        receipt = request_job(self.conn, mode, self.clock.now(), scope, retry_blocked,
+                              request_token, compact_first=compact_first and mode == "organize",
+                              provider=self._provider_record(model))
+        if not wait:
+            return receipt
+        from .runs import run_job
+
+        return run_job(self, receipt, observer)
 
     def _provider_record(self, model: str | None) -> dict[str, Any]:
         """The provider spec a requested job records: `model` checked (an unknown name is

@@ -26,6 +26,7 @@ from ..base.clock import iso, parse_time
 from ..base.config import Config
 from ..models.spec import ProviderSpec
 from ..store.connection import get_state, set_state, write
+from ..timeline.append import LAST_ACTIVITY_KEY
 from ..timeline.hot import timeline_totals
 from .chain import last_raw_before, raw_compaction, then
 from .records import Job, create_job, open_jobs
@@ -33,7 +34,6 @@ from .records import Job, create_job, open_jobs
 HOURLY_KEY = "scheduler.hourly_checked_at"
 NIGHTLY_KEY = "scheduler.nightly_date"
 PAUSE_KEY = "scheduler.auto_paused_until"
-ACTIVITY_KEY = "agent.last_activity"
 
 
 def _time(conn: sqlite3.Connection, key: str) -> datetime | None:
@@ -150,7 +150,7 @@ class Scheduler:
             return []
         local = now.astimezone(self.tz) if self.tz else now.astimezone()
         today = local.date().isoformat()
-        last = _time(self.conn, ACTIVITY_KEY)
+        last = _time(self.conn, LAST_ACTIVITY_KEY)
         quiet = timedelta(minutes=self.config.settings.deep.quiet_minutes)
         if last is not None and now - last < quiet:
             return []  # postponed: the conversation is still going

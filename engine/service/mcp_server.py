@@ -310,7 +310,7 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool,
     ) -> CallToolResult:
         """Append one event to memory (immutable raw text; it enters the hot timeline)."""
         event = NewEvent(text, occurred_at, source, kind, meta, key)
-        done = _call(pool, "memory_append", lambda m: m.store_events([event]))
+        done = _call(pool, "memory_append", lambda m: m.append([event]))
         # `skipped` only when true: every byte of the answer is the model's context
         answer = AppendAnswer(event_id=done.ids[0])
         if done.skipped:

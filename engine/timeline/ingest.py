@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime, tzinfo
 from typing import IO, Any
 
 from ..base.errors import IngestError, InputError
+from .append import append_events
 from .events import NewEvent
 from .keys import Appended
 
@@ -83,13 +85,17 @@ def parse_line(raw: bytes | str, number: int) -> NewEvent | None:
 
 
 def ingest_lines(
-    lines: Iterable[bytes | str],
-    store_chunk: Callable[[list[NewEvent]], Appended],
+    conn: sqlite3.Connection, lines: Iterable[bytes | str], now: datetime, tz: tzinfo | None,
 ) -> Appended:
-    """Parse and store lines in chunks; on a bad line raise IngestError after storing the rest.
+    """Parse and store lines in chunks (each one transaction, memvault.timeline.append); on a
+    bad line raise IngestError after storing the lines before it.
 
     The answer's `new` are the ids stored, `skipped` those of lines whose key was already
     stored with the same text (memvault.timeline.keys), `ids` one id per non-blank line."""
+
+    def store_chunk(chunk: list[NewEvent]) -> Appended:
+        return append_events(conn, chunk, now, tz)
+
     if hasattr(lines, "readline"):  # a stream: read it with bounded memory
         lines = bounded_lines(lines)  # type: ignore[arg-type]
     done = Appended()
