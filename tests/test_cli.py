@@ -366,6 +366,28 @@ def test_list_shows_objects_of_a_type(runner: CliRunner, objects: None) -> None:
     assert "person:qhy" in human and "秦浩宇" in human and "[not markup]" in human
 
 
+def test_list_reads_well_at_80_columns_and_piped(
+        runner: CliRunner, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piped (as under the test runner) at 80 columns: each object's id whole on a line of its
+    own, its summary whole and indented below it, no line over the width."""
+    monkeypatch.setenv("COLUMNS", "80")
+    summary = ("Todo: book the hotel for the Beijing trip (by Wednesday), the one near the "
+               "conference centre with the late check-in")
+    with Memory.open(home, clock=ManualClock(T0)) as mem, write(mem.conn):
+        save_object(mem.conn, ObjectRecord(
+            id="todo:book-the-hotel-for-the-beijing-trip", type="todo",
+            name="book the hotel for the Beijing trip", summary=summary), T0)
+        save_object(mem.conn, ObjectRecord(id="todo:call-the-bank", type="todo",
+                                           name="Call the bank", summary="On Monday"), T0)
+    lines = run(runner, "list", "todo").output.splitlines()
+    assert lines[0] == "todo (2)"
+    hotel = lines.index("todo:book-the-hotel-for-the-beijing-trip  active")
+    assert " ".join(line.strip() for line in lines[hotel + 1:hotel + 3]) == summary
+    bank = lines.index("todo:call-the-bank  active  Call the bank")  # the summary lacks it
+    assert lines[bank + 1] == "    On Monday"
+    assert all(len(line) <= 80 for line in lines)
+
+
 def test_object_pages_links_with_next_offset(runner: CliRunner, objects: None) -> None:
     links, offset = [], 0
     while offset is not None:

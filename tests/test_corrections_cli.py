@@ -141,6 +141,31 @@ def test_a_body_file_that_is_not_utf8_is_refused(vhome: Path, runner: CliRunner,
 # -- accept-edit ---------------------------------------------------------------------------
 
 
+def test_a_page_leaves_out_unknown_lines_that_an_accepted_edit_keeps(
+    home: Path, runner: CliRunner,
+) -> None:
+    """The body says "unknown" for facts nobody gave (as a model must write them); the vault
+    page leaves those lines out. A person's edit of the page changes what it shows, and the
+    body keeps its unknown lines unless the edit now gives that fact."""
+    body = ("- identity: Tom is our DevOps lead\n- role: DevOps lead\n- traits: unknown\n"
+            "- how to work with them: unknown\n- 特点：未知")
+    mem = open_memory(home)
+    try:
+        put_object(mem, "person:tom", "Tom Becker", summary="DevOps lead", body=body)
+        project(mem)
+    finally:
+        mem.close()
+    path = file_of(home, "person:tom")
+    page = path.read_text(encoding="utf-8")
+    assert "- role: DevOps lead" in page and "unknown" not in page and "未知" not in page
+    typed(path, "- role: DevOps lead\n", "- role: platform lead\n- traits: patient\n")
+    run_cli(runner, "accept-edit", str(path))
+    with opened(home) as mem:
+        assert get_object(mem.conn, "person:tom").body == (
+            "- identity: Tom is our DevOps lead\n- role: platform lead\n- traits: patient\n"
+            "- how to work with them: unknown\n- 特点：未知")
+
+
 def test_accept_edit_takes_the_changed_fields_of_the_object_file(
     vhome: Path, runner: CliRunner,
 ) -> None:

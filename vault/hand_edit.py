@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from ..objects.records import get_object
 from ..objects.versions import record_at
 from .files import read_file, sha256, vault_file
 from .paths import OBJECTS_DIR, conflict_original, object_hash, relative
-from .render import Renderer
+from .render import Renderer, with_unknown_lines
 
 _META_LINE = re.compile(r"`[^`\n]+` · ")
 _EMPTY = {"summary": "_No summary._", "body": "_Empty._"}
@@ -111,6 +111,8 @@ def read_hand_edit(conn: sqlite3.Connection, vault: Path, path: str | Path, *,
     base_meta, base_content = _front_matter(rel, next(iter(base_file.values())).decode("utf-8"))
     mine, base = _parse(rel, meta, content), _parse(rel, base_meta, base_content)
     edit, changed = _edit(mine, base, base_record.name)
+    if edit.body is not None:  # the page hides the body's unknown lines: keep them
+        edit = replace(edit, body=with_unknown_lines(edit.body, base_record.body))
     name = rel.rsplit("/", 1)[-1]
     return HandEdit(object_id, rel, conflict_original(name) is not None, version, edit,
                     changed, sha256(data))

@@ -164,6 +164,29 @@ def obsidian_datetime(stamp: str) -> datetime | str:
     return when.replace(tzinfo=None, microsecond=0)
 
 
+# A body line that says only that a fact is unknown ("- traits: unknown", "目标 Goal: unknown.").
+_UNKNOWN_LINE = re.compile(
+    r"^\s*(?:[-*]\s+)?(?P<label>[^:：\n]{1,60}?)\s*[:：]\s*(?:unknown|未知)\s*[.。]?\s*$", re.I)
+_LABELLED = re.compile(r"^\s*(?:[-*]\s+)?(?P<label>[^:：\n]{1,60}?)\s*[:：]")
+
+
+def shown_body(body: str) -> str:
+    """An object's body as its vault page shows it: without the lines that say only that a
+    fact is unknown. The stored body keeps them (a model writes unknown facts as unknown, never
+    guessed); a page of "traits: unknown" lines reads as padding."""
+    return "\n".join(line for line in body.split("\n") if not _UNKNOWN_LINE.match(line))
+
+
+def with_unknown_lines(edited: str, stored: str) -> str:
+    """A body edited on its vault page, with the stored body's unknown lines the page did not
+    show put back at its end: each one whose label the edit does not now give a value."""
+    labels = {m.group("label").casefold() for line in edited.split("\n")
+              if (m := _LABELLED.match(line))}
+    hidden = [line for line in stored.split("\n")
+              if (m := _UNKNOWN_LINE.match(line)) and m.group("label").casefold() not in labels]
+    return "\n".join([edited.rstrip("\n"), *hidden]) if hidden else edited
+
+
 def _render(template: jinja2.Template, variables: dict[str, Any]) -> str:
     """`template.render(**variables)` in a shared context: `variables` as they are, not copied
     with the environment's globals (a ChainMap) for every file. The templates use no globals."""
@@ -324,7 +347,7 @@ class Renderer:
             version=obj.version,
             updated_at=obj.updated_at,
             summary=obj.summary.strip(),
-            body=obj.body.strip("\n"),
+            body=shown_body(obj.body).strip("\n"),
             cues=[one_line(c) for c in obj.cues if c.strip()],
             shown=len(chunks[0]),
             page_number=1,

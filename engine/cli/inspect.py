@@ -8,7 +8,8 @@ masked as [secret: kind] (engine/recall/masking.py) unless --reveal-secrets, whi
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import textwrap
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -170,6 +171,19 @@ def list_(ctx: click.Context, type_: str, reveal: bool, as_json: bool) -> None:
     if as_json:
         print_json(rows)
         return
+    if console.is_terminal and console.width >= WIDE_LIST:
+        return print_object_table(type_, rows)
+    console.print(f"{type_} ({len(rows)})", highlight=False)
+    for row in rows:
+        print_object_entry(row, console.width)
+
+
+# A table of id, name, status and summary needs this many columns to give the summary room.
+WIDE_LIST = 120
+
+
+def print_object_table(type_: str, rows: Sequence[Mapping[str, Any]]) -> None:
+    """`memvault list` on a wide terminal: one table row an object."""
     from rich.table import Table
 
     from .recall import id_column
@@ -180,6 +194,20 @@ def list_(ctx: click.Context, type_: str, reveal: bool, as_json: bool) -> None:
         table.add_row(escape(row["id"]), escape(row["name"]), row["status"],
                       escape(row["summary"][:80]))
     console.print(table)
+
+
+def print_object_entry(row: Mapping[str, Any], width: int) -> None:
+    """`memvault list` at 80 columns or piped: the id whole on its own line (with the status,
+    and the name when the summary does not say it), then the summary indented and wrapped, so
+    `grep` finds an object by id or word and no column is squeezed to a word a line."""
+    head = f"{row['id']}  {row['status']}"
+    if row["name"].casefold() not in row["summary"].casefold():
+        head += f"  {row['name']}"
+    console.print(escape(head), highlight=False, soft_wrap=True)
+    summary = " ".join(row["summary"].split())
+    lines = textwrap.wrap(summary, width=max(width - 4, 20)) or [""]
+    for line in lines[:3]:
+        console.print("    " + escape(line), highlight=False, soft_wrap=True)
 
 
 @click.command("object", cls=NumericArgsCommand)

@@ -224,8 +224,8 @@ def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: i
 
 @click.command("mcp")
 @click.option("--background", is_flag=True,
-              help="Also run the worker, the vault projector and the watcher in this process "
-                   "(as `serve` does); leave it off when `memvault serve` already runs.")
+              help="Also run the worker in this process (as `serve` does): compaction and "
+                   "organizing; leave it off when `memvault serve` or `memvault worker` runs.")
 @click.option("--print-config", "print_config", is_flag=True,
               help="Print the host config (mcpServers entry with absolute paths, --background "
                    "included) and exit.")
@@ -236,7 +236,9 @@ def mcp_stdio(ctx: click.Context, background: bool, print_config: bool, model: s
               log_level: str) -> None:
     """Serve the agent's MCP API on stdin/stdout, for agent hosts that start it.
 
-    Logs go to stderr as JSON lines; stdout carries only the protocol.
+    The vault is kept rendered batch by batch, and hand edits of the core files imported, while
+    it runs (the projector takes a lock, so a `memvault serve` for the same home never renders
+    at the same time). Logs go to stderr as JSON lines; stdout carries only the protocol.
     """
     config = _config(ctx)
     if print_config:
@@ -250,7 +252,7 @@ def mcp_stdio(ctx: click.Context, background: bool, print_config: bool, model: s
     service = Service(
         config.home, Listen(stdio=True),
         worker=_worker_factory(model) if background else None,
-        tasks=vault_tasks(config) if background else [],
+        tasks=vault_tasks(config),
         pool_size=config.settings.service.api_connections,
         shutdown_grace_s=config.settings.service.shutdown_grace_s,
     )
