@@ -60,9 +60,41 @@ def test_an_unindexed_event_is_found_by_the_date_it_mentions(mem: Memory) -> Non
     assert memory_find(mem.conn, "December 16", types=["event"])["hits"][0]["id"] == new
 
 
+@pytest.mark.parametrize(("written", "asked"), [
+    ("The launch is on 10.01.2024.", "what happens on 10 January 2024"),  # dotted: day first
+    ("The launch is on 2024.01.10.", "January 10th, 2024"),  # four digits first: the year
+    ("The launch is on 2024/1/10.", "2024-01-10"),
+    ("The launch is on 10/01/2024 at the earliest", "Jan 10 2024"),  # not read: see below
+    ("The launch is on 25/12/2024.", "December 25, 2024"),  # 25 cannot be a month: day first
+    ("The launch is on 12/25/2024.", "the 25th of December 2024"),  # month first
+    ("发布定在十二月二十五号", "2024年12月25日"),
+    ("Dec 25th is the launch", "on 25.12.2024"),
+])
+def test_a_date_written_with_dots_slashes_or_numerals_is_read_on_both_sides(
+        mem: Memory, written: str, asked: str) -> None:
+    [said] = _fill(mem, [written], when="2024-01-02T10:00:00+00:00")
+    hits = [h["id"] for h in memory_find(mem.conn, asked, types=["event"], limit=5)["hits"]]
+    if "10/01/2024" in written:  # 10 and 01 can both be months: not a date, no mention
+        assert mention_tokens(written, 2024) == []
+    else:
+        assert hits[:1] == [said]
+
+
+def test_a_month_named_alone_in_a_turn_is_indexed_in_the_year_it_was_said(mem: Memory) -> None:
+    lisbon, hangzhou = _fill(mem, ["We fly to Lisbon in May, I think.", "五月去杭州看看"],
+                             when="2024-02-10T10:00:00+00:00")
+    assert mention_tokens("We fly to Lisbon in May, I think.", 2024) == ["mvdatemon202405"]
+    assert mention_tokens("I may fly to Lisbon", 2024) == []  # the verb is no month
+    for query, said in (("trip in May 2024", lisbon), ("2024年5月", hangzhou)):
+        hits = memory_find(mem.conn, query, types=["event"], limit=5)["hits"]
+        assert said in [h["id"] for h in hits], query
+
+
 def test_text_without_a_date_gets_no_date_token() -> None:
     assert mention_tokens("I ran 16 miles in 42 minutes", 2026) == []
     assert mention_tokens("no digits at all", 2026) == []
+    for text in ("192.168.1.1", "pi is 3.14", "5/6/2023 or 6/5", "一个月后", "看月亮"):
+        assert mention_tokens(text, 2026) == [], text
 
 
 def test_rebuilding_the_index_keeps_what_find_finds(mem: Memory) -> None:

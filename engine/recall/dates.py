@@ -26,8 +26,19 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
 _MONTH = "(" + "|".join(m[:3] + f"(?:{m[3:]})?" for m in MONTHS) + r")\.?"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(\d{4})"
+# A month by its Chinese numeral (五月, 十二月); not 月亮, 月光, 月饼…, nor a count (一个月).
+_CJK_MONTH = r"(十[一二]?|[一二三四五六七八九])\s*月(?![亮光球饼色刊])"
+# A day of the month in digits or numerals (3, 三, 十五, 二十五, 三十一).
+_CJK_DAY = r"(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])"
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), "ymd"),
+    # Numbers only: year first when it has four digits (2024.01.10, 2024/01/10); dotted
+    # day-month-year otherwise (10.01.2024, the European form); slashed only when one side
+    # cannot be a month (25/12/2023 day first, 12/25/2023 month first; 05/06/2023 is neither).
+    (re.compile(r"(?<![\d.])(\d{4})\.(\d{1,2})\.(\d{1,2})(?![\d]|\.\d)"), "ymd"),
+    (re.compile(r"(?<![\d/])(\d{4})/(\d{1,2})/(\d{1,2})(?![\d]|/\d)"), "ymd"),
+    (re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d]|\.\d)"), "dmy_num"),
+    (re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d]|/\d)"), "slashed"),
     (re.compile(rf"\b{_MONTH}\s+{_DAY}(?:\s*,\s*|\s+){_YEAR}\b", re.I), "mdy"),
     (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}(?:\s*,\s*|\s+){_YEAR}\b", re.I), "dmy"),
     (re.compile(rf"\b{_MONTH}\s+{_YEAR}\b", re.I), "my"),
@@ -35,7 +46,10 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b", re.I), "dm"),
     (re.compile(rf"\b(?:in|during|of)\s+{_MONTH}\b", re.I), "m"),
     (re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(?:(\d{1,2})\s*[日号號])?"), "cjk"),
+    (re.compile(rf"(?:(\d{{4}})\s*年\s*)?{_CJK_MONTH}\s*(?:{_CJK_DAY}\s*[日号號])?"),
+     "cjk_numeral"),
 )
+_CJK_NUMERALS = {ch: n for n, ch in enumerate("一二三四五六七八九十", 1)}
 
 
 @dataclass(frozen=True)
@@ -89,10 +103,39 @@ def _month(name: str) -> int:
     return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name.lower()[:3]))
 
 
+def _cjk_numeral(text: str) -> int:
+    """A number of at most two digits in digits or numerals: 一 … 九, 十, 十二, 二十五."""
+    if text.isdigit():
+        return int(text)
+    tens, ten, ones = text.rpartition("十")
+    if not ten:
+        return _CJK_NUMERALS[ones]
+    return (_CJK_NUMERALS[tens] if tens else 1) * 10 + (_CJK_NUMERALS[ones] if ones else 0)
+
+
+def _slashed(first: int, second: int) -> tuple[int, int] | None:
+    """(month, day) of a slashed date, only when one side cannot be a month."""
+    if first > 12 >= second:
+        return second, first
+    if second > 12 >= first:
+        return first, second
+    return None
+
+
 def _window(kind: str, groups: tuple[str | None, ...]) -> DateWindow | None:
     g = [x or "" for x in groups]  # only a CJK date has optional parts, read as None below
     if kind == "cjk":
         year, month, day = (int(x) if x else None for x in groups)
+    elif kind == "cjk_numeral":
+        year, month, day = (int(g[0]) if g[0] else None, _cjk_numeral(g[1]),
+                            _cjk_numeral(g[2]) if g[2] else None)
+    elif kind == "dmy_num":
+        year, month, day = int(g[2]), int(g[1]), int(g[0])
+    elif kind == "slashed":
+        read = _slashed(int(g[0]), int(g[1]))
+        if read is None:
+            return None
+        year, (month, day) = int(g[2]), read
     elif kind == "ymd":
         year, month, day = int(g[0]), int(g[1]), int(g[2])
     elif kind == "mdy":
@@ -181,10 +224,21 @@ def date_windows(text: str) -> list[DateWindow]:
 DAY_TOKEN = "mvdateday"
 ANY_YEAR_TOKEN = "mvdatemd"
 MONTH_TOKEN = "mvdatemon"
-_MENTION_KINDS = ("ymd", "mdy", "dmy", "my", "md", "dm", "cjk")  # not "in May": it has no digit
+# Every kind a query reads, month-only mentions too ("in May", "五月"): a turn that says it
+# carries the month in the year it was written.
 _MENTION_RULES = [(pattern, lambda m, kind=kind: _window(kind, m.groups()))
-                  for pattern, kind in _PATTERNS if kind in _MENTION_KINDS]
-_DIGIT = re.compile(r"\d")
+                  for pattern, kind in _PATTERNS]
+# Every mention has a digit, 月, or a month's name after in/during/of: most turns have none of
+# these and skip the patterns.
+_WORDED = r"月|\b(?:in|during|of)\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+_MAY_MENTION = re.compile(rf"\d|{_WORDED}", re.I)
+_WORDED_MENTION = re.compile(_WORDED, re.I)
+
+
+def may_mention_in_words(text: str) -> bool:
+    """Whether `text` may name a date without its day's or year's digits (十二月二十五号,
+    "in May"): a quick test before the patterns run."""
+    return _WORDED_MENTION.search(text) is not None
 
 
 def window_token(window: DateWindow) -> str | None:
@@ -200,7 +254,7 @@ def window_token(window: DateWindow) -> str | None:
 def mention_tokens(text: str, year: int | None) -> list[str]:
     """The date tokens of the dates `text` mentions (lower-case, sorted); a mention without a
     year is read in `year` (the year the text was written), or in no year when None."""
-    if not _DIGIT.search(text):  # every mention has a digit: most turns skip the patterns
+    if not _MAY_MENTION.search(text):
         return []
     tokens: set[str] = set()
     for found in first_readings(text, _MENTION_RULES):

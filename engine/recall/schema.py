@@ -114,3 +114,10 @@ def m014_recall_secret_marks(conn: sqlite3.Connection) -> None:
             WHERE secret_mark IS NULL;
         """,
     )
+
+
+def m015_recall_more_date_forms(conn: sqlite3.Connection) -> None:
+    """Rebuild the recall index: event texts now also carry tokens for dates written with dots
+    or slashes (10.01.2024, 2024/01/10, 25/12/2023), in Chinese numerals (十二月三号), and for
+    the month a turn names alone ("in May", "五月"), read in the year it was written."""
+    rebuild_events_index(conn, REBUILD_PROGRESS)

@@ -56,6 +56,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     vault_schema.m012_projection_intents,
     recall_schema.m013_recall_objects_vocab,
     recall_schema.m014_recall_secret_marks,
+    recall_schema.m015_recall_more_date_forms,
 ]
 
 
