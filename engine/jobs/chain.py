@@ -36,7 +36,8 @@ def raw_compaction(
     hot timeline with node id ≤ `up_to` (default: every one); None, and no job, when there is
     none. Heads are left alone (params raw_only): they have no event left to queue. The job
     runs on `provider` (a spec record), as the jobs chained after it do."""
-    newest = conn.execute("SELECT COALESCE(MAX(id), 0) FROM hot_nodes").fetchone()[0]
+    newest = conn.execute(
+        "SELECT COALESCE(MAX(id), 0) AS newest FROM hot_nodes").fetchone()["newest"]
     limit = newest if up_to is None else min(up_to, newest)
     # A raw node's seq is its id, so `seq <= limit` bounds the same nodes and uses the index of
     # active nodes; heads made later have larger ids and are outside max_node_id.
@@ -54,7 +55,7 @@ def raw_compaction(
 def hot_raw_nodes(conn: sqlite3.Connection) -> int:
     """How many raw fragments are on the hot timeline now."""
     return int(conn.execute(
-        "SELECT COUNT(*) FROM hot_nodes WHERE active = 1 AND kind = 'raw'").fetchone()[0])
+        "SELECT COUNT(*) AS n FROM hot_nodes WHERE active = 1 AND kind = 'raw'").fetchone()["n"])
 
 
 def then(conn: sqlite3.Connection, first: Job, mode: str, origin: str, now: datetime,
@@ -82,9 +83,9 @@ def last_raw_before(conn: sqlite3.Connection, cutoff: datetime) -> int | None:
     with ingestion), or None. Walks back from the newest fragment, so it reads only the
     fragments younger than `cutoff` and one more; times are compared parsed, as their
     offsets may differ (a daylight-saving change)."""
-    for node_id, created_at in conn.execute(
+    for row in conn.execute(
         "SELECT id, created_at FROM hot_nodes WHERE kind = 'raw' ORDER BY id DESC"
     ):
-        if parse_time(created_at) < cutoff:
-            return int(node_id)
+        if parse_time(row["created_at"]) < cutoff:
+            return int(row["id"])
     return None
