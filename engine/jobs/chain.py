@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from ..base.clock import parse_time
-from .records import Job, create_job
+from .records import Job, JobParams, create_job
 
-AFTER_JOB = "after_job"  # params key: the id of the job that must finish first
+AFTER_JOB: Final = "after_job"  # params key: the id of the job that must finish first
 
 
 def raw_compaction(
@@ -47,7 +47,7 @@ def raw_compaction(
     ).fetchone()
     if hot_raw is None:
         return None
-    params = {"min_seq": 0, "max_seq": limit, "max_node_id": limit, "raw_only": True}
+    params = JobParams(min_seq=0, max_seq=limit, max_node_id=limit, raw_only=True)
     return create_job(conn, "compact", origin, now, scope or f"raw nodes 0:{limit}", params,
                       provider=provider)
 
@@ -59,7 +59,7 @@ def hot_raw_nodes(conn: sqlite3.Connection) -> int:
 
 
 def then(conn: sqlite3.Connection, first: Job, mode: str, origin: str, now: datetime,
-         scope: str | None = None, params: dict[str, Any] | None = None,
+         scope: str | None = None, params: JobParams | None = None,
          request_token: str | None = None, local_date: str | None = None,
          provider: dict[str, Any] | None = None) -> Job:
     """Queue a job that the worker starts only after `first` has finished, on `provider`."""

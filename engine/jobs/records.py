@@ -47,13 +47,23 @@ class BatchState(StrEnum):
     TERMINAL = "terminal"
 
 
+class JobParams(TypedDict, total=False):
+    """A job's parameters (the params column, JSON): each key only for the jobs it concerns."""
+
+    min_seq: int  # compact: the hot-timeline seqs it covers, min_seq..max_seq
+    max_seq: int
+    max_node_id: int  # explicit compact: the newest node when asked (newer ones are not its)
+    raw_only: bool  # compact: fold raw fragments only, never heads
+    after_job: int  # a chained job: the job that must finish first (jobs/chain.py)
+
+
 @dataclass
 class Job:
     id: int
     mode: str
     origin: str
     scope: str | None
-    params: dict[str, Any]
+    params: JobParams
     state: JobState
     request_token: str | None
     created_at: str
@@ -104,7 +114,7 @@ class Batch(Generic[C_co]):
 
 def create_job(
     conn: sqlite3.Connection, mode: str, origin: str, now: datetime, scope: str | None = None,
-    params: dict[str, Any] | None = None, request_token: str | None = None,
+    params: JobParams | None = None, request_token: str | None = None,
     local_date: str | None = None, provider: dict[str, Any] | None = None,
 ) -> Job:
     """Queue a job inside the caller's transaction, recording the `provider` spec it is to run
