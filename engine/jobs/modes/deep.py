@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel
 
@@ -41,7 +41,7 @@ from ..claims import DeepClaim, JsonObject
 from ..mode import BatchContext, Claim, Mode, Prompt, commit_tool
 from ..records import Batch, Job
 from .browse import browse_tools
-from .organize import PAYLOAD_RESERVE, object_payload
+from .organize import PAYLOAD_RESERVE, ObjectPayload, object_payload
 
 SYSTEM = (
     "You review an agent's long-term memory objects, a few at a time. For each object given: "
@@ -175,14 +175,29 @@ def review_budget(config: Config) -> int:
     return int(config.settings.organize.claim_budget_bytes) - PAYLOAD_RESERVE
 
 
-def review_item(conn: sqlite3.Connection, object_id: str) -> dict[str, Any]:
+class BodyCut(TypedDict):
+    """How much of a reviewed body the payload shows (`fit_review`)."""
+
+    shown_chars: int
+    total_chars: int
+    read: str  # what to do before rewriting it
+
+
+class ReviewItem(ObjectPayload, total=False):
+    """A reviewed object as the payload shows it: its profile, its first links and, when its
+    body was cut to fit, how much of it is shown."""
+
+    links: list[dict[str, Any]]  # as objects.records.object_links gives them
+    body_cut: BodyCut
+
+
+def review_item(conn: sqlite3.Connection, object_id: str) -> ReviewItem:
     """One reviewed object as the payload shows it: its profile and its first 50 links."""
-    item = object_payload(get_object(conn, object_id))
-    item["links"] = object_links(conn, object_id)[:LINKS_SHOWN]
-    return item
+    return ReviewItem(**object_payload(get_object(conn, object_id)),
+                      links=object_links(conn, object_id)[:LINKS_SHOWN])
 
 
-def _size(value: Any) -> int:
+def _size(value: object) -> int:
     return len(json.dumps(value, ensure_ascii=False).encode())
 
 
@@ -197,7 +212,7 @@ def _fitting(conn: sqlite3.Connection, object_ids: list[str], budget: int) -> in
     return len(object_ids)
 
 
-def fit_review(review: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+def fit_review(review: list[ReviewItem], budget: int) -> list[ReviewItem]:
     """Cut the longest bodies until the review fits `budget` bytes. A cut body ends with
     BODY_CUT_MARK and the item gets `body_cut` (chars shown, chars in all) so the model knows
     to read_object before rewriting it."""
@@ -205,9 +220,9 @@ def fit_review(review: list[dict[str, Any]], budget: int) -> list[dict[str, Any]
         if _size(review) <= budget:
             break
         body = item["body"]
-        item["body_cut"] = {"shown_chars": len(body), "total_chars": len(body),
-                            "read": "read_object returns the whole body; read it before "
-                                    "rewriting or merging this object"}
+        item["body_cut"] = BodyCut(shown_chars=len(body), total_chars=len(body),
+                                   read="read_object returns the whole body; read it before "
+                                        "rewriting or merging this object")
         item["body"] = body + BODY_CUT_MARK
         keep = max(0, len(body.encode()) - (_size(review) - budget))
         shown = body.encode()[:keep].decode("utf-8", "ignore")

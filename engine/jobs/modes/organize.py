@@ -17,7 +17,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from pydantic import BaseModel
 
@@ -61,15 +61,34 @@ RELATED_MAX = 200  # objects a claim considers before the byte budget
 PAYLOAD_RESERVE = 4_000  # bytes kept for the payload's frame and the system prompt
 
 
-def object_payload(obj: ObjectRecord) -> dict[str, Any]:
-    return {"id": obj.id, "type": obj.type, "name": obj.name, "aliases": obj.aliases,
-            "summary": obj.summary, "body": obj.body, "cues": obj.cues, "status": obj.status,
-            "version": obj.version, "created_at": obj.created_at, "updated_at": obj.updated_at}
+class ObjectPayload(TypedDict):
+    """An object as a claim's payload shows it to the model (organize's related objects, deep's
+    reviewed objects and duplicate candidates)."""
+
+    id: str
+    type: str
+    name: str
+    aliases: list[str]
+    summary: str
+    body: str
+    cues: list[str]
+    status: str
+    version: int
+    created_at: str
+    updated_at: str
+
+
+def object_payload(obj: ObjectRecord) -> ObjectPayload:
+    """The object's profile as a payload shows it (no redirect: a payload shows live ones)."""
+    return ObjectPayload(id=obj.id, type=obj.type, name=obj.name, aliases=obj.aliases,
+                         summary=obj.summary, body=obj.body, cues=obj.cues, status=obj.status,
+                         version=obj.version, created_at=obj.created_at,
+                         updated_at=obj.updated_at)
 
 
 def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: int,
                     citing: list[str] | None = None,
-                    named: list[str] | None = None) -> list[dict[str, Any]]:
+                    named: list[str] | None = None) -> list[ObjectPayload]:
     """Objects already citing the event (`citing`, when the caller has read them), then objects
     whose name or alias occurs in the text (case-insensitive; `named`, when the caller has
     looked them up for this same text), the most specific match first (names.named_objects:
@@ -82,7 +101,7 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
     ids = list(dict.fromkeys([*citing, *named]))[:RELATED_MAX]
     # One read for all candidates (not one per object), then taken in the order above.
     rows = object_rows(conn, ids, live_only=True)
-    chosen: list[dict[str, Any]] = []
+    chosen: list[ObjectPayload] = []
     used = 0
     for object_id in ids:
         row = rows.get(object_id)
