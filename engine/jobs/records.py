@@ -147,7 +147,7 @@ def get_job(conn: sqlite3.Connection, job_id: int) -> Job:
 def open_jobs(conn: sqlite3.Connection, mode: str | None = None,
               origin: str | None = None) -> list[Job]:
     sql = "SELECT * FROM jobs WHERE state IN ('queued', 'running')"
-    args: list[Any] = []
+    args: list[str] = []
     if mode:
         sql += " AND mode = ?"
         args.append(mode)
