@@ -79,7 +79,7 @@ class ObjectPayload(TypedDict):
 
 
 def object_payload(obj: ObjectRecord) -> ObjectPayload:
-    """The object's profile as a payload shows it (no redirect: a payload shows live ones)."""
+    """The object's profile as a payload shows it (all of it but its redirect)."""
     return ObjectPayload(id=obj.id, type=obj.type, name=obj.name, aliases=obj.aliases,
                          summary=obj.summary, body=obj.body, cues=obj.cues, status=obj.status,
                          version=obj.version, created_at=obj.created_at,
