@@ -20,6 +20,8 @@ where in the engine the guarantee comes from:
   (engine/jobs/modes/organize.py); a committed deep batch marked every claimed position reviewed by
   itself (engine/jobs/modes/deep.py); a committed organize or deep batch wrote exactly the object
   versions, relations, evidence and core files its receipt counts (engine/objects/graph_write.py).
+- claims (engine/jobs/claims.py): every batch's stored claim reads back as its mode's typed claim
+  and is written again byte for byte.
 - jobs (engine/jobs/records.py, engine/jobs/worker.py): at most one claimed batch per job; a claimed
   batch belongs to a running job; a queued job has no batch; a finished job has no claimed batch and
   is partial iff it has a terminal batch or (organize) its note names events still blocked; a
@@ -38,6 +40,7 @@ new ones are checked; the final check covers all of them again. The rest runs in
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import Counter
 from datetime import UTC, datetime
@@ -47,6 +50,7 @@ from pathlib import Path
 from crash_child import ACKS, event_text, text_number
 from memvault.base.clock import iso
 from memvault.home.check import check_memory
+from memvault.jobs.claims import read_claim
 from memvault.timeline.fragments import split_fragments
 
 EFFECTS = (  # (table, column naming a batch, extra condition): rows only a commit may write
@@ -189,6 +193,22 @@ DEEP_EFFECTS = f"""
        AND (s.batch_id IS NOT b.id OR s.reviewed_at IS NULL)"""
 
 
+def claims_read_back(conn: sqlite3.Connection) -> list[str]:
+    """Every batch's claim reads back as its mode's typed claim, which writes it again byte for
+    byte (records.new_batch's form: the token first, then the claim)."""
+    unread: list[object] = []
+    for batch_id, mode, text in conn.execute(
+            "SELECT b.id, j.mode, b.claim FROM batches b JOIN jobs j ON j.id = b.job_id"):
+        stored = json.loads(text)
+        try:
+            again = {"token": stored["token"], **read_claim(mode, stored).to_json()}
+        except (KeyError, ValueError):
+            again = None
+        if json.dumps(again, ensure_ascii=False) != text:
+            unread.append(batch_id)
+    return problem("batch claims their typed claim does not give back byte for byte", unread)
+
+
 def jobs_coherent(conn: sqlite3.Connection) -> list[str]:
     """Job, batch and blocked-event states agree with each other."""
     found = problem("jobs with more than one claimed batch", ids(
@@ -264,6 +284,7 @@ class Audit:
         new, self.receipt_rowid = receipts(conn, recent, self.receipt_rowid)
         found += new
         found += half_commits(conn, recent)
+        found += claims_read_back(conn)
         found += jobs_coherent(conn)
         found += recall_index(conn)
         found += engine_check(conn, now, final=since is None)

@@ -285,6 +285,7 @@ def test_an_explicit_job_resumes_its_scan_yet_claims_nodes_that_were_held_then_f
     """A job's next claim scans from where its last one said (not over all its own heads again,
     which made a long job quadratic), and that point stays before any node another job's batch
     held: freed later, such a node is still this job's to fold."""
+    from memvault.jobs.claims import CompactClaim
     from memvault.jobs.modes.compact import CompactMode, fold_nodes
     from memvault.jobs.records import get_job, new_batch
     from memvault.store.connection import write
@@ -302,12 +303,12 @@ def test_an_explicit_job_resumes_its_scan_yet_claims_nodes_that_were_held_then_f
         claim = claimed.fields
         with write(conn):
             batch = new_batch(conn, job.id, claim, now)
-            fold_nodes(conn, claim["node_ids"], "s", batch.id, now)
+            fold_nodes(conn, claim.node_ids, "s", batch.id, now)
             conn.execute("UPDATE batches SET state = 'committed' WHERE id = ?", (batch.id,))
-        return claim["node_ids"]
+        return list(claim.node_ids)
 
     with write(conn):
-        held = new_batch(conn, other.id, {"node_ids": [1, 2]}, now)
+        held = new_batch(conn, other.id, CompactClaim((1, 2)), now)
     assert claim_and_fold() == [3, 4]  # 1 and 2 are held by the other job's open batch
     assert claim_and_fold() == [5, 6]
     with write(conn):  # the other batch gives up: its nodes stay hot, free for this job

@@ -141,24 +141,24 @@ def _graph_facts(ctx: BatchContext) -> dict[str, Any]:
         "candidate_projects": tuple(i for i in read if i in candidates),
         "other_events": tuple(r[0] for r in conn.execute(
             "SELECT id FROM events WHERE id != ? ORDER BY id",
-            (ctx.batch.claim.get("event_id", 0),))),
+            (getattr(ctx.batch.claim, "event_id", 0),))),
     }
 
 
 def compact_scene(ctx: BatchContext) -> Scene:
-    claimed = tuple(ctx.batch.claim["node_ids"])
-    nodes = load_nodes(ctx.conn, list(claimed))
+    claimed = ctx.batch.claim.node_ids
+    nodes = load_nodes(ctx.conn, claimed)
     every = [r[0] for r in ctx.conn.execute("SELECT id FROM hot_nodes ORDER BY id")]
     return Scene(
         "compact", "compact", {"node_ids": list(claimed), "summary": "the launch talk, in short"},
         claimed_nodes=claimed, foreign_nodes=tuple(i for i in every if i not in claimed),
-        claimed_chars=sum(n["chars"] for n in nodes),
-        claimed_tokens=sum(n["est_tokens"] for n in nodes))
+        claimed_chars=sum(n.chars for n in nodes),
+        claimed_tokens=sum(n.est_tokens for n in nodes))
 
 
 def organize_scene(ctx: BatchContext, name: str) -> Scene:
     claim = ctx.batch.claim
-    event_id, start, end = claim["event_id"], claim["page_start"], claim["page_end"]
+    event_id, start, end = claim.event_id, claim.page_start, claim.page_end
     chars = ctx.conn.execute("SELECT chars FROM events WHERE id = ?", (event_id,)).fetchone()[0]
     targets = ctx.conn.execute("SELECT COUNT(*) FROM evidence WHERE event_id = ?",
                                (event_id,)).fetchone()[0]
@@ -182,7 +182,7 @@ def organize_scene(ctx: BatchContext, name: str) -> Scene:
 
 
 def deep_scene(ctx: BatchContext) -> Scene:
-    slice_ids = tuple(ctx.batch.claim["object_ids"])
+    slice_ids = ctx.batch.claim.object_ids
     snapshot = [r[0] for r in ctx.conn.execute(
         "SELECT object_id FROM deep_snapshot WHERE job_id = ? ORDER BY position", (ctx.job.id,))]
     base = {
@@ -209,16 +209,16 @@ def setup_compact(mem: Memory) -> tuple[int, dict]:
         mem.append_event(f"message {i:02d}: the team met and agreed on the launch date for Atlas")
     job_id = mem.compact()["job_id"]
     job, first = claim(mem, job_id)
-    return job_id, commit(mem, job, first, lambda ctx: {"node_ids": ctx.batch.claim["node_ids"],
+    return job_id, commit(mem, job, first, lambda ctx: {"node_ids": list(ctx.batch.claim.node_ids),
                                                         "summary": "eight launch messages"})
 
 
 def cite_page(ctx: BatchContext) -> dict[str, Any]:
     """Continue, citing the page's first chars for person:ursula."""
     claim = ctx.batch.claim
-    return {"evidence": [{"object_id": "person:ursula", "event_id": claim["event_id"],
-                          "start": claim["page_start"], "end": claim["page_start"] + 10}],
-            "events": [{"event_id": claim["event_id"], "outcome": "continue",
+    return {"evidence": [{"object_id": "person:ursula", "event_id": claim.event_id,
+                          "start": claim.page_start, "end": claim.page_start + 10}],
+            "events": [{"event_id": claim.event_id, "outcome": "continue",
                         "progress": "page one read"}]}
 
 
@@ -248,7 +248,8 @@ def setup_deep(mem: Memory) -> tuple[int, dict]:
     put_object(mem, "person:old", "Old record", redirect_to="person:ursula")
     job_id = mem.organize(mode="deep")["job_id"]
     job, first = claim(mem, job_id)
-    return job_id, commit(mem, job, first, lambda ctx: {"reviewed": ctx.batch.claim["object_ids"]})
+    return job_id, commit(mem, job, first,
+                          lambda ctx: {"reviewed": list(ctx.batch.claim.object_ids)})
 
 
 SETUPS: dict[str, Callable[[Memory], tuple[int, dict]]] = {
@@ -291,7 +292,7 @@ def variant_tools(mem: Memory, ctx: BatchContext, token: str) -> dict[str, Tool]
         "claimed": (batch, HOLDER),
         "stale_revision": (replace(batch, base_revision=batch.base_revision - 1), HOLDER),
         "lease_lost": (batch, "intruder"),
-        "replayed_token": (replace(batch, claim={**batch.claim, "token": token}), HOLDER),
+        "replayed_token": (replace(batch, token=token), HOLDER),
     }
     return {name: commit_tool(context(mem, ctx.job, b, holder, ctx.read_ids), mem)
             for name, (b, holder) in variants.items()}
@@ -527,8 +528,9 @@ def junk_step(mem: Memory, job_id: int, label: str) -> Callable[..., Any]:
 
     def step(messages: Any, tools: Any, max_out: int) -> Any:
         job = get_job(mem.conn, job_id)
-        batch = pending_batch(mem.conn, job_id)
-        assert batch is not None
+        pending = pending_batch(mem.conn, job_id)
+        assert pending is not None
+        batch = pending.typed(MODES[job.mode].claim_type.from_json)
         scene = SCENE_OF[job.mode](context(mem, job, batch))
         return call(TOOLS[job.mode], json.dumps(mutated(scene, [label])))
 

@@ -600,7 +600,7 @@ def test_a_prompt_built_from_the_claim_equals_one_read_afresh(
         built = real(self, ctx, reads)
         afresh = real(self, ctx, None)
         assert afresh == built
-        compared.append(ctx.batch.claim["event_id"])
+        compared.append(ctx.batch.claim.event_id)
         sent.append(payload(built.messages))
         return built
 
@@ -679,11 +679,11 @@ def test_the_claim_takes_the_oldest_waiting_event_without_sorting_the_backlog(
     with write(mem.conn):
         while (claimed := mode.next_claim(mem.conn, job, mem.config, clock.now())) is not None:
             claim = claimed.fields
-            order.append(claim["event_id"])
+            order.append(claim.event_id)
             # held by an open batch from now on, as the worker's claim would record it
             mem.conn.execute("INSERT INTO batches (job_id, state, claim, base_revision,"
                              " claimed_at) VALUES (?, 'claimed', ?, 0, ?)",
-                             (job.id, json.dumps(claim), clock.now().isoformat()))
+                             (job.id, json.dumps(claim.to_json()), clock.now().isoformat()))
         mem.conn.execute("DELETE FROM batches")
     mem.conn.set_trace_callback(None)
     assert order == [ids[1], ids[2], ids[5], ids[3], ids[0]]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from memvault import Memory
+from memvault.jobs.claims import DeepClaim
 from memvault.jobs.records import (
     BatchState,
     JobState,
@@ -65,7 +66,7 @@ def test_jobs_and_batches_read_back_with_their_state_members(mem: Memory) -> Non
     receipt = mem.organize("deep", compact_first=False)
     assert json.loads(json.dumps(receipt))["state"] == "queued"
     with write(mem.conn):
-        batch = new_batch(mem.conn, receipt["job_id"], {"positions": [0]}, now)
+        batch = new_batch(mem.conn, receipt["job_id"], DeepClaim((0,), ()), now)
     job = get_job(mem.conn, receipt["job_id"])
     assert type(job.state) is JobState and job.state is JobState.RUNNING  # claimed
     rotated = {j.id: (j, pending) for j, pending in rotation_with_pending(mem.conn, now)}

@@ -150,7 +150,7 @@ def test_commit_with_an_expired_lease_is_refused_directly(mem: Memory, clock: Ma
     ctx = BatchContext(conn, mem.config, batch, job, "me", clock.now())
     clock.advance(seconds=400)
     with pytest.raises(CommitRefused, match="lease expired"):
-        commit_proposal(ctx, mode, CompactionProposal(node_ids=batch.claim["node_ids"],
+        commit_proposal(ctx, mode, CompactionProposal(node_ids=list(batch.claim.node_ids),
                                                       summary="short"), now=clock.now())
     assert count(conn, "receipts") == 0
 
@@ -172,7 +172,7 @@ def test_same_commit_token_returns_the_original_receipt_and_changes_nothing(
                           clock.now())
     acquire_lease(conn, "me", clock.now(), 360)
     ctx = BatchContext(conn, mem.config, batch, job, "me", clock.now())
-    proposal = CompactionProposal(node_ids=batch.claim["node_ids"], summary="three messages")
+    proposal = CompactionProposal(node_ids=list(batch.claim.node_ids), summary="three messages")
     first = commit_proposal(ctx, mode, proposal)
     snapshot = (counts(conn), graph_revision(conn), count(conn, "hot_nodes"))
     assert first.get("replayed") in (None, False)
@@ -182,7 +182,7 @@ def test_same_commit_token_returns_the_original_receipt_and_changes_nothing(
     assert again["replayed"] is True
     assert {k: v for k, v in again.items() if k != "replayed"} == first
     # Even a different proposal under the same token only gets the original receipt back.
-    other = commit_proposal(ctx, mode, CompactionProposal(node_ids=batch.claim["node_ids"],
+    other = commit_proposal(ctx, mode, CompactionProposal(node_ids=list(batch.claim.node_ids),
                                                           summary="other"))
     assert other["head_id"] == first["head_id"] and other["replayed"] is True
     assert (counts(conn), graph_revision(conn), count(conn, "hot_nodes")) == snapshot

@@ -37,7 +37,10 @@ from .status import StatusReport, memory_status
 
 if TYPE_CHECKING:
     from ..jobs.requests import JobReceipt
+    from ..jobs.worker import Worker
     from ..legacy.upgrade import MigrationReport
+    from ..models.base import Provider
+    from ..models.spec import ProviderSpec
     from ..objects.corefiles import CoreFile
     from ..objects.corrections import Correction, CorrectionReceipt
     from ..objects.projects import ProjectApproval
@@ -426,7 +429,8 @@ class Memory:
         """Model usage per day and mode, from the ledger."""
         return usage_summary(self.conn, days)
 
-    def worker(self, provider: Any = None, model: str | None = None, **kwargs: Any) -> Any:
+    def worker(self, provider: Provider | ProviderSpec | str | None = None,
+               model: str | None = None, **kwargs: Any) -> Worker:
         """A Worker on this home. `provider` a Provider object: every job runs on it; a name
         (with `model`): the provider of jobs that record none and of the jobs its scheduler
         creates; None: memvault.toml's. Otherwise each job runs on the provider it was queued

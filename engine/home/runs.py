@@ -282,7 +282,7 @@ def _batch_failed(mem: Memory, result: TickResult, announced: set[tuple[int, int
 
 def _claim_line(mem: Memory, job: Job, batch: Batch) -> str:
     """`organize batch 3: event 2 chars 0–8,000 of 19,204 (try 2)`."""
-    return (f"{job.mode} batch {batch.id}: {describe_claim(mem.conn, job.mode, batch.claim)}"
+    return (f"{job.mode} batch {batch.id}: {describe_claim(mem.conn, batch.claim)}"
             + (f" (try {batch.failures + 1})" if batch.failures else ""))
 
 

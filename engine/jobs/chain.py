@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from ..base.clock import parse_time
-from .records import Job, create_job
+from .records import Job, JobParams, create_job
 
-AFTER_JOB = "after_job"  # params key: the id of the job that must finish first
+AFTER_JOB: Final = "after_job"  # params key: the id of the job that must finish first
 
 
 def raw_compaction(
@@ -36,7 +36,8 @@ def raw_compaction(
     hot timeline with node id ≤ `up_to` (default: every one); None, and no job, when there is
     none. Heads are left alone (params raw_only): they have no event left to queue. The job
     runs on `provider` (a spec record), as the jobs chained after it do."""
-    newest = conn.execute("SELECT COALESCE(MAX(id), 0) FROM hot_nodes").fetchone()[0]
+    newest = conn.execute(
+        "SELECT COALESCE(MAX(id), 0) AS newest FROM hot_nodes").fetchone()["newest"]
     limit = newest if up_to is None else min(up_to, newest)
     # A raw node's seq is its id, so `seq <= limit` bounds the same nodes and uses the index of
     # active nodes; heads made later have larger ids and are outside max_node_id.
@@ -46,7 +47,7 @@ def raw_compaction(
     ).fetchone()
     if hot_raw is None:
         return None
-    params = {"min_seq": 0, "max_seq": limit, "max_node_id": limit, "raw_only": True}
+    params = JobParams(min_seq=0, max_seq=limit, max_node_id=limit, raw_only=True)
     return create_job(conn, "compact", origin, now, scope or f"raw nodes 0:{limit}", params,
                       provider=provider)
 
@@ -54,11 +55,11 @@ def raw_compaction(
 def hot_raw_nodes(conn: sqlite3.Connection) -> int:
     """How many raw fragments are on the hot timeline now."""
     return int(conn.execute(
-        "SELECT COUNT(*) FROM hot_nodes WHERE active = 1 AND kind = 'raw'").fetchone()[0])
+        "SELECT COUNT(*) AS n FROM hot_nodes WHERE active = 1 AND kind = 'raw'").fetchone()["n"])
 
 
 def then(conn: sqlite3.Connection, first: Job, mode: str, origin: str, now: datetime,
-         scope: str | None = None, params: dict[str, Any] | None = None,
+         scope: str | None = None, params: JobParams | None = None,
          request_token: str | None = None, local_date: str | None = None,
          provider: dict[str, Any] | None = None) -> Job:
     """Queue a job that the worker starts only after `first` has finished, on `provider`."""
@@ -82,9 +83,9 @@ def last_raw_before(conn: sqlite3.Connection, cutoff: datetime) -> int | None:
     with ingestion), or None. Walks back from the newest fragment, so it reads only the
     fragments younger than `cutoff` and one more; times are compared parsed, as their
     offsets may differ (a daylight-saving change)."""
-    for node_id, created_at in conn.execute(
+    for row in conn.execute(
         "SELECT id, created_at FROM hot_nodes WHERE kind = 'raw' ORDER BY id DESC"
     ):
-        if parse_time(created_at) < cutoff:
-            return int(node_id)
+        if parse_time(row["created_at"]) < cutoff:
+            return int(row["id"])
     return None

@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from ..base.clock import iso
 from ..base.forgetting import Forgetting
@@ -82,17 +82,33 @@ class UsageTotal(TypedDict):
     estimated_calls: int  # calls whose tokens were estimated, not reported by the provider
 
 
+class UsageDay(TypedDict):
+    """One day's model calls of one mode."""
+
+    day: str  # YYYY-MM-DD, as the calls were stamped
+    mode: str | None  # None: calls made outside a job
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    estimated: int  # calls whose tokens were estimated
+    latency_ms: int
+    failed: int  # calls whose outcome was not ok
+
+
 class UsageSummary(TypedDict):
     """Model usage (`Memory.usage`, status's `usage`)."""
 
-    per_day: list[dict[str, Any]]  # day, mode, calls, input/output tokens, estimated, failed
+    per_day: list[UsageDay]
     total: UsageTotal
 
 
 def usage_summary(conn: sqlite3.Connection, days: int = 30) -> UsageSummary:
     """Totals per day and per mode (and overall); `estimated` counts calls with guessed tokens."""
     per_day = [
-        dict(r) for r in conn.execute(
+        UsageDay(day=r["day"], mode=r["mode"], calls=r["calls"], input_tokens=r["input_tokens"],
+                 output_tokens=r["output_tokens"], estimated=r["estimated"],
+                 latency_ms=r["latency_ms"], failed=r["failed"])
+        for r in conn.execute(
             "SELECT substr(created_at, 1, 10) AS day, mode, COUNT(*) AS calls,"
             " SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens,"
             " SUM(estimated) AS estimated, SUM(latency_ms) AS latency_ms,"
@@ -102,11 +118,13 @@ def usage_summary(conn: sqlite3.Connection, days: int = 30) -> UsageSummary:
         )
     ]
     total = conn.execute(
-        "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),"
-        " COALESCE(SUM(estimated), 0) FROM model_calls"
+        "SELECT COUNT(*) AS calls, COALESCE(SUM(input_tokens), 0) AS input_tokens,"
+        " COALESCE(SUM(output_tokens), 0) AS output_tokens,"
+        " COALESCE(SUM(estimated), 0) AS estimated_calls FROM model_calls"
     ).fetchone()
     return UsageSummary(per_day=per_day, total=UsageTotal(
-        calls=total[0], input_tokens=total[1], output_tokens=total[2], estimated_calls=total[3]))
+        calls=total["calls"], input_tokens=total["input_tokens"],
+        output_tokens=total["output_tokens"], estimated_calls=total["estimated_calls"]))
 
 
 def forget_in_ledger(conn: sqlite3.Connection, forgetting: Forgetting) -> None:

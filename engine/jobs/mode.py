@@ -9,6 +9,12 @@ otherwise the lease must still be valid and the graph revision unchanged since t
 the mode validates and applies the proposal, the revision advances and the receipt is saved;
 last, the caller's own rows that belong with it (the ledger rows of the calls that proposed
 it) are written and the lease is given back, in the same transaction.
+
+Types: a mode is a `Mode[C, R, P]`: C its claim (jobs/claims.py, stored on the batch row), R
+what claiming read (`Claim.reads`), P what its prompt read for the commit (`Prompt.prepared`);
+`apply` returns a `ModeResult`, the receipt's body. The worker keeps modes of different types
+in one registry (`SomeMode`); a mode hands itself to the worker's claim (`claim_with`), so each
+batch's claim, reads and prepared values keep their mode's types all the way to the commit.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -26,73 +32,125 @@ from ..models.base import Message
 from ..secrets.detector import scan_once
 from ..store.connection import bump_revision, write
 from .batch_loop import BatchFailed, Tool
+from .claims import JsonObject, StoredClaim
 from .leases import drop_lease
 from .ledger import CallRecord, insert_calls
 from .records import Batch, Job, commit_state, save_receipt
+
+C = TypeVar("C", bound=StoredClaim)  # the claim a mode stores on its batch rows
+R = TypeVar("R")  # what a mode's claiming read, for the prompt of the same tick
+P = TypeVar("P")  # what a mode's prompt read, for its commit
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 
 class CommitRefused(BatchFailed):
     """The engine refused a commit for a reason the model cannot fix (lease, revision)."""
 
 
-@dataclass
-class Claim:
-    """A mode's next claim: `fields`, what the batch row stores (JSON), and `reads`, what
-    claiming read that this tick's prompt may use instead of reading it again (never stored:
-    a retried batch has none and its prompt reads its own)."""
+@dataclass(frozen=True)
+class Claim(Generic[C, R]):
+    """A mode's next claim: `fields`, what the batch row stores, and `reads`, what claiming
+    read that this tick's prompt may use instead of reading it again (never stored: a retried
+    batch has none and its prompt reads its own)."""
 
-    fields: dict[str, Any]
-    reads: Any = None
+    fields: C
+    reads: R | None = None
 
 
-@dataclass
-class Prompt:
+@dataclass(frozen=True)
+class Prompt(Generic[P]):
     """What `prompt` built: the messages, and `prepared`, what it read that the commit's
     `apply` may reuse (only what cannot change meanwhile; the mode checks the rest there)."""
 
     messages: list[Message]
-    prepared: Any = None
+    prepared: P | None = None
 
 
 @dataclass
-class BatchContext:
-    """Everything a mode's tools need while one batch runs."""
+class BatchContext(Generic[C]):
+    """Everything a mode's tools need while one batch runs; `batch.claim` is the mode's."""
 
     conn: sqlite3.Connection
     config: Config
-    batch: Batch
+    batch: Batch[C]
     job: Job
     holder: str
     now: datetime
     read_ids: set[str] = field(default_factory=set)  # objects this batch may overwrite
 
 
-class Mode(Protocol):
+class ModeResult(Protocol):
+    """What a mode's commit changed: the body of the batch's receipt."""
+
+    def to_json(self) -> JsonObject:
+        """The receipt's keys after its head (token, batch, job, mode, revision), in order."""
+        ...
+
+
+class Claimer(Protocol[T_co]):
+    """Who claims batches for the modes (the worker): `claim_batch` is generic in the mode's
+    types, so whichever mode hands itself over keeps them."""
+
+    def claim_batch(self, mode: Mode[C, R, P], job: Job, pending: Batch[JsonObject] | None,
+                    now: datetime, /) -> T_co | None:
+        """Claim `job`'s next batch, or `pending` again, with `mode`."""
+        ...
+
+
+class SomeMode(Protocol):
+    """A mode of whichever claim, reads and prepared types: what the worker's registry holds."""
+
     name: str
+
+    def claim_with(self, claimer: Claimer[T], job: Job, pending: Batch[JsonObject] | None,
+                   now: datetime) -> T | None:
+        """`claimer.claim_batch(self, ...)`, with this mode's types."""
+        ...
+
+
+class Mode(SomeMode, Protocol[C, R, P]):
+    """A mode, generic over its claim (C), what claiming read (R) and what its prompt read
+    for the commit (P). A mode class subclasses it, naming the three (`claim_with` is
+    inherited)."""
+
+    claim_type: type[C]
 
     @property  # read-only, so a mode may narrow it to its own proposal model
     def proposal(self) -> type[BaseModel]: ...
 
     def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
-                   now: datetime) -> Claim | None:
+                   now: datetime) -> Claim[C, R] | None:
         """The next batch's claim, or None when the job has no work left."""
+        ...
 
-    def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
+    def shrink(self, claim: C, config: Config) -> C:
         """A smaller claim after a failure (or the same claim when it cannot shrink)."""
+        ...
 
-    def prompt(self, ctx: BatchContext, reads: Any = None) -> Prompt:
+    def prompt(self, ctx: BatchContext[C], reads: R | None = None) -> Prompt[P]:
         """The system and user messages that present the batch to the model; `reads` is the
         claim's, when it was claimed this tick."""
+        ...
 
-    def tools(self, ctx: BatchContext) -> list[Tool]:
+    def tools(self, ctx: BatchContext[C]) -> list[Tool]:
         """Browsing tools plus the terminal commit tool (which only validates its arguments)."""
+        ...
 
-    def apply(self, ctx: BatchContext, proposal: BaseModel, prepared: Any = None
-              ) -> dict[str, Any]:
+    def apply(self, ctx: BatchContext[C], proposal: BaseModel,
+              prepared: P | None = None) -> ModeResult:
         """Validate (FieldError) and write the proposal inside the open transaction."""
+        ...
 
-    def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
+    def on_terminal(self, conn: sqlite3.Connection, batch: Batch[C], now: datetime) -> None:
         """What a terminal failure of this batch marks (inside the caller's transaction)."""
+        ...
+
+    def claim_with(self, claimer: Claimer[T], job: Job, pending: Batch[JsonObject] | None,
+                   now: datetime) -> T | None:
+        # Why this hop: the registry holds modes whose types differ, and Python cannot name
+        # "a Mode of some C, R, P"; handed over here, the claim keeps this mode's types.
+        return claimer.claim_batch(self, job, pending, now)
 
 
 def commit_tool(name: str, description: str, proposal: type[BaseModel]) -> Tool:
@@ -101,11 +159,11 @@ def commit_tool(name: str, description: str, proposal: type[BaseModel]) -> Tool:
 
 
 def commit_proposal(
-    ctx: BatchContext, mode: Mode, proposal: BaseModel, prepared: Any = None, *,
-    now: datetime | None = None,
+    ctx: BatchContext[C], mode: Mode[C, R, P], proposal: BaseModel, prepared: P | None = None,
+    *, now: datetime | None = None,
     ledger_rows: Sequence[tuple[CallRecord, datetime]] = (),
     hand_back_lease: bool = False,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Commit a validated proposal for the batch, idempotently by the batch's token, in ONE
     write transaction at `now` (default: the context's): the receipt, with `ledger_rows`
     written and, with `hand_back_lease`, the context holder's lease dropped. Raises FieldError
@@ -120,8 +178,8 @@ def commit_proposal(
     return receipt
 
 
-def _commit(ctx: BatchContext, mode: Mode, proposal: BaseModel,
-            prepared: Any) -> dict[str, Any]:
+def _commit(ctx: BatchContext[C], mode: Mode[C, R, P], proposal: BaseModel,
+            prepared: P | None) -> JsonObject:
     """The receipt's checks and writes, inside the caller's transaction."""
     # Receipt, lease and revision in one read; a replay is answered before the others.
     state = commit_state(ctx.conn, ctx.batch.token, ctx.holder, ctx.now)
@@ -139,7 +197,8 @@ def _commit(ctx: BatchContext, mode: Mode, proposal: BaseModel,
     with scan_once():
         body = mode.apply(ctx, proposal, prepared)
     new_revision = bump_revision(ctx.conn)
-    receipt = {"token": ctx.batch.token, "batch_id": ctx.batch.id, "job_id": ctx.job.id,
-               "mode": mode.name, "revision": new_revision, **body}
+    receipt: JsonObject = {"token": ctx.batch.token, "batch_id": ctx.batch.id,
+                           "job_id": ctx.job.id, "mode": mode.name, "revision": new_revision,
+                           **body.to_json()}
     save_receipt(ctx.conn, ctx.batch, new_revision, receipt, ctx.now)
     return receipt

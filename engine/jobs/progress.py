@@ -15,6 +15,7 @@ import sqlite3
 from typing import Any, TypedDict
 
 from ..secrets.detector import redact_secrets
+from .claims import StoredClaim, read_claim
 
 SHOWN = 5  # retrying batches a report lists
 _BATCH_SQL = (
@@ -23,29 +24,25 @@ _BATCH_SQL = (
 )
 
 
-def describe_claim(conn: sqlite3.Connection, mode: str, claim: dict[str, Any]) -> str:
+def describe_claim(conn: sqlite3.Connection, claim: StoredClaim) -> str:
     """What a batch covers: `nodes 4–11`, `event 12 chars 0–8,000 of 19,204`, `objects …`."""
-    if mode == "compact":
-        nodes = claim.get("node_ids") or []
-        if not nodes:
-            return "no nodes"
-        return f"node {nodes[0]}" if len(nodes) == 1 else f"nodes {nodes[0]}–{nodes[-1]}"
-    if mode == "organize":
-        event_id = claim.get("event_id")
-        row = conn.execute("SELECT chars FROM events WHERE id = ?", (event_id,)).fetchone()
-        of = f" of {row[0]:,}" if row else ""
-        return (f"event {event_id} chars {claim.get('page_start', 0):,}–"
-                f"{claim.get('page_end', 0):,}{of}")
-    ids = claim.get("object_ids") or []
-    shown = ", ".join(ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
-    return f"objects {shown}" if ids else "no objects"
+    return claim.covers(conn)
+
+
+def _covers(conn: sqlite3.Connection, mode: str, stored: str) -> str:
+    """What a stored claim covers; a claim that does not read back (a hand-edited row) is
+    said to be unreadable, not allowed to break the status report."""
+    try:
+        claim = read_claim(mode, json.loads(stored))
+    except ValueError:  # json.JSONDecodeError is one too
+        return "an unreadable claim"
+    return describe_claim(conn, claim)
 
 
 def _row(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:
-    claim = json.loads(row["claim"])
     error = row["error"]
     return {"batch_id": row["id"], "job_id": row["job_id"], "mode": row["mode"],
-            "origin": row["origin"], "covers": describe_claim(conn, row["mode"], claim),
+            "origin": row["origin"], "covers": _covers(conn, row["mode"], row["claim"]),
             "failures": row["failures"],
             "error": redact_secrets(error) if error else None,
             "claimed_at": row["claimed_at"], "retry_at": row["next_attempt_at"]}

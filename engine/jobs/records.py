@@ -14,16 +14,18 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, Generic, TypedDict, TypeVar
 
 from ..base.clock import iso, to_micros
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
 from ..store.connection import GRAPH_REVISION_SQL
 from ..store.forget_rows import forget_in_rows
+from .claims import JsonObject, StoredClaim
 from .leases import LEASE, LEASE_VALID_SQL
 
 MODES = ("compact", "organize", "deep")
@@ -45,13 +47,23 @@ class BatchState(StrEnum):
     TERMINAL = "terminal"
 
 
+class JobParams(TypedDict, total=False):
+    """A job's parameters (the params column, JSON): each key only for the jobs it concerns."""
+
+    min_seq: int  # compact: the hot-timeline seqs it covers, min_seq..max_seq
+    max_seq: int
+    max_node_id: int  # explicit compact: the newest node when asked (newer ones are not its)
+    raw_only: bool  # compact: fold raw fragments only, never heads
+    after_job: int  # a chained job: the job that must finish first (jobs/chain.py)
+
+
 @dataclass
 class Job:
     id: int
     mode: str
     origin: str
     scope: str | None
-    params: dict[str, Any]
+    params: JobParams
     state: JobState
     request_token: str | None
     created_at: str
@@ -66,29 +78,43 @@ class Job:
                    row["last_claim_at"], json.loads(recorded) if recorded is not None else None)
 
 
-@dataclass
-class Batch:
+C_co = TypeVar("C_co", covariant=True)  # what a batch's claim is read as
+C = TypeVar("C")
+SC = TypeVar("SC", bound=StoredClaim)
+
+
+@dataclass(frozen=True)
+class Batch(Generic[C_co]):
+    """A batch row. Its `claim` column is one JSON object: the receipt `token` first, then the
+    mode's claim. Read here, `claim` is that object without the token (`Batch[JsonObject]`);
+    the batch's mode reads it as its own claim type (`typed`)."""
+
     id: int
     job_id: int
     state: BatchState
-    claim: dict[str, Any]
+    token: str  # the receipt token a commit of this batch is saved (and replayed) under
+    claim: C_co
     base_revision: int
     failures: int
     next_attempt_at: str | None
 
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> Batch:
-        return cls(row["id"], row["job_id"], BatchState(row["state"]), json.loads(row["claim"]),
-                   row["base_revision"], row["failures"], row["next_attempt_at"])
+    @staticmethod
+    def from_row(row: sqlite3.Row) -> Batch[JsonObject]:
+        """A batch as stored (a row of batches; the rotation passes the same columns read as
+        one JSON object)."""
+        claim = json.loads(row["claim"])
+        return Batch(row["id"], row["job_id"], BatchState(row["state"]), str(claim.pop("token")),
+                     claim, row["base_revision"], row["failures"], row["next_attempt_at"])
 
-    @property
-    def token(self) -> str:
-        return str(self.claim["token"])
+    def typed(self: Batch[JsonObject], read: Callable[[JsonObject], C]) -> Batch[C]:
+        """This batch with its claim read by its mode (`read`: the claim type's from_json)."""
+        return Batch(self.id, self.job_id, self.state, self.token, read(self.claim),
+                     self.base_revision, self.failures, self.next_attempt_at)
 
 
 def create_job(
     conn: sqlite3.Connection, mode: str, origin: str, now: datetime, scope: str | None = None,
-    params: dict[str, Any] | None = None, request_token: str | None = None,
+    params: JobParams | None = None, request_token: str | None = None,
     local_date: str | None = None, provider: dict[str, Any] | None = None,
 ) -> Job:
     """Queue a job inside the caller's transaction, recording the `provider` spec it is to run
@@ -121,7 +147,7 @@ def get_job(conn: sqlite3.Connection, job_id: int) -> Job:
 def open_jobs(conn: sqlite3.Connection, mode: str | None = None,
               origin: str | None = None) -> list[Job]:
     sql = "SELECT * FROM jobs WHERE state IN ('queued', 'running')"
-    args: list[Any] = []
+    args: list[str] = []
     if mode:
         sql += " AND mode = ?"
         args.append(mode)
@@ -147,7 +173,7 @@ _PENDING_JSON = (
 
 
 def rotation_with_pending(conn: sqlite3.Connection,
-                          now: datetime) -> list[tuple[Job, Batch | None]]:
+                          now: datetime) -> list[tuple[Job, Batch[JsonObject] | None]]:
     """`rotation`, each job with its pending batch (`pending_batch`), in one read: the claim
     walks these instead of reading each job's pending batch again (call inside the claim's
     transaction: a job's batches change only by its own claim)."""
@@ -164,15 +190,11 @@ def rotation_with_pending(conn: sqlite3.Connection,
     return [(Job.from_row(r), _pending(r["pending"])) for r in rows]
 
 
-def _pending(text: str | None) -> Batch | None:
-    if text is None:
-        return None
-    data = json.loads(text)
-    return Batch(data["id"], data["job_id"], BatchState(data["state"]), json.loads(data["claim"]),
-                 data["base_revision"], data["failures"], data["next_attempt_at"])
+def _pending(text: str | None) -> Batch[JsonObject] | None:
+    return None if text is None else Batch.from_row(json.loads(text))
 
 
-def pending_batch(conn: sqlite3.Connection, job_id: int) -> Batch | None:
+def pending_batch(conn: sqlite3.Connection, job_id: int) -> Batch[JsonObject] | None:
     """The job's claimed-but-uncommitted batch (after a failure or a crash), if any."""
     row = conn.execute(
         "SELECT * FROM batches WHERE job_id = ? AND state = 'claimed' ORDER BY id LIMIT 1",
@@ -181,33 +203,42 @@ def pending_batch(conn: sqlite3.Connection, job_id: int) -> Batch | None:
     return Batch.from_row(row) if row else None
 
 
-def new_batch(
-    conn: sqlite3.Connection, job_id: int, claim: dict[str, Any], now: datetime
-) -> Batch:
+def new_batch(conn: sqlite3.Connection, job_id: int, claim: SC, now: datetime) -> Batch[SC]:
     """Record a new claim (inside the caller's transaction), with a fresh receipt token."""
-    text = json.dumps({"token": uuid.uuid4().hex, **claim}, ensure_ascii=False)
+    token = uuid.uuid4().hex
     # The graph revision is read by the insert itself (one statement, same transaction).
     row = conn.execute(
         "INSERT INTO batches (job_id, state, claim, base_revision, claimed_at)"
         f" VALUES (?, 'claimed', ?, {GRAPH_REVISION_SQL}, ?) RETURNING *",
-        (job_id, text, iso(now)),
+        (job_id, _claim_text(token, claim), iso(now)),
     ).fetchone()
     mark_claimed(conn, job_id, now)
-    return Batch.from_row(row)
+    return _written(row, token, claim)
 
 
-def reclaim_batch(
-    conn: sqlite3.Connection, batch: Batch, now: datetime, claim: dict[str, Any] | None = None
-) -> Batch:
-    """Claim a pending batch again (maybe shrunk), against the current graph revision."""
-    text = json.dumps({**batch.claim, **(claim or {})}, ensure_ascii=False)
+def reclaim_batch(conn: sqlite3.Connection, batch: Batch[SC], now: datetime,
+                  claim: SC | None = None) -> Batch[SC]:
+    """Claim a pending batch again (maybe shrunk to `claim`), against the current graph
+    revision."""
+    claim = batch.claim if claim is None else claim
     row = conn.execute(
         f"UPDATE batches SET claim = ?, base_revision = {GRAPH_REVISION_SQL}, claimed_at = ?,"
         " next_attempt_at = NULL WHERE id = ? RETURNING *",
-        (text, iso(now), batch.id),
+        (_claim_text(batch.token, claim), iso(now), batch.id),
     ).fetchone()
     mark_claimed(conn, batch.job_id, now)
-    return Batch.from_row(row)
+    return _written(row, batch.token, claim)
+
+
+def _claim_text(token: str, claim: StoredClaim) -> str:
+    """The claim column: the token first, then the mode's claim (as stored since m001)."""
+    return json.dumps({"token": token, **claim.to_json()}, ensure_ascii=False)
+
+
+def _written(row: sqlite3.Row, token: str, claim: SC) -> Batch[SC]:
+    """The batch row just written with `token` and `claim` (not read back from its JSON)."""
+    return Batch(row["id"], row["job_id"], BatchState(row["state"]), token, claim,
+                 row["base_revision"], row["failures"], row["next_attempt_at"])
 
 
 def mark_claimed(conn: sqlite3.Connection, job_id: int, now: datetime) -> None:
@@ -219,7 +250,7 @@ def mark_claimed(conn: sqlite3.Connection, job_id: int, now: datetime) -> None:
     )
 
 
-def get_batch(conn: sqlite3.Connection, batch_id: int) -> Batch:
+def get_batch(conn: sqlite3.Connection, batch_id: int) -> Batch[JsonObject]:
     row = conn.execute("SELECT * FROM batches WHERE id = ?", (batch_id,)).fetchone()
     if row is None:
         raise NotFound(f"no batch {batch_id}")
@@ -227,7 +258,7 @@ def get_batch(conn: sqlite3.Connection, batch_id: int) -> Batch:
 
 
 def record_failure(
-    conn: sqlite3.Connection, batch: Batch, error: str, now: datetime, max_failures: int,
+    conn: sqlite3.Connection, batch: Batch[object], error: str, now: datetime, max_failures: int,
     backoff_s: float,
 ) -> bool:
     """Count a failed claim inside the caller's transaction; True when it became terminal."""
@@ -252,8 +283,8 @@ def finish_job(conn: sqlite3.Connection, job_id: int, now: datetime) -> str:
     """Close a job that has no more work: done, or partial when any batch went terminal or
     (organize) any event it was asked about is still blocked; the note says which."""
     terminal = conn.execute(
-        "SELECT COUNT(*) FROM batches WHERE job_id = ? AND state = 'terminal'", (job_id,)
-    ).fetchone()[0]
+        "SELECT COUNT(*) AS n FROM batches WHERE job_id = ? AND state = 'terminal'", (job_id,)
+    ).fetchone()["n"]
     blocked = blocked_events(conn, get_job(conn, job_id))
     state = JobState.PARTIAL if terminal or blocked else JobState.DONE
     conn.execute("UPDATE jobs SET state = ?, finished_at = ?, error = ? WHERE id = ?",
@@ -270,7 +301,7 @@ def blocked_events(conn: sqlite3.Connection, job: Job) -> list[int]:
     """
     if job.mode != "organize":
         return []
-    return [r[0] for r in conn.execute(
+    return [r["event_id"] for r in conn.execute(
         "SELECT event_id FROM archive_queue WHERE state = 'blocked'"
         " ORDER BY enqueued_at, event_id")]
 
@@ -291,7 +322,7 @@ def _partial_note(terminal: int, blocked: list[int]) -> str | None:
 class CommitState:
     """What a commit checks first, read in one statement (see `commit_state`)."""
 
-    receipt: dict[str, Any] | None  # the stored receipt of this token: the commit is a replay
+    receipt: JsonObject | None  # the stored receipt of this token: the commit is a replay
     lease_valid: bool  # the holder still holds an unexpired lease
     revision: int  # the graph revision now
 
@@ -303,17 +334,21 @@ def commit_state(
     and the graph revision, in ONE read (call inside the commit's write transaction, so all
     three still hold when it writes)."""
     row = conn.execute(
-        f"SELECT (SELECT receipt FROM receipts WHERE token = ?), {LEASE_VALID_SQL},"
-        f" {GRAPH_REVISION_SQL}",
+        f"SELECT (SELECT receipt FROM receipts WHERE token = ?) AS receipt,"
+        f" {LEASE_VALID_SQL} AS lease_valid, {GRAPH_REVISION_SQL} AS revision",
         (token, LEASE, holder, to_micros(now)),
     ).fetchone()
-    return CommitState(json.loads(row[0]) if row[0] is not None else None, bool(row[1]),
-                       int(row[2]))
+    receipt = row["receipt"]
+    return CommitState(json.loads(receipt) if receipt is not None else None,
+                       bool(row["lease_valid"]), int(row["revision"]))
 
 
 def save_receipt(
-    conn: sqlite3.Connection, batch: Batch, revision: int, receipt: dict[str, Any], now: datetime
+    conn: sqlite3.Connection, batch: Batch[object], revision: int, receipt: JsonObject,
+    now: datetime,
 ) -> None:
+    """Save the commit's receipt under the batch's token and mark the batch committed (inside
+    the commit's transaction)."""
     stamp = iso(now)
     conn.execute(
         "INSERT INTO receipts (token, batch_id, job_id, revision, receipt, created_at)"
@@ -328,17 +363,29 @@ def save_receipt(
     )
 
 
-def job_summary(conn: sqlite3.Connection, job_id: int) -> dict[str, Any]:
+class JobSummary(TypedDict):
+    """A job's state and batch counts (`job_summary`)."""
+
+    job_id: int
+    mode: str
+    origin: str
+    scope: str | None
+    state: JobState
+    batches: dict[str, int]  # batch state -> how many of the job's batches are in it
+    note: str | None  # why a partial job is partial
+    blocked_events: list[int]  # events it was asked about that are still blocked
+
+
+def job_summary(conn: sqlite3.Connection, job_id: int) -> JobSummary:
     """A job's state and batch counts; a partial job says why (`note`) and which events it was
     asked about are still blocked now (`blocked_events`)."""
     job = get_job(conn, job_id)
-    counts = dict(conn.execute(
-        "SELECT state, COUNT(*) FROM batches WHERE job_id = ? GROUP BY state", (job_id,)
-    ).fetchall())
-    note = conn.execute("SELECT error FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
-    return {"job_id": job.id, "mode": job.mode, "origin": job.origin, "scope": job.scope,
-            "state": job.state, "batches": counts, "note": note,
-            "blocked_events": blocked_events(conn, job)[:BLOCKED_SHOWN]}
+    counts = {r["state"]: r["n"] for r in conn.execute(
+        "SELECT state, COUNT(*) AS n FROM batches WHERE job_id = ? GROUP BY state", (job_id,))}
+    note = conn.execute("SELECT error FROM jobs WHERE id = ?", (job_id,)).fetchone()["error"]
+    return JobSummary(job_id=job.id, mode=job.mode, origin=job.origin, scope=job.scope,
+                      state=job.state, batches=counts, note=note,
+                      blocked_events=blocked_events(conn, job)[:BLOCKED_SHOWN])
 
 
 def forget_in_jobs(conn: sqlite3.Connection, forgetting: Forgetting) -> None:

@@ -20,7 +20,7 @@ from typing import Any, NotRequired, TypedDict
 from ..store.connection import write
 from ..timeline.queue import newest_blocking_batch, unblock_all
 from .chain import AFTER_JOB, raw_compaction, then
-from .records import create_job
+from .records import JobParams, create_job
 
 
 class JobReceipt(TypedDict):
@@ -40,7 +40,7 @@ class JobReceipt(TypedDict):
 def request_job(
     conn: sqlite3.Connection, mode: str, now: datetime, scope: str | None = None,
     retry_blocked: bool = False, request_token: str | None = None,
-    params: dict[str, Any] | None = None, compact_first: bool = False,
+    params: JobParams | None = None, compact_first: bool = False,
     provider: dict[str, Any] | None = None,
 ) -> JobReceipt:
     """Queue an explicit job; return only the enqueue receipt. With `compact_first` (organize

@@ -127,8 +127,8 @@ class Scheduler:
         if not self._threshold_due():
             return []
         max_seq = self.conn.execute(
-            "SELECT COALESCE(MAX(seq), 0) FROM hot_nodes WHERE active = 1"
-        ).fetchone()[0]
+            "SELECT COALESCE(MAX(seq), 0) AS max_seq FROM hot_nodes WHERE active = 1"
+        ).fetchone()["max_seq"]
         return [create_job(self.conn, "compact", "threshold", now, params={"max_seq": max_seq},
                            provider=self.provider)]
 

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
-from typing import Any, Literal, Protocol
+from typing import Generic, Literal, Protocol
 
 from ..base.clock import Clock, iso, parse_time
 from ..base.config import Config
@@ -32,9 +32,10 @@ from ..secrets.detector import redact_secrets
 from ..store.connection import get_state, write
 from .batch_loop import BatchFailed, BatchLimits, BatchLoop, Proposal, Turn
 from .chain import waits_for
+from .claims import JsonObject, StoredClaim
 from .leases import claim_lease, drop_lease, process_holder, release_lease
 from .ledger import CallRecord, insert_call
-from .mode import BatchContext, Mode, commit_proposal
+from .mode import BatchContext, C, Mode, P, R, SomeMode, commit_proposal
 from .modes.compact import CompactMode
 from .modes.deep import DeepMode
 from .modes.organize import OrganizeMode
@@ -70,14 +71,33 @@ class MemoryHome(Protocol):
 
 
 @dataclass(frozen=True)
-class Claimed:
-    """What a tick claimed: the job, its batch and what claiming read (`Claim.reads`) that the
-    batch's prompt may use; None for a re-claimed batch, whose prompt reads its own."""
+class Claimed(Generic[C, R, P]):
+    """What a tick claimed: the job, its batch with the mode's claim, the mode, and what
+    claiming read (`Claim.reads`) that the batch's prompt may use; None for a re-claimed
+    batch, whose prompt reads its own."""
 
+    mode: Mode[C, R, P]
     job: Job
-    batch: Batch
+    batch: Batch[C]
     lease_expires: datetime  # the lease this tick took for it
-    reads: Any = None
+    reads: R | None = None
+
+    def run_on(self, worker: Worker) -> TickResult:
+        """`worker.run_batch(self)`: the tick holds a claim of whichever mode (`SomeClaimed`);
+        from here on, its mode's types are known again."""
+        return worker.run_batch(self)
+
+
+class SomeClaimed(Protocol):
+    """A `Claimed` of whichever mode, as the tick holds it between claiming and running."""
+
+    @property
+    def job(self) -> Job: ...
+
+    @property
+    def batch(self) -> Batch[StoredClaim]: ...
+
+    def run_on(self, worker: Worker) -> TickResult: ...
 
 
 # busy: the agent holds the busy flag; waiting: another worker holds the lease; idle: no work;
@@ -92,13 +112,13 @@ class TickResult:
     action: TickAction
     job_id: int | None = None
     batch_id: int | None = None
-    receipt: dict[str, Any] | None = None
+    receipt: JsonObject | None = None
     error: str | None = None
     rounds: int = 0  # model answers the batch took (committed batches)
     corrections: int = 0  # field-level corrections the model needed (committed batches)
 
 
-def default_modes() -> dict[str, Mode]:
+def default_modes() -> dict[str, SomeMode]:
     return {"compact": CompactMode(), "organize": OrganizeMode(), "deep": DeepMode()}
 
 
@@ -116,9 +136,9 @@ class Worker:
     def __init__(
         self, mem: MemoryHome, provider: Provider | ProviderSpec | None = None,
         holder: str | None = None,
-        modes: dict[str, Mode] | None = None, scheduler: bool = True,
+        modes: dict[str, SomeMode] | None = None, scheduler: bool = True,
         on_tick: Callable[[TickResult], None] | None = None,
-        on_claim: Callable[[Job, Batch], None] | None = None,
+        on_claim: Callable[[Job, Batch[StoredClaim]], None] | None = None,
     ) -> None:
         self.mem = mem
         # A Provider object runs every job (tests, embedding: the caller chose that object);
@@ -185,7 +205,7 @@ class Worker:
         try:
             if self.on_claim:
                 self.on_claim(claimed.job, claimed.batch)
-            return self._report(self._run(claimed))
+            return self._report(claimed.run_on(self))
         finally:
             if self._holding:  # a path that could not give it back with its last write
                 release_lease(self.mem.conn, self.holder)
@@ -210,7 +230,7 @@ class Worker:
         return ran
 
     # -- claims -------------------------------------------------------------------------------
-    def _lease_and_claim(self, now: datetime) -> Claimed | tuple[()] | None:
+    def _lease_and_claim(self, now: datetime) -> SomeClaimed | tuple[()] | None:
         """In ONE write transaction: take the lease (None while another holder's is live),
         walk the rotation and claim the first job's batch (() when no job has work, the lease
         given back). The write lock keeps any other process from claiming or leasing in
@@ -226,13 +246,13 @@ class Worker:
         self._holding = True
         return claimed
 
-    def _first_claim(self, now: datetime) -> Claimed | None:
+    def _first_claim(self, now: datetime) -> SomeClaimed | None:
         """Walk the rotation and claim the first job with work (inside the caller's
         transaction). A job waiting for its predecessor (jobs/chain.py) is passed over, and
         tried again when the predecessor finished during this same walk: rotation puts a
         never-claimed job first, so the organize job is passed before its compaction ends."""
         conn = self.mem.conn
-        waiting: list[tuple[Job, Batch | None]] = []
+        waiting: list[tuple[Job, Batch[JsonObject] | None]] = []
         for job, pending in rotation_with_pending(conn, now):
             if waits_for(conn, job) is not None:
                 waiting.append((job, pending))
@@ -251,35 +271,53 @@ class Worker:
                     return claimed
         return None
 
-    def _claim(self, job: Job, pending: Batch | None, now: datetime) -> Claimed | None:
+    def _claim(self, job: Job, pending: Batch[JsonObject] | None,
+               now: datetime) -> SomeClaimed | None:
         """Claim the job's next batch inside the caller's transaction (None: no work left);
         `pending` is the job's claimed-but-unfinished batch, as the rotation read it."""
         mode = self.modes.get(job.mode)
-        if mode is None:
-            return None
+        return None if mode is None else mode.claim_with(self, job, pending, now)
+
+    def claim_batch(self, mode: Mode[C, R, P], job: Job, pending: Batch[JsonObject] | None,
+              now: datetime, /) -> SomeClaimed | None:
+        """`_claim` with the job's mode (reached through `mode.claim_with`, so the claim keeps
+        the mode's types): its pending batch again (shrunk after a failure), else the next."""
         conn, config = self.mem.conn, self.mem.config
-        if pending is not None and pending.next_attempt_at is None:
-            # Claimed before but never finished: the last worker died or its lease expired.
-            if self._fail(pending, job, mode, "the previous claim never finished "
-                          "(worker died or lease expired)", now):
-                pending = None
-            else:
-                pending = get_batch(conn, pending.id)
-        if pending is not None:
-            shrunk = mode.shrink(pending.claim, config) if pending.failures else None
-            return Claimed(job, reclaim_batch(conn, pending, now, shrunk), self._expiry(now))
+        batch = self._still_pending(mode, job, pending, now)
+        if batch is not None:
+            shrunk = mode.shrink(batch.claim, config) if batch.failures else None
+            again: Claimed[C, R, P] = Claimed(mode, job, reclaim_batch(conn, batch, now, shrunk),
+                                              self._expiry(now))
+            return again
         claim = mode.next_claim(conn, job, config, now)
         if claim is None:
             finish_job(conn, job.id, now)
             return None
-        return Claimed(job, new_batch(conn, job.id, claim.fields, now), self._expiry(now),
-                       claim.reads)
+        claimed: Claimed[C, R, P] = Claimed(mode, job, new_batch(conn, job.id, claim.fields, now),
+                                            self._expiry(now), claim.reads)
+        return claimed
+
+    def _still_pending(self, mode: Mode[C, R, P], job: Job, pending: Batch[JsonObject] | None,
+                       now: datetime) -> Batch[C] | None:
+        """The pending batch read as the mode's, to claim again; None when there is none or
+        it became terminal now."""
+        if pending is None:
+            return None
+        batch = pending.typed(mode.claim_type.from_json)
+        if batch.next_attempt_at is not None:
+            return batch
+        # Claimed before but never finished: the last worker died or its lease expired.
+        if self._fail(batch, job, mode, "the previous claim never finished "
+                      "(worker died or lease expired)", now):
+            return None
+        return get_batch(self.mem.conn, batch.id).typed(mode.claim_type.from_json)
 
     def _expiry(self, now: datetime) -> datetime:
         """When the lease taken at `now` (claim_lease) expires."""
         return now + timedelta(seconds=self.lease_s)
 
-    def _fail(self, batch: Batch, job: Job, mode: Mode, error: str, now: datetime) -> bool:
+    def _fail(self, batch: Batch[C], job: Job, mode: Mode[C, R, P], error: str,
+              now: datetime) -> bool:
         """Record a failed claim inside the caller's transaction; True when now terminal."""
         config = self.mem.config.settings
         # Stored errors are shown by status and check: a model's message may quote a key.
@@ -293,12 +331,11 @@ class Worker:
         return terminal
 
     # -- running ------------------------------------------------------------------------------
-    def _run(self, claimed: Claimed) -> TickResult:
+    def run_batch(self, claimed: Claimed[C, R, P]) -> TickResult:
         """Run the claimed batch: its prompt, then turn after turn of the batch loop, each
         turn's model calls put on record before the next, until the worker commits a proposal
         (with the calls that proposed it, giving the lease back) or the batch fails."""
-        job, batch = claimed.job, claimed.batch
-        mode = self.modes[job.mode]
+        job, batch, mode = claimed.job, claimed.batch, claimed.mode
         ctx = BatchContext(self.mem.conn, self.mem.config, batch, job, self.holder,
                            self.mem.clock.now())
         unrecorded: list[tuple[CallRecord, datetime]] = []  # calls not yet on record
@@ -324,9 +361,9 @@ class Worker:
             error = str(exc) if isinstance(exc, BatchFailed) else f"batch crashed: {exc!r}"
             return self._failed(job, batch, mode, error, unrecorded)
 
-    def _commit(self, ctx: BatchContext, mode: Mode, loop: BatchLoop, proposal: Proposal,
-                prepared: Any, unrecorded: list[tuple[CallRecord, datetime]]
-                ) -> dict[str, Any] | None:
+    def _commit(self, ctx: BatchContext[C], mode: Mode[C, R, P], loop: BatchLoop,
+                proposal: Proposal, prepared: P | None,
+                unrecorded: list[tuple[CallRecord, datetime]]) -> JsonObject | None:
         """Commit the proposal with the ledger rows of the calls that made it and the lease
         given back, in one transaction; the receipt, or None when it was refused for a
         reason the model can correct (handed back to the loop; the rows written alone)."""
@@ -370,7 +407,7 @@ class Worker:
             if refused:
                 raise BatchFailed(refused)
 
-    def _failed(self, job: Job, batch: Batch, mode: Mode, error: str,
+    def _failed(self, job: Job, batch: Batch[C], mode: Mode[C, R, P], error: str,
                 unrecorded: list[tuple[CallRecord, datetime]]) -> TickResult:
         """Record the failed claim, the calls not yet on record and the lease given back, in
         one write transaction."""
@@ -381,7 +418,7 @@ class Worker:
             if refused:  # recorded with the batch's own cause, never instead of it
                 error = f"{error}; {refused}"
             drop_lease(conn, self.holder)
-            fresh = get_batch(conn, batch.id)
+            fresh = get_batch(conn, batch.id).typed(mode.claim_type.from_json)
             if fresh.state != BatchState.CLAIMED:  # committed meanwhile (a replay): nothing to undo
                 result = TickResult("committed", job.id, batch.id)
             else:

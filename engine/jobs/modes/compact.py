@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -26,7 +27,8 @@ from ...secrets.detector import check_no_secret
 from ...timeline.hot import add_head, fold_under, timeline_totals
 from ...timeline.queue import enqueue_departed
 from ..batch_loop import FieldError, Tool
-from ..mode import BatchContext, Claim, CommitRefused, Prompt, commit_tool
+from ..claims import CompactClaim, JsonObject
+from ..mode import BatchContext, Claim, CommitRefused, Mode, Prompt, commit_tool
 from ..records import Batch, Job
 
 SYSTEM = (
@@ -47,12 +49,55 @@ class CompactionProposal(Strict):
                           description="one summary of all the nodes, shorter than them")
 
 
-class CompactMode:
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A hot node as the prompt and the commit use it (NODE_COLUMNS): with its text and its
+    event's source."""
+
+    id: int
+    kind: str  # raw | head
+    level: int
+    seq: int
+    event_id: int | None  # a raw fragment's event
+    active: int
+    chars: int
+    est_tokens: int
+    first_at: str
+    last_at: str
+    source: str | None
+    text: str
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Node:
+        """The node from a row holding NODE_COLUMNS (and maybe more), read by name."""
+        return cls(**{key: row[key] for key in NODE_KEYS})
+
+
+@dataclass(frozen=True)
+class CompactResult:
+    """What a compaction committed: the receipt's body."""
+
+    head_id: int
+    covered: int  # nodes folded under the head
+    enqueued: tuple[int, ...]  # events whose last fragment left the timeline, now queued
+    tokens_before: int
+    tokens_after: int
+
+    def to_json(self) -> JsonObject:
+        return {"head_id": self.head_id, "covered": self.covered, "enqueued": list(self.enqueued),
+                "tokens_before": self.tokens_before, "tokens_after": self.tokens_after}
+
+
+class CompactMode(Mode[CompactClaim, list[Node], list[Node]]):
+    """Claims a run of nodes; what claiming read of them (reads) is what the prompt shows and
+    what the commit folds (prepared)."""
+
     name = "compact"
     proposal = CompactionProposal
+    claim_type = CompactClaim
 
     def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
-                   now: datetime) -> Claim | None:
+                   now: datetime) -> Claim[CompactClaim, list[Node]] | None:
         params = job.params
         lo, hi = params.get("min_seq", 0), params["max_seq"]
         if job.origin == "threshold":
@@ -76,7 +121,7 @@ class CompactMode:
         )
         size = config.settings.compact.nodes_per_batch
         run: list[int] = []
-        nodes: list[dict[str, Any]] = []  # the run's nodes, as load_nodes reads them
+        nodes: list[Node] = []  # the run's nodes, as load_nodes reads them
         lone_tokens = 0  # estimated tokens of the run's first node
         resume: int | None = None  # where the next claim of this job must scan from
         for row in rows:
@@ -92,7 +137,7 @@ class CompactMode:
                     lone_tokens = row["est_tokens"]
                     nodes = []
                 run.append(row["id"])
-                nodes.append(dict(zip(NODE_KEYS, tuple(row)[:len(NODE_KEYS)], strict=True)))
+                nodes.append(Node.from_row(row))
                 if len(run) == size:
                     break
             elif run and _unshortenable(run, lone_tokens):
@@ -105,9 +150,8 @@ class CompactMode:
             run = []
         if not run or (job.origin == "threshold" and len(run) < 2):
             return None
-        if newest is None:
-            return Claim({"node_ids": run}, nodes)
-        return Claim({"node_ids": run, "scan_from": resume}, nodes)
+        # An explicit job's claim says where its next one scans from (resume is set: run is).
+        return Claim(CompactClaim(tuple(run), resume if newest is not None else None), nodes)
 
     @staticmethod
     def _batch_marks(conn: sqlite3.Connection, job: Job) -> tuple[set[int], set[int], int]:
@@ -124,15 +168,16 @@ class CompactMode:
         failed: set[int] = set()
         held: set[int] = set()
         scan_from = 0
-        for kind, value in conn.execute(
-            "SELECT 'failed', j.value FROM batches b, json_each(b.claim, '$.node_ids') j"
-            " WHERE b.job_id = ? AND b.state = 'terminal'"
+        for row in conn.execute(
+            "SELECT 'failed' AS kind, j.value FROM batches b,"
+            " json_each(b.claim, '$.node_ids') j WHERE b.job_id = ? AND b.state = 'terminal'"
             " UNION ALL SELECT 'held', j.value FROM batches b, json_each(b.claim, '$.node_ids') j"
             " WHERE b.job_id != ? AND b.state = 'claimed'"
             " UNION ALL SELECT 'scan', json_extract(claim, '$.scan_from') FROM"
             " (SELECT claim FROM batches WHERE job_id = ? ORDER BY id DESC LIMIT 1)",
             (job.id, job.id, job.id),
         ):
+            kind, value = row["kind"], row["value"]
             if kind == "failed":
                 failed.add(value)
             elif kind == "held":
@@ -141,23 +186,25 @@ class CompactMode:
                 scan_from = value
         return failed, held, scan_from
 
-    def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
-        nodes = claim["node_ids"]
-        return {**claim, "node_ids": nodes[: max(1, len(nodes) // 2)]}
+    def shrink(self, claim: CompactClaim, config: Config) -> CompactClaim:
+        """The first half of the run (at least one node)."""
+        nodes = claim.node_ids
+        return replace(claim, node_ids=nodes[: max(1, len(nodes) // 2)])
 
-    def prompt(self, ctx: BatchContext, reads: Any = None) -> Prompt:
+    def prompt(self, ctx: BatchContext[CompactClaim],
+               reads: list[Node] | None = None) -> Prompt[list[Node]]:
         """The batch's nodes; they are also `prepared` for the commit: what it needs of them
         (seq, level, sizes, times, event) never changes once written, and whether they are
         still hot is checked again there."""
-        nodes = reads if _nodes_of(reads, ctx.batch.claim["node_ids"]) else None
+        node_ids = ctx.batch.claim.node_ids
+        nodes = reads if _nodes_of(reads, node_ids) else None
         if nodes is None:  # a retried batch: its claim was made in an earlier tick
-            nodes = load_nodes(ctx.conn, ctx.batch.claim["node_ids"])
+            nodes = load_nodes(ctx.conn, node_ids)
         payload = {
             "mode": "compact",
             "nodes": [
-                {"id": n["id"], "kind": n["kind"], "level": n["level"], "from": n["first_at"],
-                 "to": n["last_at"], "source": n["source"], "chars": n["chars"],
-                 "text": n["text"]}
+                {"id": n.id, "kind": n.kind, "level": n.level, "from": n.first_at,
+                 "to": n.last_at, "source": n.source, "chars": n.chars, "text": n.text}
                 for n in nodes
             ],
         }
@@ -165,14 +212,16 @@ class CompactMode:
                        {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}],
                       prepared=nodes)
 
-    def tools(self, ctx: BatchContext) -> list[Tool]:
+    def tools(self, ctx: BatchContext[CompactClaim]) -> list[Tool]:
+        """commit_compaction only: compaction browses nothing."""
         return [commit_tool("commit_compaction", "Replace the batch's nodes with one shorter "
                             "summary.", CompactionProposal)]
 
-    def apply(self, ctx: BatchContext, proposal: BaseModel,
-              prepared: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    def apply(self, ctx: BatchContext[CompactClaim], proposal: BaseModel,
+              prepared: list[Node] | None = None) -> CompactResult:
+        """Fold the claimed nodes under the proposed summary (fold_nodes)."""
         assert isinstance(proposal, CompactionProposal)
-        claimed = ctx.batch.claim["node_ids"]
+        claimed = list(ctx.batch.claim.node_ids)
         if sorted(proposal.node_ids) != sorted(claimed):
             raise FieldError("node_ids", f"must be exactly this batch's nodes {claimed}")
         if not proposal.summary.strip():
@@ -183,13 +232,14 @@ class CompactMode:
         nodes = prepared if _nodes_of(prepared, claimed) else None
         return fold_nodes(ctx.conn, claimed, proposal.summary, ctx.batch.id, ctx.now, nodes)
 
-    def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
+    def on_terminal(self, conn: sqlite3.Connection, batch: Batch[CompactClaim],
+                    now: datetime) -> None:
         """A compaction that cannot succeed blocks nothing: its nodes simply stay hot."""
 
 
-def _nodes_of(nodes: list[dict[str, Any]] | None, node_ids: list[int]) -> bool:
+def _nodes_of(nodes: list[Node] | None, node_ids: Sequence[int]) -> bool:
     """Whether `nodes` (read at claim or for the prompt) are exactly the claim's nodes."""
-    return nodes is not None and sorted(n["id"] for n in nodes) == sorted(node_ids)
+    return nodes is not None and sorted(n.id for n in nodes) == sorted(node_ids)
 
 
 def _unshortenable(run: list[int], first_tokens: int) -> bool:
@@ -209,7 +259,7 @@ NODE_KEYS = ("id", "kind", "level", "seq", "event_id", "active", "chars", "est_t
              "first_at", "last_at", "source", "text")
 
 
-def load_nodes(conn: sqlite3.Connection, node_ids: list[int]) -> list[dict[str, Any]]:
+def load_nodes(conn: sqlite3.Connection, node_ids: Sequence[int]) -> list[Node]:
     """The claimed nodes in timeline order, with their text and their event's source."""
     marks = ",".join("?" * len(node_ids))
     cursor = conn.execute(
@@ -221,13 +271,13 @@ def load_nodes(conn: sqlite3.Connection, node_ids: list[int]) -> list[dict[str, 
     # Zipped with the column names once: dict(sqlite3.Row) looks every key up by name and
     # cost more than the query itself (measured by bench/batch_overhead.py).
     columns = [d[0] for d in cursor.description]
-    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    return [Node(**dict(zip(columns, row, strict=True))) for row in cursor.fetchall()]
 
 
 def fold_nodes(
-    conn: sqlite3.Connection, node_ids: list[int], summary: str, batch_id: int | None,
-    now: datetime, nodes: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+    conn: sqlite3.Connection, node_ids: Sequence[int], summary: str, batch_id: int | None,
+    now: datetime, nodes: list[Node] | None = None,
+) -> CompactResult:
     """Create the head over `node_ids` inside the caller's transaction; return the receipt body.
 
     `nodes` are those ids as `load_nodes` read them (for the prompt), to spare reading them
@@ -238,8 +288,8 @@ def fold_nodes(
     if len(nodes) != len(node_ids):
         raise CommitRefused("refused: the claimed nodes are no longer all on the hot timeline")
     _check_still_a_run(conn, node_ids, nodes)
-    chars = sum(n["chars"] for n in nodes)
-    tokens = sum(n["est_tokens"] for n in nodes)
+    chars = sum(n.chars for n in nodes)
+    tokens = sum(n.est_tokens for n in nodes)
     new_tokens = estimate_tokens(summary)
     if len(summary) >= chars or new_tokens >= tokens:
         raise FieldError(
@@ -247,28 +297,26 @@ def fold_nodes(
             f"must be shorter than what it replaces ({chars} chars, ~{tokens} estimated tokens);"
             f" got {len(summary)} chars, ~{new_tokens} tokens",
         )
-    head = add_head(conn, 1 + max(n["level"] for n in nodes), nodes[0]["seq"], summary,
-                    new_tokens, min(n["first_at"] for n in nodes),
-                    max(n["last_at"] for n in nodes), now, batch_id)
+    head = add_head(conn, 1 + max(n.level for n in nodes), nodes[0].seq, summary,
+                    new_tokens, min(n.first_at for n in nodes),
+                    max(n.last_at for n in nodes), now, batch_id)
     fold_under(conn, head, node_ids)
-    enqueued = enqueue_departed(conn, {n["event_id"] for n in nodes if n["event_id"]}, batch_id,
-                                now)
-    return {"head_id": head, "covered": len(nodes), "enqueued": enqueued,
-            "tokens_before": tokens, "tokens_after": new_tokens}
+    enqueued = enqueue_departed(conn, {n.event_id for n in nodes if n.event_id}, batch_id, now)
+    return CompactResult(head, len(nodes), tuple(enqueued), tokens, new_tokens)
 
 
-def _check_still_a_run(
-    conn: sqlite3.Connection, node_ids: list[int], nodes: list[dict[str, Any]]
-) -> None:
+def _check_still_a_run(conn: sqlite3.Connection, node_ids: Sequence[int],
+                       nodes: list[Node]) -> None:
     """Refuse unless every node is still active and no other active node lies between the
     first and the last (one statement: the hot nodes of that seq range, and how many of them
     are the claimed ones)."""
     marks = ",".join("?" * len(node_ids))
-    between, claimed = conn.execute(
-        f"SELECT COUNT(*), COALESCE(SUM(id IN ({marks})), 0) FROM hot_nodes"
-        " WHERE active = 1 AND seq BETWEEN ? AND ?",
-        (*node_ids, nodes[0]["seq"], nodes[-1]["seq"]),
+    row = conn.execute(
+        f"SELECT COUNT(*) AS between_, COALESCE(SUM(id IN ({marks})), 0) AS claimed"
+        " FROM hot_nodes WHERE active = 1 AND seq BETWEEN ? AND ?",
+        (*node_ids, nodes[0].seq, nodes[-1].seq),
     ).fetchone()
+    between, claimed = row["between_"], row["claimed"]
     if claimed != len(node_ids):
         raise CommitRefused("refused: the claimed nodes are no longer all on the hot timeline")
     if between != len(node_ids):

@@ -18,21 +18,30 @@ import json
 import re
 import sqlite3
 import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel
 
 from ...base.clock import iso
 from ...base.config import Config
-from ...objects.graph_write import GraphWrite, WriteRules, apply_write, validate_write
+from ...objects.graph_write import (
+    GraphWrite,
+    WriteRules,
+    WriteSummary,
+    apply_write,
+    validate_write,
+)
 from ...objects.proposals import ReviewProposal
 from ...objects.records import ObjectRecord, get_object, object_links
 from ..batch_loop import FieldError, Tool
-from ..mode import BatchContext, Claim, Prompt, commit_tool
+from ..claims import DeepClaim, JsonObject
+from ..mode import BatchContext, Claim, Mode, Prompt, commit_tool
 from ..records import Batch, Job
 from .browse import browse_tools
-from .organize import PAYLOAD_RESERVE, object_payload
+from .organize import PAYLOAD_RESERVE, ObjectPayload, object_payload
 
 SYSTEM = (
     "You review an agent's long-term memory objects, a few at a time. For each object given: "
@@ -55,12 +64,29 @@ LINKS_SHOWN = 50  # links of each reviewed object in the payload
 BODY_CUT_MARK = "\n…[body cut to fit the claim budget: read_object for the rest]"
 
 
-class DeepMode:
+@dataclass(frozen=True)
+class DeepResult:
+    """What a review committed: the receipt's body."""
+
+    reviewed: tuple[str, ...]  # the claimed ids, each confirmed
+    changes: WriteSummary
+
+    def to_json(self) -> JsonObject:
+        return {"reviewed": list(self.reviewed), **self.changes}
+
+
+class DeepMode(Mode[DeepClaim, None, None]):
+    """Claims the next objects of the job's snapshot; its prompt reads them itself (reads:
+    None) and its commit reuses nothing of the prompt (prepared: None)."""
+
     name = "deep"
     proposal = ReviewProposal
+    claim_type = DeepClaim
 
     def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
-                   now: datetime) -> Claim | None:
+                   now: datetime) -> Claim[DeepClaim, None] | None:
+        """The next unreviewed objects of the job's snapshot (taken at its first claim) that
+        fit the claim budget together."""
         taken = conn.execute("SELECT 1 FROM deep_snapshot WHERE job_id = ? LIMIT 1",
                              (job.id,)).fetchone()
         if not taken:
@@ -76,20 +102,22 @@ class DeepMode:
         if not rows:
             return None
         rows = rows[:_fitting(conn, [r["object_id"] for r in rows], review_budget(config))]
-        return Claim({"positions": [r["position"] for r in rows],
-                      "object_ids": [r["object_id"] for r in rows]})
+        return Claim(DeepClaim(tuple(r["position"] for r in rows),
+                               tuple(r["object_id"] for r in rows)))
 
-    def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
-        keep = max(1, len(claim["object_ids"]) // 2)
-        return {"positions": claim["positions"][:keep], "object_ids": claim["object_ids"][:keep]}
+    def shrink(self, claim: DeepClaim, config: Config) -> DeepClaim:
+        """The first half of the objects (at least one)."""
+        keep = max(1, len(claim.object_ids) // 2)
+        return DeepClaim(claim.positions[:keep], claim.object_ids[:keep])
 
-    def prompt(self, ctx: BatchContext, reads: Any = None) -> Prompt:
+    def prompt(self, ctx: BatchContext[DeepClaim], reads: None = None) -> Prompt[None]:
+        """The reviewed profiles (cut to the budget) and their duplicate candidates."""
         budget = review_budget(ctx.config)
-        review = fit_review([review_item(ctx.conn, i) for i in ctx.batch.claim["object_ids"]],
-                            budget)
+        object_ids = ctx.batch.claim.object_ids
+        review = fit_review([review_item(ctx.conn, i) for i in object_ids], budget)
         used = _size(review)
         related = []
-        for obj in duplicate_candidates(ctx.conn, ctx.batch.claim["object_ids"]):
+        for obj in duplicate_candidates(ctx.conn, object_ids):
             item = object_payload(obj)
             cost = _size(item)
             if used + cost <= budget:
@@ -102,15 +130,17 @@ class DeepMode:
         return Prompt([{"role": "system", "content": SYSTEM},
                        {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}])
 
-    def tools(self, ctx: BatchContext) -> list[Tool]:
+    def tools(self, ctx: BatchContext[DeepClaim]) -> list[Tool]:
+        """The browsing tools and commit_review."""
         return [*browse_tools(ctx.conn, ctx.read_ids),
                 commit_tool("commit_review", "Confirm the reviewed ids and commit any changes.",
                             ReviewProposal)]
 
-    def apply(self, ctx: BatchContext, proposal: BaseModel,
-              prepared: Any = None) -> dict[str, Any]:
+    def apply(self, ctx: BatchContext[DeepClaim], proposal: BaseModel,
+              prepared: None = None) -> DeepResult:
+        """Validate and write the review's graph write; mark the claimed positions reviewed."""
         assert isinstance(proposal, ReviewProposal)
-        claimed = ctx.batch.claim["object_ids"]
+        claimed = list(ctx.batch.claim.object_ids)
         if sorted(set(proposal.reviewed)) != sorted(claimed):
             raise FieldError("reviewed", f"confirm exactly this batch's ids: {claimed}")
         write = GraphWrite(proposal.objects, proposal.relations, [], proposal.core_files,
@@ -119,21 +149,24 @@ class DeepMode:
         validated = validate_write(ctx.conn, ctx.config, write, rules,
                                    len(proposal.model_dump_json().encode()))
         changes = apply_write(ctx.conn, validated, rules, ctx.now)
-        marks = ",".join("?" * len(ctx.batch.claim["positions"]))
+        positions = ctx.batch.claim.positions
+        marks = ",".join("?" * len(positions))
         ctx.conn.execute(
             f"UPDATE deep_snapshot SET reviewed_at = ?, batch_id = ? WHERE job_id = ?"
             f" AND position IN ({marks})",
-            (iso(ctx.now), ctx.batch.id, ctx.job.id, *ctx.batch.claim["positions"]),
+            (iso(ctx.now), ctx.batch.id, ctx.job.id, *positions),
         )
-        return {"reviewed": claimed, **changes}
+        return DeepResult(tuple(claimed), changes)
 
-    def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
+    def on_terminal(self, conn: sqlite3.Connection, batch: Batch[DeepClaim],
+                    now: datetime) -> None:
         """The positions stay unreviewed (marked with the terminal batch), so the job ends
         partial instead of claiming them forever."""
-        marks = ",".join("?" * len(batch.claim["positions"]))
+        positions = batch.claim.positions
+        marks = ",".join("?" * len(positions))
         conn.execute(
             f"UPDATE deep_snapshot SET batch_id = ? WHERE job_id = ? AND position IN ({marks})",
-            (batch.id, batch.job_id, *batch.claim["positions"]),
+            (batch.id, batch.job_id, *positions),
         )
 
 
@@ -142,14 +175,29 @@ def review_budget(config: Config) -> int:
     return int(config.settings.organize.claim_budget_bytes) - PAYLOAD_RESERVE
 
 
-def review_item(conn: sqlite3.Connection, object_id: str) -> dict[str, Any]:
+class BodyCut(TypedDict):
+    """How much of a reviewed body the payload shows (`fit_review`)."""
+
+    shown_chars: int
+    total_chars: int
+    read: str  # what to do before rewriting it
+
+
+class ReviewItem(ObjectPayload, total=False):
+    """A reviewed object as the payload shows it: its profile, its first links and, when its
+    body was cut to fit, how much of it is shown."""
+
+    links: list[dict[str, Any]]  # as objects.records.object_links gives them
+    body_cut: BodyCut
+
+
+def review_item(conn: sqlite3.Connection, object_id: str) -> ReviewItem:
     """One reviewed object as the payload shows it: its profile and its first 50 links."""
-    item = object_payload(get_object(conn, object_id))
-    item["links"] = object_links(conn, object_id)[:LINKS_SHOWN]
-    return item
+    return ReviewItem(**object_payload(get_object(conn, object_id)),
+                      links=object_links(conn, object_id)[:LINKS_SHOWN])
 
 
-def _size(value: Any) -> int:
+def _size(value: object) -> int:
     return len(json.dumps(value, ensure_ascii=False).encode())
 
 
@@ -164,7 +212,7 @@ def _fitting(conn: sqlite3.Connection, object_ids: list[str], budget: int) -> in
     return len(object_ids)
 
 
-def fit_review(review: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+def fit_review(review: list[ReviewItem], budget: int) -> list[ReviewItem]:
     """Cut the longest bodies until the review fits `budget` bytes. A cut body ends with
     BODY_CUT_MARK and the item gets `body_cut` (chars shown, chars in all) so the model knows
     to read_object before rewriting it."""
@@ -172,9 +220,9 @@ def fit_review(review: list[dict[str, Any]], budget: int) -> list[dict[str, Any]
         if _size(review) <= budget:
             break
         body = item["body"]
-        item["body_cut"] = {"shown_chars": len(body), "total_chars": len(body),
-                            "read": "read_object returns the whole body; read it before "
-                                    "rewriting or merging this object"}
+        item["body_cut"] = BodyCut(shown_chars=len(body), total_chars=len(body),
+                                   read="read_object returns the whole body; read it before "
+                                        "rewriting or merging this object")
         item["body"] = body + BODY_CUT_MARK
         keep = max(0, len(body.encode()) - (_size(review) - budget))
         shown = body.encode()[:keep].decode("utf-8", "ignore")
@@ -187,7 +235,8 @@ def fit_review(review: list[dict[str, Any]], budget: int) -> list[dict[str, Any]
     return review
 
 
-def duplicate_candidates(conn: sqlite3.Connection, object_ids: list[str]) -> list[ObjectRecord]:
+def duplicate_candidates(conn: sqlite3.Connection,
+                         object_ids: Sequence[str]) -> list[ObjectRecord]:
     """Live objects of the same type whose normalised name or alias equals a reviewed one's."""
     wanted: dict[str, set[str]] = {}
     for object_id in object_ids:
@@ -198,12 +247,13 @@ def duplicate_candidates(conn: sqlite3.Connection, object_ids: list[str]) -> lis
     for type_, keys in wanted.items():
         # Only names are read for the scan (it runs every batch over every object of the type);
         # a full record is built for the matches alone.
-        for object_id, name, aliases in conn.execute(
+        for row in conn.execute(
             "SELECT id, name, aliases FROM objects WHERE type = ? AND redirect_to IS NULL",
             (type_,),
         ).fetchall():
-            if object_id not in object_ids and not keys.isdisjoint(_name_keys(name, aliases)):
-                found.append(get_object(conn, object_id))
+            if (row["id"] not in object_ids
+                    and not keys.isdisjoint(_name_keys(row["name"], row["aliases"]))):
+                found.append(get_object(conn, row["id"]))
     return found
 
 

@@ -22,9 +22,8 @@ def named_objects(conn: sqlite3.Connection, text: str) -> list[str]:
         chunk = {f"t{i}": term for i, term in enumerate(terms[start:start + 500])}
         marks = ",".join(f":{key}" for key in chunk)
         # The check against the text runs in SQL: a common first word may bring many candidates.
-        for object_id, name in conn.execute(_MATCHED_NAMES.format(marks=marks),
-                                            {**chunk, "text": lowered}):
-            matched.setdefault(object_id, set()).add(name)
+        for row in conn.execute(_MATCHED_NAMES.format(marks=marks), {**chunk, "text": lowered}):
+            matched.setdefault(row["id"], set()).add(row["name"])
     return by_specificity(matched)
 
 
@@ -34,7 +33,7 @@ def named_objects(conn: sqlite3.Connection, text: str) -> list[str]:
 _MATCHED_NAMES = (
     "WITH hit AS (SELECT id, name, aliases FROM objects WHERE redirect_to IS NULL AND id IN"
     " (SELECT object_id FROM object_names WHERE term IN ({marks})))"
-    " SELECT id, lower(name) FROM hit WHERE instr(:text, lower(name)) > 0"
+    " SELECT id, lower(name) AS name FROM hit WHERE instr(:text, lower(name)) > 0"
     " UNION ALL SELECT hit.id, lower(a.value) FROM hit, json_each(hit.aliases) a"
     " WHERE length(a.value) >= 2 AND instr(:text, lower(a.value)) > 0")
 
@@ -92,8 +91,8 @@ def mixed_keys(conn: sqlite3.Connection, lowered: str) -> set[str]:
     for at in range(0, len(starts), 200):
         chunk = starts[at:at + 200]
         ranges = " OR ".join("(term > ? AND term < ?)" for _ in chunk)
-        for (term,) in conn.execute(f"SELECT DISTINCT term FROM object_names WHERE {ranges}",
-                                    [v for w in chunk for v in (w, w + _LAST_CHAR)]):
-            if term in lowered:
-                keys.add(term)
+        for row in conn.execute(f"SELECT DISTINCT term FROM object_names WHERE {ranges}",
+                                [v for w in chunk for v in (w, w + _LAST_CHAR)]):
+            if row["term"] in lowered:
+                keys.add(row["term"])
     return keys

@@ -15,21 +15,22 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from pydantic import BaseModel
 
 from ...base.config import Config
 from ...objects.graph_write import GraphWrite, WriteRules, WriteSummary, apply_write, validate_write
-from ...objects.proposals import OrganizeProposal
+from ...objects.proposals import Disposition, OrganizeProposal, Outcome
 from ...objects.provenance import Span, check_evidence, is_memory_event
 from ...objects.records import ObjectRecord, event_citers, object_rows
 from ...secrets.detector import check_no_secret
 from ...timeline.queue import EventState, block_event, record_outcome
 from ..batch_loop import FieldError, Tool
-from ..mode import BatchContext, Claim, Prompt, commit_tool
+from ..claims import JsonObject, OrganizeClaim
+from ..mode import BatchContext, Claim, CommitRefused, Mode, Prompt, commit_tool
 from ..records import Batch, Job
 from .backflow import event_spans, page_spans, settle_memory_output
 from .browse import browse_tools
@@ -60,15 +61,34 @@ RELATED_MAX = 200  # objects a claim considers before the byte budget
 PAYLOAD_RESERVE = 4_000  # bytes kept for the payload's frame and the system prompt
 
 
-def object_payload(obj: ObjectRecord) -> dict[str, Any]:
-    return {"id": obj.id, "type": obj.type, "name": obj.name, "aliases": obj.aliases,
-            "summary": obj.summary, "body": obj.body, "cues": obj.cues, "status": obj.status,
-            "version": obj.version, "created_at": obj.created_at, "updated_at": obj.updated_at}
+class ObjectPayload(TypedDict):
+    """An object as a claim's payload shows it to the model (organize's related objects, deep's
+    reviewed objects and duplicate candidates)."""
+
+    id: str
+    type: str
+    name: str
+    aliases: list[str]
+    summary: str
+    body: str
+    cues: list[str]
+    status: str
+    version: int
+    created_at: str
+    updated_at: str
+
+
+def object_payload(obj: ObjectRecord) -> ObjectPayload:
+    """The object's profile as a payload shows it (all of it but its redirect)."""
+    return ObjectPayload(id=obj.id, type=obj.type, name=obj.name, aliases=obj.aliases,
+                         summary=obj.summary, body=obj.body, cues=obj.cues, status=obj.status,
+                         version=obj.version, created_at=obj.created_at,
+                         updated_at=obj.updated_at)
 
 
 def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: int,
                     citing: list[str] | None = None,
-                    named: list[str] | None = None) -> list[dict[str, Any]]:
+                    named: list[str] | None = None) -> list[ObjectPayload]:
     """Objects already citing the event (`citing`, when the caller has read them), then objects
     whose name or alias occurs in the text (case-insensitive; `named`, when the caller has
     looked them up for this same text), the most specific match first (names.named_objects:
@@ -81,7 +101,7 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
     ids = list(dict.fromkeys([*citing, *named]))[:RELATED_MAX]
     # One read for all candidates (not one per object), then taken in the order above.
     rows = object_rows(conn, ids, live_only=True)
-    chosen: list[dict[str, Any]] = []
+    chosen: list[ObjectPayload] = []
     used = 0
     for object_id in ids:
         row = rows.get(object_id)
@@ -97,9 +117,10 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
 
 
 def claimed_events(conn: sqlite3.Connection) -> set[int]:
-    return {r[0] for r in conn.execute(
-        "SELECT json_extract(claim, '$.event_id') FROM batches WHERE state = 'claimed'"
-        " AND json_extract(claim, '$.event_id') IS NOT NULL")}
+    """The events an open batch holds (claimed, maybe waiting out a backoff)."""
+    return {r["event_id"] for r in conn.execute(
+        "SELECT json_extract(claim, '$.event_id') AS event_id FROM batches"
+        " WHERE state = 'claimed' AND json_extract(claim, '$.event_id') IS NOT NULL")}
 
 
 # The waiting events, oldest first (enqueued_at, event id). One ordered index range per state,
@@ -112,7 +133,7 @@ _WAITING = (
 
 
 @dataclass
-class PageClaim:
+class PageReads:
     """What next_claim read of the event it claimed, in the claim's transaction (the claim's
     `reads`), for that claim's prompt built right after in the same tick. The event row never
     changes; the rest is what the graph revision the batch is claimed at stands for (a commit is
@@ -128,12 +149,32 @@ class PageClaim:
     named: list[str] | None = None  # the objects its whole text names, when looked up
 
 
-class OrganizeMode:
+@dataclass(frozen=True)
+class OrganizeResult:
+    """What an organize commit did: the receipt's body."""
+
+    event_id: int
+    outcome: Outcome
+    page: tuple[int, int]  # the chars read, [start, end)
+    changes: WriteSummary
+
+    def to_json(self) -> JsonObject:
+        return {"event_id": self.event_id, "outcome": self.outcome, "page": list(self.page),
+                **self.changes}
+
+
+class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
+    """Claims a page of an event; what claiming read of the event (reads) spares the prompt
+    reading it again. The commit reuses nothing of the prompt (prepared: None)."""
+
     name = "organize"
     proposal = OrganizeProposal
+    claim_type = OrganizeClaim
 
     def next_claim(self, conn: sqlite3.Connection, job: Job, config: Config,
-                   now: datetime) -> Claim | None:
+                   now: datetime) -> Claim[OrganizeClaim, PageReads] | None:
+        """The next page of the oldest waiting event no open batch holds (an unread event
+        that is wholly memory output is ended here instead, and skipped)."""
         busy = claimed_events(conn)
         for row in conn.execute(_WAITING):
             event_id = row["event_id"]
@@ -142,19 +183,19 @@ class OrganizeMode:
             event = conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
             if event is None:  # a queue row without its event is never claimable (as the join was)
                 continue
-            claimed = PageClaim(event_id, (0, 0), event, row["progress"])
+            claimed = PageReads(event_id, (0, 0), event, row["progress"])
             # Wholly the memory's own output: the engine ends it (archive_only, with a reason
             # saying so) and never shows it to the model as something to learn from.
             if row["page_cursor"] == 0 and not self._unread_settled(conn, claimed, now):
                 continue
             page = self._page(event_id, event["text"], row["page_cursor"], event["chars"],
                               config.settings.organize.page_chars, config)
-            claimed.page = (page["page_start"], page["page_end"])
+            claimed.page = (page.page_start, page.page_end)
             return Claim(page, claimed)
         return None
 
     @staticmethod
-    def _unread_settled(conn: sqlite3.Connection, claimed: PageClaim, now: datetime) -> bool:
+    def _unread_settled(conn: sqlite3.Connection, claimed: PageReads, now: datetime) -> bool:
         """For an unread event: False when it is wholly memory output and now ended (not to
         be claimed); True when it goes to the model, keeping in `claimed` what was read."""
         event_id, event = claimed.event_id, claimed.row
@@ -170,32 +211,35 @@ class OrganizeMode:
         return not settled
 
     def _page(self, event_id: int, text: str, start: int, chars: int, page_chars: int,
-              config: Config) -> dict[str, Any]:
+              config: Config) -> OrganizeClaim:
         budget = config.settings.organize.claim_budget_bytes - PAYLOAD_RESERVE
         floor = config.settings.organize.page_min_chars
         end = min(chars, start + page_chars)
         # Shrink by byte margin: the page alone may use at most half the budget.
         while end - start > floor and len(text[start:end].encode()) > budget // 2:
             end = start + max(floor, (end - start) // 2)
-        return {"event_id": event_id, "page_start": start, "page_end": end,
-                "page_chars": end - start}
+        return OrganizeClaim(event_id, start, end, end - start)
 
-    def shrink(self, claim: dict[str, Any], config: Config) -> dict[str, Any]:
-        size = max(config.settings.organize.page_min_chars, claim["page_chars"] // 2)
-        return {"page_chars": size, "page_end": min(claim["page_end"], claim["page_start"] + size)}
+    def shrink(self, claim: OrganizeClaim, config: Config) -> OrganizeClaim:
+        """Half the page (not under organize.page_min_chars), from the same start."""
+        size = max(config.settings.organize.page_min_chars, claim.page_chars // 2)
+        return replace(claim, page_chars=size,
+                       page_end=min(claim.page_end, claim.page_start + size))
 
-    def prompt(self, ctx: BatchContext, reads: PageClaim | None = None) -> Prompt:
+    def prompt(self, ctx: BatchContext[OrganizeClaim],
+               reads: PageReads | None = None) -> Prompt[None]:
+        """The page, the event's progress and the related objects (which count as read)."""
         claim = ctx.batch.claim
         claimed = reads if _reads_this_page(reads, claim) else None
         if claimed is not None:
             row, progress = claimed.row, claimed.progress
         else:
             row = ctx.conn.execute("SELECT * FROM events WHERE id = ?",
-                                   (claim["event_id"],)).fetchone()
+                                   (claim.event_id,)).fetchone()
             queue = ctx.conn.execute("SELECT progress FROM archive_queue WHERE event_id = ?",
-                                     (claim["event_id"],)).fetchone()
+                                     (claim.event_id,)).fetchone()
             progress = queue["progress"] if queue else None
-        page_text = row["text"][claim["page_start"]: claim["page_end"]]
+        page_text = row["text"][claim.page_start: claim.page_end]
         budget = ctx.config.settings.organize.claim_budget_bytes - PAYLOAD_RESERVE - len(
             page_text.encode())
         targets = claimed.citers if claimed is not None else None
@@ -211,8 +255,8 @@ class OrganizeMode:
             "event": {"id": row["id"], "occurred_at": row["occurred_at"], "source": row["source"],
                       "kind": row["kind"], "meta": json.loads(row["meta"]) if row["meta"] else None,
                       "chars": row["chars"]},
-            "page": {"start": claim["page_start"], "end": claim["page_end"],
-                     "last": claim["page_end"] >= row["chars"], "text": page_text},
+            "page": {"start": claim.page_start, "end": claim.page_end,
+                     "last": claim.page_end >= row["chars"], "text": page_text},
             "progress": progress,
             "targets": targets,
             "related": related,
@@ -223,16 +267,18 @@ class OrganizeMode:
         return Prompt([{"role": "system", "content": SYSTEM},
                        {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}])
 
-    def tools(self, ctx: BatchContext) -> list[Tool]:
+    def tools(self, ctx: BatchContext[OrganizeClaim]) -> list[Tool]:
+        """The browsing tools and commit_organize."""
         return [*browse_tools(ctx.conn, ctx.read_ids),
                 commit_tool("commit_organize", "Commit objects, relations, evidence, core files "
                             "and the event's disposition in one transaction.", OrganizeProposal)]
 
-    def apply(self, ctx: BatchContext, proposal: BaseModel,
-              prepared: Any = None) -> dict[str, Any]:
+    def apply(self, ctx: BatchContext[OrganizeClaim], proposal: BaseModel,
+              prepared: None = None) -> OrganizeResult:
+        """Validate and write the proposal's graph write and the event's disposition."""
         assert isinstance(proposal, OrganizeProposal)
         claim = ctx.batch.claim
-        event_id = claim["event_id"]
+        event_id = claim.event_id
         if len(proposal.events) != 1 or proposal.events[0].event_id != event_id:
             raise FieldError("events", f"missing disposition: give exactly one, for event "
                                        f"{event_id}")
@@ -240,13 +286,11 @@ class OrganizeMode:
             "SELECT q.state, e.chars FROM archive_queue q JOIN events e ON e.id = q.event_id"
             " WHERE q.event_id = ?", (event_id,)).fetchone()
         if row is None or row["state"] not in (EventState.PENDING, EventState.CONTINUE):
-            from ..mode import CommitRefused
-
             raise CommitRefused(f"refused: event {event_id} is no longer waiting to be organized")
         write = GraphWrite(proposal.objects, proposal.relations, proposal.evidence,
                            proposal.core_files)
         rules = WriteRules(ctx.read_ids,
-                           (event_id, claim["page_start"], claim["page_end"]), "organize",
+                           (event_id, claim.page_start, claim.page_end), "organize",
                            ctx.batch.id)
         validated = validate_write(ctx.conn, ctx.config, write, rules,
                                    len(proposal.model_dump_json().encode()))
@@ -261,36 +305,37 @@ class OrganizeMode:
                 raise FieldError(f"events.0.{key}", f"at most {limit} chars")
             # Progress and reason are stored and shown to later batches: no secret in them.
             check_no_secret(f"events.0.{key}", getattr(disposition, key) or "")
-        last = claim["page_end"] >= row["chars"]
+        last = claim.page_end >= row["chars"]
         _check_disposition(disposition, last, claim, event_id)
         changes = apply_write(ctx.conn, validated, rules, ctx.now)
         # Raised after the write: the commit's transaction rolls it back with the refusal.
         _check_targets(disposition, last, had_targets, changes, event_id)
         state = disposition.outcome
-        record_outcome(ctx.conn, event_id, state, claim["page_end"], disposition.progress,
+        record_outcome(ctx.conn, event_id, state, claim.page_end, disposition.progress,
                        disposition.reason, ctx.now)
-        return {"event_id": event_id, "outcome": state, "page": [claim["page_start"],
-                                                                 claim["page_end"]], **changes}
+        return OrganizeResult(event_id, state, (claim.page_start, claim.page_end), changes)
 
-    def on_terminal(self, conn: sqlite3.Connection, batch: Batch, now: datetime) -> None:
+    def on_terminal(self, conn: sqlite3.Connection, batch: Batch[OrganizeClaim],
+                    now: datetime) -> None:
         """Only this batch's event becomes blocked; its text and checkpoint stay."""
-        block_event(conn, batch.claim["event_id"], batch.id, now)
+        block_event(conn, batch.claim.event_id, batch.id, now)
 
 
-def _reads_this_page(reads: PageClaim | None, claim: dict[str, Any]) -> bool:
+def _reads_this_page(reads: PageReads | None, claim: OrganizeClaim) -> bool:
     """Whether the claim's reads are of exactly this claim (its event and page)."""
-    return reads is not None and reads.event_id == claim["event_id"] and reads.page == (
-        claim["page_start"], claim["page_end"])
+    return reads is not None and reads.event_id == claim.event_id and reads.page == (
+        claim.page_start, claim.page_end)
 
 
-def _memory_output(ctx: BatchContext, claim: dict[str, Any], spans: list[Span] | None,
-                   row: sqlite3.Row, citers: list[str]) -> dict[str, Any]:
+def _memory_output(ctx: BatchContext[OrganizeClaim], claim: OrganizeClaim,
+                   spans: list[Span] | None, row: sqlite3.Row,
+                   citers: list[str]) -> dict[str, list[dict[str, object]]]:
     """The payload's `memory_output` (spans of the page that are memory output and cannot be
     cited), present only when the page has any. `spans`: the event's, if already computed;
     else computed from the event's `row` and `citers`, which the prompt has just read."""
     if spans is None:
-        spans = event_spans(ctx.conn, claim["event_id"], row=row, citing=set(citers))[0]
-    shown = page_spans(spans, claim["page_start"], claim["page_end"])
+        spans = event_spans(ctx.conn, claim.event_id, row=row, citing=set(citers))[0]
+    shown = page_spans(spans, claim.page_start, claim.page_end)
     return {"memory_output": shown} if shown else {}
 
 
@@ -303,14 +348,14 @@ def event_targets(conn: sqlite3.Connection, event_id: int) -> tuple[int, int]:
     # The receipts of the event's committed batches count what each wrote: found through two
     # indexes (batches by event, receipts by token), never by scanning the version tables.
     row = conn.execute(
-        "SELECT (SELECT COUNT(*) FROM evidence WHERE event_id = :event),"
-        " COALESCE(SUM(json_extract(r.receipt, '$.core_files')), 0),"
+        "SELECT (SELECT COUNT(*) FROM evidence WHERE event_id = :event) AS evidence,"
+        " COALESCE(SUM(json_extract(r.receipt, '$.core_files')), 0) AS core_files,"
         " COALESCE(SUM(json_extract(r.receipt, '$.objects_changed')"
-        "              + json_extract(r.receipt, '$.relations_added')), 0)"
+        "              + json_extract(r.receipt, '$.relations_added')), 0) AS writes"
         " FROM batches b JOIN receipts r ON r.token = json_extract(b.claim, '$.token')"
         " WHERE b.state = 'committed' AND json_extract(b.claim, '$.event_id') = :event",
         {"event": event_id}).fetchone()
-    return int(row[0]) + int(row[1]), int(row[2])
+    return int(row["evidence"]) + int(row["core_files"]), int(row["writes"])
 
 
 def _graph_changed(changes: WriteSummary) -> bool:
@@ -320,7 +365,7 @@ def _graph_changed(changes: WriteSummary) -> bool:
                 or changes["core_files"])
 
 
-def _check_disposition(disposition: Any, last: bool, claim: dict[str, Any],
+def _check_disposition(disposition: Disposition, last: bool, claim: OrganizeClaim,
                        event_id: int) -> None:
     """The checks that need no write: progress for continue, no skipped page, a reason."""
     outcome = disposition.outcome
@@ -331,13 +376,13 @@ def _check_disposition(disposition: Any, last: bool, claim: dict[str, Any],
         return
     if not last:
         raise FieldError("events.0.outcome", f"event {event_id} has unread text after char "
-                                             f"{claim['page_end']}: skipping an unread page is "
+                                             f"{claim.page_end}: skipping an unread page is "
                                              "refused; use continue")
     if outcome == EventState.ARCHIVE_ONLY and not (disposition.reason or "").strip():
         raise FieldError("events.0.reason", "archive_only needs a reason")
 
 
-def _check_targets(disposition: Any, last: bool, had: tuple[int, int],
+def _check_targets(disposition: Disposition, last: bool, had: tuple[int, int],
                    changes: WriteSummary, event_id: int) -> None:
     """The checks on what the write changed. `linked` needs a link (evidence or a core file);
     `archive_only` is refused once any durable write of the event's batches exists."""
