@@ -20,14 +20,17 @@ import json
 import shutil
 import sqlite3
 import statistics
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memvault import ManualClock, Memory, NewEvent
-from memvault.models.scripted import ScriptedProvider, call
 from timing import print_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from scripted_provider import ScriptedProvider, call  # noqa: E402 (the tests' fake provider)
 
 
 def build_home(home: Path, nodes: int) -> None:

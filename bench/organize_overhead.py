@@ -18,6 +18,7 @@ import json
 import shutil
 import sqlite3
 import statistics
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -25,10 +26,12 @@ from pathlib import Path
 
 import memvault.jobs.worker as worker_module
 from memvault import ManualClock, Memory, NewEvent
-from memvault.models.scripted import ScriptedProvider, call
 from memvault.objects.records import ObjectRecord, save_object
 from memvault.store.connection import write
 from timing import print_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from scripted_provider import ScriptedProvider, call  # noqa: E402 (the tests' fake provider)
 
 T0 = datetime(2026, 10, 1, tzinfo=UTC)
 

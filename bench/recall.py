@@ -46,7 +46,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memvault.objects.records import ObjectRecord, add_relation, save_object  # noqa: E402
-from memvault.recall import feedback  # noqa: E402
 from memvault.recall.dates import date_windows  # noqa: E402
 from memvault.recall.index import CJK_RUN, sync_index  # noqa: E402
 from memvault.recall.query import memory_find  # noqa: E402
@@ -645,10 +644,14 @@ def main() -> None:
                         help="locomo: only the first N questions of each conversation (0: all;"
                              " for quick iteration, never for reported numbers)")
     parser.add_argument("--feedback", action="store_true",
-                        help="measure find with pseudo-relevance feedback switched on (it"
-                             " ships off: engine/recall/feedback.py)")
+                        help="measure find with pseudo-relevance feedback (tried, not"
+                             " adopted: bench/recall_feedback.py)")
     args = parser.parse_args()
-    feedback.ENABLED = args.feedback
+    if args.feedback:
+        from recall_feedback import ON
+
+        for target, name, value in ON:
+            setattr(target, name, value)
     skip = set(filter(None, args.skip.split(",")))
     with tempfile.TemporaryDirectory(prefix="memvault-recall-") as folder:
         if "locomo" not in skip:

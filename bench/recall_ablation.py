@@ -28,10 +28,10 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import recall_feedback  # noqa: E402
 from memvault.recall import (  # noqa: E402
     context,
     dates,  # noqa: E402
-    feedback,
     query,
     rank,
     terms,
@@ -105,9 +105,9 @@ def _snowball() -> Any:
 # (a None value: not installed, the row is left out)
 VARIANTS: dict[str, list[tuple[Any, str, Any]]] = {
     "snowball word families": [(terms, "stem", _snowball()), (rank, "stem", _snowball())],
-    "pseudo-relevance feedback (k 3, m 10, lambda 0.2)": [(feedback, "ENABLED", True)],
-    "feedback re-ranking only what was read": [(feedback, "ENABLED", True),
-                                               (feedback, "SECOND_PASS", False)],
+    "pseudo-relevance feedback (k 3, m 10, lambda 0.2)": recall_feedback.ON,
+    "feedback re-ranking only what was read": [*recall_feedback.ON,
+                                               (recall_feedback, "SECOND_PASS", False)],
 }
 
 

@@ -1,5 +1,6 @@
-"""How long migration m010 (rebuilding the recall index: date tokens in event text) takes on a
-home that already holds N events, e.g. the 1M-event database bench/recall.py builds:
+"""How long a rebuild of the recall index takes on a home that already holds N events: what
+migrations m010_recall_date_mentions and m015_recall_more_date_forms (date tokens in event
+text) cost an existing home, e.g. the 1M-event database bench/recall.py builds:
 
     python bench/recall.py --skip locomo,memorybank,ingest --db /tmp/scale.db
     python bench/recall_migration.py /tmp/scale.db

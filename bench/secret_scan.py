@@ -47,18 +47,25 @@ def corpus() -> list[str]:
 
 
 def detector_at(rev: str) -> object:
-    """engine/secrets/detector.py as of `rev`, loaded as a sibling module of the current one."""
-    source = subprocess.run(["git", "show", f"{rev}:engine/secrets/detector.py"], cwd=ROOT,
-                            check=True, capture_output=True, text=True).stdout
-    path = Path(tempfile.mkdtemp()) / "secrets_at_rev.py"
-    path.write_text(source, encoding="utf-8")
-    name = "memvault.objects.secrets_at_rev"
-    spec = importlib.util.spec_from_file_location(name, path)
+    """engine/secrets/ as of `rev` (the detector and the value rules beside it), loaded as the
+    package memvault.secrets_at_rev, so the detector's relative imports reach that revision's
+    modules (and memvault's own for the rest)."""
+    folder = Path(tempfile.mkdtemp()) / "secrets_at_rev"
+    folder.mkdir()
+    names = subprocess.run(["git", "ls-tree", "--name-only", f"{rev}:engine/secrets"], cwd=ROOT,
+                           check=True, capture_output=True, text=True).stdout.split()
+    for name in (n for n in names if n.endswith(".py")):
+        source = subprocess.run(["git", "show", f"{rev}:engine/secrets/{name}"], cwd=ROOT,
+                                check=True, capture_output=True, text=True).stdout
+        (folder / name).write_text(source, encoding="utf-8")
+    package = "memvault.secrets_at_rev"
+    spec = importlib.util.spec_from_file_location(package, folder / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    sys.modules[package] = module
     spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"{package}.detector")
 
 
 def best_time(find: object, texts: list[str], repeat: int) -> float:

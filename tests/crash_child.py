@@ -36,7 +36,7 @@ from memvault import ManualClock, Memory, NewEvent
 from memvault.base.tokens import estimate_tokens
 from memvault.jobs.worker import TickResult, Worker
 from memvault.models.base import Message, ModelReply, ToolSpec
-from memvault.models.scripted import call
+from scripted_provider import call
 
 T0 = datetime(2026, 10, 13, 12, 0, 0, tzinfo=timezone(timedelta(hours=8)))
 GAP = timedelta(hours=2)  # clock distance between generations: > lease (360 s) + a child's run

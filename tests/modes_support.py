@@ -18,10 +18,10 @@ from helpers import count, write_config
 from memvault import ManualClock, Memory
 from memvault.jobs.worker import TickResult, Worker
 from memvault.models.base import Message, ModelReply, Provider, ToolSpec
-from memvault.models.scripted import ScriptedProvider, call
 from memvault.objects.records import ObjectRecord, save_object
 from memvault.store.connection import write
 from memvault.timeline.queue import enqueue_departed
+from scripted_provider import ScriptedProvider, call
 
 Step = Callable[[list[Message], list[ToolSpec], int], ModelReply]
 

@@ -142,7 +142,9 @@ def test_events_without_an_offset_are_taken_in_the_configured_zone(
 
 def test_an_unknown_model_provider_is_one_line(runner: CliRunner, ingested: None) -> None:
     line = error_line(run(runner, "organize", "--wait", "--model", "nope:x", code=1))
-    assert "model provider: unknown provider 'nope' (builtin, openai, scripted)" in line
+    assert "model provider: unknown provider 'nope' (builtin, openai)" in line
+    line = error_line(run(runner, "organize", "--wait", "--model", "scripted", code=1))
+    assert "model provider: unknown provider 'scripted' (builtin, openai)" in line
     assert total_events(runner) == len(EVENTS)
 
 

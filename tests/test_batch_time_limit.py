@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 from memvault import ManualClock, Memory
 from memvault.models.base import Message, ModelReply, ToolSpec
-from memvault.models.scripted import call
 from modes_support import add_archived, archive_only_step, make_worker, queue_row
+from scripted_provider import call
 
 
 @pytest.mark.parametrize(("elapsed", "action"), [(299, "committed"), (300, "failed")])

@@ -11,7 +11,6 @@ from helpers import count
 from memvault import ManualClock, Memory
 from memvault.jobs.worker import Worker
 from memvault.models.base import ModelReply, Usage
-from memvault.models.scripted import ScriptedProvider, call
 from modes_support import (
     add_archived,
     archive_only_step,
@@ -26,6 +25,7 @@ from modes_support import (
     queue_row,
     tool_results,
 )
+from scripted_provider import ScriptedProvider, call
 
 TRUNCATED = ModelReply(finish_reason="length")
 

@@ -11,7 +11,6 @@ import pytest
 from helpers import count
 from memvault import ManualClock, Memory
 from memvault.jobs import mode as modes_module
-from memvault.models.scripted import call
 from modes_support import (
     batch_row,
     compact_step,
@@ -24,6 +23,7 @@ from modes_support import (
     queue_row,
     run_until_idle,
 )
+from scripted_provider import call
 
 SMALL_BATCHES = "[compact]\nnodes_per_batch = 2\n"
 

@@ -121,7 +121,7 @@ def test_set_values_are_read_as_typed_settings(home: Path) -> None:
 
 def test_the_choices_of_a_setting_come_from_its_type() -> None:
     choices = {s.name: s.choices for s in SETTINGS if s.choices}
-    assert choices == {"model.provider": ("builtin", "openai", "scripted"),
+    assert choices == {"model.provider": ("builtin", "openai"),
                        "model.tool_mode": ("native", "json_schema"),
                        "model.schema_format": ("json_schema", "json_object")}
 
@@ -147,7 +147,10 @@ def test_the_settings_follow_a_change_of_values(home: Path) -> None:
         ("[compact]\ntarget_ratio = 0.99\n", "compact.target_ratio = 0.99: allowed range 0.1–0.95"),
         ("[compact]\ntarget_ratio = false\n", "compact.target_ratio = False: expected float"),
         ("[model]\nprovider = \"gpt\"\n",
-         "model.provider = 'gpt': allowed one of 'builtin', 'openai', 'scripted'"),
+         "model.provider = 'gpt': allowed one of 'builtin', 'openai'"),
+        # the tests' fake provider is no user's choice (tests/scripted_provider.py)
+        ("[model]\nprovider = \"scripted\"\n",
+         "model.provider = 'scripted': allowed one of 'builtin', 'openai'"),
         ("[model]\nname = 5\n", "model.name = 5: expected str"),
         ("[compact]\nbogus = 1\n", "compact.bogus: unknown setting"),
         ("[nosuch]\nkey = 1\n", "nosuch.key: unknown setting"),

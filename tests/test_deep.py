@@ -9,7 +9,6 @@ from typing import Any
 
 from helpers import count
 from memvault import ManualClock, Memory
-from memvault.models.scripted import call
 from memvault.objects.records import ObjectRecord, save_object
 from memvault.store.connection import write
 from modes_support import (
@@ -25,6 +24,7 @@ from modes_support import (
     review_step,
     tool_results,
 )
+from scripted_provider import call
 
 
 def deep_job(mem: Memory) -> int:

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from memvault import ManualClock, Memory
 from memvault.jobs.records import job_summary
-from memvault.models.scripted import call
 from memvault.store.connection import write
 from modes_support import (
     add_archived,
@@ -25,6 +24,7 @@ from modes_support import (
     review_step,
     run_until_idle,
 )
+from scripted_provider import call
 
 LONG = ("Wanda runs the billing migration and reviews every invoice change. " * 140)[:9_000]
 

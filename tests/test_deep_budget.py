@@ -8,9 +8,9 @@ import json
 from typing import Any
 
 from memvault import Memory
-from memvault.models.scripted import call
 from modes_support import errors_seen, job_state, make_worker, obj, open_memory, put_object
 from modes_support import payload as claim_payload
+from scripted_provider import call
 
 CJK_BODY = ("项目进度与风险评估记录，负责人每周更新一次。" * 800)[:16_000]
 

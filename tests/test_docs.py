@@ -8,7 +8,8 @@ import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = [REPO / "README.md", REPO / "tests" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [REPO / "README.md", REPO / "tests" / "README.md", REPO / "bench" / "README.md",
+        *sorted((REPO / "docs").glob("*.md"))]
 TOP_FOLDERS = ("engine/", "tests/", "bench/", "docs/", "templates/", "sample_vault/", ".ci/")
 _OUTSIDE = re.compile(r"\.\./shared|\bSPEC\.md|FIELD-NOTES|design-original")
 # A path in backticks or a Markdown link target, e.g. `engine/base/tokens.py` or (docs/spec.md).

@@ -45,9 +45,9 @@ from memvault.jobs.mode import BatchContext, CommitRefused, Mode, commit_proposa
 from memvault.jobs.modes.compact import load_nodes
 from memvault.jobs.records import Batch, Job, get_job, new_batch, pending_batch, reclaim_batch
 from memvault.jobs.worker import default_modes
-from memvault.models.scripted import call
 from memvault.store.connection import graph_revision, write
 from modes_support import add_archived, batch_row, errors_seen, make_worker, put_object
+from scripted_provider import call
 
 HOLDER = "fuzz-worker"
 MODES: dict[str, Mode] = default_modes()

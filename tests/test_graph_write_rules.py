@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from memvault import ManualClock, Memory
-from memvault.models.scripted import call
 from memvault.objects.graph_write import merge_objects
 from memvault.objects.proposals import OrganizeProposal
 from memvault.store.connection import write
@@ -46,6 +45,7 @@ from modes_support import (
     put_object,
     review_step,
 )
+from scripted_provider import call
 
 LIMIT = 900_000  # graph.max_proposal_bytes, the default
 

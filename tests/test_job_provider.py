@@ -68,10 +68,11 @@ def test_an_organize_request_records_its_model_on_the_compaction_it_chains(
     mem: Memory
 ) -> None:
     mem.append_event("We ship the Aurora beta on Friday.")
-    receipt = mem.organize("organize", model="scripted")
+    receipt = mem.organize("organize", model="openai:fake-model")
     organize = get_job(mem.conn, receipt["job_id"])
     compaction = get_job(mem.conn, receipt["compact_job_id"])
-    assert organize.provider == compaction.provider == ProviderSpec("scripted").record()
+    assert organize.provider == compaction.provider == {
+        "name": "openai", "model": "fake-model", "base_url": "", "api_key_env": "OPENAI_API_KEY"}
     later = get_job(mem.conn, mem.organize("deep")["job_id"])
     assert later.provider == ProviderSpec("builtin").record()  # the configured one
 
@@ -146,16 +147,22 @@ def test_a_job_whose_provider_cannot_be_built_fails_naming_it_and_calls_no_model
 
 
 def test_a_job_queued_before_providers_were_recorded_runs_on_the_workers_provider(
-    mem: Memory
+    home: Path, clock: ManualClock, server: FakeOpenAI
 ) -> None:
     """Jobs of an older home have no provider (NULL after m011_job_provider): the worker's
     default runs them."""
-    mem.append_event("We ship the Aurora beta on Friday. " * 4)
-    mem.append_event("Lina owns the release checklist. " * 4)
-    job_id = mem.compact()["job_id"]
-    with write(mem.conn):
-        mem.conn.execute("UPDATE jobs SET provider = NULL")
-    assert get_job(mem.conn, job_id).provider is None
-    mem.worker("scripted", scheduler=False).tick()  # an empty script: the call fails
-    assert [tuple(r) for r in mem.conn.execute(
-        "SELECT DISTINCT job_id, provider FROM model_calls")] == [(job_id, "scripted")]
+    write_config(home, f'[model]\nbase_url = "{server.base_url}"\n')
+    mem = Memory.open(home, clock=clock)
+    try:
+        mem.append_event("We ship the Aurora beta on Friday. " * 4)
+        mem.append_event("Lina owns the release checklist. " * 4)
+        job_id = mem.compact()["job_id"]  # on the configured builtin
+        with write(mem.conn):
+            mem.conn.execute("UPDATE jobs SET provider = NULL")
+        assert get_job(mem.conn, job_id).provider is None
+        mem.worker("openai", "fake-model", scheduler=False).tick()  # the server answers 500
+        assert [r["model"] for r in server.requests] == ["fake-model"]
+        assert [tuple(r) for r in mem.conn.execute(
+            "SELECT DISTINCT job_id, provider FROM model_calls")] == [(job_id, "openai")]
+    finally:
+        mem.close()

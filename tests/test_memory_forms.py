@@ -11,7 +11,6 @@ from memvault import ManualClock, Memory
 from memvault.jobs.records import get_job
 from memvault.jobs.worker import Worker
 from memvault.models.base import Message, ModelReply, ToolSpec
-from memvault.models.scripted import ScriptedProvider
 from modes_support import (
     Step,
     archive_only_step,
@@ -23,6 +22,7 @@ from modes_support import (
     repeat,
     run_until_idle,
 )
+from scripted_provider import ScriptedProvider
 
 TURNS = ("Qin Hao leads the storage rewrite; the deadline is Friday.",
          "Remind me to call the dentist on Monday morning.",

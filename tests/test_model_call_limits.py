@@ -18,7 +18,7 @@ from memvault import ManualClock, Memory
 from memvault.jobs.ledger import MAX_TOKENS
 from memvault.models.base import ModelReply, ProviderError, ToolCall, Usage
 from memvault.models.openai_compat import OpenAICompatProvider
-from memvault.models.scripted import ScriptedProvider
+from scripted_provider import ScriptedProvider
 
 from tests.fake_openai import FakeOpenAI, completion, tool_call
 

@@ -13,8 +13,8 @@ from helpers import run_cli, write_config
 from memvault import ManualClock, Memory
 from memvault.home.runs import QuietRun, run_to_end
 from memvault.models.openai_compat import OpenAICompatProvider
-from memvault.models.scripted import ScriptedProvider
 from modes_support import add_archived, make_worker
+from scripted_provider import ScriptedProvider
 
 OPENAI_KEY = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8t"
 

@@ -16,7 +16,6 @@ from memvault.jobs.leases import acquire_lease
 from memvault.jobs.modes import organize as organize_module
 from memvault.jobs.records import get_job
 from memvault.jobs.scheduler import Scheduler
-from memvault.models.scripted import call
 from memvault.store.connection import write
 from modes_support import (
     add_archived,
@@ -34,6 +33,7 @@ from modes_support import (
     put_object,
     queue_row,
 )
+from scripted_provider import call
 
 TEN_K = ("Ursula keeps the release calendar and signs off every launch. " * 170)[:10_000]
 

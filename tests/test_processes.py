@@ -17,15 +17,15 @@ from pathlib import Path
 from helpers import count, write_config
 from memvault import Memory
 from memvault.jobs.worker import Worker
-from memvault.models.scripted import ScriptedProvider, call
 from modes_support import archive, queue_row
+from scripted_provider import ScriptedProvider, call
 
 REPO = Path(__file__).resolve().parents[1]
 
 WORKER_SCRIPT = r"""
 import json, sys, time
 from memvault import Memory
-from memvault.models.scripted import ScriptedProvider, call
+from tests.scripted_provider import ScriptedProvider, call
 from memvault.jobs.worker import Worker
 
 home, name, deadline, nap = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])

@@ -1,20 +1,36 @@
-"""Pseudo-relevance feedback in memory_find (engine/recall/feedback.py), off unless switched on
-(measured, not adopted): switched on, a question's best event hits lend it their words, which
-find the turns that share none of the question's; feedback never strays to what the hits have
-only in common with every turn, never feeds back a secret, works on Chinese bigrams, leaves
+"""Pseudo-relevance feedback around memory_find (bench/recall_feedback.py: measured, not adopted,
+so the product does not hold it): switched on, a question's best event hits lend it their words,
+which find the turns that share none of the question's; feedback never strays to what the hits
+have only in common with every turn, never feeds back a secret, works on Chinese bigrams, leaves
 name lookups alone and ranks a turn the same before and after the index catches up."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 from memvault import Memory
-from memvault.recall import feedback
 from memvault.recall.index import sync_index
 from memvault.recall.query import memory_find
 from memvault.store.connection import write
 from memvault.timeline.events import NewEvent
+
+
+def _load_feedback() -> Any:
+    path = Path(__file__).resolve().parent.parent / "bench" / "recall_feedback.py"
+    spec = importlib.util.spec_from_file_location("bench_recall_feedback", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("bench_recall_feedback", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+feedback = _load_feedback()
 
 # Turns on other topics, each its own conversation (hours apart): they set the statistics and
 # hold none of the feedback terms the tests expect.
@@ -42,8 +58,9 @@ CN_TOPICS = [
 
 @pytest.fixture
 def on(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Feedback switched on (it ships off)."""
-    monkeypatch.setattr(feedback, "ENABLED", True)
+    """Feedback switched on around memory_find (the product has none)."""
+    for target, name, value in feedback.ON:
+        monkeypatch.setattr(target, name, value)
 
 
 def far_from(mem: Memory, texts: list[str], sync: bool = True) -> list[int]:

@@ -14,7 +14,6 @@ import pytest
 from memvault import Memory
 from memvault.base.errors import InputError
 from memvault.jobs.worker import TickResult
-from memvault.models.scripted import call
 from memvault.objects import proposals
 from memvault.objects.corefiles import write_core_file
 from memvault.secrets import detector as secrets
@@ -33,6 +32,7 @@ from modes_support import (
     put_object,
     review_step,
 )
+from scripted_provider import call
 
 # Fake keys, built by concatenation so no scanner mistakes this file for a leak.
 OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8t"

@@ -23,7 +23,6 @@ from memvault.jobs.modes.compact import CompactionProposal, CompactMode
 from memvault.jobs.records import create_job, get_job, mark_claimed, new_batch
 from memvault.jobs.scheduler import PAUSE_KEY, pause_key
 from memvault.models.base import ModelReply
-from memvault.models.scripted import call
 from memvault.store.connection import get_state, graph_revision, write
 from modes_support import (
     add_archived,
@@ -43,6 +42,7 @@ from modes_support import (
     queue_row,
     review_step,
 )
+from scripted_provider import call
 
 LONG = "The quarterly plan was agreed with the team. " * 60  # ~2,700 chars, 2 fragments
 

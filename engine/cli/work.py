@@ -32,7 +32,7 @@ def model_option(f: Any) -> Any:
     """`--model` of a process that runs the worker."""
     return click.option(
         "--model", "model", default=None, metavar="NAME",
-        help="Provider (builtin, openai, openai:MODEL or scripted; else model.provider in "
+        help="Provider (builtin, openai or openai:MODEL; else model.provider in "
              "memvault.toml) of the jobs this worker's schedule creates and of jobs queued "
              "without one; every other job runs on the provider it was queued with.",
     )(f)
@@ -42,8 +42,8 @@ def job_option(f: Any) -> Any:
     """`--model` of a command that queues jobs: only the jobs it queues run on it."""
     return click.option(
         "--model", "model", default=None, metavar="NAME",
-        help="Provider of the jobs this command queues: builtin, openai, openai:MODEL or "
-             "scripted; else model.provider in memvault.toml. Jobs queued earlier keep theirs.",
+        help="Provider of the jobs this command queues: builtin, openai or openai:MODEL; "
+             "else model.provider in memvault.toml. Jobs queued earlier keep theirs.",
     )(f)
 
 

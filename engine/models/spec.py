@@ -17,7 +17,7 @@ from ..base.config import Config
 from ..secrets.detector import find_secret
 from .base import Provider, ProviderError
 
-PROVIDERS = ("builtin", "openai", "scripted")
+PROVIDERS = ("builtin", "openai")
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class ProviderSpec:
     @classmethod
     def choose(cls, config: Config, name: str | None = None,
                model: str | None = None) -> ProviderSpec:
-        """The provider `name` (`builtin`, `openai`, `scripted`; None: model.provider), with
+        """The provider `name` (`builtin`, `openai`; None: model.provider), with
         `model` for openai (else model.name). ProviderError for an unknown name or an openai
         choice without a model, before anything is queued."""
         choice = name or config.settings.model.provider
@@ -58,8 +58,8 @@ class ProviderSpec:
 
     @classmethod
     def parse(cls, config: Config, text: str | None) -> ProviderSpec:
-        """A `--model` value: `builtin`, `openai`, `openai:MODEL`, `scripted` (None: the
-        configured provider)."""
+        """A `--model` value: `builtin`, `openai`, `openai:MODEL` (None: the configured
+        provider)."""
         name, _, model = (text or "").partition(":")
         return cls.choose(config, name or None, model or None)
 
@@ -102,8 +102,4 @@ def build_provider(config: Config, spec: ProviderSpec) -> Provider:
             max_output_tokens=settings.max_output_tokens_cap,
             context_tokens=settings.context_tokens, timeout_s=config.settings.batch.timeout_s,
         )
-    if spec.name == "scripted":
-        from .scripted import ScriptedProvider
-
-        return ScriptedProvider()
     raise ProviderError(f"unknown provider {spec.name!r} ({', '.join(PROVIDERS)})")

@@ -13,8 +13,7 @@ Invariants:
   An event also earns a share of the scores of the turns near it (up to two each way) in its
   conversation and a bonus when it falls on a date the query names or speaks of a day in it
   ("next month": engine/recall/spoken.py) (engine/recall/context.py);
-  English words match their inflections (engine/recall/stem.py). Pseudo-relevance feedback
-  (the best event hits lend a question their words: engine/recall/feedback.py) is off.
+  English words match their inflections (engine/recall/stem.py).
 """
 
 from __future__ import annotations
@@ -46,7 +45,6 @@ from .context import (
     indexed_mentions,
     tail_units,
 )
-from .feedback import blend, with_feedback
 from .index import fold, get_stat, object_field_texts
 from .masking import (
     add_snippets,
@@ -228,12 +226,7 @@ def _find_events(
         by_id[row[0]] = row
     # a name or a keyword asks where it is mentioned; a question may be answered next door
     asks = len(query.terms) >= CONTEXT_MIN_TERMS
-    # a question's best turns may lend it their words (off: engine/recall/feedback.py)
-    feedback = (with_feedback(conn, query, stats, own, by_id, tail, watermark, allowed)
-                if asks else None)
     add_neighbours(conn, query, stats, own, by_id, allowed, unread)
-    if feedback is not None:  # the turns around the hits are scored by the feedback terms too
-        blend(feedback, own, by_id)
     # the date tokens of indexed events come from the index (the tail's are read from text)
     held = indexed_mentions(conn, windows, [i for i in by_id if i <= watermark]) if windows else {}
     indexed, held = (watermark, held) if held is not None else (0, {})  # None: read texts

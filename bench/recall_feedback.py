@@ -10,8 +10,15 @@ second, weighted query: a second candidate pass through the same FTS5 index (and
 tail) finds the turns holding them, and every event read is scored (1 - FEEDBACK_WEIGHT) x its
 own score + FEEDBACK_WEIGHT x its feedback score (both a share of the best possible).
 
-It is off (ENABLED): measured on both splits, it did not carry over to the validation split
-(see ENABLED). It stays, tested, so that it can be measured again on another corpus.
+Measured, not adopted, so not in the product: on the validation split it moves LoCoMo
+recall@10 by +0.003 (12 questions better, 9 worse), costs temporal and open-domain questions and
+the pooled Chinese memory, and a LoCoMo question's cpu at 1M events goes from 10.9 to 17.6 ms at
+p50 (README, "What find ranks and why"). It lives here, tested (tests/test_recall_feedback.py),
+so that it can be measured again on another corpus. `switched_on()` (or the patch ON) wraps
+memory_find's neighbour step (memvault.recall.query.add_neighbours): feedback on the events
+scored so far, then the neighbours read, then those blended too, as the engine ran it when it
+still held it (switched off), so the answers are the ones it gave switched on. `python
+bench/recall.py --feedback` and `python bench/recall_ablation.py --only feedback` measure it.
 
 Invariants:
 - Feedback terms are the index's own units (English words, CJK bigrams: analyze_words), never
@@ -32,25 +39,30 @@ import json
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
+from unittest import mock
 
-from ..secrets.detector import mask_secrets
-from .context import event_rows
-from .index import CJK_RUN, analyze_words, fold, fts_phrase, units
-from .rank import EVENT_B, K1, Stats, candidates, occurrences, score_text, tail_candidates
-from .recency import RARE_IDF
-from .stem import MIN_WORD, stem
-from .terms import CJK_FUNCTION_CHARS, STOPWORDS, Query, Term
+from memvault.recall import query as find
+from memvault.recall.context import add_neighbours, event_rows
+from memvault.recall.index import CJK_RUN, analyze_words, fold, fts_phrase, get_stat, units
+from memvault.recall.rank import (
+    EVENT_B,
+    K1,
+    Stats,
+    candidates,
+    occurrences,
+    score_text,
+    tail_candidates,
+)
+from memvault.recall.recency import RARE_IDF
+from memvault.recall.stem import MIN_WORD, stem
+from memvault.recall.terms import CJK_FUNCTION_CHARS, STOPWORDS, Query, Term
+from memvault.secrets.detector import mask_secrets
 
-# Off: measured, not adopted. On the validation split it moves LoCoMo recall@10 by +0.003
-# (12 questions better, 9 worse), costs temporal and open-domain questions and the pooled
-# Chinese memory, and a LoCoMo question's cpu at 1M events goes from 10.9 to 17.6 ms at p50
-# (README, "What find ranks and why"). `bench/recall.py --feedback` and
-# `bench/recall_ablation.py` switch it on.
-ENABLED = False
 # k, m and lambda were chosen on the tuning split only (LoCoMo conversations 0-2 and the first
 # half of the MemoryBank users: bench/recall.py), from k 2-5 or 10, m 5-15, lambda 0.1-0.4.
 FEEDBACK_DOCS = 3  # k: the best-scoring events whose terms are weighed
@@ -204,8 +216,8 @@ def with_feedback(
 ) -> Feedback | None:
     """Feedback on the events scored so far (`own`, `by_id`, updated in place): the events
     the feedback terms find are read and scored, and every event is blended. None (nothing
-    changed) when feedback is off or the hits give no usable term."""
-    feedback = expand(conn, query, stats, own, by_id, tail) if ENABLED else None
+    changed) when the hits give no usable term."""
+    feedback = expand(conn, query, stats, own, by_id, tail)
     if feedback is None:
         return None
     if SECOND_PASS:
@@ -231,3 +243,43 @@ def blend(
         if extra:
             why = [*why, *(f"feedback: {t}" for t in matched[:WHY_TERMS])]
         own[event_id] = ((1 - FEEDBACK_WEIGHT) * score + FEEDBACK_WEIGHT * extra, why)
+
+
+def _tail(conn: sqlite3.Connection, watermark: int,
+          allowed: set[int] | None) -> list[Sequence[Any]]:
+    """The unindexed events memory_find scans (recall/query.py, _find_events): the newest
+    TAIL_SCAN_MAX past the watermark, those `allowed` only."""
+    tail = conn.execute("SELECT id, text FROM events WHERE id > ? ORDER BY id DESC LIMIT ?",
+                        (watermark, find.TAIL_SCAN_MAX)).fetchall()
+    return [row for row in tail if allowed is None or row[0] in allowed]
+
+
+def add_neighbours_with_feedback(
+    conn: sqlite3.Connection, query: Query, stats: Stats,
+    own: dict[int, tuple[float, list[str]]], by_id: dict[int, Sequence[Any]],
+    allowed: set[int] | None, unread: tuple[int, int],
+) -> None:
+    """memory_find's neighbour step with feedback around it: a question (CONTEXT_MIN_TERMS
+    terms or more) gets feedback on the events scored so far, then the turns around the hits
+    are read, and scored by the feedback terms too."""
+    feedback = None
+    if len(query.terms) >= find.CONTEXT_MIN_TERMS:
+        watermark = get_stat(conn, "events_indexed_to")
+        feedback = with_feedback(conn, query, stats, own, by_id,
+                                 _tail(conn, watermark, allowed), watermark, allowed)
+    add_neighbours(conn, query, stats, own, by_id, allowed, unread)
+    if feedback is not None:
+        blend(feedback, own, by_id)
+
+
+# The patch that switches feedback on in memory_find (module, attribute, value).
+ON: list[tuple[Any, str, Any]] = [(find, "add_neighbours", add_neighbours_with_feedback)]
+
+
+@contextmanager
+def switched_on(second_pass: bool = SECOND_PASS) -> Iterator[None]:
+    """memory_find with feedback, for the duration (`second_pass` False: re-rank only the
+    events already read)."""
+    with (mock.patch.object(find, "add_neighbours", add_neighbours_with_feedback),
+          mock.patch.dict(globals(), {"SECOND_PASS": second_pass})):
+        yield

@@ -1,4 +1,10 @@
-"""`scripted`: replays a given list of answers, for tests. Records every request it saw."""
+"""A fake provider for tests: replays a given list of answers and records every request it saw.
+
+Not a provider a user can choose (model.provider and `--model` offer builtin and openai): a
+test hands a ScriptedProvider to `Memory.worker(provider)` or `Worker(mem, provider)`, and
+every job that worker runs goes to it. bench/batch_overhead.py and bench/organize_overhead.py
+borrow it for a model that answers instantly.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .base import Message, ModelReply, ProviderError, ToolCall, ToolSpec, Usage
+from memvault.models.base import Message, ModelReply, ProviderError, ToolCall, ToolSpec, Usage
 
 Step = ModelReply | Exception | Callable[[list[Message], list[ToolSpec], int], ModelReply]
 
