@@ -85,26 +85,9 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
 }
 
 
-def _snowball() -> Any:
-    """Snowball's English stemmer (pystemmer) as a family key, like recall/stem.py's stem()."""
-    try:
-        import Stemmer  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    english = Stemmer.Stemmer("english")
-
-    def key(word: str) -> str:
-        if len(word) < terms.MIN_WORD or not word.isascii() or not word.isalpha():
-            return word
-        return str(english.stemWord(word))
-
-    return key
-
-
 # name -> a replacement measured the same way (a row "with NAME"); needs what it names installed
 # (a None value: not installed, the row is left out)
 VARIANTS: dict[str, list[tuple[Any, str, Any]]] = {
-    "snowball word families": [(terms, "stem", _snowball()), (rank, "stem", _snowball())],
     "pseudo-relevance feedback (k 3, m 10, lambda 0.2)": recall_feedback.ON,
     "feedback re-ranking only what was read": [*recall_feedback.ON,
                                                (recall_feedback, "SECOND_PASS", False)],
