@@ -159,6 +159,7 @@ def test_the_settings_follow_a_change_of_values(home: Path) -> None:
         ("[deep]\nnightly_at = \"25:00\"\n", "deep.nightly_at = '25:00': allowed HH:MM"),
         ("[deep]\nnightly_at = \"2:5\"\n", "deep.nightly_at = '2:5': allowed HH:MM"),
         ("[deep]\nnightly_at = \"noon\"\n", "deep.nightly_at = 'noon'"),
+        ("[deep]\nnightly_at = \"\u00b2:50\"\n", "deep.nightly_at = '\u00b2:50': allowed HH:MM"),
         ("[time]\ntimezone = \"Mars/Olympus\"\n", "time.timezone = 'Mars/Olympus': not a known"),
         ("[time]\ntimezone = \"../../etc/passwd\"\n", "not a known IANA zone"),
     ],

@@ -154,7 +154,9 @@ def _check_cross(values: dict[str, Any]) -> None:
     if val("model.max_output_tokens") > val("model.max_output_tokens_cap"):
         raise ConfigError("model.max_output_tokens must not exceed model.max_output_tokens_cap")
     hh, _, mm = str(val("deep.nightly_at")).partition(":")
-    if not (hh.isdigit() and mm.isdigit() and int(hh) < 24 and int(mm) < 60 and len(mm) == 2):
+    # isdecimal, not isdigit: int() refuses a digit like '²' that isdigit lets through
+    if not (hh.isdecimal() and mm.isdecimal() and len(mm) == 2 and int(hh) < 24
+            and int(mm) < 60):
         raise ConfigError(
             f"deep.nightly_at = {val('deep.nightly_at')!r}: allowed HH:MM, 00:00–23:59"
         )
