@@ -176,6 +176,13 @@ def test_a_bad_value_names_the_key_and_what_is_allowed(
     assert not (home / "memory.db").exists()  # refused before the database is touched
 
 
+def test_a_bad_value_names_the_file_to_fix(home: Path) -> None:
+    path = write_config(home, "[compact]\nnodes_per_batch = 9\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(home)
+    assert str(info.value) == f"{path}: compact.nodes_per_batch = 9: allowed range 2–8"
+
+
 def test_a_file_that_is_not_toml_is_a_clear_error(home: Path) -> None:
     path = write_config(home, "[compact\nnodes_per_batch = \n")
     with pytest.raises(ConfigError, match="not valid TOML"):

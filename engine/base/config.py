@@ -2,7 +2,7 @@
 
 A home is a folder holding `memory.db`, `vault/` and `memvault.toml`. The toml file is written
 with every key and its allowed range the first time a home is created; a bad value is a
-ConfigError naming the key and what is allowed.
+ConfigError naming the file, the key and what is allowed.
 
 A home is private to its owner, whatever the umask: the folder (and `vault/`) 0700, every file
 in it 0600 (the database holds whatever was said, API keys included). `tighten_home` narrows an
@@ -213,7 +213,10 @@ def load_config(home: str | os.PathLike[str] | None = None, create: bool = False
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         except RecursionError:  # tomllib recurses per nesting level: one line, no traceback
             raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
-        values = parse_config(data)
+        try:
+            values = parse_config(data)
+        except ConfigError as exc:  # which file to fix: the home may come from $MEMVAULT_HOME
+            raise ConfigError(f"{path}: {exc}") from None
     return Config(home=root, values=values)
 
 
