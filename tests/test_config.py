@@ -162,6 +162,7 @@ def test_the_settings_follow_a_change_of_values(home: Path) -> None:
         ("[deep]\nnightly_at = \"25:00\"\n", "deep.nightly_at = '25:00': allowed HH:MM"),
         ("[deep]\nnightly_at = \"2:5\"\n", "deep.nightly_at = '2:5': allowed HH:MM"),
         ("[deep]\nnightly_at = \"noon\"\n", "deep.nightly_at = 'noon'"),
+        ("[deep]\nnightly_at = \"\u00b2:50\"\n", "deep.nightly_at = '\u00b2:50': allowed HH:MM"),
         ("[time]\ntimezone = \"Mars/Olympus\"\n", "time.timezone = 'Mars/Olympus': not a known"),
         ("[time]\ntimezone = \"../../etc/passwd\"\n", "not a known IANA zone"),
     ],
@@ -176,6 +177,13 @@ def test_a_bad_value_names_the_key_and_what_is_allowed(
     with pytest.raises(ConfigError):
         Memory.open(home)
     assert not (home / "memory.db").exists()  # refused before the database is touched
+
+
+def test_a_bad_value_names_the_file_to_fix(home: Path) -> None:
+    path = write_config(home, "[compact]\nnodes_per_batch = 9\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(home)
+    assert str(info.value) == f"{path}: compact.nodes_per_batch = 9: allowed range 2–8"
 
 
 def test_a_file_that_is_not_toml_is_a_clear_error(home: Path) -> None:

@@ -2,7 +2,7 @@
 
 A home is a folder holding `memory.db`, `vault/` and `memvault.toml`. The toml file is written
 with every key and its allowed range the first time a home is created; a bad value is a
-ConfigError naming the key and what is allowed.
+ConfigError naming the file, the key and what is allowed.
 
 A home is private to its owner, whatever the umask: the folder (and `vault/`) 0700, every file
 in it 0600 (the database holds whatever was said, API keys included). `tighten_home` narrows an
@@ -154,7 +154,9 @@ def _check_cross(values: dict[str, Any]) -> None:
     if val("model.max_output_tokens") > val("model.max_output_tokens_cap"):
         raise ConfigError("model.max_output_tokens must not exceed model.max_output_tokens_cap")
     hh, _, mm = str(val("deep.nightly_at")).partition(":")
-    if not (hh.isdigit() and mm.isdigit() and int(hh) < 24 and int(mm) < 60 and len(mm) == 2):
+    # isdecimal, not isdigit: int() refuses a digit like '²' that isdigit lets through
+    if not (hh.isdecimal() and mm.isdecimal() and len(mm) == 2 and int(hh) < 24
+            and int(mm) < 60):
         raise ConfigError(
             f"deep.nightly_at = {val('deep.nightly_at')!r}: allowed HH:MM, 00:00–23:59"
         )
@@ -211,7 +213,10 @@ def load_config(home: str | os.PathLike[str] | None = None, create: bool = False
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         except RecursionError:  # tomllib recurses per nesting level: one line, no traceback
             raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
-        values = parse_config(data)
+        try:
+            values = parse_config(data)
+        except ConfigError as exc:  # which file to fix: the home may come from $MEMVAULT_HOME
+            raise ConfigError(f"{path}: {exc}") from None
     return Config(home=root, values=values)
 
 
