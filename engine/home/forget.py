@@ -118,7 +118,7 @@ def _forget_everywhere(conn: sqlite3.Connection, forgetting: Forgetting) -> tupl
     """Each owner replaces the text in its own tables; returns (old texts of rewritten events,
     object ids holding the text)."""
     old_texts = forget_in_events(conn, forgetting)
-    forget_in_heads(conn, forgetting)
+    forget_in_heads(conn, forgetting, sorted(old_texts))
     forget_in_queue(conn, forgetting)
     ids = forget_in_objects(conn, forgetting)
     forget_in_core_files(conn, forgetting)

@@ -448,6 +448,10 @@ def forget_in_events(conn: sqlite3.Connection, forgetting: Forgetting) -> dict[i
     try:
         found = forget_in_rows(conn, forgetting, "events", ("text", "meta", "source", "kind"),
                                key="id")
+        if forgetting.apply:  # derived from the text: estimated again (chars stay the same)
+            conn.executemany("UPDATE events SET est_tokens = ? WHERE id = ?",
+                             [(estimate_tokens(forgetting.replace(old["text"])), event_id)
+                              for event_id, old in found if "text" in old])
         _forget_in_keys(conn, forgetting)
     finally:
         if forgetting.apply and trigger is not None:
