@@ -11,8 +11,8 @@ here, in constant memory, before the parser sees the bytes that go too deep.
 operations only: escaped backslashes and quotes are dropped, then every byte but quotes and
 brackets, and the brackets between quote pairs (inside strings) with them; a string cut by a
 piece's end, or an escape cut after its backslash, is carried to the next piece as a flag. A
-piece with fewer brackets than the room left is not walked at all. Malformed JSON is not judged here: the
-parser names it; this only keeps the parser from going deep.
+piece with fewer brackets than the room left is not walked at all. Malformed JSON is not
+judged here: the parser names it; this only keeps the parser from going deep.
 """
 
 from __future__ import annotations
