@@ -314,3 +314,20 @@ def test_files_are_searched_in_bounded_blocks_and_a_copy_across_two_is_found(
     found = forget.files_holding(home, text)
     assert {p.name for p in found} >= {f"note-{o}.txt" for o in range(40, 70)}
     assert reads and max(reads) == 64
+
+
+def test_estimated_tokens_follow_the_rewritten_text(home: Path, runner: CliRunner) -> None:
+    from memvault.base.tokens import estimate_tokens
+
+    text = SECRETS[1]  # Chinese: one token a char, the X's that replace it far fewer
+    with open_memory(home) as mem:
+        seed(mem, text)
+    run_cli(runner, "forget", text, "--yes")
+    with Memory.open(home) as mem:
+        events = mem.conn.execute("SELECT text, est_tokens FROM events").fetchall()
+        assert all(tokens == estimate_tokens(t) for t, tokens in events)
+        nodes = mem.conn.execute(
+            "SELECT CASE WHEN n.kind = 'raw' THEN substr(e.text, n.start_char + 1,"
+            " n.end_char - n.start_char) ELSE n.summary END, n.est_tokens"
+            " FROM hot_nodes n LEFT JOIN events e ON e.id = n.event_id").fetchall()
+        assert all(tokens == estimate_tokens(t) for t, tokens in nodes)
