@@ -331,3 +331,17 @@ def test_estimated_tokens_follow_the_rewritten_text(home: Path, runner: CliRunne
             " n.end_char - n.start_char) ELSE n.summary END, n.est_tokens"
             " FROM hot_nodes n LEFT JOIN events e ON e.id = n.event_id").fetchall()
         assert all(tokens == estimate_tokens(t) for t, tokens in nodes)
+
+
+def test_a_copy_in_the_state_table_is_replaced(home: Path) -> None:
+    from memvault.home.forget import forget_in_database
+    from memvault.store.connection import set_state
+
+    text = SECRETS[0]
+    with open_memory(home) as mem:
+        with write(mem.conn):
+            set_state(mem.conn, "last_scope", f"looked for {text}")
+        report = forget_in_database(mem.conn, text, mem.clock.now(), "test")
+        assert report.places == {"state.value": 1}
+        value = mem.conn.execute("SELECT value FROM state WHERE key = 'last_scope'").fetchone()
+        assert value[0] == "looked for " + "X" * len(text)

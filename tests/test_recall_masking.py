@@ -177,3 +177,11 @@ def test_a_key_cut_by_a_hot_fragment_end_is_masked_in_both_fragments(home: Path)
         assert not leaks(shown), (command, shown)
     view = json.loads(run_cli(CliRunner(), "--home", str(home), "timeline", "--json").stdout)
     assert [n["text"].count("[secret: a GitHub token]") for n in view["nodes"]] == [1, 1]
+
+
+def test_a_secret_mark_keeps_each_texts_length_so_two_lists_never_mark_alike() -> None:
+    from memvault.recall.masking import clean_mark
+
+    assert clean_mark(["ab", "c"]) != clean_mark(["a", "bc"])
+    assert clean_mark(["abc", ""]) != clean_mark(["", "abc"]) != clean_mark(["abc"])
+    assert clean_mark(["ab", "c"]) == clean_mark(["ab", "c"])
