@@ -33,6 +33,8 @@ _BASIC = re.compile(r"(?i)(?<![A-Za-z0-9_])basic[ \t]+([A-Za-z0-9+/]{4,}={0,2})(
 
 
 def basic_credentials(text: str) -> Iterator[tuple[str, int, int]]:
+    if "asic" not in text and "ASIC" not in text:  # Basic, basic, BASIC: a C substring test
+        return
     for m in _BASIC.finditer(text):
         value = m.group(1).rstrip("=")
         try:
