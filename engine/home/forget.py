@@ -248,12 +248,13 @@ SCAN_BLOCK = 1 << 20  # bytes of a file read at a time when looking for the text
 _OTHER_ENCODINGS = ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
 
 
-def _needles(text: str) -> list[bytes]:
+def _needles(text: str, encodings: tuple[str, ...] = ("utf-8", *_OTHER_ENCODINGS)) -> list[
+        bytes]:
     """The bytes the text may be stored as: each form (itself, JSON-escaped) in UTF-8, and in
     UTF-16 and UTF-32 (a file saved so is reported: forget cannot rewrite it safely)."""
     forms = Forgetting(text, apply=False).forms
-    return [form.encode(encoding, "surrogatepass") for encoding in ("utf-8", *_OTHER_ENCODINGS)
-            for form in forms]
+    return list(dict.fromkeys(form.encode(encoding, "surrogatepass")
+                              for encoding in encodings for form in forms))
 
 
 def _holds(path: Path, needles: list[bytes]) -> bool:
@@ -282,11 +283,13 @@ def files_holding(home: Path, text: str, skip_db: bool = False) -> list[Path]:
     """Files under the home whose bytes hold the text (UTF-8, a JSON-escaped form, UTF-16 or
     UTF-32)."""
     needles = _needles(text)
+    in_db = _needles(text, ("utf-8",))  # SQLite keeps memvault's text as UTF-8
     found = []
     for path in _regular_files(home):
-        if skip_db and path.parent == home and path.name in DB_FILES:
+        database = path.parent == home and path.name in DB_FILES
+        if skip_db and database:
             continue
-        if _holds(path, needles):
+        if _holds(path, in_db if database else needles):
             found.append(path)
     return found
 
