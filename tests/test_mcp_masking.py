@@ -135,3 +135,10 @@ def test_memory_context_over_http_masks_what_the_timeline_command_masks(mem: Mem
     body = answer.text
     assert "[secret: a GitHub token]" in body and "[secret: a private key]" in body
     assert leaked([body]) == []
+
+
+def test_an_unknown_argument_named_like_a_secret_is_not_echoed(mem: Memory) -> None:
+    from test_mcp_server import call, error_text
+
+    message = error_text(call(build_server(mem), "memory_status", **{GITHUB: 1}))
+    assert "unknown argument" in message and leaked([message]) == []

@@ -116,6 +116,7 @@ class MemvaultMCP(MCPServer[Any]):
         stored the event "now")."""
         unknown = self._unknown_arguments(name, arguments)
         if unknown:
+            unknown = mask_message(unknown)  # an argument's name is the caller's own text
             log.info("tool_rejected", extra={"fields": {"tool": name, "error": unknown}})
             raise ToolError(unknown)
         if name == "memory_project_approve":
