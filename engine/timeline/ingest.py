@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from ..base.errors import IngestError, InputError
 from ..base.json_depth import JsonTooDeep, check_depth
-from .events import NewEvent
+from .events import META_MAX_DEPTH, NewEvent
 from .keys import Appended
 
 FIELDS = {"text", "occurred_at", "source", "kind", "meta", "key"}
@@ -63,7 +63,8 @@ def parse_line(raw: bytes | str, number: int) -> NewEvent | None:
     try:
         check_depth(raw)  # before the parser: nothing an event holds nests past 64 levels
     except JsonTooDeep as exc:
-        raise InputError(f"line {number}: {exc}") from None
+        raise InputError(f"line {number}: {exc} (an event's meta holds at most "
+                         f"{META_MAX_DEPTH} levels)") from None
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
