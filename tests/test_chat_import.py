@@ -239,3 +239,77 @@ def test_a_jsonl_import_refuses_a_line_over_256_kib_by_number(tmp_path) -> None:
 
     with pytest.raises(ExportError, match="line 2: longer than"):
         list(read_conversations("jsonl", EndlessLine()))  # type: ignore[arg-type]
+
+
+# -- hostile files --------------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["chatgpt", "claude"])
+def test_deep_nesting_is_refused_early_in_constant_memory(
+    home: Path, runner: CliRunner, tmp_path: Path, fmt: str,
+) -> None:
+    """80 KB of nested brackets took 3.9 GB (ijson holds each level's path): refused past 64
+    levels before ijson reads them, inside the first conversation."""
+    import io
+    import tracemalloc
+
+    from memvault.timeline.chat_exports import ExportError, read_conversations
+
+    depth = 40_000
+    nested = b"[" + b'{"id": "c1", "mapping": ' + b"[" * depth + b"]" * depth + b"}]"
+    tracemalloc.start()
+    try:
+        with pytest.raises(ExportError, match="nested more than 64 levels"):
+            list(read_conversations(fmt, io.BytesIO(nested)))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20, f"{peak:,} bytes"  # about two read blocks, whatever the depth
+    path = tmp_path / "deep.json"
+    path.write_bytes(nested)
+    result = run_cli(runner, "import", fmt, str(path), code=1)
+    assert "nested more than 64 levels" in result.output and "Traceback" not in result.output
+    assert stored_events(home) == []
+
+
+def test_nesting_within_the_limit_and_brackets_inside_strings_are_fine(tmp_path: Path) -> None:
+    import io
+
+    from memvault.timeline.chat_exports import read_conversations
+
+    conversation = json.loads(CLAUDE.read_text("utf-8"))[0]
+    conversation["extra"] = json.loads("[" * 50 + "]" * 50)
+    conversation["chat_messages"][0]["text"] = "[[[{{{" * 100 + ' \\" ' + "]]]" * 100
+    data = json.dumps([conversation]).encode()
+    (parsed,) = read_conversations("claude", io.BytesIO(data))
+    assert parsed.events[0].text.startswith("[[[{{{")
+
+
+@pytest.mark.parametrize("content", ['{"not": "a list"}', '"conversations"', "42"])
+def test_a_file_that_is_not_an_export_is_refused_not_imported_as_nothing(
+    home: Path, runner: CliRunner, tmp_path: Path, content: str,
+) -> None:
+    path = tmp_path / "conversations.json"
+    path.write_text(content, "utf-8")
+    for fmt in ("chatgpt", "claude"):
+        result = run_cli(runner, "import", fmt, str(path), code=1)
+        assert f"not a {fmt} export" in result.output and "JSON array" in result.output
+        assert "conversation 1" not in result.output
+    assert stored_events(home) == []
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]", "utf-8")  # an export with no conversation is one
+    assert imported(runner, "chatgpt", empty)["events"] == 0
+
+
+def test_a_fifo_or_a_symlink_is_refused_without_waiting(
+    home: Path, runner: CliRunner, tmp_path: Path,
+) -> None:
+    import os
+
+    fifo = tmp_path / "conversations.json"
+    os.mkfifo(fifo)  # nobody writes to it: opening it to read would wait forever
+    result = run_cli(runner, "import", "chatgpt", str(fifo), code=1)
+    assert "FIFO" in result.output and "not a regular file" in result.output
+    link = tmp_path / "link.json"
+    link.symlink_to(CHATGPT)
+    result = run_cli(runner, "import", "chatgpt", str(link), code=1)
+    assert "symbolic link" in result.output
+    assert stored_events(home) == []

@@ -226,3 +226,122 @@ def test_a_migrated_home_forgets_in_the_tables_kept_from_the_original_design(
                                 "--json").output)
     assert report["places"]["timeline.text"] == 1 and report["places"]["events.text"] == 1
     assert files_with(home, text) == [] and report["check_ok"]
+
+
+def test_event_keys_are_forgotten_as_the_dry_run_counted_and_stay_unique(
+    home: Path, runner: CliRunner,
+) -> None:
+    """A key holding the text (a client's message id made of it) is a copy like any other:
+    the dry run counts it, `--yes` replaces it, and a replaced key that would equal another
+    event's key is cleared instead."""
+    text = SECRETS[0]
+    with open_memory(home) as mem:
+        first, second, other = mem.append_events([
+            NewEvent("first message", key=f"msg-{text}"),
+            NewEvent("second message", key=f"thread-{text}-2"),
+            NewEvent("already holds the marker", key="msg-" + "X" * len(text)),
+        ])
+    dry = json.loads(run_cli(runner, "forget", text, "--dry-run", "--json").stdout)
+    assert dry["places"] == {"events.key": 2} and dry["left"] == {}
+    done = json.loads(run_cli(runner, "forget", text, "--yes", "--json").stdout)
+    assert done["places"] == dry["places"] and done["left"] == {} and done["residue"] == []
+    assert done["check_ok"] and files_with(home, text) == []
+    with Memory.open(home) as mem:
+        keys = dict(mem.conn.execute("SELECT id, key FROM events").fetchall())
+    assert keys == {first: None, second: "thread-" + "X" * len(text) + "-2",
+                    other: "msg-" + "X" * len(text)}
+
+
+def test_a_dry_run_names_copies_no_owner_would_replace(home: Path) -> None:
+    """What a forget cannot replace is said before anything is written: the dry run reads
+    every column, as the check after a forget does."""
+    from memvault.home.forget import count_copies
+
+    with open_memory(home) as mem:
+        put_object(mem, "task:deploy-hunter2x", "Deploy", body="uses hunter2x daily")
+        report = count_copies(mem.conn, "hunter2x")
+    assert report.places["objects.body"] == 1
+    assert report.left["objects.id"] == 1 and "objects.body" not in report.left
+
+
+def test_a_copy_in_another_encoding_or_an_export_is_reported_never_rewritten(
+    home: Path, runner: CliRunner, tmp_path: Path,
+) -> None:
+    """A vault file saved as UTF-16 holds the text in bytes a UTF-8 search misses: it is found
+    and reported, as Latin-1 is. An export kept inside the home is reported, not rewritten:
+    rewritten, its files would no longer match the manifest and restore would refuse it."""
+    text = SECRETS[0]
+    with open_memory(home) as mem:
+        mem.append_event(f"note: {text}")
+    run_cli(runner, "export", str(home / "my-export"))
+    notes = home / "vault" / "notes"
+    notes.mkdir(parents=True, exist_ok=True)
+    (notes / "utf16.md").write_bytes(f"saved by Notepad: {text}\n".encode("utf-16"))
+    (notes / "latin1.md").write_bytes(f"caf\u00e9 {text}\n".encode("latin-1"))
+    exported = (home / "my-export" / "events.jsonl").read_bytes()
+    done = json.loads(run_cli(runner, "forget", text, "--yes", "--json", code=1).stdout)
+    left = " ".join(done["files_not_text"])
+    assert "vault/notes/utf16.md" in left and "vault/notes/latin1.md" in left
+    assert "my-export/events.jsonl (a memvault export" in left
+    assert set(done["residue"]) == {"vault/notes/utf16.md", "vault/notes/latin1.md",
+                                    "my-export/events.jsonl"}
+    assert (home / "my-export" / "events.jsonl").read_bytes() == exported
+    restored = tmp_path / "restored"
+    run_cli(runner, "--home", str(restored), "restore", str(home / "my-export"))
+
+
+def test_files_are_searched_in_bounded_blocks_and_a_copy_across_two_is_found(
+    home: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memvault.home import forget
+
+    monkeypatch.setattr(forget, "SCAN_BLOCK", 64)
+    text = SECRETS[0]
+    home.mkdir(parents=True, exist_ok=True)
+    for offset in range(40, 70):
+        path = home / f"note-{offset}.txt"
+        path.write_bytes(b"x" * offset + text.encode() + b"y" * 100)
+    reads: list[int] = []
+    real_read = forget.os.fdopen
+
+    def counting_fdopen(fd: int, mode: str = "rb") -> object:
+        stream = real_read(fd, mode)
+        original = stream.read
+        stream.read = lambda size=-1: reads.append(size) or original(size)  # type: ignore
+        return stream
+
+    monkeypatch.setattr(forget.os, "fdopen", counting_fdopen)
+    found = forget.files_holding(home, text)
+    assert {p.name for p in found} >= {f"note-{o}.txt" for o in range(40, 70)}
+    assert reads and max(reads) == 64
+
+
+def test_estimated_tokens_follow_the_rewritten_text(home: Path, runner: CliRunner) -> None:
+    from memvault.base.tokens import estimate_tokens
+
+    text = SECRETS[1]  # Chinese: one token a char, the X's that replace it far fewer
+    with open_memory(home) as mem:
+        seed(mem, text)
+    run_cli(runner, "forget", text, "--yes")
+    with Memory.open(home) as mem:
+        events = mem.conn.execute("SELECT text, est_tokens FROM events").fetchall()
+        assert all(tokens == estimate_tokens(t) for t, tokens in events)
+        nodes = mem.conn.execute(
+            "SELECT CASE WHEN n.kind = 'raw' THEN substr(e.text, n.start_char + 1,"
+            " n.end_char - n.start_char) ELSE n.summary END, n.est_tokens"
+            " FROM hot_nodes n LEFT JOIN events e ON e.id = n.event_id").fetchall()
+        assert all(tokens == estimate_tokens(t) for t, tokens in nodes)
+
+
+def test_a_copy_in_the_state_table_is_replaced(home: Path) -> None:
+    from memvault.home.forget import forget_in_database
+    from memvault.store.connection import set_state
+
+    text = SECRETS[0]
+    with open_memory(home) as mem:
+        with write(mem.conn):
+            set_state(mem.conn, "last_scope", f"looked for {text}")
+        report = forget_in_database(mem.conn, text, mem.clock.now(), "test")
+        assert report.places == {"state.value": 1}
+        value = mem.conn.execute("SELECT value FROM state WHERE key = 'last_scope'").fetchone()
+        assert value[0] == "looked for " + "X" * len(text)

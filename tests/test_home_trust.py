@@ -211,8 +211,13 @@ def test_meta_nested_too_deeply_is_one_clear_error(mem: Memory, runner: CliRunne
     with pytest.raises(InputError, match="nested more than 32 levels"):
         mem.append_event("a list too", meta={"a": _deep_list(40)})
     result = run_cli(runner, "ingest", "-", code=1,
-                     input='{"text": "x", "meta": ' + '{"a": ' * 500 + "1" + "}" * 501 + "\n")
+                     input='{"text": "x", "meta": ' + '{"a": ' * 40 + "1" + "}" * 41 + "\n")
     assert "line 1: meta is nested more than 32 levels deep" in result.output
+    # past 64 levels the line is refused before it is parsed (memvault.base.json_depth)
+    result = run_cli(runner, "ingest", "-", code=1,
+                     input='{"text": "x", "meta": ' + '{"a": ' * 500 + "1" + "}" * 501 + "\n")
+    assert "line 1: JSON nested more than 64 levels deep" in result.output
+    assert "an event's meta holds at most 32 levels" in result.output
     assert count(mem.conn, "events") == 1
 
 

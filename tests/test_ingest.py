@@ -208,3 +208,20 @@ def test_an_ingest_indexes_what_it_stored_once(mem: Memory,
     assert calls == [2_401]
     [hit] = mem.find("zebra crossing")["hits"]
     assert hit["id"] == report.new[-1]
+
+
+def test_a_line_nesting_past_64_levels_is_refused_by_number_before_it_is_parsed(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import memvault.timeline.ingest as ingest
+
+    deep = b'{"text": "x", "meta": {"a": ' + b"[" * 20_000 + b"]" * 20_000 + b"}}"
+    parsed: list[int] = []
+    loads = ingest.json.loads
+    monkeypatch.setattr(ingest.json, "loads", lambda raw: parsed.append(len(raw)) or loads(raw))
+    with pytest.raises(IngestError, match="line 2: JSON nested more than 64 levels") as caught:
+        mem.ingest([line("before it"), deep, line("after it")])
+    assert caught.value.stored == [1] and count(mem.conn, "events") == 1
+    assert len(deep) not in parsed  # refused before the parser read it
+    # brackets inside strings are text, not nesting
+    assert parse_line(line("[" * 500, meta={"k": "{" * 500}), 1) is not None

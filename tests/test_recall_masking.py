@@ -163,3 +163,25 @@ def test_the_mcp_tools_mask_and_cannot_reveal(home: Path) -> None:
         # No reveal over MCP: the argument does not exist there, and asking for it is refused.
         assert asked.is_error and "unknown argument reveal" in asked.content[0].text
         assert "[secret: an assigned secret value]" in ok(read)["text"]
+
+
+def test_a_key_cut_by_a_hot_fragment_end_is_masked_in_both_fragments(home: Path) -> None:
+    text = "x" * 1_989 + "/" + TOKEN + " and more words after it" * 20  # no cut before 2,000
+    with open_memory(home) as mem:
+        mem.append_event(text)
+        nodes = mem.timeline_view()["nodes"]
+        assert [n["fragment"] for n in nodes] == ["1/2", "2/2"]
+        assert nodes[0]["text"].endswith(TOKEN[:10]) and nodes[1]["text"].startswith(TOKEN[10:])
+    for command in (["timeline", "--json"], ["expand", "1", "--json"]):
+        shown = run_cli(CliRunner(), "--home", str(home), *command).stdout
+        assert not leaks(shown), (command, shown)
+    view = json.loads(run_cli(CliRunner(), "--home", str(home), "timeline", "--json").stdout)
+    assert [n["text"].count("[secret: a GitHub token]") for n in view["nodes"]] == [1, 1]
+
+
+def test_a_secret_mark_keeps_each_texts_length_so_two_lists_never_mark_alike() -> None:
+    from memvault.recall.masking import clean_mark
+
+    assert clean_mark(["ab", "c"]) != clean_mark(["a", "bc"])
+    assert clean_mark(["abc", ""]) != clean_mark(["", "abc"]) != clean_mark(["abc"])
+    assert clean_mark(["ab", "c"]) == clean_mark(["ab", "c"])

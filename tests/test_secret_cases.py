@@ -6,6 +6,8 @@ prefix, so commit SHAs, UUIDs, order and tracking numbers, phone numbers and ISB
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 
 import pytest
@@ -159,6 +161,96 @@ def test_everyday_strings_are_not_secrets(text: str) -> None:
 def test_masking_hides_the_hex_and_spaced_keys() -> None:
     out = mask_secrets(f"note {HEX_KEY} and sk-proj-Ab3d Ef6h Ij9k Lm2n Op5q Rs8t, ok")
     assert HEX_KEY not in out and "Ij9k" not in out and out.endswith(", ok")
+
+
+# -- a private key masked whole ------------------------------------------------------------------
+# A fake key body: base64 of fixed bytes, wrapped as PEM wraps it (64) and as OpenSSH does (70).
+KEY_BODY = base64.b64encode(hashlib.sha512(b"memvault fake key").digest() * 18).decode()
+
+
+def pem(label: str, width: int, eol: str = "\n") -> str:
+    lines = [KEY_BODY[i:i + width] for i in range(0, len(KEY_BODY), width)]
+    return f"-----BEGIN {label}-----{eol}" + eol.join(lines) + f"{eol}-----END {label}-----{eol}"
+
+
+def body_shown(text: str) -> list[str]:
+    """The 10-char pieces of the key's body that `text` still shows."""
+    return [KEY_BODY[i:i + 10] for i in range(0, len(KEY_BODY) - 10, 10)
+            if KEY_BODY[i:i + 10] in text]
+
+
+SERVICE_ACCOUNT = json.dumps({"type": "service_account", "project_id": "demo-123",
+                              "private_key_id": "0a1b2c", "private_key": pem("PRIVATE KEY", 64),
+                              "client_email": "bot@demo-123.iam.gserviceaccount.com"}, indent=2)
+KEY_FORMS = {
+    "pasted PEM": f"my key:\n{pem('RSA PRIVATE KEY', 64)}thanks",
+    "pasted OpenSSH": f"ssh key\n{pem('OPENSSH PRIVATE KEY', 70)}",
+    "CRLF": pem("EC PRIVATE KEY", 64, "\r\n"),
+    "service account JSON": SERVICE_ACCOUNT,
+    "JSON on one line": json.dumps({"private_key": pem("PRIVATE KEY", 64)}),
+    "JSON with CRLF": json.dumps({"key": pem("PRIVATE KEY", 64, "\r\n")}),
+    "JSON OpenSSH": json.dumps({"k": pem("OPENSSH PRIVATE KEY", 70)}),
+    "JSON, escaped slashes": json.dumps({"k": pem("PRIVATE KEY", 64)}).replace("/", "\\/"),
+    "no END line": f"{pem('PRIVATE KEY', 64).split('-----END')[0]}",
+    "JSON, no END line": json.dumps({"k": pem("PRIVATE KEY", 64).split("-----END")[0]}),
+}
+
+
+@pytest.mark.parametrize("form", sorted(KEY_FORMS))
+def test_a_private_key_is_masked_whole_pasted_or_inside_a_json_string(form: str) -> None:
+    text = KEY_FORMS[form]
+    masked = mask_secrets(text)
+    assert body_shown(masked) == [], masked
+    assert "[secret: a private key]" in masked
+    assert "-----END" not in masked, masked
+
+
+def test_the_words_around_a_masked_key_stay() -> None:
+    masked = mask_secrets(KEY_FORMS["pasted PEM"])
+    assert masked == "my key:\n[secret: a private key]\nthanks"
+    masked = mask_secrets(SERVICE_ACCOUNT)
+    assert '"client_email": "bot@demo-123.iam.gserviceaccount.com"' in masked
+    assert '"project_id": "demo-123"' in masked
+    cut = mask_secrets(pem("PRIVATE KEY", 64).split("-----END")[0] + "then more words")
+    assert cut.endswith("then more words")
+
+
+def test_a_key_in_a_json_string_is_masked_in_event_and_find(mem: Memory) -> None:
+    event = mem.append_event(f"here is the service account:\n{SERVICE_ACCOUNT}")
+    page = mem.read(event)
+    assert body_shown(page["text"]) == [] and "-----END" not in page["text"]
+    found = json.dumps(mem.find("service account private_key"), ensure_ascii=False)
+    assert body_shown(found) == [] and "-----END" not in found
+
+
+def test_a_key_body_without_its_begin_line_is_masked_in_a_json_string() -> None:
+    body = "\n".join(KEY_BODY[i:i + 64] for i in range(0, len(KEY_BODY), 64))
+    masked = mask_secrets(json.dumps({"note": "the body: " + body}))
+    assert body_shown(masked) == [], masked
+
+
+# -- HTTP Basic credentials -----------------------------------------------------------------------
+BASIC = base64.b64encode(b"alice:" + b"Tr0ub4dor-and-3").decode()
+BASIC_CASES = [
+    f"Authorization: Basic {BASIC}",
+    f"curl -H 'authorization: basic {BASIC}' https://example.com",
+    f'{{"headers": {{"Authorization": "Basic {BASIC}"}}}}',
+    f"AUTHORIZATION: BASIC {BASIC.rstrip('=')}",
+]
+BASIC_PROSE = ["Basic English is basic", "basic income now", "BASIC programming abcd",
+               "basic auth is enabled on the proxy", "Basic YWJjZA== is base64 of abcd",
+               "Basic Idea Tome Lime"]
+
+
+@pytest.mark.parametrize("text", BASIC_CASES)
+def test_http_basic_credentials_are_masked(text: str) -> None:
+    masked = mask_secrets(text)
+    assert BASIC.rstrip("=") not in masked and "[secret: HTTP Basic credentials]" in masked
+
+
+@pytest.mark.parametrize("text", BASIC_PROSE)
+def test_the_word_basic_in_prose_is_not_a_secret(text: str) -> None:
+    assert find_secret(text) is None, scan_secrets(text)
 
 
 # -- a key split across two fields of one object ------------------------------------------------

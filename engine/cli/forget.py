@@ -122,11 +122,14 @@ def _render(report: dict[str, Any]) -> None:
         console.print(f"files {'holding it' if report['dry_run'] else 'rewritten'}: "
                       + escape(", ".join(files)))
     if report["files_not_text"]:
-        console.print("[yellow]not text, left alone (a backup?): "
+        console.print("[yellow]left alone (not UTF-8 text: a backup? another encoding; or an "
+                      "export, whose manifest must match): "
                       + escape(", ".join(report["files_not_text"])) + "[/yellow]")
     others = {k: v for k, v in report.get("left", {}).items() if not _is_id(k)}
     if others:
-        console.print("[red]tables still holding it (no owner replaced it): "
+        said = ("tables it cannot replace it in (no owner covers them)" if report["dry_run"]
+                else "tables still holding it (no owner replaced it)")
+        console.print(f"[red]{said}: "
                       + escape(", ".join(f"{k} {v}" for k, v in sorted(others.items())))
                       + "[/red]")
     if report["ids_kept"]:

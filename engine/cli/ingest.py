@@ -89,12 +89,12 @@ def import_(ctx: click.Context, fmt: str, source: str, yes: bool, as_json: bool)
     conversation is stored in its own transaction; a bad one stops the import naming it, what
     came before stays, and running it again continues by key.
     """
-    from ..home.chat_import import ImportStopped, estimate_import, import_export
+    from ..home.chat_import import ImportStopped, estimate_import, import_export, open_export
 
     with open_memory(ctx, create=True) as mem:
         provider = mem.config.settings.model.provider
         if provider != "builtin" and not yes:
-            with open(source, "rb") as stream:
+            with open_export(source) as stream:
                 guess = estimate_import(mem, fmt, stream)
             click.echo(f"organize work this adds for the {provider} provider: {guess.events:,} "
                        f"event(s) of {guess.conversations:,} conversation(s), "
@@ -112,10 +112,10 @@ def import_(ctx: click.Context, fmt: str, source: str, yes: bool, as_json: bool)
 
         # Bytes of the file read so far: the stream's position after each conversation. Only
         # on a terminal (rich draws nothing elsewhere), and on stderr: stdout may be --json.
-        with open(source, "rb") as stream, Progress(
+        with open_export(source) as stream, Progress(
                 TextColumn("importing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
                 console=progress_console.get(), disable=as_json) as bar:
-            task = bar.add_task("import", total=os.path.getsize(source))
+            task = bar.add_task("import", total=os.fstat(stream.fileno()).st_size)
             try:
                 report = import_export(mem, fmt, stream, source,
                                        lambda: bar.update(task, completed=stream.tell()))

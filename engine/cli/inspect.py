@@ -327,14 +327,14 @@ def event(ctx: click.Context, event_id: str, offset: int, reveal: bool, as_json:
 @click.pass_context
 def timeline(ctx: click.Context, max_bytes: int | None, reveal: bool, as_json: bool) -> None:
     """Show the hot timeline as the agent sees it, with an explicit account of any cut."""
-    from ..recall.masking import mask_tree
+    from ..recall.masking import mask_fragments, mask_tree
 
     with open_memory(ctx, readonly=True) as mem:
         view = mem.timeline_view(max_bytes)
         if reveal:
             log_reveal(mem, "timeline", [f"node:{node['id']}" for node in view["nodes"]])
         else:
-            view["nodes"] = mask_tree(view["nodes"])
+            view["nodes"] = mask_tree(mask_fragments(mem.conn, view["nodes"]))
     if as_json:
         print_json(view)
         return
@@ -357,14 +357,14 @@ def timeline(ctx: click.Context, max_bytes: int | None, reveal: bool, as_json: b
 @click.pass_context
 def expand(ctx: click.Context, node_id: int, reveal: bool, as_json: bool) -> None:
     """Show the children a summary head replaced."""
-    from ..recall.masking import mask_tree
+    from ..recall.masking import mask_fragments, mask_tree
 
     with open_memory(ctx, readonly=True) as mem:
         children = mem.expand(node_id)
         if reveal:
             log_reveal(mem, "expand", [f"node:{node_id}"])
         else:
-            children = mask_tree(children)
+            children = mask_tree(mask_fragments(mem.conn, children))
     if as_json:
         print_json(children)
         return

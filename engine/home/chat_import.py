@@ -7,17 +7,22 @@ rows as `pending` (timeline.queue.enqueue_departed, the queue's owner: an event 
 fragment is queued), so `memvault check` finds them queued, not lost, and the hourly organize
 picks them up. A message's key (format:conversation:message) is stored once: importing the same
 or a newer export again stores only what is new. A bad conversation stops the import naming
-it; the conversations before it stay stored.
+it; the conversations before it stay stored. The file is opened by `open_export`: a regular
+file only, never through a symbolic link (opening a FIFO would block the import forever).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
+import os
 import sqlite3
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from typing import IO, Any
+from pathlib import Path
+from typing import IO, Any, BinaryIO
 
 from ..base.errors import InputError
 from ..base.tokens import estimate_tokens
@@ -71,6 +76,38 @@ class Estimate:
     events: int = 0
     chars: int = 0
     tokens: int = 0
+
+
+def open_export(path: str | Path) -> BinaryIO:
+    """The export file at `path`, opened for reading. Refused (InputError) unless it is a
+    regular file reached without a symbolic link: a FIFO would make the open wait for a writer
+    forever (it is opened without blocking, then checked), a device or socket is no export."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"{path} is a symbolic link; import reads a regular file only, "
+                             "never through a link: give the file itself") from None
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(f"{path} is {_file_kind(mode)}, not a regular file: import reads "
+                             "a saved export file (save it to a file first)")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISDIR, "a folder"),
+             (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"))
+    return next((name for test, name in kinds if test(mode)), "a special file")
 
 
 def estimate_import(memory: Memory, fmt: str, stream: IO[bytes]) -> Estimate:

@@ -12,8 +12,9 @@ owner asked for it. The order, and why:
    (who, when, copies per place; never the text nor a hash of it).
 3. The caller (the command line: only it may use the vault) re-renders the vault and then
    `scrub_files` rewrites any other file under the home that still holds the text (conflict
-   copies, hand-edited files). A file that is not UTF-8 text (a backup copy) is reported, never
-   rewritten.
+   copies, hand-edited files). A file that is not UTF-8 text (a backup copy), holds the text
+   only as UTF-16 or UTF-32, or belongs to an export kept in the home (its manifest's sha256
+   would no longer match) is reported, never rewritten; files are read in bounded blocks.
 4. `compact_database` runs VACUUM and a TRUNCATE checkpoint, so neither the database file nor
    its WAL keeps an old page; `files_holding` then checks every file under the home.
 
@@ -117,7 +118,7 @@ def _forget_everywhere(conn: sqlite3.Connection, forgetting: Forgetting) -> tupl
     """Each owner replaces the text in its own tables; returns (old texts of rewritten events,
     object ids holding the text)."""
     old_texts = forget_in_events(conn, forgetting)
-    forget_in_heads(conn, forgetting)
+    forget_in_heads(conn, forgetting, sorted(old_texts))
     forget_in_queue(conn, forgetting)
     ids = forget_in_objects(conn, forgetting)
     forget_in_core_files(conn, forgetting)
@@ -130,15 +131,21 @@ def _forget_everywhere(conn: sqlite3.Connection, forgetting: Forgetting) -> tupl
 
 
 def count_copies(conn: sqlite3.Connection, text: str) -> ForgetReport:
-    """A dry run: where the database holds the text and how often. Changes nothing (works on
-    a read-only connection)."""
+    """A dry run: where the database holds the text and how often, counted by the same
+    owners' calls a forget makes (so it finds exactly what `--yes` replaces), and in `left`
+    the copies no owner would replace (every column read, as `copies_left` checks after a
+    forget: ids, and any column an owner does not cover). Changes nothing (works on a
+    read-only connection)."""
     forgetting = Forgetting(text, apply=False)
     conn.execute("BEGIN")
     try:
         old_texts, ids = _forget_everywhere(conn, forgetting)
+        everywhere = copies_left(conn, text)
     finally:
         conn.execute("COMMIT")
-    return ForgetReport(True, dict(forgetting.counts), sorted(old_texts), ids)
+    left = {place: copies - forgetting.counts.get(place, 0)
+            for place, copies in everywhere.items() if copies > forgetting.counts.get(place, 0)}
+    return ForgetReport(True, dict(forgetting.counts), sorted(old_texts), ids, left=left)
 
 
 def forget_in_database(
@@ -207,7 +214,15 @@ def record_files(conn: sqlite3.Connection, report: ForgetReport) -> None:
 def compact_database(conn: sqlite3.Connection) -> bool:
     """VACUUM (the file is rebuilt: no free page or cell keeps old bytes) and fold the WAL
     into it, truncated to nothing. Returns True when a reader kept the checkpoint from
-    finishing (the WAL may then still hold old pages until it can)."""
+    finishing (the WAL may then still hold old pages until it can).
+
+    Why a VACUUM although `secure_delete` zeroes what the forget frees and the checkpoint
+    overwrites the pages it changed: secure_delete zeroes only what is freed while it is on.
+    Copies freed before the forget, when it was off (an object's body before an edit, a
+    text's cells moved by earlier page splits, FTS5 segments merged by earlier optimizes),
+    still sit in free pages and in the freeblocks of live pages, a long text cut across
+    overflow pages where no scan of the file for the text's bytes can recognise it. Only a
+    rebuilt file holds none of them (at 1M events it costs about 16 s)."""
     conn.execute("VACUUM")
     busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
     return bool(busy)
@@ -227,37 +242,91 @@ def _regular_files(root: Path) -> Iterator[Path]:
         dirs.sort()
 
 
-def _needles(text: str) -> list[bytes]:
-    return [form.encode("utf-8") for form in Forgetting(text, apply=False).forms]
+SCAN_BLOCK = 1 << 20  # bytes of a file read at a time when looking for the text
+# Encodings a file may hold the text in besides UTF-8 (no byte order mark: a needle may stand
+# anywhere in the file). A file found by one of these is reported, never rewritten.
+_OTHER_ENCODINGS = ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+
+
+def _needles(text: str, encodings: tuple[str, ...] = ("utf-8", *_OTHER_ENCODINGS)) -> list[
+        bytes]:
+    """The bytes the text may be stored as: each form (itself, JSON-escaped) in UTF-8, and in
+    UTF-16 and UTF-32 (a file saved so is reported: forget cannot rewrite it safely)."""
+    forms = Forgetting(text, apply=False).forms
+    return list(dict.fromkeys(form.encode(encoding, "surrogatepass")
+                              for encoding in encodings for form in forms))
+
+
+def _holds(path: Path, needles: list[bytes]) -> bool:
+    """Whether the regular file at `path` holds a needle, read in SCAN_BLOCK blocks (each
+    block searched with the tail of the one before, so a needle across two blocks is found):
+    memory stays bounded whatever the file's size (memory.db at 1M events is 500 MB). Never
+    through a symbolic link, never a FIFO (opened without blocking, checked on its descriptor)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        keep = max(map(len, needles)) - 1
+        tail = b""
+        while block := stream.read(SCAN_BLOCK):
+            window = tail + block
+            if any(needle in window for needle in needles):
+                return True
+            tail = window[-keep:] if keep else b""
+    return False
 
 
 def files_holding(home: Path, text: str, skip_db: bool = False) -> list[Path]:
-    """Files under the home whose bytes hold the text (UTF-8, or a JSON-escaped form)."""
+    """Files under the home whose bytes hold the text (UTF-8, a JSON-escaped form, UTF-16 or
+    UTF-32)."""
     needles = _needles(text)
+    in_db = _needles(text, ("utf-8",))  # SQLite keeps memvault's text as UTF-8
     found = []
     for path in _regular_files(home):
-        if skip_db and path.parent == home and path.name in DB_FILES:
+        database = path.parent == home and path.name in DB_FILES
+        if skip_db and database:
             continue
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        if any(n in data for n in needles):
+        if _holds(path, in_db if database else needles):
             found.append(path)
     return found
+
+
+def _export_of(path: Path) -> bool:
+    """Whether `path` is a file of a `memvault export` folder (its manifest beside it)."""
+    manifest = path.parent / "manifest.json"
+    try:
+        if manifest.is_symlink() or not manifest.is_file() or manifest.stat().st_size > 1 << 24:
+            return False
+        return b'"memvault-export"' in manifest.read_bytes()
+    except OSError:
+        return False
 
 
 def scrub_files(home: Path, text: str, report: ForgetReport, paths: list[Path] | None = None,
                 apply: bool = True) -> None:
     """Rewrite each file under the home (but the database's own files) that holds the text,
-    replacing it as the database did; a file that is not UTF-8 text is listed, not touched."""
+    replacing it as the database did. Listed in `files_not_text`, never touched: a file that
+    is not UTF-8 text (a backup copy), one that holds the text only in another encoding
+    (UTF-16, Latin-1: a replacement there could not keep its bytes), and a file of an export
+    kept inside the home (rewritten, it would no longer match its manifest's sha256, and
+    restore would refuse the whole export)."""
     forgetting = Forgetting(text, apply=apply)
     targets = files_holding(home, text, skip_db=True) if paths is None else paths
     for path in targets:
         name = str(path.relative_to(home))
+        if _export_of(path):
+            report.files_not_text.append(f"{name} (a memvault export: delete it, or export "
+                                         "again after the forget)")
+            continue
         try:
             content = path.read_bytes().decode("utf-8")
         except UnicodeDecodeError:
+            report.files_not_text.append(name)
+            continue
+        if not forgetting.occurrences(content):  # found only as UTF-16 or UTF-32 bytes
             report.files_not_text.append(name)
             continue
         if apply:

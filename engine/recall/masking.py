@@ -3,12 +3,15 @@
 Stored text is never changed here (`memvault forget` is the one way to remove a value); each
 answer is masked as it leaves, so a pasted token or password is shown as `[secret: kind]`
 (engine/secrets/detector.py finds them). The owner may ask the command line to reveal them
-(`--reveal-secrets`, logged); over MCP nothing is revealed.
+(`--reveal-secrets`, logged); over MCP nothing is revealed: every tool's answer leaves through
+one path (memvault.home.masked, which runs mask_tree over it), whatever the tool, so a new
+tool cannot forget to mask.
 
 Invariants:
 - Paging is unchanged: a page is cut from the raw text first and then masked, with the secrets
   found in the *whole* text, so a value cut by a page end is masked on both pages and
-  `next_offset` still counts raw chars.
+  `next_offset` still counts raw chars. A hot fragment of a longer event is masked the same
+  way (mask_fragments). Masking masked text changes nothing, so a last pass is always safe.
 - Nothing derived from a secret leaks around the mask: snippets are cut from masked text, and
   the words of a secret (as recall folds them) are masked in `why` and in the echoed terms.
 """
@@ -16,6 +19,7 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import sqlite3
@@ -47,8 +51,9 @@ _CUE_WORDS = frozenset({"token", "tokens", "password", "passwd", "passcode", "pa
                         "secret", "bearer", "apikey", "access", "auth", "refresh", "session",
                         "client", "private", "security", "code"})
 _MARKER = re.compile(r"\[secret(?:: [^\]]*)?\]")
-# Keys whose values are ids or labels the engine made: never masked (an id stays an id).
-_KEEP = frozenset({"id", "kind", "type", "object_id", "event_id", "merged", "redirected_from",
+# Keys whose values are ids or labels the engine made: never masked (an id stays an id). Not
+# `kind`: an event's kind is the caller's own label, stored as given.
+_KEEP = frozenset({"id", "type", "object_id", "event_id", "merged", "redirected_from",
                    "status", "state", "direction", "other", "occurred_at",
                    "ingested_at", "created_at", "updated_at", "first_at", "last_at", "cursor"})
 
@@ -122,6 +127,33 @@ def _mask_tree(value: Any, words: set[str] | frozenset[str], key: str | None,
     if isinstance(value, list | tuple):
         return [_mask_tree(v, words, key, done, seen) for v in value]
     return value
+
+
+def mask_fragments(conn: sqlite3.Connection, nodes: list[Any]) -> list[Any]:
+    """Timeline nodes (NodeView dicts) with the text of each raw fragment of a longer event
+    masked by the secrets of the whole event, so a key cut by a fragment's end is masked on
+    both sides; every other node is left as it is, for mask_tree (a single fragment is its
+    whole event, a head its own text)."""
+    split = [n["id"] for n in nodes
+             if n.get("kind") == "raw" and n.get("fragment") not in (None, "1/1")]
+    if not split:
+        return nodes
+    spans = {row[0]: (row[1], row[2], row[3]) for row in conn.execute(
+        "SELECT id, event_id, start_char, end_char FROM hot_nodes"
+        " WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(split),))}
+    texts = _event_texts(conn, (span[0] for span in spans.values()))
+    hits: dict[int, list[SecretHit]] = {}
+    out = []
+    for node in nodes:
+        span = spans.get(node["id"]) if node.get("kind") == "raw" else None
+        if span is None:
+            out.append(node)
+            continue
+        event_id, start, end = span
+        if event_id not in hits:
+            hits[event_id] = scan_secrets(texts[event_id])
+        out.append({**node, "text": mask_slice(texts[event_id], start, end, hits[event_id])})
+    return out
 
 
 def _event_texts(conn: sqlite3.Connection, event_ids: Iterable[int]) -> dict[int, str]:

@@ -4,8 +4,9 @@ Text is normalised first (NFKC; format characters such as zero-width spaces and 
 and combining marks, dropped; accented Latin letters and Cyrillic/Greek look-alikes read as
 the plain Latin letter), so a key or cue word split by an invisible character, written in
 fullwidth forms or spelled with a Cyrillic "а" is still seen. Then, in order: private keys
-(with or without their BEGIN line), well-known key prefixes (also with the key written in
-space-separated chunks, or hex-encoded), URLs carrying a password, payment card numbers
+(BEGIN line through END line, line ends real or JSON-escaped; or a body without its BEGIN
+line), well-known key prefixes (also with the key written in space-separated chunks, or
+hex-encoded), URLs carrying a password, HTTP Basic credentials, payment card numbers
 (Luhn-valid, with a card context or card-style grouping, digits split by spaces, dashes or
 dots), a cue word (password, pw, PIN, token, 密码, 验证码 ...) followed by an assignment-like
 value, and long opaque random-looking tokens (by character classes and Shannon entropy). A bare
@@ -39,7 +40,7 @@ from pathlib import Path
 
 from ..base.errors import FieldError
 from . import values as secret_values
-from .values import assigned, cards, mixed
+from .values import assigned, basic_credentials, cards, mixed
 
 
 @dataclass(frozen=True)
@@ -135,11 +136,26 @@ def normalise(text: str) -> tuple[str, list[int] | None]:
 
 # -- well-known shapes --------------------------------------------------------------------------
 _B64 = "A-Za-z0-9+/"
+# A line break as pasted text has it, or as a JSON string writes it (a service account's
+# "private_key": "-----BEGIN PRIVATE KEY-----\nMIIE...\n-----END PRIVATE KEY-----\n").
+_BREAK = r"(?:\r?\n|\\r\\n|\\n)"
+# A private key is masked whole, from its BEGIN line through its END line: the body between
+# (base64 lines, an encrypted key's "Proc-Type:" / "DEK-Info:" headers, armour "Version:" and
+# "Comment:" lines, with real or JSON-escaped line ends: \n, \r, \/ and \") within 32,000
+# chars (an event's most). Without an END line (a key cut short), the lines of base64 after
+# the BEGIN line are masked with it. Each unit of the body is one char of a set or a two-char
+# escape starting with a backslash, which no char of the set is, and the body stops at the next
+# "-----": the match is linear, and a text of many BEGIN lines is read once, not once each.
+_PEM_LABEL = r"[A-Z0-9 ]*PRIVATE KEY[A-Z ]*"
+_PEM_BLOCK = re.compile(
+    rf"-----BEGIN {_PEM_LABEL}-----"
+    rf"(?:(?:[A-Za-z0-9+/=:,._<>@()'!?#%&*; \t\r\n]|-(?!----)|\\[rnt/\"]){{0,32000}}?"
+    rf"-----END {_PEM_LABEL}-----"
+    rf"|(?:(?:[ \t]*{_BREAK})+[ \t]*[{_B64}]+=*(?=[ \t]*(?:{_BREAK}|\\?\"|$)))*)")
 # (kind, pattern, needles): a pattern runs only when one of its needles is in the text (a
 # substring test costs far less than a regex pass); no needles: it always runs.
 _PREFIXED: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
-    ("a private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----"),
-     ("PRIVATE KEY",)),
+    ("a private key", _PEM_BLOCK, ("PRIVATE KEY",)),
     ("an Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"), ("sk-ant-",)),
     ("an OpenAI-style API key",
      re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9_\-]{20,}"),
@@ -172,10 +188,14 @@ _PREFIXED: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("a URL with a password", re.compile(
         r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@\"'<>]+:(?!\$\{|\$[A-Z_]|\*+@|<)[^\s/@\"'<>]+@"
         r"[^\s/@\"'<>]+"), ("://",)),
-    # A key's base64 body without its BEGIN line: 64-char lines in a row, or one long blob.
+    # A key's base64 body without its BEGIN line: lines of 64 chars (PEM, PGP), 70 (OpenSSH) or
+    # up to 76 (MIME) in a row, their line ends real or JSON-escaped; or one long blob.
     ("a private key body", re.compile(
-        rf"(?m)(?:^[ \t]*[{_B64}]{{64}}[ \t]*\r?\n){{2,}}(?:[ \t]*[{_B64}]{{1,64}}={{0,2}})?"),
-     ()),
+        rf"(?m)(?:^[ \t]*[{_B64}]{{64,76}}[ \t]*\r?\n){{2,}}"
+        rf"(?:[ \t]*[{_B64}]{{1,76}}={{0,2}}(?=[ \t\r]*$))?"), ()),
+    ("a private key body", re.compile(
+        rf"(?:(?<![{_B64}\\])|(?<=\\n))(?:[{_B64}]{{64,76}}(?:\\r)?\\n){{2,}}"
+        rf"(?:[{_B64}]{{1,76}}={{0,2}}(?=\\|\"|$))?"), ("\\n",)),
     ("a private key body", re.compile(rf"(?<![{_B64}])[{_B64}]{{200,}}={{0,2}}"), ()),
 )
 
@@ -318,7 +338,7 @@ def _random_tokens(text: str) -> Iterator[tuple[str, int, int]]:
 
 
 _DETECTORS: tuple[Callable[[str], Iterator[tuple[str, int, int]]], ...] = (
-    _prefixed, _hex_encoded, cards, assigned, _random_tokens)
+    _prefixed, _hex_encoded, basic_credentials, cards, assigned, _random_tokens)
 
 
 # -- the API ------------------------------------------------------------------------------------

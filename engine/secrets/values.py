@@ -1,7 +1,8 @@
-"""Secret values judged by what stands around them: payment card numbers (Luhn-valid, with a
-card word near or card-style grouping) and a cue word (password, pw, PIN, token, 密码, 验证码 ...)
-followed by an assignment-like value. Part of the detector in memvault.secrets.detector, which
-normalises the text first and runs these after the key-prefix patterns.
+"""Secret values judged by what stands around them: HTTP Basic credentials (base64 that decodes to
+user:password), payment card numbers (Luhn-valid, with a card word near or card-style grouping)
+and a cue word (password, pw, PIN, token, 密码, 验证码 ...) followed by an assignment-like value.
+Part of the detector in memvault.secrets.detector, which normalises the text first and runs
+these after the key-prefix patterns.
 
 Ordinary prose must pass: a cue word counts only when an assignment follows it ("password:
 hunter2", "the wifi password is correcthorsebatterystaple", "PIN 482913"), never when ordinary
@@ -11,6 +12,8 @@ words do ("I forgot my password yesterday", "the PIN pad is broken", "bus pass: 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import bisect
 import re
 from collections.abc import Iterator
@@ -20,6 +23,28 @@ def mixed(value: str) -> bool:
     """Upper and lower case letters and digits: random base64, not hex, not a word."""
     return (any(c.isupper() for c in value) and any(c.islower() for c in value)
             and any(c.isdigit() for c in value))
+
+
+# -- HTTP Basic credentials ---------------------------------------------------------------------
+# "Authorization: Basic dXNlcjpwYXNzd29yZA==": base64 of "user:password". "basic" is an everyday
+# word, so the value counts only when it decodes to printable text holding a user, a colon and
+# a password ("Basic English", "basic income" decode to bytes that are no such text).
+_BASIC = re.compile(r"(?i)(?<![A-Za-z0-9_])basic[ \t]+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
+
+
+def basic_credentials(text: str) -> Iterator[tuple[str, int, int]]:
+    if "asic" not in text and "ASIC" not in text:  # Basic, basic, BASIC: a C substring test
+        return
+    for m in _BASIC.finditer(text):
+        value = m.group(1).rstrip("=")
+        try:
+            decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+            plain = decoded.decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            continue
+        user, colon, password = plain.partition(":")
+        if colon and user and password and plain.isprintable():
+            yield "HTTP Basic credentials", m.start(), m.end()
 
 
 # -- payment cards ------------------------------------------------------------------------------

@@ -15,6 +15,9 @@ event loop with an idle Memory when one is free (the thread hop costs about as m
 find), and on a worker thread otherwise. status (PRAGMA quick_check) and context (the
 timeline view) grow with the memory, so they run on a worker thread like the writes.
 
+No secret-looking value leaves: every answer (and every refusal) is masked on its way out by
+one path, `_result` (memvault.home.masked), whatever the tool; nothing is revealed over MCP.
+
 One vocabulary: a tool that names a record takes `id` (a unique name or alias too, as the CLI
 takes it); approve's old `project_id` is still accepted, deprecated and logged. Errors the
 model can act on come back as a tool result with `isError` and one clear line: an argument the
@@ -51,6 +54,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import AnyHttpUrl, Field, ValidationError
 
 from ..base.errors import MemvaultError
+from ..home.masked import agent_context, mask_answer, mask_message
 from ..home.memory import Memory
 from ..timeline.events import NewEvent
 from .auth import StaticTokenVerifier
@@ -112,6 +116,7 @@ class MemvaultMCP(MCPServer[Any]):
         stored the event "now")."""
         unknown = self._unknown_arguments(name, arguments)
         if unknown:
+            unknown = mask_message(unknown)  # an argument's name is the caller's own text
             log.info("tool_rejected", extra={"fields": {"tool": name, "error": unknown}})
             raise ToolError(unknown)
         if name == "memory_project_approve":
@@ -226,7 +231,13 @@ class BusyAnswer(TypedDict):
 
 def _result(data: Mapping[str, Any] | list[Any]) -> CallToolResult:
     """A tool answer: the data as structured content, and as compact JSON text for hosts that
-    read only text (no indentation: every byte of it is the model's context)."""
+    read only text (no indentation: every byte of it is the model's context).
+
+    Every tool answers through here, and here every string of the answer is masked
+    (memvault.home.masked): over MCP no secret-looking value leaves, whatever the tool. Pages
+    and fragments cut from a longer text were masked by the secrets of the whole text before
+    (recall, agent_context); masking them again changes nothing."""
+    data = mask_answer(data)
     text = json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":"))
     return CallToolResult(content=[TextContent(type="text", text=text)],
                           structured_content=data if isinstance(data, dict) else {"result": data})
@@ -258,8 +269,10 @@ def _refusals(tool: str) -> Iterator[None]:
     try:
         yield
     except MemvaultError as exc:
-        log.info("tool_refused", extra={"fields": {"tool": tool, "error": str(exc)}})
-        raise ToolError(str(exc)) from exc
+        # masked: a refusal may quote what was asked for (a key, a query), stored text or not
+        message = mask_message(str(exc))
+        log.info("tool_refused", extra={"fields": {"tool": tool, "error": message}})
+        raise ToolError(message) from exc
     except OverflowError as exc:
         message = f"a number is out of range: {exc}"
         log.info("tool_refused", extra={"fields": {"tool": tool, "error": message}})
@@ -322,7 +335,7 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool,
         """The resident context: core files, a bounded object directory and the hot timeline
         view (its `notice`/cut fields say explicitly what did not fit)."""
         # on a thread: the timeline view grows with an uncompacted timeline (seconds at 200k)
-        return _result(_call(pool, "memory_context", lambda m: m.resident_context()))
+        return _result(_call(pool, "memory_context", agent_context))
 
     @server.tool(annotations=READ_ONLY)
     async def memory_find(

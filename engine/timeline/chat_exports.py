@@ -22,8 +22,10 @@ llm-conversations-viewer `docs/formats.md`, mitkury/chatgpt-export-parser
   conversation; a line without a key gets one from a hash of its time, source and text.
 
 Invariants: the file is read as a stream (ijson), never whole, so memory stays bounded by one
-conversation; each message keeps its own time, else its conversation's (and says so in meta);
-system and tool messages, empty messages and dropped branches are counted, never stored.
+conversation; nesting past 64 levels is refused before ijson reads it (memvault.base.json_depth);
+a file that is not a JSON array of conversations is refused, never taken as an empty export;
+each message keeps its own time, else its conversation's (and says so in meta); system and
+tool messages, empty messages and dropped branches are counted, never stored.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import IO, Any
 import ijson
 
 from ..base.errors import InputError
+from ..base.json_depth import DepthCheckedStream, JsonTooDeep
 from .events import NewEvent
 from .fragments import EVENT_MAX_CHARS
 from .ingest import bounded_lines, parse_line
@@ -62,11 +65,12 @@ class Conversation:
 
 
 class ExportError(InputError):
-    """A chat export that cannot be read: names the conversation (its position and id)."""
+    """A chat export that cannot be read: names the conversation (its position and id);
+    position 0 is the file as a whole."""
 
     def __init__(self, reason: str, position: int, conversation_id: str | None) -> None:
         where = f"conversation {position}" + (f" ({conversation_id})" if conversation_id else "")
-        super().__init__(f"{where}: {reason}")
+        super().__init__(f"{where}: {reason}" if position else reason)
         self.position = position
         self.conversation_id = conversation_id
 
@@ -80,13 +84,22 @@ def read_conversations(fmt: str, stream: IO[bytes]) -> Iterator[Conversation]:
         raise InputError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
     parse = _chatgpt if fmt == "chatgpt" else _claude
     position = 0
-    items = ijson.items(stream, "item", use_float=True)
+    # Every byte passes the depth guard before ijson reads it: ijson's memory grows with the
+    # square of the depth (memvault.base.json_depth).
+    checked = DepthCheckedStream(stream)
+    items = ijson.items(checked, "item", use_float=True)
     while True:
         position += 1
         try:
             raw = next(items)
         except StopIteration:
+            if checked.guard.first != ord("["):  # {"not": "a list"} holds no item at all
+                raise ExportError(f"not a {fmt} export: its conversations.json is a JSON "
+                                  "array of conversations, and this file is not one",
+                                  0, None) from None
             return
+        except JsonTooDeep as exc:
+            raise ExportError(str(exc), position, None) from None
         except ijson.JSONError as exc:
             raise ExportError(f"broken JSON: {exc}", position, None) from None
         except UnicodeDecodeError as exc:
@@ -141,24 +154,27 @@ def _current_path(mapping: dict[str, Any], current: Any) -> list[str]:
     """Node ids from the root down to `current_node` (the branch the person saw last).
 
     Without a current node (some older exports), the path follows each node's last child:
-    the newest edit or regeneration."""
+    the newest edit or regeneration. Linear in the path's length: a node already on it is
+    looked up in a set (a list made a conversation of 100,000 messages quadratic)."""
+    path: list[str] = []
+    seen: set[str] = set()
     if not isinstance(current, str) or current not in mapping:
         roots = [k for k, n in mapping.items() if not n.get("parent")]
         node_id = roots[0] if roots else None
-        path: list[str] = []
-        while node_id is not None and node_id in mapping and node_id not in path:
+        while node_id is not None and node_id in mapping and node_id not in seen:
             path.append(node_id)
+            seen.add(node_id)
             children = mapping[node_id].get("children") or []
             node_id = children[-1] if children else None
         return path
-    upward: list[str] = []
     node_id = current
     while node_id is not None and node_id in mapping:
-        if node_id in upward:
+        if node_id in seen:
             raise ValueError(f"the parent links loop at node {node_id}")
-        upward.append(node_id)
+        path.append(node_id)
+        seen.add(node_id)
         node_id = mapping[node_id].get("parent")
-    return upward[::-1]
+    return path[::-1]
 
 
 def _claude(raw: dict[str, Any], conv_id: str) -> Conversation:

@@ -433,10 +433,10 @@ _NO_UPDATE_TRIGGER = "events_no_update"
 
 
 def forget_in_events(conn: sqlite3.Connection, forgetting: Forgetting) -> dict[int, str]:
-    """Replace the forgotten text in events' text, meta, source and kind (same length, so
-    fragments, pages and evidence spans stay valid); inside the caller's write transaction.
-    Returns {event id: its old text} for each event whose text changed (the recall index
-    re-indexes those).
+    """Replace the forgotten text in events' text, meta, source, kind and key (same length, so
+    fragments, pages and evidence spans stay valid; keys stay unique: `_forget_in_keys`);
+    inside the caller's write transaction. Returns {event id: its old text} for each event
+    whose text changed (the recall index re-indexes those).
 
     The immutability trigger is lifted for this one UPDATE and put back, exactly as the schema
     had it, in the same transaction: no other writer ever sees the table without it.
@@ -448,7 +448,44 @@ def forget_in_events(conn: sqlite3.Connection, forgetting: Forgetting) -> dict[i
     try:
         found = forget_in_rows(conn, forgetting, "events", ("text", "meta", "source", "kind"),
                                key="id")
+        if forgetting.apply:  # derived from the text: estimated again (chars stay the same)
+            conn.executemany("UPDATE events SET est_tokens = ? WHERE id = ?",
+                             [(estimate_tokens(forgetting.replace(old["text"])), event_id)
+                              for event_id, old in found if "text" in old])
+        _forget_in_keys(conn, forgetting)
     finally:
         if forgetting.apply and trigger is not None:
             conn.execute(trigger[0])
     return {event_id: old["text"] for event_id, old in found if "text" in old}
+
+
+def _forget_in_keys(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
+    """Replace the forgotten text in event keys (counted as `events.key`, a dry run too).
+
+    Keys are unique (the events_key index): a key that, replaced, would equal another event's
+    key, or one an earlier event's replacement made, is cleared instead (NULL). A key is only
+    the client's message id: the event loses nothing but being recognised when the same
+    message comes again, which a key holding the forgotten text no longer could anyway.
+    A replaced key never equals a key still holding the text, so no order of the updates
+    collides on the way."""
+    clause, params = forgetting.sql_match("key")
+    rows = conn.execute(f"SELECT id, key FROM events WHERE key IS NOT NULL AND {clause}"
+                        " ORDER BY id", params).fetchall()
+    replaced: dict[int, str] = {}
+    for event_id, key in rows:
+        forgetting.note("events.key", event_id, forgetting.occurrences(key))
+        replaced[event_id] = forgetting.replace(key)
+    if not forgetting.apply or not replaced:
+        return
+    taken = {key for event_id, key in conn.execute(
+        "SELECT id, key FROM events WHERE key IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(set(replaced.values())), ensure_ascii=False),))
+        if event_id not in replaced}
+    updates: list[tuple[str | None, int]] = []
+    for event_id, key in replaced.items():
+        if key in taken:
+            updates.append((None, event_id))
+        else:
+            taken.add(key)
+            updates.append((key, event_id))
+    conn.executemany("UPDATE events SET key = ? WHERE id = ?", updates)

@@ -11,6 +11,7 @@ raw fragments with `insert_raw_nodes`, compaction folds a run under a head with 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -20,6 +21,7 @@ from typing import Any, TypedDict, cast
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
+from ..base.tokens import estimate_tokens
 from ..store.forget_rows import forget_in_rows
 
 NODE_COLUMNS = (
@@ -236,7 +238,23 @@ def fold_under(conn: sqlite3.Connection, head: int, node_ids: Sequence[int]) -> 
                  (head, *node_ids))
 
 
-def forget_in_heads(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
+def forget_in_heads(conn: sqlite3.Connection, forgetting: Forgetting,
+                    rewritten: Sequence[int] = ()) -> None:
     """Replace the forgotten text in summary heads (raw fragments are slices of their event,
-    so forgetting it in the event is enough); inside the caller's write transaction."""
-    forget_in_rows(conn, forgetting, "hot_nodes", ("summary",), key="id")
+    so forgetting it in the event is enough); inside the caller's write transaction. The
+    estimated tokens of the heads changed, and of the raw fragments of the `rewritten` events,
+    are estimated again from their new text (a marker of X's counts otherwise than the words
+    it replaced), so the timeline's totals stay true and a restore derives the same."""
+    found = forget_in_rows(conn, forgetting, "hot_nodes", ("summary",), key="id")
+    if not forgetting.apply:
+        return
+    conn.executemany("UPDATE hot_nodes SET est_tokens = ? WHERE id = ?",
+                     [(estimate_tokens(forgetting.replace(old["summary"])), node_id)
+                      for node_id, old in found])
+    fragments = conn.execute(
+        "SELECT n.id, substr(e.text, n.start_char + 1, n.end_char - n.start_char)"
+        " FROM hot_nodes n JOIN events e ON e.id = n.event_id"
+        " WHERE n.kind = 'raw' AND n.event_id IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(rewritten)),)).fetchall()
+    conn.executemany("UPDATE hot_nodes SET est_tokens = ? WHERE id = ?",
+                     [(estimate_tokens(text), node_id) for node_id, text in fragments])

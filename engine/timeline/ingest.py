@@ -1,5 +1,6 @@
 """JSONL ingestion: one event a line, stored in chunks; a bad line stops with its number.
 
+A line nesting JSON past 64 levels is refused before it is parsed (memvault.base.json_depth).
 Lines before a bad line stay stored (and the error says how many), so a long import that hits a
 broken line loses nothing already read and can be resumed after fixing that line. Run again
 whole, lines that carry a `key` are not stored twice: a key already stored with the same text
@@ -15,8 +16,9 @@ from datetime import datetime, tzinfo
 from typing import IO, Any
 
 from ..base.errors import IngestError, InputError
+from ..base.json_depth import JsonTooDeep, check_depth
 from .append import append_events
-from .events import NewEvent
+from .events import META_MAX_DEPTH, NewEvent
 from .keys import Appended
 
 FIELDS = {"text", "occurred_at", "source", "kind", "meta", "key"}
@@ -60,6 +62,11 @@ def parse_line(raw: bytes | str, number: int) -> NewEvent | None:
         raw = raw[1:]  # a UTF-8 byte order mark, as some editors write: not part of the JSON
     if not raw.strip():
         return None
+    try:
+        check_depth(raw)  # before the parser: nothing an event holds nests past 64 levels
+    except JsonTooDeep as exc:
+        raise InputError(f"line {number}: {exc} (an event's meta holds at most "
+                         f"{META_MAX_DEPTH} levels)") from None
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
