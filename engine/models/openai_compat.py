@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import threading
 from typing import Any
 
@@ -114,7 +115,8 @@ class OpenAICompatProvider:
         try:
             response = self._create(request, deadline_s)
         except OpenAIError as exc:
-            raise ProviderError(f"{type(exc).__name__}: {_short(exc)}") from None
+            raise ProviderError(f"{type(exc).__name__}: {_short(exc)}",
+                                lasting=lasting_failure(exc)) from None
         if not getattr(response, "choices", None):
             raise ProviderError("the server answered without choices")
         choice = response.choices[0]
@@ -206,6 +208,33 @@ def _usage(response: Any, messages: list[Message], text: str) -> Usage:
 
     return Usage(estimate_tokens(json.dumps(messages, ensure_ascii=False)), estimate_tokens(text),
                  True)
+
+
+def lasting_failure(exc: Exception) -> bool:
+    """Whether waiting cannot heal this failure of the OpenAI client: the server refused the
+    connection or its host is unknown, the key is refused (401, 403), the URL or the model
+    does not exist (404). A timeout, 429 and a 5xx may heal; so may anything else."""
+    from openai import (
+        APIConnectionError,
+        APITimeoutError,
+        AuthenticationError,
+        NotFoundError,
+        PermissionDeniedError,
+    )
+
+    if isinstance(exc, AuthenticationError | PermissionDeniedError | NotFoundError):
+        return True
+    if isinstance(exc, APIConnectionError) and not isinstance(exc, APITimeoutError):
+        cause: BaseException | None = exc
+        while cause is not None:
+            if isinstance(cause, ConnectionRefusedError | socket.gaierror):
+                return True
+            text = str(cause).lower()
+            if "connection refused" in text or "name or service not known" in text \
+                    or "nodename nor servname" in text or "name resolution" in text:
+                return True
+            cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _short(exc: Exception) -> str:
