@@ -187,25 +187,34 @@ def _add(conv: Conversation, fmt: str, role: Any, text: str, message_id: str, ow
     if not text.strip():
         conv.skipped_empty += 1
         return
-    when, time_from = _time(own_time), "message"
+    when, time_from = message_time(own_time), "message"
     if when is None:
-        when, time_from = _time(conversation_time), "conversation"
+        when, time_from = message_time(conversation_time), "conversation"
         conv.conversation_time += when is not None
     if when is None:
         time_from = "import"
         conv.no_time += 1
     meta = {"import": fmt, "conversation": {"id": conv.id, "title": conv.title},
             "message_id": message_id, "time_from": time_from}
-    key = _key(fmt, conv.id, message_id)
+    conv.events += message_events(text, when, source, meta, message_key(fmt, conv.id,
+                                                                         message_id))
+
+
+def message_events(text: str, when: str | datetime | None, source: str, meta: dict[str, Any],
+                   key: str) -> list[NewEvent]:
+    """One message as events: one, or keyed parts (`key#2`, … and `meta.part`) when it is
+    longer than an event holds."""
     pieces = range(0, len(text), EVENT_MAX_CHARS)
+    events = []
     for number, start in enumerate(pieces):
         piece_key = key if number == 0 else f"{key}#{number + 1}"
         piece_meta = meta if len(pieces) == 1 else {**meta, "part": [number + 1, len(pieces)]}
-        conv.events.append(NewEvent(text[start:start + EVENT_MAX_CHARS], when, source,
-                                    "message", piece_meta, piece_key))
+        events.append(NewEvent(text[start:start + EVENT_MAX_CHARS], when, source, "message",
+                               piece_meta, piece_key))
+    return events
 
 
-def _time(value: Any) -> str | datetime | None:
+def message_time(value: Any) -> str | datetime | None:
     """A message time: Unix seconds (ChatGPT) or ISO text (Claude); None when absent."""
     if value is None or value == "":
         return None
@@ -216,7 +225,7 @@ def _time(value: Any) -> str | datetime | None:
     raise ValueError(f"a time that is neither a number nor text: {value!r}")
 
 
-def _key(fmt: str, conv_id: str, message_id: str) -> str:
+def message_key(fmt: str, conv_id: str, message_id: str) -> str:
     """format:conversation:message, hashed when it would pass the 200-char key limit."""
     key = f"{fmt}:{conv_id}:{message_id}"
     if len(key) <= 190:
