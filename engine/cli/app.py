@@ -62,6 +62,7 @@ COMMANDS: dict[str, str] = {
     "edit": "edits:edit", "event": "inspect:event", "events": "inspect:events",
     "evidence": "recall:evidence",
     "expand": "inspect:expand", "find": "recall:find", "forget": "forget:forget",
+    "hook": "hooks:hook",
     "export": "maintenance:export", "import": "ingest:import_", "ingest": "ingest:ingest",
     "list": "inspect:list_", "mcp": "serve:mcp_stdio", "merge": "edits:merge",
     "migrate": "maintenance:migrate",

@@ -20,6 +20,8 @@ llm-conversations-viewer `docs/formats.md`, mitkury/chatgpt-export-parser
   and `attachments` / `files`, which are not text of the message.
 - `jsonl`: memvault's own JSONL (memvault.timeline.ingest), read line by line as one
   conversation; a line without a key gets one from a hash of its time, source and text.
+- `claude-code`, `codex`: an agent host's session transcript, one file one conversation, read
+  by memvault.timeline.transcripts with the keys its capture hooks use.
 
 Invariants: the file is read as a stream (ijson), never whole, so memory stays bounded by one
 conversation; each message keeps its own time, else its conversation's (and says so in meta);
@@ -31,17 +33,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import IO, Any
 
 import ijson
 
 from ..base.errors import InputError
 from .events import NewEvent
-from .fragments import EVENT_MAX_CHARS
 from .ingest import bounded_lines, parse_line
+from .messages import message_events, message_key, message_time
+from .transcripts import HOSTS, Progress, read_transcript, session_from_path
 
-FORMATS = ("chatgpt", "claude", "jsonl")
+FORMATS = ("chatgpt", "claude", "jsonl", *HOSTS)
 JSONL_CONVERSATION = 1_000  # lines of a JSONL file stored as one transaction
 TITLE_MAX_CHARS = 1_000  # a title is carried in every message's meta (16 KiB at most)
 _ROLES = {"user": "user", "human": "user", "assistant": "assistant"}
@@ -75,6 +77,9 @@ def read_conversations(fmt: str, stream: IO[bytes]) -> Iterator[Conversation]:
     """Yield the conversations of an export file, one at a time. Raises ExportError."""
     if fmt == "jsonl":
         yield from _jsonl(stream)
+        return
+    if fmt in HOSTS:
+        yield _transcript(fmt, stream)
         return
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
@@ -200,37 +205,22 @@ def _add(conv: Conversation, fmt: str, role: Any, text: str, message_id: str, ow
                                                                          message_id))
 
 
-def message_events(text: str, when: str | datetime | None, source: str, meta: dict[str, Any],
-                   key: str) -> list[NewEvent]:
-    """One message as events: one, or keyed parts (`key#2`, … and `meta.part`) when it is
-    longer than an event holds."""
-    pieces = range(0, len(text), EVENT_MAX_CHARS)
-    events = []
-    for number, start in enumerate(pieces):
-        piece_key = key if number == 0 else f"{key}#{number + 1}"
-        piece_meta = meta if len(pieces) == 1 else {**meta, "part": [number + 1, len(pieces)]}
-        events.append(NewEvent(text[start:start + EVENT_MAX_CHARS], when, source, "message",
-                               piece_meta, piece_key))
-    return events
-
-
-def message_time(value: Any) -> str | datetime | None:
-    """A message time: Unix seconds (ChatGPT) or ISO text (Claude); None when absent."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(float(value), UTC)
-    if isinstance(value, str):
-        return value.replace("Z", "+00:00") if value.endswith("Z") else value
-    raise ValueError(f"a time that is neither a number nor text: {value!r}")
-
-
-def message_key(fmt: str, conv_id: str, message_id: str) -> str:
-    """format:conversation:message, hashed when it would pass the 200-char key limit."""
-    key = f"{fmt}:{conv_id}:{message_id}"
-    if len(key) <= 190:
-        return key
-    return f"{fmt}:sha256:{hashlib.sha256(key.encode()).hexdigest()}"
+def _transcript(host: str, stream: IO[bytes]) -> Conversation:
+    """An agent host's transcript file (memvault.timeline.transcripts) as one conversation,
+    keyed as its hook captures it, so a session both imported and captured is stored once. A
+    line that is not JSON stops it naming the line; a torn last line counts as empty."""
+    name = getattr(stream, "name", None)
+    session = session_from_path(name) if isinstance(name, str) else None
+    try:
+        part = read_transcript(host, stream, Progress(), session=session, final=True,
+                               strict=True)
+    except InputError as exc:
+        raise ExportError(str(exc), 1, session) from None
+    conv = Conversation(part.progress.session or session or host, "", part.events,
+                        skipped_roles=part.left_out,
+                        skipped_empty=part.empty + part.unreadable + part.too_long)
+    conv.no_time = sum(event.occurred_at is None for event in part.events)
+    return conv
 
 
 def _jsonl(stream: IO[bytes]) -> Iterator[Conversation]:
