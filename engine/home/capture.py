@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.clock import iso
-from ..base.config import FILE_MODE
+from ..base.config import FILE_MODE, make_private_dir
 from ..secrets.detector import redact_secrets
 from ..store.connection import get_state, set_state, write
 from ..timeline.events import NewEvent
@@ -47,7 +47,7 @@ from .memory import Memory
 STEP_EVENTS = 200  # events one call stores at most
 STEP_BYTES = 4 * 1024 * 1024  # transcript bytes one call reads at most (and one line more)
 STEP_SECONDS = 0.5  # a call starts no new line this long after the hook started
-BUSY_MIN_MS = 200  # SQLite's wait for the write lock, at least (the worker's commits are short)
+BUSY_MIN_MS = 150  # SQLite's wait for the write lock, at least (the worker's commits are short)
 LOG_NAME = "capture.log"
 LOG_MAX_BYTES = 1024 * 1024  # then it becomes capture.log.1 (one generation kept)
 STATE_PREFIX = "capture:"
@@ -285,7 +285,7 @@ def run_hook(home: Path, host: str, raw: bytes | str | None, started: float,
         bounds = Bounds(STEP_BYTES, STEP_EVENTS, deadline)
         with Memory.open(home) as memory:
             left_ms = int((deadline - time.monotonic()) * 1000)
-            memory.conn.execute(f"PRAGMA busy_timeout = {max(BUSY_MIN_MS, left_ms + 300)}")
+            memory.conn.execute(f"PRAGMA busy_timeout = {max(BUSY_MIN_MS, left_ms)}")
             if host == "claude-code":
                 report = claude_code_hook(memory, payload, bounds)
             else:
@@ -315,15 +315,17 @@ def _payload(raw: bytes | str | None) -> dict[str, Any]:
 
 
 def _log(home: Path, host: str, session: Any, what: str, detail: str) -> None:
-    """One JSON line in the home's capture.log (0600, rotated at LOG_MAX_BYTES); stderr when
-    the home cannot take it (missing, another user's, read-only). Secrets are redacted."""
+    """One JSON line in the home's capture.log (0600, rotated at LOG_MAX_BYTES; the home made
+    if missing); stderr when the home cannot take it (another user's, read-only). Secrets are
+    redacted."""
     entry = {"at": iso(datetime.now(UTC)), "host": host, "what": what,
              "session": session if isinstance(session, str) else None,
              "detail": redact_secrets(detail)[:1_000]}
     line = json.dumps(entry, ensure_ascii=False) + "\n"
     path = home / LOG_NAME
     try:
-        if not home.is_dir() or home.stat().st_uid != os.geteuid():
+        make_private_dir(home)  # as the first capture's open would
+        if home.stat().st_uid != os.geteuid():
             raise OSError("the home is not this user's folder")
         if path.is_file() and path.stat().st_size > LOG_MAX_BYTES:
             os.replace(path, home / f"{LOG_NAME}.1")
