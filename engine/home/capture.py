@@ -29,13 +29,13 @@ import stat
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..base.clock import iso
-from ..base.config import FILE_MODE, make_private_dir
+from ..base.config import append_private_line, make_private_dir
 from ..secrets.detector import redact_secrets
 from ..store.connection import get_state, set_state, write
 from ..timeline.events import NewEvent
@@ -67,9 +67,6 @@ class Captured:
     left_out: int = 0  # tool calls and results, thinking, the host's own lines
     unreadable: int = 0  # lines that are not a JSON object, or too long
     more: bool = False  # the file holds more than this call read: the next call goes on
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class CaptureError(Exception):
@@ -321,7 +318,6 @@ def _log(home: Path, host: str, session: Any, what: str, detail: str) -> None:
     entry = {"at": iso(datetime.now(UTC)), "host": host, "what": what,
              "session": session if isinstance(session, str) else None,
              "detail": redact_secrets(detail)[:1_000]}
-    line = json.dumps(entry, ensure_ascii=False) + "\n"
     path = home / LOG_NAME
     try:
         make_private_dir(home)  # as the first capture's open would
@@ -329,9 +325,7 @@ def _log(home: Path, host: str, session: Any, what: str, detail: str) -> None:
             raise OSError("the home is not this user's folder")
         if path.is_file() and path.stat().st_size > LOG_MAX_BYTES:
             os.replace(path, home / f"{LOG_NAME}.1")
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
-        with os.fdopen(fd, "a", encoding="utf-8") as out:
-            out.write(line)
+        append_private_line(path, entry)
     except OSError:
         try:
             sys.stderr.write(f"memvault hook {host}: {entry['detail']}\n")
