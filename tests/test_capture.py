@@ -160,6 +160,23 @@ def test_a_key_stored_with_other_text_is_left_as_stored_and_the_capture_goes_on(
     assert "Mia" not in json.dumps(logged)  # counts, never a turn's text
 
 
+def test_a_message_the_store_refuses_never_holds_up_the_rest(home: Path,
+                                                             transcript: Path) -> None:
+    with transcript.open("a", encoding="utf-8") as out:  # a message id no key can hold
+        out.write('{"type": "user", "uuid": "bad-\\ud800", "sessionId": "%s", '
+                  '"message": {"role": "user", "content": "refused"}}\n' % SESSION)
+        out.write(json.dumps({"type": "user", "uuid": "e-0", "sessionId": SESSION,
+                              "timestamp": "0001-01-01T00:00:00+14:00",  # before year 1 in UTC
+                              "message": {"role": "user", "content": "out of range"}}) + "\n")
+    append_turn(transcript, "e-1", "after the refused ones")
+    report = hook(home, hook_input(transcript))
+    assert report is not None and report.refused == 2 and report.stored == CLAUDE_TURNS + 1
+    assert events(home)[-1]["text"] == "after the refused ones"
+    assert "2 message(s) the store refused" in log_lines(home)[-1]["detail"]
+    again = hook(home, hook_input(transcript))
+    assert again is not None and again.refused == 0 and again.stored == 0
+
+
 def test_a_big_backlog_is_captured_a_bounded_step_per_call(home: Path, transcript: Path,
                                                            monkeypatch: pytest.MonkeyPatch
                                                            ) -> None:

@@ -36,6 +36,7 @@ from typing import Any
 
 from ..base.clock import iso
 from ..base.config import append_private_line, make_private_dir
+from ..base.errors import InputError
 from ..secrets.detector import redact_secrets
 from ..store.connection import get_state, set_state, write
 from ..timeline.events import NewEvent
@@ -66,6 +67,7 @@ class Captured:
     conflicts: int = 0  # keys stored with other text: left as they were
     left_out: int = 0  # tool calls and results, thinking, the host's own lines
     unreadable: int = 0  # lines that are not a JSON object, or too long
+    refused: int = 0  # messages the store refused (a key, time or meta it cannot take)
     more: bool = False  # the file holds more than this call read: the next call goes on
 
 
@@ -135,8 +137,11 @@ def _save_progress(memory: Memory, state_key: str, progress: Progress, inode: in
 
 
 def _store(memory: Memory, events: Sequence[NewEvent], report: Captured) -> None:
-    """Append the events whose key is new; count repeats and conflicts. One retry when another
-    writer stored one of the keys between the look-up and the append."""
+    """Append the events whose key is new, in one transaction; count repeats and conflicts.
+    One retry when another writer stored one of the keys between the look-up and the append.
+    When the store refuses the batch (an event with a key, time or meta it cannot take), the
+    events go one at a time and the refused ones are counted: one bad line never holds up the
+    rest of a transcript, call after call."""
     for attempt in (1, 2):
         fresh = _fresh(memory, events, report if attempt == 1 else None)
         if not fresh:
@@ -147,6 +152,16 @@ def _store(memory: Memory, events: Sequence[NewEvent], report: Captured) -> None
             if attempt == 2:
                 raise
             continue
+        except InputError:
+            for event in fresh:
+                try:
+                    one = memory.append([event])
+                except InputError:  # a conflict that raced in is left as stored, too
+                    report.refused += 1
+                    continue
+                report.stored += len(one.new)
+                report.already += len(one.skipped)
+            return
         report.stored += len(appended.new)
         report.already += len(appended.skipped)
         return
@@ -154,10 +169,17 @@ def _store(memory: Memory, events: Sequence[NewEvent], report: Captured) -> None
 
 def _fresh(memory: Memory, events: Sequence[NewEvent], report: Captured | None
            ) -> list[NewEvent]:
-    keys = [check_key(e.key) for e in events]
-    stored = stored_keys(memory.conn, [k for k in keys if k is not None])
+    """The events whose key is not stored yet (a key the store would refuse is counted)."""
+    keyed: list[tuple[NewEvent, str]] = []
+    for event in events:
+        try:
+            keyed.append((event, check_key(event.key) or ""))
+        except InputError:
+            if report is not None:
+                report.refused += 1
+    stored = stored_keys(memory.conn, [key for _, key in keyed])
     fresh = []
-    for event, key in zip(events, keys, strict=True):
+    for event, key in keyed:
         if key not in stored:
             fresh.append(event)
         elif report is not None:
@@ -287,11 +309,11 @@ def run_hook(home: Path, host: str, raw: bytes | str | None, started: float,
                 report = claude_code_hook(memory, payload, bounds)
             else:
                 report = codex_hook(memory, payload, bounds, codex_home)
-            if report.conflicts or report.unreadable:
+            if report.conflicts or report.unreadable or report.refused:
                 _log(home, host, session, "skipped",
                      f"{report.conflicts} key(s) already stored with other text (left as "
-                     f"stored), {report.unreadable} unreadable or overlong line(s) in "
-                     f"{report.path}")
+                     f"stored), {report.unreadable} unreadable or overlong line(s), "
+                     f"{report.refused} message(s) the store refused, in {report.path}")
             return report
     except Exception as exc:  # the host's turn must never fail because of the memory
         _log(home, host, session, "error", f"{type(exc).__name__}: {exc}")
