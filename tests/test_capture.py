@@ -163,8 +163,8 @@ def test_a_key_stored_with_other_text_is_left_as_stored_and_the_capture_goes_on(
 def test_a_message_the_store_refuses_never_holds_up_the_rest(home: Path,
                                                              transcript: Path) -> None:
     with transcript.open("a", encoding="utf-8") as out:  # a message id no key can hold
-        out.write('{"type": "user", "uuid": "bad-\\ud800", "sessionId": "%s", '
-                  '"message": {"role": "user", "content": "refused"}}\n' % SESSION)
+        out.write(json.dumps({"type": "user", "uuid": "bad-\ud800", "sessionId": SESSION,
+                              "message": {"role": "user", "content": "refused"}}) + "\n")
         out.write(json.dumps({"type": "user", "uuid": "e-0", "sessionId": SESSION,
                               "timestamp": "0001-01-01T00:00:00+14:00",  # before year 1 in UTC
                               "message": {"role": "user", "content": "out of range"}}) + "\n")
