@@ -62,6 +62,7 @@ COMMANDS: dict[str, str] = {
     "edit": "edits:edit", "event": "inspect:event", "events": "inspect:events",
     "evidence": "recall:evidence",
     "expand": "inspect:expand", "find": "recall:find", "forget": "forget:forget",
+    "hook": "hooks:hook",
     "export": "maintenance:export", "import": "ingest:import_", "ingest": "ingest:ingest",
     "list": "inspect:list_", "mcp": "serve:mcp_stdio", "merge": "edits:merge",
     "migrate": "maintenance:migrate",
@@ -283,7 +284,7 @@ def log_reveal(memory: Memory, command: str, records: list[str]) -> None:
     import os
 
     from ..base.clock import iso
-    from ..base.config import FILE_MODE
+    from ..base.config import append_private_line
 
     try:
         who = getpass.getuser()
@@ -295,8 +296,6 @@ def log_reveal(memory: Memory, command: str, records: list[str]) -> None:
                + (" …" if len(records) > 10 else "") + f" (logged to {REVEAL_LOG})", err=True)
     path = memory.config.home / REVEAL_LOG
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
-        with os.fdopen(fd, "a", encoding="utf-8") as out:
-            out.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        append_private_line(path, entry)
     except OSError as exc:
         click.echo(f"could not write {path}: {exc.strerror or exc}", err=True)
