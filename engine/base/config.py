@@ -19,6 +19,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError
 from .home_trust import check_owner, read_settings_text
@@ -163,8 +164,6 @@ def _check_cross(values: dict[str, Any]) -> None:
         )
     tz = val("time.timezone")
     if tz:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
         try:
             ZoneInfo(tz)
         except (ZoneInfoNotFoundError, ValueError):

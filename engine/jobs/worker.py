@@ -29,7 +29,7 @@ from ..models.base import Provider, ProviderError
 from ..models.spec import ProviderSpec
 from ..recall.index import index_lag
 from ..secrets.detector import redact_secrets
-from ..store.connection import get_state, write
+from ..store.connection import get_state, set_state, write
 from .batch_loop import BatchFailed, BatchLimits, BatchLoop, Proposal, Turn
 from .chain import waits_for
 from .claims import JsonObject, StoredClaim
@@ -473,8 +473,6 @@ def _write_calls_safely(conn: sqlite3.Connection,
 
 def set_busy(mem: MemoryHome, busy: bool, minutes: float = 10.0) -> None:
     """Mark the agent busy (for at most `minutes`, so a crashed agent cannot stall the worker)."""
-    from ..store.connection import set_state
-
     now = mem.clock.now()
     with write(mem.conn):
         set_state(mem.conn, BUSY_KEY, iso(now + timedelta(minutes=minutes)) if busy else "")

@@ -22,6 +22,7 @@ import socket
 import threading
 from typing import Any
 
+from ..base.tokens import estimate_tokens
 from .base import Message, ModelReply, ProviderError, ToolCall, ToolSpec, Usage
 
 DEFAULT_MAX_ITEMS = 32
@@ -204,8 +205,6 @@ def _usage(response: Any, messages: list[Message], text: str) -> Usage:
     reported = getattr(response, "usage", None)
     if reported and reported.prompt_tokens is not None:
         return Usage(reported.prompt_tokens, reported.completion_tokens or 0, False)
-    from ..base.tokens import estimate_tokens
-
     return Usage(estimate_tokens(json.dumps(messages, ensure_ascii=False)), estimate_tokens(text),
                  True)
 

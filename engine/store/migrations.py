@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from ..base.errors import StoreError
 from ..home import schema as home_schema
 from ..jobs import schema as jobs_schema
 from ..objects import schema as objects_schema
@@ -99,8 +100,6 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
 
 def newer_version_error(unknown: list[str]) -> Exception:
     """The refusal for a database that a newer memvault has migrated further than this one."""
-    from ..base.errors import StoreError
-
     return StoreError(
         f"database has migrations this memvault does not know ({', '.join(unknown)}): "
         "it was written by a newer version"
