@@ -56,7 +56,7 @@ class NumericArgsCommand(click.Command):
 
 # Every subcommand -> "module:attribute" under memvault.cli, loaded when it runs (or for --help).
 COMMANDS: dict[str, str] = {
-    "accept-edit": "edits:accept_edit", "archive": "edits:archive",
+    "accept-edit": "edits:accept_edit", "add": "edits:add", "archive": "edits:archive",
     "backup": "maintenance:backup", "check": "maintenance:check",
     "compact": "work:compact", "core": "core:core", "demo": "demo:demo",
     "edit": "edits:edit", "event": "inspect:event", "events": "inspect:events",

@@ -58,6 +58,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     recall_schema.m013_recall_objects_vocab,
     recall_schema.m014_recall_secret_marks,
     recall_schema.m015_recall_more_date_forms,
+    objects_schema.m016_correction_create,
 ]
 
 
