@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from datetime import MAXYEAR, MINYEAR, UTC, date, datetime
 from typing import Any
 
-from .dates import DateWindow, day_us, may_mention_in_words, mention_tokens, window_token
+from .dates import DateWindow, day_us, may_name_in_words, mention_tokens, window_token
 from .index import units, year_of_iso
 from .rank import Stats, score_text
 from .spoken import spoken_spans
@@ -142,7 +142,7 @@ def date_reason(
     # is written in words (十二月二十五号, "in May"): a substring test spares the date patterns
     # on most texts (find reads hundreds per query)
     named = {t for w in windows if (t := window_token(w))
-             and (str(w.day or w.year) in text or may_mention_in_words(text))}
+             and (str(w.day or w.year) in text or may_name_in_words(w, text))}
     if held is not None:
         mentioned = named & held
     else:

@@ -230,15 +230,17 @@ _MENTION_RULES = [(pattern, lambda m, kind=kind: _window(kind, m.groups()))
                   for pattern, kind in _PATTERNS]
 # Every mention has a digit, 月, or a month's name after in/during/of: most turns have none of
 # these and skip the patterns.
-_WORDED = r"月|\b(?:in|during|of)\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
-_MAY_MENTION = re.compile(rf"\d|{_WORDED}", re.I)
-_WORDED_MENTION = re.compile(_WORDED, re.I)
+_MAY_MENTION = re.compile(r"\d|月|\b(?:in|during|of)\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|"
+                          r"oct|nov|dec)", re.I)
 
 
-def may_mention_in_words(text: str) -> bool:
-    """Whether `text` may name a date without its day's or year's digits (十二月二十五号,
-    "in May"): a quick test before the patterns run."""
-    return _WORDED_MENTION.search(text) is not None
+def may_name_in_words(window: DateWindow, text: str) -> bool:
+    """Whether `text` may name a date of `window` without its day's or year's digits: a day
+    only in Chinese numerals (十二月二十五号), a month also by its name ("in May"). A quick
+    test (substring searches) before the patterns run."""
+    if "月" in text:
+        return True
+    return window.day is None and MONTHS[window.month - 1][:3] in text.lower()
 
 
 def window_token(window: DateWindow) -> str | None:
