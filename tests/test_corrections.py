@@ -176,6 +176,36 @@ def test_a_correction_on_a_stale_version_is_refused_naming_what_changed(
     assert record_at(people.conn, "person:tom", 1).body == ""
 
 
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"name": "T. Becker"}, "name: 'T. Becker' already names person:tb (T. Becker)"),
+    ({"name": "t.  becker"}, "name: 't.  becker' already names person:tb"),
+    ({"name": "TB"}, "name: 'TB' already names person:tb (T. Becker)"),
+    ({"add_aliases": ("tb",)}, "aliases: 'tb' already names person:tb"),
+    ({"aliases": ("Tom", "T. Becker")}, "aliases: 'T. Becker' already names person:tb"),
+])
+def test_an_edit_giving_another_objects_name_or_alias_is_refused_and_changes_nothing(
+    people: Memory, fields: dict, message: str,
+) -> None:
+    state = snapshot(people)
+    with pytest.raises(InputError) as info:
+        edit(people, "person:tom", **fields)
+    assert message in str(info.value) and "nothing changed" in str(info.value)
+    assert snapshot(people) == state
+    # Names still point at one object each.
+    assert people.correct(Correction("archive", ["T. Becker"]))["objects"] == ["person:tb"]
+
+
+def test_an_edit_may_keep_its_own_names_and_share_a_name_with_another_type(
+    people: Memory,
+) -> None:
+    put_object(people, "knowledge:tbk", "Becker", summary="a beer")
+    put_object(people, "person:tom-2", "Tom Becker")  # already shared before this edit
+    receipt = edit(people, "person:tom", name="Tom", aliases=("Tom Becker", "Becker"))
+    assert receipt["changed"]
+    tom = get_object(people.conn, "person:tom")
+    assert (tom.name, tom.aliases) == ("Tom", ["Tom Becker", "Becker"])
+
+
 # -- a correction and the model's batches ----------------------------------------------------
 
 

@@ -14,6 +14,8 @@ Invariants:
 - the receipt is kept in `corrections` under the correction's token: the same token sent again
   returns the original receipt (`replayed: true`) and changes nothing.
 - only objects that exist are corrected: a correction never creates one.
+- an edit never gives an object a name or alias another live object of its type answers to
+  (names are how a person points at an object: one name, one object).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ..base.config import Config
 from ..base.errors import FieldError, InputError
 from ..store.connection import bump_revision, graph_revision, write
 from .graph_write import GraphWrite, WriteRules, WriteSummary, apply_write, validate_write
-from .ids import ObjectStatus, resolve_object_ref
+from .ids import ObjectStatus, objects_named, resolve_object_ref
 from .proposals import Merge, ObjectWrite
 from .records import ObjectRecord, get_object
 from .versions import changed_since, describe_changes
@@ -152,6 +154,8 @@ def correct(conn: sqlite3.Connection, config: Config, correction: Correction,
             validated = validate_write(conn, config, graph, rules, size)
         except FieldError as exc:
             raise InputError(f"refused, nothing changed: {_plain(exc)}") from None
+        if correction.kind in ("edit", "accept_edit"):  # after the secret check: may echo
+            _check_names_free(conn, ids[0], graph.objects[0])
         body = apply_write(conn, validated, rules, now)
         changed = body["objects_changed"] > 0 or bool(body["merged"])
         revision = bump_revision(conn) if changed else graph_revision(conn)
@@ -229,6 +233,25 @@ def _graph_write(conn: sqlite3.Connection, correction: Correction,
         return GraphWrite(objects=[_object_write(profile)],
                           merges=[Merge(loser=loser.id, survivor=survivor.id)])
     raise InputError(f"unknown correction kind {correction.kind!r}")
+
+
+def _check_names_free(conn: sqlite3.Connection, object_id: str, edited: ObjectWrite) -> None:
+    """Refuse a name or alias the edit gives `object_id` that another live object of its type
+    already answers to: every command that takes a name would then stop with "names 2
+    objects". A name the object already answered to is not checked again (the edit did not
+    make that clash)."""
+    kind = object_id.partition(":")[0]
+    for where, name in [("name", edited.name), *(("aliases", a) for a in edited.aliases)]:
+        holders = objects_named(conn, name)
+        if any(oid == object_id for oid, _ in holders):
+            continue
+        others = [(oid, held) for oid, held in holders if oid.partition(":")[0] == kind]
+        if others:
+            oid, held = others[0]
+            raise InputError(
+                f"refused, nothing changed: {where}: {name!r} already names {oid} ({held}); "
+                f"two {kind} objects answering to one name leave it naming neither "
+                f"(if they are one, `memvault merge {oid} {object_id}`)")
 
 
 def _object_write(profile: dict[str, Any]) -> ObjectWrite:
