@@ -273,3 +273,30 @@ def test_an_existing_home_upgrades_and_its_versions_say_model(tmp_path: Path) ->
         assert count(upgraded, "corrections") == 0
     finally:
         upgraded.close()
+
+
+# -- merges the audit of issue 35 found untested ----------------------------------------------
+
+
+def test_a_merge_that_changes_no_field_still_reports_a_change_and_bumps_the_revision(
+    people: Memory,
+) -> None:
+    # `changed = ... or bool(body["merged"])` reduced to the objects' count survived the tests.
+    put_object(people, "person:tom", "Tom Becker", aliases=["Tom", "T. Becker", "TB"])
+    before = graph_revision(people.conn)
+    receipt = people.correct(Correction("merge", ["person:tb", "person:tom"]))
+    assert receipt["objects_changed"] == 0  # the survivor already answers to every name
+    assert receipt["changed"] and receipt["merged"] == ["person:tb"]
+    assert receipt["revision"] == before + 1 == graph_revision(people.conn)
+
+
+def test_a_merge_never_gives_the_survivor_its_own_name_or_an_alias_twice(mem: Memory) -> None:
+    # Dropping `n != survivor.name` or `n not in survivor.aliases` from the merge's names
+    # survived the tests: a duplicate takes a place under the 32-alias cap.
+    held = [f"alias {i}" for i in range(30)] + ["Becker"]
+    put_object(mem, "person:tom", "Tom Becker", aliases=held)
+    put_object(mem, "person:tb", "Becker", aliases=["Tom Becker", "Tommy"])
+    mem.correct(Correction("merge", ["person:tb", "person:tom"]))
+    tom = get_object(mem.conn, "person:tom")
+    assert tom.name == "Tom Becker" and "Tom Becker" not in tom.aliases
+    assert tom.aliases == [*held, "Tommy"]  # 32: the new name is not crowded out
