@@ -152,3 +152,12 @@ def test_a_date_mentioned_too_often_to_read_from_the_index_gives_the_same_reason
     assert from_text == from_index
     reasons = [why for hit in from_index["hits"] for why in hit["why"]]
     assert reasons.count("mentions --12-16") == 2
+
+
+def test_a_month_matched_case_insensitively_is_read_not_a_crash() -> None:
+    # "ſ" (a long s) matches "s" under re.I; the month lookup lower()ed it and raised
+    # StopIteration out of ingest's indexing and out of find.
+    from memvault.recall.dates import date_windows
+
+    assert mention_tokens("meet ſep 3, 2024", 2026) == mention_tokens("meet Sep 3, 2024", 2026)
+    assert date_windows("ſep 3, 2024") == date_windows("Sep 3, 2024") != []

@@ -99,8 +99,12 @@ def day_us(day: date) -> int:
     return (day.toordinal() - _EPOCH_ORDINAL) * DAY_US
 
 
-def _month(name: str) -> int:
-    return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name.lower()[:3]))
+def _month(name: str) -> int | None:
+    """The month a name the patterns matched names. Case-folded as re.I matches: "ſep" (a long
+    s) is September; lower() left it unknown, and the lookup raised StopIteration out of
+    ingest and find. None when no month starts so."""
+    return next((i for i, m in enumerate(MONTHS, 1) if m.startswith(name.casefold()[:3])),
+                None)
 
 
 def _cjk_numeral(text: str) -> int:
