@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from memvault import Memory
 from memvault.recall import context
 from memvault.recall import schema as recall_tables
@@ -152,6 +154,39 @@ def test_a_date_mentioned_too_often_to_read_from_the_index_gives_the_same_reason
     assert from_text == from_index
     reasons = [why for hit in from_index["hits"] for why in hit["why"]]
     assert reasons.count("mentions --12-16") == 2
+
+
+# -- the quick test before the patterns -------------------------------------------------------
+
+_PIECES = ["2026", "12", "3", "-", ".", "/", " ", ",", "May", "may", "Sept", "ſep", "of ", "in ",
+           "月", "日", "号", "年", "五", "十二", "th", "#", "Dec", "DECEMBER", "x", "\u0663"]
+
+
+def _read_without_quick_test(text: str) -> list:
+    from memvault.recall.dates import _MENTION_RULES, first_readings
+
+    return first_readings(text, _MENTION_RULES)
+
+
+@pytest.mark.parametrize("text", [
+    "#12", "3 people came", "10.5% more", "2026-12-16", "25/12/2023", "2024.01.10", "May 3",
+    "in March", "五月", "十二月二十五号", "12月16日", "the 3rd of may, 2024", "ſep 3, 2024",
+    "\u0663/\u0664/2024", "nothing at all",
+])
+def test_the_quick_test_skips_only_turns_no_date_pattern_reads(text: str) -> None:
+    from memvault.recall.dates import _MAY_MENTION
+
+    if _MAY_MENTION.search(text) is None:
+        assert _read_without_quick_test(text) == []
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
+def test_the_quick_test_never_skips_a_date_in_generated_text(text: str) -> None:
+    from memvault.recall.dates import _MAY_MENTION
+
+    if _MAY_MENTION.search(text) is None:
+        assert _read_without_quick_test(text) == []
 
 
 def test_a_month_matched_case_insensitively_is_read_not_a_crash() -> None:

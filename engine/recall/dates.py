@@ -232,10 +232,12 @@ MONTH_TOKEN = "mvdatemon"
 # carries the month in the year it was written.
 _MENTION_RULES = [(pattern, lambda m, kind=kind: _window(kind, m.groups()))
                   for pattern, kind in _PATTERNS]
-# Every mention has a digit, 月, or a month's name after in/during/of: most turns have none of
-# these and skip the patterns.
+# Every pattern above needs 月, two numbers joined by - . or / (2026-12-16, 10.01.2024,
+# 25/12/2023), or a month's name, which starts with its first three letters: a turn with none
+# of these (most, a number alone included: "#12", "3 people") skips the patterns. Measured on
+# a restore of 100,000 numbered turns: the patterns were 2/3 of the recall index's time.
 _WORDED = r"月|\b(?:in|during|of)\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
-_MAY_MENTION = re.compile(rf"\d|{_WORDED}", re.I)
+_MAY_MENTION = re.compile(r"月|\d[-./]\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec", re.I)
 _WORDED_MENTION = re.compile(_WORDED, re.I)
 
 
