@@ -238,6 +238,44 @@ def test_there_is_no_import_circle() -> None:
     assert find_cycle(import_graph(runtime_only=True)) is None
 
 
+# Modules that may import inside a function, and why; everywhere else imports stand at the top.
+# Figures: cumulative `python -X importtime` on top of `import memvault` (c33d67e+, 2 cores).
+LAZY_IMPORTS: dict[str, str] = {
+    "memvault.cli": "a command loads what it runs when it runs, so `import memvault.cli` and a "
+                    "read command stay light (tests/test_cli_first_hour.py; "
+                    "bench/cli_startup.py)",
+    "memvault.home.memory": "`import memvault` stays light: jobs.worker 315 ms and "
+                            "objects.corrections 186 ms (pydantic), home.runs 266 ms (jinja2), "
+                            "recall.masking 34 ms, jobs.requests 24 ms, recall.query 12 ms",
+    "memvault.models": "third-party libraries of one provider: openai, jieba (a second), "
+                       "pypinyin, dateparser, loaded when that provider runs",
+    "memvault.jobs.worker": "`memvault.models` looked up when a provider is built, so a test "
+                            "that wraps make_provider is the one used",
+    "memvault.service.client": "the mcp SDK's client (about a second) for `open_client` only",
+    "memvault.base.home_trust": "pwd: POSIX only",
+    "memvault.vault.files": "fcntl: POSIX only, behind an ImportError guard",
+    "memvault.service.stdio_frames": "fcntl: POSIX only, behind a platform check",
+}
+
+
+def lazy_imports(source: str) -> list[int]:
+    """Lines of the imports made inside a function (TYPE_CHECKING blocks are module level)."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            lines += [inner.lineno for inner in ast.walk(node)
+                      if isinstance(inner, (ast.Import, ast.ImportFrom))]
+    return sorted(set(lines))
+
+
+def test_imports_stand_at_the_top_unless_start_up_needs_them_late() -> None:
+    offenders = [f"{module}:{line}" for module, path in source_files().items()
+                 if not any(module == m or module.startswith(m + ".") for m in LAZY_IMPORTS)
+                 for line in lazy_imports(path.read_text(encoding="utf-8"))]
+    assert offenders == []
+    assert lazy_imports("import a\ndef f():\n    import b\n    from c import d\n") == [3, 4]
+
+
 def test_nothing_imports_the_repository_folders_by_their_own_names() -> None:
     """`engine` and `vault` are folder names only; code imports `memvault` (the installed name),
     or a stray second copy of every module would load from the checkout."""

@@ -369,3 +369,59 @@ def test_old_style_conflict_copies_are_still_recognised() -> None:
         assert is_conflict_copy(name) and conflict_original(name) == "0123456789abcdef.md"
     assert not is_conflict_copy("0123456789abcdef.md")
     assert not is_conflict_copy("0123456789abcdef.conflict-0.md")
+
+
+# -- add -----------------------------------------------------------------------------------------
+
+
+def test_add_creates_an_object_by_hand_that_find_then_finds(home: Path, runner: CliRunner) -> None:
+    result = run_cli(runner, "add", "person", "Mia Park", "--summary", "my sister, teaches piano",
+                     "--alias", "Mia", "--cue", "who teaches piano", "--json")
+    receipt = json.loads(result.stdout)
+    assert (receipt["kind"], receipt["objects"], receipt["changed"]) == (
+        "create", ["person:mia-park"], True)
+    with opened(home) as mem:
+        mia = get_object(mem.conn, "person:mia-park")
+        assert (mia.name, mia.aliases, mia.summary, mia.status) == (
+            "Mia Park", ["Mia"], "my sister, teaches piano", "active")
+        origin = mem.conn.execute("SELECT origin FROM object_versions WHERE object_id = ?",
+                                  ("person:mia-park",)).fetchone()[0]
+        assert origin == "person"
+        assert mem.find("piano teacher sister")["hits"][0]["id"] == "person:mia-park"
+
+
+def test_add_refuses_a_name_its_type_already_has_and_writes_nothing(
+        home: Path, runner: CliRunner) -> None:
+    run_cli(runner, "add", "person", "Mia Park")
+    before = state(home)
+    for name in ("mia park", "Mia"):  # the name, and an alias below
+        if name == "Mia":
+            run_cli(runner, "edit", "person:mia-park", "--add-alias", "Mia")
+            before = state(home)
+        result = run_cli(runner, "add", "person", name, code=1)
+        assert "person:mia-park already exists with that name" in result.output
+        assert state(home) == before
+    run_cli(runner, "add", "todo", "Mia Park")  # another type may share the name
+
+
+def test_add_makes_a_project_a_candidate_and_refuses_a_secret_in_a_credential(
+        home: Path, runner: CliRunner) -> None:
+    run_cli(runner, "add", "project", "Garden shed", "--summary", "build it by May")
+    result = run_cli(runner, "add", "credential", "GitHub token", "--body",
+                     f"the token is {SECRET}", code=1)
+    assert "looks like" in result.output and SECRET not in result.output
+    with opened(home) as mem:
+        assert get_object(mem.conn, "project:garden-shed").status == "candidate"
+        assert not mem.conn.execute(
+            "SELECT 1 FROM objects WHERE type = 'credential'").fetchone()
+
+
+def test_add_with_a_token_sent_twice_creates_once(home: Path, runner: CliRunner) -> None:
+    first = json.loads(run_cli(runner, "add", "knowledge", "Wifi at the cabin", "--token",
+                               "t-1", "--json").stdout)
+    again = json.loads(run_cli(runner, "add", "knowledge", "Wifi at the cabin", "--token",
+                               "t-1", "--json").stdout)
+    assert again["replayed"] is True and again["correction_id"] == first["correction_id"]
+    with opened(home) as mem:
+        assert mem.conn.execute("SELECT count(*) FROM objects WHERE type = 'knowledge'"
+                                ).fetchone()[0] == 1

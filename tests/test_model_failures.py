@@ -92,23 +92,50 @@ def test_terminal_batches_stay_visible_after_the_retries(home: Path, clock: Manu
     mem.close()
 
 
-def test_organize_says_the_cause_at_the_first_failure_not_only_backoff(
+def test_organize_ends_at_a_failure_waiting_cannot_heal_and_leaves_the_job_queued(
     home: Path, runner: CliRunner,
 ) -> None:
+    """A refused connection will not heal by waiting: the foreground command ends at the first
+    failure, exit 1, naming the cause and saying the job stays queued (no retry schedule)."""
     port = closed_port()
-    # No backoff and two tries: the command ends at once, with each failure said as it came.
-    unreachable_model(home, port, "[worker]\nmax_failed_claims = 2\nbackoff_s = 0.0\n")
+    unreachable_model(home, port, "[worker]\nmax_failed_claims = 5\n")
     run_cli(runner, "ingest", "-", input=json.dumps({"text": "TODO: call the bank"}) + "\n")
-    result = run_cli(runner, "organize")
+    result = run_cli(runner, "organize", code=1)
     failures = [x for x in result.stderr.splitlines() if " failed " in x]
-    assert len(failures) == 2, result.stderr
-    assert failures[0].startswith("compact batch 1 (node 1) failed 1 of 2 time(s): provider "
+    assert len(failures) == 1, result.stderr
+    assert failures[0].startswith("compact batch 1 (node 1) failed 1 of 5 time(s): provider "
                                   "openai failed: APIConnectionError: Connection error. (")
     assert f"Connection refused) calling http://127.0.0.1:{port}/v1" in failures[0]
-    assert failures[1].endswith("; terminal, not retried")
-    assert "compact job 1: partial (partial: 1 batch(es) went terminal)" in result.stdout
-    assert "the compaction before it ended partial: 1 event(s) are still in the hot" in (
-        result.stdout)
+    assert "compact job 1 stopped: provider openai failed" in result.stderr
+    assert "the job stays queued" in result.stderr
+    with Memory.open(home) as mem:
+        jobs = {row["id"]: row["state"] for row in mem.conn.execute("SELECT id, state FROM jobs")}
+        assert jobs == {1: "running", 2: "queued"}  # the compaction, the organize after it
+        [batch] = mem.conn.execute("SELECT state, failures FROM batches").fetchall()
+        assert tuple(batch) == ("claimed", 1)  # claimed again by the next worker's tick
+
+
+def test_a_failure_waiting_may_heal_keeps_the_retry_schedule() -> None:
+    """Which failures of the OpenAI client end a foreground run at once, and which wait."""
+    import openai
+    from memvault.models.openai_compat import lasting_failure
+
+    def made(cls: type[openai.OpenAIError], cause: BaseException | None = None) -> Exception:
+        # As the client raises them, without the HTTP objects its constructors want (their
+        # library changes between versions; the classification reads only class and cause).
+        error = cls.__new__(cls)
+        Exception.__init__(error, "no")
+        error.__cause__ = cause
+        return error
+
+    lasting = [made(openai.AuthenticationError), made(openai.PermissionDeniedError),
+               made(openai.NotFoundError),
+               made(openai.APIConnectionError, ConnectionRefusedError(111, "no")),
+               made(openai.APIConnectionError, socket.gaierror(-2, "Name or service not known"))]
+    healing = [made(openai.RateLimitError), made(openai.InternalServerError),
+               made(openai.APITimeoutError), made(openai.APIConnectionError, TimeoutError("slow"))]
+    assert [lasting_failure(e) for e in lasting] == [True] * len(lasting)
+    assert [lasting_failure(e) for e in healing] == [False] * len(healing)
 
 
 def test_organize_waiting_out_a_backoff_names_the_cause(

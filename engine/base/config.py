@@ -11,6 +11,7 @@ older home that other users can read.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import tempfile
@@ -18,6 +19,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError
 from .home_trust import check_owner, read_settings_text
@@ -162,8 +164,6 @@ def _check_cross(values: dict[str, Any]) -> None:
         )
     tz = val("time.timezone")
     if tz:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
         try:
             ZoneInfo(tz)
         except (ZoneInfoNotFoundError, ValueError):
@@ -246,6 +246,14 @@ def write_private_file(path: Path, text: str) -> bool:
         return True
     finally:
         os.unlink(tmp)
+
+
+def append_private_line(path: Path, entry: dict[str, Any]) -> None:
+    """Append `entry` as one JSON line to a log in the home (created 0600, never through a
+    symlink). Raises OSError."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
+    with os.fdopen(fd, "a", encoding="utf-8") as out:
+        out.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
 
 def exposed_paths(root: Path) -> list[tuple[Path, int]]:

@@ -56,12 +56,13 @@ class NumericArgsCommand(click.Command):
 
 # Every subcommand -> "module:attribute" under memvault.cli, loaded when it runs (or for --help).
 COMMANDS: dict[str, str] = {
-    "accept-edit": "edits:accept_edit", "archive": "edits:archive",
+    "accept-edit": "edits:accept_edit", "add": "edits:add", "archive": "edits:archive",
     "backup": "maintenance:backup", "check": "maintenance:check",
     "compact": "work:compact", "core": "core:core", "demo": "demo:demo",
     "edit": "edits:edit", "event": "inspect:event", "events": "inspect:events",
     "evidence": "recall:evidence",
     "expand": "inspect:expand", "find": "recall:find", "forget": "forget:forget",
+    "hook": "hooks:hook",
     "export": "maintenance:export", "import": "ingest:import_", "ingest": "ingest:ingest",
     "list": "inspect:list_", "mcp": "serve:mcp_stdio", "merge": "edits:merge",
     "migrate": "maintenance:migrate",
@@ -283,7 +284,7 @@ def log_reveal(memory: Memory, command: str, records: list[str]) -> None:
     import os
 
     from ..base.clock import iso
-    from ..base.config import FILE_MODE
+    from ..base.config import append_private_line
 
     try:
         who = getpass.getuser()
@@ -295,8 +296,6 @@ def log_reveal(memory: Memory, command: str, records: list[str]) -> None:
                + (" …" if len(records) > 10 else "") + f" (logged to {REVEAL_LOG})", err=True)
     path = memory.config.home / REVEAL_LOG
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
-        with os.fdopen(fd, "a", encoding="utf-8") as out:
-            out.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        append_private_line(path, entry)
     except OSError as exc:
         click.echo(f"could not write {path}: {exc.strerror or exc}", err=True)

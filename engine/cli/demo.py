@@ -16,6 +16,7 @@ from ..base.clock import ManualClock
 from ..base.config import load_config
 from ..home.memory import Memory
 from ..home.runs import run_to_end
+from ..objects.ids import OBJECT_TYPES
 from ..store.connection import get_state, set_state, write
 from .inspect import console, render_status
 from .work import ProgressBars, make_worker
@@ -94,8 +95,6 @@ def demo(ctx: click.Context, model: str | None) -> None:
 
 def show_objects(mem: Memory) -> None:
     """Print what the demo made, a few objects per type."""
-    from ..objects.ids import OBJECT_TYPES
-
     for type_ in OBJECT_TYPES:
         rows = mem.list_objects(type_)
         if rows:

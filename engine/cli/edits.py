@@ -1,4 +1,4 @@
-"""A person's corrections of objects: `memvault edit | merge | archive | accept-edit`.
+"""A person's corrections of objects: `memvault add | edit | merge | archive | accept-edit`.
 
 Each command is one correction (objects/corrections.py): validated by the same graph-write rules
 as a model's proposal, committed in one transaction with a receipt, its object versions marked
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import click
 
 from ..base.errors import InputError
+from ..objects.ids import OBJECT_TYPES
 from .app import json_option, open_memory, print_json
 
 if TYPE_CHECKING:
@@ -65,6 +66,37 @@ def edit(ctx: click.Context, ref: str, name: str | None, summary: str | None,
                              remove_aliases=remove_alias, add_cues=add_cue,
                              remove_cues=remove_cue)
         _run(mem, Correction("edit", [ref], change, **_token(token)), as_json)
+
+
+@click.command("add")
+@click.argument("type_", metavar="TYPE", type=click.Choice(OBJECT_TYPES))
+@click.argument("name")
+@click.option("--summary", default=None, help="Its summary (at most 400 chars).")
+@click.option("--body", default=None, help="Its body (or use --body-file).")
+@click.option("--body-file", type=click.Path(allow_dash=True, dir_okay=False, exists=True),
+              default=None, help="Read the body from a UTF-8 file (- for stdin).")
+@click.option("--alias", "aliases", multiple=True, help="An alias (repeatable).")
+@click.option("--cue", "cues", multiple=True, help="A question it answers (repeatable).")
+@_token_option
+@json_option
+@click.pass_context
+def add(ctx: click.Context, type_: str, name: str, summary: str | None, body: str | None,
+        body_file: str | None, aliases: tuple[str, ...], cues: tuple[str, ...],
+        token: str | None, as_json: bool) -> None:
+    """Create an object the memory lacks, by hand (made by you, as every correction is).
+
+    A project starts as a candidate (`memvault project approve` activates it). Refused, nothing
+    created: a live object of TYPE already has NAME (edit that one), a field past its limit, a
+    secret-looking value (a credential says where the secret lives, never the secret)."""
+    from ..objects.corrections import Correction, ProfileEdit
+
+    if body is not None and body_file is not None:
+        raise click.UsageError("give --body or --body-file, not both")
+    with open_memory(ctx, create=True) as mem:
+        if body_file is not None:
+            body = _read_text(body_file, mem.config.settings.objects.body_max_chars)
+        fields = ProfileEdit(summary=summary, body=body, add_aliases=aliases, add_cues=cues)
+        _run(mem, Correction("create", [type_, name], fields, **_token(token)), as_json)
 
 
 @click.command("merge")
@@ -207,6 +239,8 @@ def receipt_lines(receipt: Mapping[str, Any]) -> list[str]:
         head = "already applied (same token): the first receipt, nothing changed again"
     elif not receipt["changed"]:
         head = "unchanged: memory already says that"
+    elif receipt["kind"] == "create":
+        head = f"created by you; graph revision {receipt['revision']}"
     else:
         head = (f"corrected by you ({receipt['kind'].replace('_', ' ')}); graph revision "
                 f"{receipt['revision']}")

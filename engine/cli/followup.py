@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..jobs.leases import live_lease, parse_holder
 from ..jobs.records import JobState
 
 if TYPE_CHECKING:
@@ -87,8 +88,6 @@ def recognised_lines(report: Recognised, provider: str) -> list[str]:
 
 def worker_running(mem: Memory) -> str | None:
     """The live worker that holds the lease now ("host:pid"), or None."""
-    from ..jobs.leases import live_lease, parse_holder
-
     lease = live_lease(mem.conn, mem.clock.now())
     if lease is None:
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import click
 
@@ -13,7 +13,7 @@ from ..base.errors import IngestError
 from .app import LazyConsole, json_option, open_memory, print_json
 
 if TYPE_CHECKING:
-    pass
+    from ..home.chat_import import ImportReport
 
 progress_console = LazyConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
@@ -66,9 +66,15 @@ def ingest(ctx: click.Context, source: str, as_json: bool) -> None:
                        "turns older than compact.max_age_hours", err=True)
 
 
+# Agent hosts' session transcripts (memvault.timeline.transcripts): a file, or every one under
+# a folder (~/.claude/projects, ~/.codex/sessions).
+TRANSCRIPT_FILES = {"claude-code": "*.jsonl", "codex": "rollout-*.jsonl"}
+
+
 @click.command("import")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(["chatgpt", "claude", "jsonl"]))
-@click.argument("source", metavar="FILE", type=click.Path(dir_okay=False, exists=True))
+@click.argument("fmt", metavar="FORMAT",
+                type=click.Choice(["chatgpt", "claude", "jsonl", *TRANSCRIPT_FILES]))
+@click.argument("source", metavar="FILE|DIR", type=click.Path(exists=True))
 @click.option("--yes", is_flag=True, help="Do not ask before queueing organize work for a "
               "model provider that is not the built-in one.")
 @json_option
@@ -77,11 +83,14 @@ def import_(ctx: click.Context, fmt: str, source: str, yes: bool, as_json: bool)
     """Import a chat export's conversations as events (history, straight to organize).
 
     FORMAT is chatgpt (the ChatGPT data export's conversations.json), claude (the Claude
-    export's conversations.json) or jsonl (memvault's own JSONL). Each message becomes one
-    event with its own time (else its conversation's, said in meta), source user or assistant,
-    the conversation's title and id in meta, and the key FORMAT:conversation:message, so
-    importing the same or a newer export again stores only what is new. System and tool
-    messages, empty ones and edited/regenerated branches are skipped and counted.
+    export's conversations.json), jsonl (memvault's own JSONL), claude-code (Claude Code's
+    session transcripts: a FILE, or a DIR such as ~/.claude/projects) or codex (Codex CLI's
+    session rollout files: a FILE, or a DIR such as ~/.codex/sessions). Each message becomes
+    one event with its own time (else its conversation's, said in meta), source user or
+    assistant, the conversation's title and id in meta, and the key FORMAT:conversation:message
+    (a transcript's message is keyed as `memvault hook` captures it), so importing the same or
+    a newer export again stores only what is new. System and tool messages, empty ones and
+    edited/regenerated branches are skipped and counted.
 
     Imported events skip the hot timeline: they go straight to the archive queue, where the
     hourly organize (or `memvault organize`) reads them. With a model provider other than
@@ -89,13 +98,25 @@ def import_(ctx: click.Context, fmt: str, source: str, yes: bool, as_json: bool)
     conversation is stored in its own transaction; a bad one stops the import naming it, what
     came before stays, and running it again continues by key.
     """
-    from ..home.chat_import import ImportStopped, estimate_import, import_export, open_export
+    from ..home.chat_import import (
+        Estimate,
+        ImportReport,
+        ImportStopped,
+        estimate_import,
+        import_export,
+        open_export,
+    )
 
+    files = _import_files(fmt, source)
     with open_memory(ctx, create=True) as mem:
         provider = mem.config.settings.model.provider
         if provider != "builtin" and not yes:
-            with open_export(source) as stream:
-                guess = estimate_import(mem, fmt, stream)
+            guess = Estimate()
+            for path in files:
+                with open_export(path) as stream:
+                    found = estimate_import(mem, fmt, stream)
+                for name in ("conversations", "events", "chars", "tokens"):
+                    setattr(guess, name, getattr(guess, name) + getattr(found, name))
             click.echo(f"organize work this adds for the {provider} provider: {guess.events:,} "
                        f"event(s) of {guess.conversations:,} conversation(s), "
                        f"{guess.chars:,} chars, about {guess.tokens:,} tokens of raw text to "
@@ -110,20 +131,30 @@ def import_(ctx: click.Context, fmt: str, source: str, yes: bool, as_json: bool)
             TimeRemainingColumn,
         )
 
-        # Bytes of the file read so far: the stream's position after each conversation. Only
+        # Bytes of the files read so far: the stream's position after each conversation. Only
         # on a terminal (rich draws nothing elsewhere), and on stderr: stdout may be --json.
-        with open_export(source) as stream, Progress(
-                TextColumn("importing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                console=progress_console.get(), disable=as_json) as bar:
-            task = bar.add_task("import", total=os.fstat(stream.fileno()).st_size)
-            try:
-                report = import_export(mem, fmt, stream, source,
-                                       lambda: bar.update(task, completed=stream.tell()))
-            except ImportStopped as exc:
-                if as_json:
-                    print_json({**exc.report.to_dict(), "error": str(exc)})
-                    sys.exit(1)
-                raise
+        report = ImportReport()
+        done = 0
+        with Progress(TextColumn("importing"), BarColumn(), DownloadColumn(),
+                      TimeRemainingColumn(), console=progress_console.get(),
+                      disable=as_json) as bar:
+            task = bar.add_task("import", total=sum(os.path.getsize(p) for p in files))
+            for path in files:
+                with open_export(path) as stream:
+
+                    def advance(stream: IO[bytes] = stream, before: int = done) -> None:
+                        bar.update(task, completed=before + stream.tell())
+
+                    try:
+                        part = import_export(mem, fmt, stream, path, advance)
+                    except ImportStopped as exc:
+                        _add_report(report, exc.report)
+                        if as_json:
+                            print_json({**report.to_dict(), "error": str(exc)})
+                            sys.exit(1)
+                        raise
+                _add_report(report, part)
+                done += os.path.getsize(path)
     if as_json:
         print_json(report.to_dict())
         return
@@ -140,3 +171,26 @@ def import_(ctx: click.Context, fmt: str, source: str, yes: bool, as_json: bool)
         click.echo("next: these events are history, not the hot timeline; they wait in the "
                    "archive queue, and the hourly organize of a running `memvault serve` (or "
                    "`memvault organize` now) turns them into objects")
+
+
+def _import_files(fmt: str, source: str) -> list[str]:
+    """The files an import reads: SOURCE itself, or for an agent host's transcripts every one
+    under the folder SOURCE (sorted, so a run is repeatable)."""
+    if not os.path.isdir(source):
+        return [source]
+    pattern = TRANSCRIPT_FILES.get(fmt)
+    if pattern is None:
+        raise click.BadParameter(f"{source} is a folder: only claude-code and codex read a "
+                                 "folder of transcripts; give the export's file",
+                                 param_hint="FILE|DIR")
+    from pathlib import Path
+
+    files = sorted(str(p) for p in Path(source).rglob(pattern) if p.is_file())
+    if not files:
+        raise click.BadParameter(f"no {pattern} file under {source}", param_hint="FILE|DIR")
+    return files
+
+
+def _add_report(total: ImportReport, part: ImportReport) -> None:
+    for name, value in part.to_dict().items():
+        setattr(total, name, getattr(total, name) + value)

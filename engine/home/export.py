@@ -26,6 +26,7 @@ import sqlite3
 import stat
 from collections.abc import Iterator
 from datetime import datetime
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -131,8 +132,6 @@ def _make_private_dir(root: Path) -> Path:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("memvault")
     except PackageNotFoundError:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base.clock import ManualClock, parse_time
+from ..base.errors import MemvaultError
 from ..jobs.chain import hot_raw_nodes
 from ..jobs.leases import lease_info, parse_holder
 from ..jobs.progress import batch_report, batch_row, describe_claim, failure_line
@@ -33,6 +34,20 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 FINISHED = (JobState.DONE, JobState.PARTIAL, JobState.FAILED)
+
+
+class RunStopped(MemvaultError):
+    """A run ended at a failure that waiting will not heal (a refused connection, an unknown
+    host, a refused key, an unknown model): the job stays queued for a worker, to run once a
+    person has fixed the cause."""
+
+    def __init__(self, mode: str, job_id: int, cause: str) -> None:
+        super().__init__(
+            f"{mode} job {job_id} stopped: {cause}. Waiting would not fix this; the job stays "
+            "queued, and `memvault worker` or `memvault serve` (or this command again) runs "
+            "it once the cause is fixed")
+        self.job_id = job_id
+        self.cause = cause
 
 
 class RunObserver(Protocol):
@@ -209,7 +224,8 @@ def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str,
 
 def _tick_until_finished(mem: Memory, worker: Worker, job_id: int,
                          observer: RunObserver) -> JobState:
-    """The loop of `run_to_end`: its job's final state."""
+    """The loop of `run_to_end`: its job's final state. RunStopped at the first failure of one
+    of its batches that waiting will not heal (the retry schedule is for the others)."""
     last_note: str | None = None
     announced: set[tuple[int, int]] = set()  # failures said already: (batch id, count)
     while True:
@@ -219,6 +235,9 @@ def _tick_until_finished(mem: Memory, worker: Worker, job_id: int,
         elif result.action in ("failed", "terminal"):
             observer.failed(_batch_failed(mem, result, announced))
         state = get_job(mem.conn, job_id).state
+        if result.lasting and result.action == "failed" and result.job_id == job_id \
+                and state not in FINISHED:
+            raise RunStopped(get_job(mem.conn, job_id).mode, job_id, result.error or "")
         if state in FINISHED:
             return state
         note = wait_note(mem, result, job_id, frozenset(announced))

@@ -41,7 +41,12 @@ MIN_CALL_S = 5.0
 
 
 class BatchFailed(MemvaultError):
-    """The batch cannot finish; it counts toward the batch's failed claims."""
+    """The batch cannot finish; it counts toward the batch's failed claims. `lasting`: its
+    cause will not heal by waiting (the provider's ProviderError said so)."""
+
+    def __init__(self, message: str, lasting: bool = False) -> None:
+        super().__init__(message)
+        self.lasting = lasting
 
 
 @dataclass(frozen=True)
@@ -131,6 +136,7 @@ class Turn:
     calls: list[CallLog] = field(default_factory=list)
     proposal: Proposal | None = None
     failure: str | None = None  # why the batch cannot finish; it counts as a failed claim
+    lasting: bool = False  # the failure will not heal by waiting
 
 
 class BatchLoop:
@@ -169,7 +175,7 @@ class BatchLoop:
                 self._call_model(turn)
             turn.proposal = self._run_tool_calls()
         except BatchFailed as exc:
-            turn.failure = str(exc)
+            turn.failure, turn.lasting = str(exc), exc.lasting
         return turn
 
     def refuse(self, proposal: Proposal, error: FieldError) -> None:
@@ -207,7 +213,8 @@ class BatchLoop:
                                            deadline_s=deadline)
         except Exception as exc:  # any provider failure fails this batch, clearly
             turn.calls.append(_log(None, began, "error"))
-            raise BatchFailed(f"provider {self.provider.name} failed: {exc}") from exc
+            raise BatchFailed(f"provider {self.provider.name} failed: {exc}",
+                              lasting=getattr(exc, "lasting", False) is True) from exc
         if reply.truncated:
             turn.calls.append(_log(reply, began, "truncated"))
             if self.out_tokens >= cap:

@@ -29,7 +29,7 @@ from ..models.base import Provider, ProviderError
 from ..models.spec import ProviderSpec
 from ..recall.index import index_lag
 from ..secrets.detector import redact_secrets
-from ..store.connection import get_state, write
+from ..store.connection import get_state, set_state, write
 from .batch_loop import BatchFailed, BatchLimits, BatchLoop, Proposal, Turn
 from .chain import waits_for
 from .claims import JsonObject, StoredClaim
@@ -116,6 +116,7 @@ class TickResult:
     error: str | None = None
     rounds: int = 0  # model answers the batch took (committed batches)
     corrections: int = 0  # field-level corrections the model needed (committed batches)
+    lasting: bool = False  # a failure that waiting will not heal (failed, terminal)
 
 
 def default_modes() -> dict[str, SomeMode]:
@@ -175,7 +176,8 @@ class Worker:
             spec = ProviderSpec.from_record(job.provider) if job.provider else self.default
             return self._build(spec)
         except ProviderError as exc:
-            raise BatchFailed(f"job {job.id}'s provider cannot be built: {exc}") from None
+            raise BatchFailed(f"job {job.id}'s provider cannot be built: {exc}",
+                              lasting=True) from None
 
     def _build(self, spec: ProviderSpec) -> Provider:
         if spec not in self._built:
@@ -348,7 +350,8 @@ class Worker:
                 turn = loop.next_turn()
                 unrecorded += self._ledger_rows(job, batch, turn, provider)
                 if turn.failure is not None:
-                    return self._failed(job, batch, mode, turn.failure, unrecorded)
+                    return self._failed(job, batch, mode, turn.failure, unrecorded,
+                                        turn.lasting)
                 if turn.proposal is None:
                     self._record_calls(unrecorded)  # before the next model call
                     continue
@@ -359,7 +362,8 @@ class Worker:
                                       rounds=loop.rounds, corrections=loop.corrections)
         except Exception as exc:  # BatchFailed, or a crash while building the prompt
             error = str(exc) if isinstance(exc, BatchFailed) else f"batch crashed: {exc!r}"
-            return self._failed(job, batch, mode, error, unrecorded)
+            return self._failed(job, batch, mode, error, unrecorded,
+                                isinstance(exc, BatchFailed) and exc.lasting)
 
     def _commit(self, ctx: BatchContext[C], mode: Mode[C, R, P], loop: BatchLoop,
                 proposal: Proposal, prepared: P | None,
@@ -408,9 +412,10 @@ class Worker:
                 raise BatchFailed(refused)
 
     def _failed(self, job: Job, batch: Batch[C], mode: Mode[C, R, P], error: str,
-                unrecorded: list[tuple[CallRecord, datetime]]) -> TickResult:
+                unrecorded: list[tuple[CallRecord, datetime]],
+                lasting: bool = False) -> TickResult:
         """Record the failed claim, the calls not yet on record and the lease given back, in
-        one write transaction."""
+        one write transaction; `lasting`: its cause will not heal by waiting."""
         now = self.mem.clock.now()
         conn = self.mem.conn
         with write(conn):
@@ -424,7 +429,7 @@ class Worker:
             else:
                 terminal = self._fail(fresh, get_job(conn, job.id), mode, error, now)
                 result = TickResult("terminal" if terminal else "failed", job.id, batch.id,
-                                    error=error)
+                                    error=error, lasting=lasting)
         self._holding = False
         return result
 
@@ -468,8 +473,6 @@ def _write_calls_safely(conn: sqlite3.Connection,
 
 def set_busy(mem: MemoryHome, busy: bool, minutes: float = 10.0) -> None:
     """Mark the agent busy (for at most `minutes`, so a crashed agent cannot stall the worker)."""
-    from ..store.connection import set_state
-
     now = mem.clock.now()
     with write(mem.conn):
         set_state(mem.conn, BUSY_KEY, iso(now + timedelta(minutes=minutes)) if busy else "")

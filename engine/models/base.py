@@ -61,7 +61,13 @@ class ModelReply:
 
 
 class ProviderError(Exception):
-    """A provider could not produce an answer (connection refused, HTTP error, garbage)."""
+    """A provider could not produce an answer (connection refused, HTTP error, garbage).
+    `lasting`: waiting will not heal it (a refused connection, an unknown host, 401/403/404,
+    an unknown model): a person must change something first."""
+
+    def __init__(self, message: str, lasting: bool = False) -> None:
+        super().__init__(message)
+        self.lasting = lasting
 
 
 class Provider(Protocol):

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import threading
 from typing import Any
 
+from ..base.tokens import estimate_tokens
 from .base import Message, ModelReply, ProviderError, ToolCall, ToolSpec, Usage
 
 DEFAULT_MAX_ITEMS = 32
@@ -114,7 +116,8 @@ class OpenAICompatProvider:
         try:
             response = self._create(request, deadline_s)
         except OpenAIError as exc:
-            raise ProviderError(f"{type(exc).__name__}: {_short(exc)}") from None
+            raise ProviderError(f"{type(exc).__name__}: {_short(exc)}",
+                                lasting=lasting_failure(exc)) from None
         if not getattr(response, "choices", None):
             raise ProviderError("the server answered without choices")
         choice = response.choices[0]
@@ -202,10 +205,35 @@ def _usage(response: Any, messages: list[Message], text: str) -> Usage:
     reported = getattr(response, "usage", None)
     if reported and reported.prompt_tokens is not None:
         return Usage(reported.prompt_tokens, reported.completion_tokens or 0, False)
-    from ..base.tokens import estimate_tokens
-
     return Usage(estimate_tokens(json.dumps(messages, ensure_ascii=False)), estimate_tokens(text),
                  True)
+
+
+def lasting_failure(exc: Exception) -> bool:
+    """Whether waiting cannot heal this failure of the OpenAI client: the server refused the
+    connection or its host is unknown, the key is refused (401, 403), the URL or the model
+    does not exist (404). A timeout, 429 and a 5xx may heal; so may anything else."""
+    from openai import (
+        APIConnectionError,
+        APITimeoutError,
+        AuthenticationError,
+        NotFoundError,
+        PermissionDeniedError,
+    )
+
+    if isinstance(exc, AuthenticationError | PermissionDeniedError | NotFoundError):
+        return True
+    if isinstance(exc, APIConnectionError) and not isinstance(exc, APITimeoutError):
+        cause: BaseException | None = exc
+        while cause is not None:
+            if isinstance(cause, ConnectionRefusedError | socket.gaierror):
+                return True
+            text = str(cause).lower()
+            if "connection refused" in text or "name or service not known" in text \
+                    or "nodename nor servname" in text or "name resolution" in text:
+                return True
+            cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _short(exc: Exception) -> str:

@@ -13,9 +13,11 @@ Invariants:
   correction has its commit refused as stale and reads the corrected profile on its retry.
 - the receipt is kept in `corrections` under the correction's token: the same token sent again
   returns the original receipt (`replayed: true`) and changes nothing.
-- only objects that exist are corrected: a correction never creates one.
-- an edit never gives an object a name or alias another live object of its type answers to
-  (names are how a person points at an object: one name, one object).
+- only objects that exist are corrected; `create` (`memvault add`) makes a new one, under an
+  id made from its type and name, and is refused when a live object of that type already has
+  the name (edit that one instead).
+- an edit (or a create) never gives an object a name or alias another live object of its type
+  answers to (names are how a person points at an object: one name, one object).
 """
 
 from __future__ import annotations
@@ -35,9 +37,16 @@ from ..base.config import Config
 from ..base.errors import FieldError, InputError
 from ..store.connection import bump_revision, graph_revision, write
 from .graph_write import GraphWrite, WriteRules, WriteSummary, apply_write, validate_write
-from .ids import ObjectStatus, objects_named, resolve_object_ref
+from .ids import (
+    OBJECT_TYPES,
+    ObjectStatus,
+    check_object_id,
+    make_slug,
+    objects_named,
+    resolve_object_ref,
+)
 from .proposals import Merge, ObjectWrite
-from .records import ObjectRecord, get_object
+from .records import ObjectRecord, get_object, object_exists
 from .versions import changed_since, describe_changes
 
 MAX_ALIASES = 32  # proposals.ObjectWrite.aliases: a merge adds the loser's names up to this
@@ -100,10 +109,12 @@ def _edit_list(what: str, items: list[str], add: Sequence[str],
 
 @dataclass
 class Correction:
-    """One correction as a person asked for it; `kind` is edit | accept_edit | merge | archive.
+    """One correction as a person asked for it; `kind` is edit | accept_edit | merge | archive |
+    create.
 
     `refs` are what the person typed (ids, or unique names/aliases), resolved inside the
-    transaction: edit/accept_edit/archive name one object, merge names [loser, survivor]."""
+    transaction: edit/accept_edit/archive name one object, merge names [loser, survivor],
+    create names [type, name] of the object to make (its other fields in `edit`)."""
 
     kind: str
     refs: list[str]
@@ -119,8 +130,8 @@ class CorrectionReceipt(WriteSummary):
     kept under its token, so asking again answers the same receipt, `replayed`."""
 
     token: str
-    kind: str  # edit | accept_edit | merge | archive
-    objects: list[str]  # the ids the refs named
+    kind: str  # edit | accept_edit | merge | archive | create
+    objects: list[str]  # the ids the refs named (create: the new object's)
     origin: str  # "person"
     changed: bool
     revision: int  # the graph revision after it (bumped only when something changed)
@@ -143,18 +154,20 @@ def correct(conn: sqlite3.Connection, config: Config, correction: Correction,
                               (correction.token,)).fetchone()
         if replay is not None:
             return cast(CorrectionReceipt, {**json.loads(replay[0]), "replayed": True})
-        ids = [_live_id(conn, ref) for ref in correction.refs]
+        ids = ([_new_id(conn, correction.refs)] if correction.kind == "create" else
+               [_live_id(conn, ref) for ref in correction.refs])
         if correction.base_version is not None:
             _check_unchanged(conn, ids[0], correction.base_version)
         graph = _graph_write(conn, correction, ids)
-        rules = WriteRules(read_ids=set(ids), evidence_range=None, origin="person")
+        rules = WriteRules(read_ids=set(ids) if correction.kind != "create" else set(),
+                           evidence_range=None, origin="person")
         size = len(json.dumps([o.model_dump() for o in graph.objects], ensure_ascii=False)
                    .encode("utf-8"))
         try:
             validated = validate_write(conn, config, graph, rules, size)
         except FieldError as exc:
             raise InputError(f"refused, nothing changed: {_plain(exc)}") from None
-        if correction.kind in ("edit", "accept_edit"):  # after the secret check: may echo
+        if correction.kind in ("edit", "accept_edit", "create"):  # after the secret check
             _check_names_free(conn, ids[0], graph.objects[0])
         body = apply_write(conn, validated, rules, now)
         changed = body["objects_changed"] > 0 or bool(body["merged"])
@@ -195,6 +208,26 @@ def _live_id(conn: sqlite3.Connection, ref: str) -> str:
     return object_id
 
 
+def _new_id(conn: sqlite3.Connection, refs: Sequence[str]) -> str:
+    """The id of the object `create` makes from [type, name]: `type:slug-of-name`. Refused when
+    a live object of that type already has the name or an alias like it, or holds that id."""
+    if len(refs) != 2 or not all(isinstance(r, str) for r in refs):
+        raise InputError("create needs a type and a name")
+    type_, name = refs[0], refs[1].strip()
+    if type_ not in OBJECT_TYPES:
+        raise InputError(f"unknown type {type_!r}: one of {', '.join(OBJECT_TYPES)}")
+    if not name:
+        raise InputError("the name is empty")
+    same = [oid for oid, _ in objects_named(conn, name) if oid.startswith(type_ + ":")]
+    object_id = f"{type_}:{make_slug(name)}"
+    if same or object_exists(conn, object_id):
+        held = same[0] if same else object_id
+        raise InputError(f"{held} already exists with that name: change it with `memvault edit "
+                         f"{held}`; nothing was created")
+    check_object_id(object_id)
+    return object_id
+
+
 def _check_unchanged(conn: sqlite3.Connection, object_id: str, seen: int) -> None:
     """Refuse a correction made on version `seen` of an object that has changed since."""
     newer = changed_since(conn, object_id, seen)
@@ -209,6 +242,14 @@ def _check_unchanged(conn: sqlite3.Connection, object_id: str, seen: int) -> Non
 def _graph_write(conn: sqlite3.Connection, correction: Correction,
                  ids: list[str]) -> GraphWrite:
     """The graph write a model would propose for this correction."""
+    if correction.kind == "create":
+        edit = correction.edit
+        return GraphWrite(objects=[_object_write({
+            "id": ids[0], "name": correction.refs[1].strip(),
+            "aliases": [*(edit.aliases or ()), *edit.add_aliases],
+            "summary": edit.summary or "", "body": edit.body or "",
+            "cues": [*(edit.cues or ()), *edit.add_cues],
+        })])
     objects = {oid: get_object(conn, oid) for oid in ids}
     if correction.kind in ("edit", "accept_edit"):
         if correction.edit.is_empty():

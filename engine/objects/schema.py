@@ -163,3 +163,30 @@ def m008_version_origin(conn: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+# A person may also create an object by hand (`memvault add`).
+M016_CORRECTION_KINDS = (*CORRECTION_KINDS, "create")
+
+
+def m016_correction_create(conn: sqlite3.Connection) -> None:
+    """A correction may create an object (`memvault add`): the corrections table is rebuilt
+    with `create` among its kinds (SQLite cannot change a CHECK in place); every row is kept."""
+    run_script(
+        conn,
+        f"""
+        CREATE TABLE corrections_m016 (
+            id         INTEGER PRIMARY KEY,
+            token      TEXT NOT NULL UNIQUE,
+            kind       TEXT NOT NULL CHECK (kind IN {sql_in(M016_CORRECTION_KINDS)}),
+            objects    TEXT NOT NULL,                  -- JSON list of the ids it named
+            revision   INTEGER NOT NULL,               -- the graph revision after it
+            receipt    TEXT NOT NULL,                  -- JSON returned again on replay
+            created_at TEXT NOT NULL
+        );
+        INSERT INTO corrections_m016 (id, token, kind, objects, revision, receipt, created_at)
+            SELECT id, token, kind, objects, revision, receipt, created_at FROM corrections;
+        DROP TABLE corrections;
+        ALTER TABLE corrections_m016 RENAME TO corrections;
+        """,
+    )

@@ -47,7 +47,14 @@ from .listen import Listen as Listen
 from .listen import bind_tcp as bind_tcp
 from .listen import bind_unix as bind_unix
 from .listen import check_loopback as check_loopback
-from .mcp_server import DEFAULT_POOL_SIZE, MemoryPool, MemvaultMCP, build_server, http_app
+from .mcp_server import (
+    DEFAULT_POOL_SIZE,
+    MemoryPool,
+    MemvaultMCP,
+    build_server,
+    http_app,
+    run_stdio,
+)
 from .switch import switch_interval
 
 log = logging.getLogger("memvault.service")
@@ -373,8 +380,6 @@ class Service:
             await asyncio.sleep(0.05)
 
     async def _serve_stdio(self, server: Any) -> None:
-        from .mcp_server import run_stdio
-
         task = asyncio.create_task(run_stdio(server))
         log_event(log, "service_ready", **self.listen.describe())
         self._start_background()

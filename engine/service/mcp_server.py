@@ -43,6 +43,7 @@ import json
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from importlib.metadata import version
 from typing import Annotated, Any, Literal, NotRequired, TypedDict, TypeVar
 
 import anyio
@@ -52,6 +53,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import AnyHttpUrl, Field, ValidationError
+from starlette.responses import JSONResponse
 
 from ..base.errors import MemvaultError
 from ..home.masked import agent_context, mask_answer, mask_message
@@ -198,8 +200,6 @@ def build_server(source: Memory | MemoryPool, *, bearer_token: str | None = None
 def _index(bearer: bool) -> Callable[[Any], Any]:
     """GET /: where MCP lives and what auth it needs (no secret, so no auth: a person or a host
     that tries the bare URL learns what to do instead of reading a bare 404)."""
-    from starlette.responses import JSONResponse
-
     if bearer:
         how = ("send Authorization: Bearer <token>; `memvault serve --print-config` prints a "
                "host config carrying it")
@@ -501,8 +501,6 @@ def _quiet_sdk_logging() -> Iterator[None]:
 
 def _version() -> str:
     try:
-        from importlib.metadata import version
-
         return version("memvault")
     except Exception:  # pragma: no cover - not installed (a source checkout)
         return "0"

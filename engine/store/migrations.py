@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from ..base.errors import StoreError
 from ..home import schema as home_schema
 from ..jobs import schema as jobs_schema
 from ..objects import schema as objects_schema
@@ -57,6 +58,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     recall_schema.m013_recall_objects_vocab,
     recall_schema.m014_recall_secret_marks,
     recall_schema.m015_recall_more_date_forms,
+    objects_schema.m016_correction_create,
 ]
 
 
@@ -99,8 +101,6 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
 
 def newer_version_error(unknown: list[str]) -> Exception:
     """The refusal for a database that a newer memvault has migrated further than this one."""
-    from ..base.errors import StoreError
-
     return StoreError(
         f"database has migrations this memvault does not know ({', '.join(unknown)}): "
         "it was written by a newer version"

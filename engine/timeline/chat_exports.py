@@ -20,6 +20,8 @@ llm-conversations-viewer `docs/formats.md`, mitkury/chatgpt-export-parser
   and `attachments` / `files`, which are not text of the message.
 - `jsonl`: memvault's own JSONL (memvault.timeline.ingest), read line by line as one
   conversation; a line without a key gets one from a hash of its time, source and text.
+- `claude-code`, `codex`: an agent host's session transcript, one file one conversation, read
+  by memvault.timeline.transcripts with the keys its capture hooks use.
 
 Invariants: the file is read as a stream (ijson), never whole, so memory stays bounded by one
 conversation; nesting past 64 levels is refused before ijson reads it (memvault.base.json_depth);
@@ -33,7 +35,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import IO, Any
 
 import ijson
@@ -41,10 +42,11 @@ import ijson
 from ..base.errors import InputError
 from ..base.json_depth import DepthCheckedStream, JsonTooDeep
 from .events import NewEvent
-from .fragments import EVENT_MAX_CHARS
 from .ingest import bounded_lines, parse_line
+from .messages import message_events, message_key, message_time
+from .transcripts import HOSTS, Progress, read_transcript, session_from_path
 
-FORMATS = ("chatgpt", "claude", "jsonl")
+FORMATS = ("chatgpt", "claude", "jsonl", *HOSTS)
 JSONL_CONVERSATION = 1_000  # lines of a JSONL file stored as one transaction
 TITLE_MAX_CHARS = 1_000  # a title is carried in every message's meta (16 KiB at most)
 _ROLES = {"user": "user", "human": "user", "assistant": "assistant"}
@@ -79,6 +81,9 @@ def read_conversations(fmt: str, stream: IO[bytes]) -> Iterator[Conversation]:
     """Yield the conversations of an export file, one at a time. Raises ExportError."""
     if fmt == "jsonl":
         yield from _jsonl(stream)
+        return
+    if fmt in HOSTS:
+        yield _transcript(fmt, stream)
         return
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
@@ -203,41 +208,35 @@ def _add(conv: Conversation, fmt: str, role: Any, text: str, message_id: str, ow
     if not text.strip():
         conv.skipped_empty += 1
         return
-    when, time_from = _time(own_time), "message"
+    when, time_from = message_time(own_time), "message"
     if when is None:
-        when, time_from = _time(conversation_time), "conversation"
+        when, time_from = message_time(conversation_time), "conversation"
         conv.conversation_time += when is not None
     if when is None:
         time_from = "import"
         conv.no_time += 1
     meta = {"import": fmt, "conversation": {"id": conv.id, "title": conv.title},
             "message_id": message_id, "time_from": time_from}
-    key = _key(fmt, conv.id, message_id)
-    pieces = range(0, len(text), EVENT_MAX_CHARS)
-    for number, start in enumerate(pieces):
-        piece_key = key if number == 0 else f"{key}#{number + 1}"
-        piece_meta = meta if len(pieces) == 1 else {**meta, "part": [number + 1, len(pieces)]}
-        conv.events.append(NewEvent(text[start:start + EVENT_MAX_CHARS], when, source,
-                                    "message", piece_meta, piece_key))
+    conv.events += message_events(text, when, source, meta, message_key(fmt, conv.id,
+                                                                         message_id))
 
 
-def _time(value: Any) -> str | datetime | None:
-    """A message time: Unix seconds (ChatGPT) or ISO text (Claude); None when absent."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(float(value), UTC)
-    if isinstance(value, str):
-        return value.replace("Z", "+00:00") if value.endswith("Z") else value
-    raise ValueError(f"a time that is neither a number nor text: {value!r}")
-
-
-def _key(fmt: str, conv_id: str, message_id: str) -> str:
-    """format:conversation:message, hashed when it would pass the 200-char key limit."""
-    key = f"{fmt}:{conv_id}:{message_id}"
-    if len(key) <= 190:
-        return key
-    return f"{fmt}:sha256:{hashlib.sha256(key.encode()).hexdigest()}"
+def _transcript(host: str, stream: IO[bytes]) -> Conversation:
+    """An agent host's transcript file (memvault.timeline.transcripts) as one conversation,
+    keyed as its hook captures it, so a session both imported and captured is stored once. A
+    line that is not JSON stops it naming the line; a torn last line counts as empty."""
+    name = getattr(stream, "name", None)
+    session = session_from_path(name) if isinstance(name, str) else None
+    try:
+        part = read_transcript(host, stream, Progress(), session=session, final=True,
+                               strict=True)
+    except InputError as exc:
+        raise ExportError(str(exc), 1, session) from None
+    conv = Conversation(part.progress.session or session or host, "", part.events,
+                        skipped_roles=part.left_out,
+                        skipped_empty=part.empty + part.unreadable + part.too_long)
+    conv.no_time = sum(event.occurred_at is None for event in part.events)
+    return conv
 
 
 def _jsonl(stream: IO[bytes]) -> Iterator[Conversation]:

@@ -79,7 +79,7 @@ def append_rows(conn: sqlite3.Connection, rows: list[tuple], keys: Sequence[str 
     if not any(k is not None for k in keys):
         ids = insert_events(conn, rows, now, hot=hot)  # the common case: no lookup at all
         return Appended(ids, ids, [])
-    stored = _stored_keys(conn, [k for k in keys if k is not None])
+    stored = stored_keys(conn, [k for k in keys if k is not None])
     seen: dict[str, tuple[int, str]] = {}  # key -> (position among the new rows, text)
     fresh_rows: list[tuple] = []
     fresh_keys: list[str | None] = []
@@ -113,7 +113,7 @@ def append_rows(conn: sqlite3.Connection, rows: list[tuple], keys: Sequence[str 
     return result
 
 
-def _stored_keys(conn: sqlite3.Connection, keys: list[str]) -> dict[str, tuple[int, str]]:
+def stored_keys(conn: sqlite3.Connection, keys: list[str]) -> dict[str, tuple[int, str]]:
     """key -> (event id, text) of the stored events among `keys` (one indexed query)."""
     rows = conn.execute(
         "SELECT key, id, text FROM events WHERE key IN (SELECT value FROM json_each(?))",

@@ -8,6 +8,7 @@ is taken only when a cue says so ("大家叫他老张", "英文名 Haoyu", "小�
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 
@@ -318,8 +319,6 @@ def zh_words(text: str) -> list[tuple[str, str]]:
     """`text` cut into (word, part of speech) by jieba: its dictionary tags person names (nr)
     and nouns far better than a surname table can. Imported on first use (it takes a second
     and a few MB); its start-up notice on stderr is silenced."""
-    import logging
-
     import jieba
     import jieba.posseg
 
