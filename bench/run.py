@@ -90,6 +90,8 @@ SUITE = (
     Bench("status_batches", "status_batches.py", "status's batches part on a long history"),
     Bench("forget", "forget.py", "forget and masked recall at scale",
           ("--n", "20000", "--every", "2000", "--repeat", "2")),
+    Bench("restore", "restore.py", "export, and restore step by step vs a sqlite3 .dump replay",
+          ("--n", "20000")),
     Bench("organize_quality", "organize_quality.py", "what organize keeps, scored on LoCoMo",
           needs=("data",)),
     Bench("clause_selector", "clause_selector.py", "a learned clause selector vs hand rules",

@@ -141,6 +141,8 @@ def test_the_settings_follow_a_change_of_values(home: Path) -> None:
         ("[organize]\nclaim_budget_bytes = 200001\n",
          "organize.claim_budget_bytes = 200001: allowed range 24000–200000"),
         ("[organize]\nclaim_budget_bytes = 23999\n", "allowed range 24000–200000"),
+        ("[vault]\nobjects_per_run = 11\n", "vault.objects_per_run = 11: allowed range 1–10"),
+        ("[vault]\nobjects_per_run = 10000\n", "vault.objects_per_run = 10000: allowed range"),
         ("[compact]\nnodes_per_batch = \"8\"\n", "compact.nodes_per_batch = '8': expected int"),
         ("[compact]\nnodes_per_batch = 8.0\n", "compact.nodes_per_batch = 8.0: expected int"),
         ("[compact]\nnodes_per_batch = true\n", "compact.nodes_per_batch = True: expected int"),

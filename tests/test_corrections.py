@@ -176,6 +176,46 @@ def test_a_correction_on_a_stale_version_is_refused_naming_what_changed(
     assert record_at(people.conn, "person:tom", 1).body == ""
 
 
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"name": "T. Becker"}, "name: 'T. Becker' already names person:tb (T. Becker)"),
+    ({"name": "t.  becker"}, "name: 't.  becker' already names person:tb"),
+    ({"name": "TB"}, "name: 'TB' already names person:tb (T. Becker)"),
+    ({"add_aliases": ("tb",)}, "aliases: 'tb' already names person:tb"),
+    ({"aliases": ("Tom", "T. Becker")}, "aliases: 'T. Becker' already names person:tb"),
+])
+def test_an_edit_giving_another_objects_name_or_alias_is_refused_and_changes_nothing(
+    people: Memory, fields: dict, message: str,
+) -> None:
+    state = snapshot(people)
+    with pytest.raises(InputError) as info:
+        edit(people, "person:tom", **fields)
+    assert message in str(info.value) and "nothing changed" in str(info.value)
+    assert snapshot(people) == state
+    # Names still point at one object each.
+    assert people.correct(Correction("archive", ["T. Becker"]))["objects"] == ["person:tb"]
+
+
+def test_an_object_made_by_hand_cannot_take_an_alias_another_object_answers_to(
+    people: Memory,
+) -> None:
+    state = snapshot(people)
+    with pytest.raises(InputError, match="aliases: 'tb' already names person:tb"):
+        people.correct(Correction("create", ["person", "Theo Brandt"],
+                                  ProfileEdit(add_aliases=("tb",))))
+    assert snapshot(people) == state
+
+
+def test_an_edit_may_keep_its_own_names_and_share_a_name_with_another_type(
+    people: Memory,
+) -> None:
+    put_object(people, "knowledge:tbk", "Becker", summary="a beer")
+    put_object(people, "person:tom-2", "Tom Becker")  # already shared before this edit
+    receipt = edit(people, "person:tom", name="Tom", aliases=("Tom Becker", "Becker"))
+    assert receipt["changed"]
+    tom = get_object(people.conn, "person:tom")
+    assert (tom.name, tom.aliases) == ("Tom", ["Tom Becker", "Becker"])
+
+
 # -- a correction and the model's batches ----------------------------------------------------
 
 
@@ -245,3 +285,30 @@ def test_an_existing_home_upgrades_and_its_versions_say_model(tmp_path: Path) ->
         assert count(upgraded, "corrections") == 0
     finally:
         upgraded.close()
+
+
+# -- merges the audit of issue 35 found untested ----------------------------------------------
+
+
+def test_a_merge_that_changes_no_field_still_reports_a_change_and_bumps_the_revision(
+    people: Memory,
+) -> None:
+    # `changed = ... or bool(body["merged"])` reduced to the objects' count survived the tests.
+    put_object(people, "person:tom", "Tom Becker", aliases=["Tom", "T. Becker", "TB"])
+    before = graph_revision(people.conn)
+    receipt = people.correct(Correction("merge", ["person:tb", "person:tom"]))
+    assert receipt["objects_changed"] == 0  # the survivor already answers to every name
+    assert receipt["changed"] and receipt["merged"] == ["person:tb"]
+    assert receipt["revision"] == before + 1 == graph_revision(people.conn)
+
+
+def test_a_merge_never_gives_the_survivor_its_own_name_or_an_alias_twice(mem: Memory) -> None:
+    # Dropping `n != survivor.name` or `n not in survivor.aliases` from the merge's names
+    # survived the tests: a duplicate takes a place under the 32-alias cap.
+    held = [f"alias {i}" for i in range(30)] + ["Becker"]
+    put_object(mem, "person:tom", "Tom Becker", aliases=held)
+    put_object(mem, "person:tb", "Becker", aliases=["Tom Becker", "Tommy"])
+    mem.correct(Correction("merge", ["person:tb", "person:tom"]))
+    tom = get_object(mem.conn, "person:tom")
+    assert tom.name == "Tom Becker" and "Tom Becker" not in tom.aliases
+    assert tom.aliases == [*held, "Tommy"]  # 32: the new name is not crowded out

@@ -115,6 +115,8 @@ def test_object_versions_shows_who_made_each_version(vhome: Path, runner: CliRun
     (("edit", "person:sarah", "--summary", f"key {SECRET}"), "summary: holds what looks like"),
     (("edit", "person:sarah", "--summary", "x" * 401), "at most 400 characters"),
     (("edit", "person:sarah"), "nothing to change"),
+    (("edit", "person:sarah", "--name", "S. Chen"), "name: 'S. Chen' already names person:sc"),
+    (("edit", "Sarah Chen", "--add-alias", "sc"), "aliases: 'sc' already names person:sc"),
     (("edit", "person:sarah", "--body", "a", "--body-file", "-"), "not both"),
     (("merge", "person:sarah", "Sarah Chen"), "cannot be merged into itself"),
     (("archive", "person:nobody"), "no object person:nobody"),
@@ -270,6 +272,12 @@ def _other_object(home: Path, tmp_path: Path) -> str:
     return str(path)
 
 
+def _duplicate_key(home: Path, tmp_path: Path) -> str:
+    path = file_of(home, "person:sarah")
+    typed(path, "\nversion:", "\naliases:\n- Sarah\n- Chen\nversion:")
+    return str(path)
+
+
 def _layout_broken(home: Path, tmp_path: Path) -> str:
     path = file_of(home, "person:sarah")
     typed(path, "## Body\n", "## Notes\n")
@@ -300,6 +308,7 @@ def _secret(home: Path, tmp_path: Path) -> str:
     (_mangled, "the front matter is not valid YAML at line"),
     (_no_front_matter, "no front matter"),
     (_other_object, "names person:sc, whose file is"),
+    (_duplicate_key, "the front matter names `aliases` twice (lines"),
     (_layout_broken, "the `## Body` heading is missing"),
     (_not_an_object_file, "is not an object file"),
     (_continuation_page, "a continuation page holds no profile"),

@@ -5,6 +5,7 @@ so no work is done only for its commit to be refused."""
 
 from __future__ import annotations
 
+import pytest
 from memvault import ManualClock, Memory
 from memvault.jobs.batch_loop import LEASE_MARGIN_S, MIN_CALL_S
 from memvault.jobs.leases import lease_info
@@ -62,3 +63,37 @@ def test_a_batch_with_too_little_lease_left_fails_before_calling_the_model(
     worker.on_claim = None
     assert worker.tick().action == "committed"  # the retry, with a whole lease
     assert provider.history[0]["deadline_s"] == lease_s(mem) - LEASE_MARGIN_S
+
+
+@pytest.mark.parametrize("left", [0.0, 3.0, LEASE_MARGIN_S])
+def test_a_batch_with_five_seconds_or_less_on_its_lease_fails_retryably_without_a_call(
+    mem: Memory, clock: ManualClock, left: float,
+) -> None:
+    # Issue 35's audit: a batch with 0-5 s left (inside the commit's margin, so the time a
+    # call may take is zero or negative) must fail like one with 5-10 s left.
+    compact_job(mem)
+
+    def late_start(job: object, batch: object) -> None:
+        clock.advance(seconds=lease_s(mem) - left)
+
+    worker, provider = make_worker(mem, [compact_step("met, agreed on the date")],
+                                   on_claim=late_start)
+    result = worker.tick()
+    assert result.action == "failed" and provider.history == []
+    assert f"the lease has {left:.0f} s left" in (result.error or "")
+    row = batch_row(mem.conn, result.batch_id)
+    assert row["state"] == "claimed" and row["failures"] == 1  # retryable
+
+
+def test_a_batch_with_exactly_a_call_and_its_commit_left_calls_the_model(
+    mem: Memory, clock: ManualClock,
+) -> None:
+    compact_job(mem)
+
+    def late_start(job: object, batch: object) -> None:
+        clock.advance(seconds=lease_s(mem) - LEASE_MARGIN_S - MIN_CALL_S)
+
+    worker, provider = make_worker(mem, [compact_step("met, agreed on the date")],
+                                   on_claim=late_start)
+    assert worker.tick().action == "committed"
+    assert provider.history[0]["deadline_s"] == MIN_CALL_S

@@ -1,6 +1,7 @@
 """A model call is bounded whatever the server does: one overall deadline per call (a server that
 trickles its reply byte by byte cannot hold a batch forever), and usage figures a server makes
-up (10**30, negative) are clamped in the ledger instead of crashing the worker."""
+up (10**30, negative) mark the ledger's row as bad instead of crashing the worker, and usage
+counts bad rows apart instead of adding them into its sums."""
 
 from __future__ import annotations
 
@@ -14,10 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from memvault import ManualClock, Memory
-from memvault.jobs.ledger import MAX_TOKENS
+from memvault.base.clock import iso
+from memvault.cli import main
+from memvault.jobs.ledger import MAX_TOKENS, CallRecord, insert_call
 from memvault.models.base import ModelReply, ProviderError, ToolCall, Usage
 from memvault.models.openai_compat import OpenAICompatProvider
+from memvault.store.connection import write
 from scripted_provider import ScriptedProvider
 
 from tests.fake_openai import FakeOpenAI, completion, tool_call
@@ -185,11 +190,12 @@ def test_absurd_usage_figures_are_clamped_and_the_batch_commits(mem: Memory,
     result = mem.worker(prov, scheduler=False).tick()
     assert result.action == "committed", result.error
     row = mem.conn.execute("SELECT input_tokens, output_tokens FROM model_calls").fetchone()
-    assert all(0 <= value <= MAX_TOKENS for value in row)
-    assert tuple(row) == tuple(min(max(v, 0), MAX_TOKENS) for v in figures)
+    assert tuple(row) == tuple(v if 0 <= v < MAX_TOKENS else MAX_TOKENS for v in figures)
     jobs, batches = states(mem)
     assert batches == ["committed"]
-    assert mem.usage()["total"]["calls"] == 1  # the sums still fit SQLite's integers
+    total = mem.usage()["total"]
+    assert (total["calls"], total["bad_calls"]) == (1, 1)
+    assert total["input_tokens"] == total["output_tokens"] == 0  # a bad row's are left out
 
 
 def test_absurd_usage_on_a_failed_call_is_recorded_with_the_real_cause(mem: Memory) -> None:
@@ -202,7 +208,8 @@ def test_absurd_usage_on_a_failed_call_is_recorded_with_the_real_cause(mem: Memo
     assert "Python int too large" not in (result.error or "")
     assert failure(mem, "truncated") == (1, True, "truncated")
     totals = mem.usage()["total"]
-    assert totals["calls"] >= 1 and totals["input_tokens"] <= totals["calls"] * MAX_TOKENS
+    assert totals["calls"] >= totals["bad_calls"] >= 1
+    assert totals["input_tokens"] == totals["output_tokens"] == 0
 
 
 def test_a_ledger_write_that_fails_records_its_cause_and_frees_the_batch(
@@ -235,4 +242,31 @@ def test_a_usage_dict_from_a_server_with_absurd_numbers_commits(mem: Memory) -> 
         result = mem.worker(prov, scheduler=False).tick()
     assert result.action == "committed", result.error
     row = mem.conn.execute("SELECT input_tokens, output_tokens FROM model_calls").fetchone()
-    assert tuple(row) == (MAX_TOKENS, 0)
+    assert tuple(row) == (MAX_TOKENS, MAX_TOKENS)
+
+
+def test_absurd_rows_never_add_into_the_usage_totals_and_usage_shows_them_as_bad(
+        home: Path, runner: CliRunner) -> None:
+    now = datetime(2026, 10, 13, 12, 0, tzinfo=UTC)
+    with Memory.open(home, clock=ManualClock(now)) as mem:
+        with write(mem.conn):
+            for figures in [(10**30, 5)] * 47 + [(-7, 3), (MAX_TOKENS, 1), (100, 20)]:
+                insert_call(mem.conn, CallRecord(None, None, "compact", "openai", "m", *figures,
+                                                 estimated=False, latency_ms=5, outcome="ok"),
+                            now)
+            # A row an older memvault stored for an absurd figure (clamped to 2**40 then).
+            mem.conn.execute(
+                "INSERT INTO model_calls (mode, provider, model, input_tokens, output_tokens,"
+                " estimated, latency_ms, outcome, created_at) VALUES ('compact', 'openai',"
+                " 'm', ?, 9, 0, 5, 'ok', ?)", (2**40, iso(now)))
+        stored = mem.conn.execute("SELECT MAX(input_tokens) FROM model_calls WHERE id <= 50")
+        assert stored.fetchone()[0] == MAX_TOKENS  # the row itself is clamped
+        total = mem.usage()["total"]
+        assert (total["calls"], total["bad_calls"]) == (51, 50)
+        assert (total["input_tokens"], total["output_tokens"]) == (100, 20)
+        assert mem.usage()["per_day"][0]["bad"] == 50
+    result = runner.invoke(main, ["usage"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "51 (50 bad)" in result.output and "total: 51 calls, 100 in, 20 out" in result.output
+    assert "50 bad: the provider reported token counts no call can have" in result.output
+    assert "000,000,000" not in result.output

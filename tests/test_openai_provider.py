@@ -62,7 +62,8 @@ def test_native_tool_call_commits_and_records_usage(server, mem, monkeypatch):
     assert request["max_tokens"] == 32_768
     assert server.headers[0]["authorization"] == f"Bearer {SECRET_KEY}"
     usage = mem.usage()["total"]
-    assert usage == {"calls": 1, "input_tokens": 321, "output_tokens": 12, "estimated_calls": 0}
+    assert usage == {"calls": 1, "input_tokens": 321, "output_tokens": 12, "estimated_calls": 0,
+                     "bad_calls": 0}
     assert mem.status()["events"]["pending"] == 3
 
 

@@ -690,3 +690,23 @@ def test_the_claim_takes_the_oldest_waiting_event_without_sorting_the_backlog(
     (waiting,) = {s for s in statements if s.startswith("SELECT") and "FROM archive_queue" in s}
     plan = " ".join(r[3] for r in mem.conn.execute("EXPLAIN QUERY PLAN " + waiting))
     assert "TEMP B-TREE" not in plan, plan
+
+
+@pytest.mark.parametrize("outcome", ["linked", "archive_only"])
+def test_a_terminal_failure_or_the_engines_verdict_never_overwrites_a_settled_event(
+    mem: Memory, outcome: str,
+) -> None:
+    # Issue 35's audit: `AND state IN ('pending', 'continue')` dropped from block_event or from
+    # settle_archive_only (engine/timeline/queue.py) survived every test.
+    from memvault.timeline.queue import block_event, record_outcome, settle_archive_only
+
+    (event_id,) = add_archived(mem, "Nora moved to Lisbon in May.")
+    now = mem.clock.now()
+    with write(mem.conn):
+        record_outcome(mem.conn, event_id, outcome, 28, None, "settled by organize", now)
+    settled = queue_row(mem.conn, event_id)
+    with write(mem.conn):
+        block_event(mem.conn, event_id, 99, now)  # a stale batch of the event ends terminal
+        settle_archive_only(mem.conn, event_id, 28, "wholly memory output", now)
+    assert queue_row(mem.conn, event_id) == settled
+    assert settled["state"] == outcome and settled["blocked_batch"] is None

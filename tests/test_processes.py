@@ -29,9 +29,12 @@ from tests.scripted_provider import ScriptedProvider, call
 from memvault.jobs.worker import Worker
 
 home, name, deadline, nap = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+in_call = sys.argv[5] if len(sys.argv) > 5 else None  # a file made once inside a model call
 
 def step(messages, tools, max_out):
     data = json.loads(messages[1]["content"])
+    if in_call:
+        open(in_call, "w").close()
     time.sleep(nap)
     if data["mode"] == "compact":
         return call("commit_compaction",
@@ -57,10 +60,11 @@ print(json.dumps(ran), flush=True)
 """
 
 
-def start_worker(home: Path, name: str, seconds: float, nap: float) -> subprocess.Popen:
+def start_worker(home: Path, name: str, seconds: float, nap: float,
+                 in_call: Path | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", WORKER_SCRIPT, str(home), name, str(time.time() + seconds),
-         str(nap)],
+         str(nap), *([str(in_call)] if in_call else [])],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
 
@@ -109,20 +113,18 @@ def test_process_sigkilled_worker_is_taken_over_after_its_lease_expires(home: Pa
         archive(mem, ids)
         job_id = mem.organize()["job_id"]
 
-    doomed = start_worker(home, "doomed", 60, 60)  # its model "thinks" for a minute
+    in_call = home.parent / "doomed-in-call"
+    doomed = start_worker(home, "doomed", 60, 60, in_call)  # its model "thinks" for a minute
+    deadline = time.time() + 10
+    while not in_call.exists():  # the file says: inside the model call, its batch claimed
+        assert time.time() < deadline and doomed.poll() is None, "never reached the model"
+        time.sleep(0.05)
     with Memory.open(home) as watcher:
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            held = watcher.conn.execute("SELECT holder FROM leases").fetchone()
-            claimed = count(watcher.conn, "batches", "state = 'claimed'")
-            if held and held[0] == "doomed" and claimed:
-                break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("the doomed worker never claimed a batch")
-        (claimed_id,) = watcher.conn.execute("SELECT id FROM batches").fetchone()
-    time.sleep(0.3)  # well inside the model call
-    doomed.kill()  # SIGKILL: no finally, no lease release
+        held = watcher.conn.execute("SELECT holder FROM leases").fetchone()
+        assert held is not None and held[0] == "doomed"
+        (claimed_id,) = watcher.conn.execute(
+            "SELECT id FROM batches WHERE state = 'claimed'").fetchone()
+    doomed.kill()  # SIGKILL inside the model call: no finally, no lease release
     doomed.wait(timeout=10)
     killed_at = time.time()
 

@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from memvault import Memory
 from memvault.recall import context
 from memvault.recall import schema as recall_tables
@@ -152,3 +154,43 @@ def test_a_date_mentioned_too_often_to_read_from_the_index_gives_the_same_reason
     assert from_text == from_index
     reasons = [why for hit in from_index["hits"] for why in hit["why"]]
     assert reasons.count("mentions --12-16") == 2
+
+
+# -- the quick test before the patterns -------------------------------------------------------
+
+_PIECES = ["2026", "12", "3", "-", ".", "/", " ", ",", "May", "may", "Sept", "ſep", "of ", "in ",
+           "月", "日", "号", "年", "五", "十二", "th", "#", "Dec", "DECEMBER", "x", "\u0663"]
+
+
+def _read_by_every_pattern(text: str) -> list:
+    from memvault.recall.dates import _MENTION_RULES, first_readings
+
+    return first_readings(text, _MENTION_RULES)
+
+
+@pytest.mark.parametrize("text", [
+    "#12", "3 people came", "10.5% more", "2026-12-16", "25/12/2023", "2024.01.10", "May 3",
+    "in March", "五月", "十二月二十五号", "12月16日", "the 3rd of may, 2024", "ſep 3, 2024",
+    "\u0663/\u0664/2024", "nothing at all", "2026年5月3日 and May 4, 2026 and 2026-05-05",
+])
+def test_only_the_patterns_a_turn_can_match_run_and_it_reads_the_same(text: str) -> None:
+    from memvault.recall.dates import mention_readings
+
+    assert mention_readings(text) == _read_by_every_pattern(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
+def test_the_patterns_left_out_never_change_what_generated_text_reads(text: str) -> None:
+    from memvault.recall.dates import mention_readings
+
+    assert mention_readings(text) == _read_by_every_pattern(text)
+
+
+def test_a_month_matched_case_insensitively_is_read_not_a_crash() -> None:
+    # "ſ" (a long s) matches "s" under re.I; the month lookup lower()ed it and raised
+    # StopIteration out of ingest's indexing and out of find.
+    from memvault.recall.dates import date_windows
+
+    assert mention_tokens("meet ſep 3, 2024", 2026) == mention_tokens("meet Sep 3, 2024", 2026)
+    assert date_windows("ſep 3, 2024") == date_windows("Sep 3, 2024") != []

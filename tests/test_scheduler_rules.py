@@ -12,21 +12,43 @@ fail, the code restored):
 - (engine/jobs/modes/compact.py) a threshold job stops only once the timeline is UNDER 60% of the
   threshold: `est_tokens < target` changed to `<=` ->
   test_a_threshold_job_goes_on_at_exactly_sixty_percent[600].
+
+Issue 35's audit (surviving mutants of engine/jobs/chain.py and engine/jobs/modes/compact.py):
+- a chained organize waits while its compaction is `running`: `state IN ('queued', 'running')`
+  changed to `state IN ('queued')` -> test_a_chained_organize_waits_while_its_compaction_runs;
+- a requested or quiet-time compaction folds raw turns only: the `raw_only` test dropped from
+  the claim's eligibility -> test_a_requested_compaction_folds_raw_turns_and_never_a_head;
+- the compact.max_age_hours cutoff is strict: `< cutoff` changed to `<=` ->
+  test_the_quiet_time_cutoff_takes_only_turns_older_than_max_age_hours[0];
+- a threshold compaction with a single node left does nothing: `len(run) < 2` dropped ->
+  test_a_threshold_compaction_with_a_single_node_does_nothing.
 """
 
 from __future__ import annotations
 
+import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from memvault import ManualClock, Memory
 from memvault.base.clock import parse_time
+from memvault.jobs.chain import waits_for
 from memvault.jobs.modes.compact import CompactMode
-from memvault.jobs.records import create_job
+from memvault.jobs.records import create_job, get_job
 from memvault.jobs.scheduler import HOURLY_KEY, Scheduler, pause_automatic
 from memvault.store.connection import get_state, write
 from memvault.timeline.hot import timeline_totals
-from modes_support import add_archived, cite_page, make_worker, open_memory, queue_row
+from modes_support import (
+    add_archived,
+    archive_only_step,
+    cite_page,
+    compact_step,
+    make_worker,
+    open_memory,
+    queue_row,
+    run_until_idle,
+)
 
 THRESHOLD = 1_000
 CHUNK = "记" * 50  # CJK: one estimated token a char, so the totals are exact
@@ -99,3 +121,88 @@ def test_the_cool_down_also_stops_the_hourly_job(mem: Memory, clock: ManualClock
     clock.advance(seconds=mem.config["worker.cooldown_s"])  # the pause has lapsed
     (job,) = jobs_of(sch, mem, "organize")
     assert job.origin == "hourly"
+
+
+def jobs_by_mode(mem: Memory) -> dict[str, int]:
+    return dict(mem.conn.execute("SELECT mode, id FROM jobs ORDER BY id"))
+
+
+def test_a_chained_organize_waits_while_its_compaction_runs(home: Path, clock: ManualClock) -> None:
+    mem = open_memory(home, clock, "[compact]\nnodes_per_batch = 2\n")
+    for i in range(4):  # two compaction batches of two turns each
+        mem.append_event(f"message {i}: the team met and agreed on the launch date")
+    mem.organize()  # an explicit request: a compaction, then the organize job after it
+    jobs = jobs_by_mode(mem)
+    worker, _ = make_worker(mem, [compact_step("met")] * 2 + [archive_only_step()] * 4)
+    first = worker.tick()
+    assert first.action == "committed"
+    compaction, organize = get_job(mem.conn, jobs["compact"]), get_job(mem.conn, jobs["organize"])
+    assert compaction.state == "running"  # one batch committed, one to go
+    assert waits_for(mem.conn, organize) == compaction.id
+    second = worker.tick()
+    assert second.action == "committed"
+    assert mem.conn.execute("SELECT job_id FROM batches WHERE id = ?",
+                            (second.batch_id,)).fetchone()[0] == compaction.id
+    run_until_idle(worker)
+    # The organize job's first claim came after the compaction's last batch.
+    first_organize = mem.conn.execute("SELECT MIN(id) FROM batches WHERE job_id = ?",
+                                      (organize.id,)).fetchone()[0]
+    assert first_organize > second.batch_id
+    mem.close()
+
+
+def test_a_requested_compaction_folds_raw_turns_and_never_a_head(
+    home: Path, clock: ManualClock,
+) -> None:
+    mem = open_memory(home, clock)
+    for i in range(2):
+        mem.append_event(f"earlier {i}: the team met and agreed on the launch date")
+    mem.compact()
+    worker, _ = make_worker(mem, [compact_step("met, agreed")] + [compact_step("later")]
+                            + [archive_only_step()] * 8)
+    assert worker.tick().action == "committed"
+    (head,) = [r[0] for r in mem.conn.execute(
+        "SELECT id FROM hot_nodes WHERE kind = 'head' AND active = 1")]
+    for i in range(2):
+        mem.append_event(f"later {i}: the launch moved to Friday, everyone agreed on it")
+    mem.organize()  # compacts the raw turns hot now: the two later ones, not the head
+    run_until_idle(worker)
+    active = mem.conn.execute(
+        "SELECT id, kind FROM hot_nodes WHERE active = 1 ORDER BY seq").fetchall()
+    assert [tuple(r) for r in active][0] == (head, "head")  # still hot, never re-folded
+    (claim,) = [r[0] for r in mem.conn.execute(
+        "SELECT claim FROM batches b JOIN jobs j ON j.id = b.job_id"
+        " WHERE j.mode = 'compact' AND j.origin = 'explicit' AND b.id > 1")]
+    assert head not in json.loads(claim)["node_ids"]
+    mem.close()
+
+
+@pytest.mark.parametrize(("before_s", "compacted"), [(0, False), (1, True)])
+def test_the_quiet_time_cutoff_takes_only_turns_older_than_max_age_hours(
+    home: Path, before_s: int, compacted: bool,
+) -> None:
+    cst = timezone(timedelta(hours=8))
+    nightly = datetime(2026, 10, 14, 2, 50, tzinfo=cst)  # deep.nightly_at, Shanghai time
+    clock = ManualClock(nightly - timedelta(hours=6, seconds=before_s))
+    mem = open_memory(home, clock, '[time]\ntimezone = "Asia/Shanghai"\n'
+                                   "[compact]\nmax_age_hours = 6\n")
+    mem.append_event("TODO: call the bank about the mortgage")
+    clock.set(nightly)
+    modes = [j.mode for j in Scheduler(mem.conn, mem.config, mem.tz).check(clock.now())]
+    assert "deep" in modes
+    assert ("compact" in modes) == compacted  # exactly 6 h old is not older than 6 h
+    mem.close()
+
+
+def test_a_threshold_compaction_with_a_single_node_does_nothing(
+    home: Path, clock: ManualClock,
+) -> None:
+    mem = open_memory(home, clock, f"[compact]\nthreshold_tokens = {THRESHOLD}\n")
+    mem.append_event("记" * 1_500, source="user")  # one fragment, over the threshold alone
+    assert mem.conn.execute("SELECT COUNT(*) FROM hot_nodes WHERE active = 1").fetchone()[0] == 1
+    assert timeline_totals(mem.conn)["est_tokens"] > THRESHOLD
+    with write(mem.conn):
+        job = create_job(mem.conn, "compact", "threshold", clock.now(),
+                         params={"max_seq": 10**9})
+    assert CompactMode().next_claim(mem.conn, job, mem.config, clock.now()) is None
+    mem.close()

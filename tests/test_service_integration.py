@@ -169,7 +169,7 @@ def stack(home: Path) -> Iterator[Stack]:
         "[batch]\ntimeout_s = 5\n"
         "[worker]\nlease_extra_s = 10\npoll_s = 0.1\nbackoff_s = 0.0\nhourly_s = 86400\n"
         f'[deep]\nnightly_at = "{far}"\nquiet_minutes = 240\n'
-        "[vault]\nobjects_per_run = 50\n",
+        "[vault]\nobjects_per_run = 10\n",
         encoding="utf-8",
     )
     stack = Stack(home, run_dir)

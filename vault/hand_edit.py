@@ -15,6 +15,7 @@ Invariants:
   folders (no symlink followed, no FIFO or device opened: files.read_file), at most `max_bytes`.
 - the id comes from the front matter (parsed with python-frontmatter) and must be the object
   whose hash names the file: the file of another object is refused.
+- a front matter that names a key twice is refused (YAML would keep the last one unseen).
 - nothing here writes anything.
 """
 
@@ -29,6 +30,7 @@ from typing import Any
 
 import frontmatter
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 
 from ..base.errors import InputError
 from ..objects.corrections import ProfileEdit
@@ -118,12 +120,46 @@ def read_hand_edit(conn: sqlite3.Connection, vault: Path, path: str | Path, *,
                     changed, sha256(data))
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: object, lines: tuple[int, int]) -> None:
+        super().__init__(key)
+        self.key, self.lines = key, lines
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's SafeLoader, refusing a mapping that names one key twice: YAML keeps the last
+    silently, so `id:` or `aliases:` written twice would take one of the two unseen."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node.start_mark.line)
+            except TypeError:  # an unhashable key: SafeLoader refuses it itself
+                continue
+            if first != key_node.start_mark.line:
+                raise _DuplicateKey(key, (first + 1, key_node.start_mark.line + 1))
+        return super().construct_mapping(node, deep=deep)
+
+
+class _UniqueKeyYAML(YAMLHandler):
+    def load(self, fm: str, **kwargs: object) -> Any:
+        return yaml.load(fm, Loader=_UniqueKeyLoader)
+
+
 def _front_matter(rel: str, text: str) -> tuple[dict[str, Any], str]:
     if not text.startswith("---"):
         raise InputError(f"{rel}: no front matter (the file must start with the `---` block "
                          "the vault wrote); nothing changed")
     try:
-        post = frontmatter.loads(text)
+        post = frontmatter.loads(text, handler=_UniqueKeyYAML())
+    except _DuplicateKey as exc:
+        raise InputError(f"{rel}: the front matter names `{str(exc.key)[:60]}` twice (lines "
+                         f"{exc.lines[0]} and {exc.lines[1]}); keep one; nothing "
+                         "changed") from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 1}" if where is not None else ""

@@ -211,7 +211,8 @@ class ServiceSettings:
 class VaultSettings:
     """[vault]: the Markdown projection."""
 
-    objects_per_run: int = setting(10, "objects rendered per projection run", 1, 10_000)
+    # The reference renders at most ten objects a run: a limit that can be lowered, not raised.
+    objects_per_run: int = setting(10, "objects rendered per projection run", 1, 10)
     max_links_per_file: int = setting(
         50,
         "relations/sources per file before continuation pages",

@@ -53,7 +53,8 @@ def edit(ctx: click.Context, ref: str, name: str | None, summary: str | None,
     """Correct fields of one object (ID: an id, or a unique name or alias).
 
     Fields not given are kept. Refused, nothing changed: an unknown or ambiguous ID, a field
-    past its limit, a secret-looking value, removing an alias or cue it does not have."""
+    past its limit, a secret-looking value, removing an alias or cue it does not have, a name
+    or alias another object of the same type answers to."""
     from ..objects.corrections import Correction, ProfileEdit
 
     if body is not None and body_file is not None:
@@ -142,7 +143,8 @@ def accept_edit(ctx: click.Context, file: str, force: bool, as_json: bool) -> No
     FILE is objects/<type>/<hash>.md or a conflict copy beside it (<hash>.conflict-1.md).
     The name (title), aliases (front matter), summary, body and cues you changed are saved as a
     new version made by you; relations and sources in the file are not read. Refused, nothing
-    changed: a file outside the vault, a link or special file, a mangled front matter, the file
+    changed: a file outside the vault, a link or special file, a mangled front matter (or one
+    naming a key twice), a name another object of its type answers to, the file
     of another object, or (without --force) an object changed since the file was rendered."""
     from ..objects.corrections import Correction
     from ..vault.files import check_root

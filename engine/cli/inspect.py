@@ -85,7 +85,8 @@ def render_status(report: Mapping[str, Any]) -> None:
         total = report["usage"]["total"]
         console.print(f"model usage: {total['calls']} calls, {total['input_tokens']:,} input / "
                       f"{total['output_tokens']:,} output tokens ({total['estimated_calls']} "
-                      "estimated)")
+                      "estimated" + (f", {total['bad_calls']} bad, left out" if total["bad_calls"]
+                                     else "") + ")")
         for row in report["usage"]["per_day"]:
             console.print(f"  {row['day']} {row['mode']}: {row['calls']} calls, "
                           f"{row['input_tokens']:,} in / {row['output_tokens']:,} out, "

@@ -258,13 +258,17 @@ def usage(ctx: click.Context, days: int, as_json: bool) -> None:
     for column in ("day", "mode", "calls", "input", "output", "estimated", "failed", "seconds"):
         table.add_column(column)
     for row in data["per_day"]:
-        table.add_row(row["day"], str(row["mode"]), str(row["calls"]), f"{row['input_tokens']:,}",
+        calls = f"{row['calls']} ({row['bad']} bad)" if row["bad"] else str(row["calls"])
+        table.add_row(row["day"], str(row["mode"]), calls, f"{row['input_tokens']:,}",
                       f"{row['output_tokens']:,}", str(row["estimated"]), str(row["failed"]),
                       f"{row['latency_ms'] / 1000:.1f}")
     console.print(table)
     total = data["total"]
     console.print(f"total: {total['calls']} calls, {total['input_tokens']:,} in, "
                   f"{total['output_tokens']:,} out ({total['estimated_calls']} estimated)")
+    if total["bad_calls"]:
+        console.print(f"{total['bad_calls']} bad: the provider reported token counts no call "
+                      "can have (negative, or 10,000,000 or more); left out of these sums")
 
 
 @click.group()

@@ -16,6 +16,8 @@ Invariants:
 - only objects that exist are corrected; `create` (`memvault add`) makes a new one, under an
   id made from its type and name, and is refused when a live object of that type already has
   the name (edit that one instead).
+- an edit (or a create) never gives an object a name or alias another live object of its type
+  answers to (names are how a person points at an object: one name, one object).
 """
 
 from __future__ import annotations
@@ -165,6 +167,8 @@ def correct(conn: sqlite3.Connection, config: Config, correction: Correction,
             validated = validate_write(conn, config, graph, rules, size)
         except FieldError as exc:
             raise InputError(f"refused, nothing changed: {_plain(exc)}") from None
+        if correction.kind in ("edit", "accept_edit", "create"):  # after the secret check
+            _check_names_free(conn, ids[0], graph.objects[0])
         body = apply_write(conn, validated, rules, now)
         changed = body["objects_changed"] > 0 or bool(body["merged"])
         revision = bump_revision(conn) if changed else graph_revision(conn)
@@ -270,6 +274,25 @@ def _graph_write(conn: sqlite3.Connection, correction: Correction,
         return GraphWrite(objects=[_object_write(profile)],
                           merges=[Merge(loser=loser.id, survivor=survivor.id)])
     raise InputError(f"unknown correction kind {correction.kind!r}")
+
+
+def _check_names_free(conn: sqlite3.Connection, object_id: str, edited: ObjectWrite) -> None:
+    """Refuse a name or alias the edit gives `object_id` that another live object of its type
+    already answers to: every command that takes a name would then stop with "names 2
+    objects". A name the object already answered to is not checked again (the edit did not
+    make that clash)."""
+    kind = object_id.partition(":")[0]
+    for where, name in [("name", edited.name), *(("aliases", a) for a in edited.aliases)]:
+        holders = objects_named(conn, name)
+        if any(oid == object_id for oid, _ in holders):
+            continue
+        others = [(oid, held) for oid, held in holders if oid.partition(":")[0] == kind]
+        if others:
+            oid, held = others[0]
+            raise InputError(
+                f"refused, nothing changed: {where}: {name!r} already names {oid} ({held}); "
+                f"two {kind} objects answering to one name leave it naming neither "
+                f"(if they are one, `memvault merge {oid} {object_id}`)")
 
 
 def _object_write(profile: dict[str, Any]) -> ObjectWrite:
