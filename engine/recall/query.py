@@ -45,7 +45,7 @@ from .context import (
     indexed_mentions,
     tail_units,
 )
-from .index import fold, get_stat, object_field_texts
+from .index import OBJECTS_VOCAB, fold, get_stat, object_field_texts
 from .masking import (
     add_snippets,
     mask_event_page,
@@ -62,7 +62,7 @@ from .rank import (
     tail_candidates,
 )
 from .recency import later_first
-from .terms import Query, parse_query
+from .terms import MAX_TERMS, Query, keep_informative, parse_query
 
 CANDIDATES = 40  # events re-scored exactly (at least; 2 x limit when larger)
 OBJECT_CANDIDATES = 10  # objects re-scored exactly (at least; limit / 2 when larger)
@@ -172,6 +172,10 @@ def memory_find(
         # no date index, so for them the date's words stay words ("2027-01-21" finds the
         # schedule that says it).
         as_words = parse_query(query, date_words=True) if parsed.windows else parsed
+        if len(as_words.terms) > MAX_TERMS or len(parsed.terms) > MAX_TERMS:
+            df = _term_docs(conn, {t.text for t in (*parsed.terms, *as_words.terms)})
+            parsed, as_words = keep_informative(parsed, df), keep_informative(as_words, df)
+            answer["terms"], answer["notice"] = [t.text for t in parsed.terms], parsed.notice
         hits = (_find_objects(conn, as_words, object_types, scope,
                               max(OBJECT_CANDIDATES, limit // 2)) if object_types else [])
         if with_events:
@@ -185,6 +189,27 @@ def memory_find(
         return answer
     words |= secret_words([query])
     return mask_tree(answer, words, done=frozenset({"snippet"}))
+
+
+def _term_docs(conn: sqlite3.Connection, terms: set[str]) -> dict[str, float]:
+    """How many indexed events hold each term (recall_vocab), or, in a memory without indexed
+    events, how many objects do (their fts5vocab view): the weight that picks a long query's
+    terms (terms.keep_informative)."""
+    rows = conn.execute("SELECT term, docs FROM recall_vocab WHERE term IN"
+                        " (SELECT value FROM json_each(?))",
+                        (json.dumps(sorted(terms), ensure_ascii=False),)).fetchall()
+    if rows or get_stat(conn, "events_docs"):
+        return {term: float(docs) for term, docs in rows}
+    df: dict[str, float] = {}
+    try:
+        for term in terms:  # one seek each: the view answers `term = ?`, not IN, from its index
+            row = conn.execute(f"SELECT doc FROM {OBJECTS_VOCAB} WHERE term = ?",
+                               (term,)).fetchone()
+            if row:
+                df[term] = float(row[0])
+    except sqlite3.OperationalError:  # no view: a home opened read-only before migration m013
+        pass
+    return df
 
 
 def _find_events(

@@ -1,5 +1,9 @@
 """How a recall query becomes terms: the same analysis as the index (recall/index.py),
-stopwords dropped when other terms remain, at most MAX_TERMS terms of MAX_QUERY_CHARS chars.
+stopwords dropped when other terms remain, a query of at most MAX_QUERY_CHARS chars.
+
+A query of more than MAX_TERMS terms keeps the MAX_TERMS most informative ones, whatever their
+position (`keep_informative`): the rarest in this memory, so a question after a paragraph of
+small talk keeps its question, not the first 48 terms the parser met.
 
 The words of a date the query names ("May 3rd", "12月16日") are no terms: the date answers for
 them (an event's own day, the date mentions indexed in text), so the verb "may" of another turn
@@ -8,7 +12,8 @@ that day does not outrank the answer. A date counts as another term for the stop
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from ..base.errors import InputError
@@ -130,14 +135,34 @@ def parse_query(query: object, date_words: bool = False) -> Query:
     content_pairs = [p for p in pairs if not set(p) <= CJK_FUNCTION_CHARS]
     for pair in content_pairs if content_pairs or words or dated else pairs:
         terms.setdefault(pair, Term(pair, "cjk", fts_phrase(pair)))
-    ordered = list(terms.values())
-    notice = None
-    if len(ordered) > MAX_TERMS:
-        notice = f"query has {len(ordered)} terms; searched the first {MAX_TERMS}"
-        ordered = ordered[:MAX_TERMS]
+    ordered = tuple(terms.values())
     prefixes = tuple(t.text for t in ordered if t.credit)
-    return Query(query, tuple(ordered), tuple(dict.fromkeys(phrases)), notice, prefixes,
-                 dates.windows)
+    return Query(query, ordered, tuple(dict.fromkeys(phrases)), None, prefixes, dates.windows)
+
+
+def keep_informative(query: Query, df: Mapping[str, float]) -> Query:
+    """`query` with at most MAX_TERMS terms: those of the lowest document frequency `df` (in
+    this memory) among the terms it holds at all, then the absent ones, a lone CJK character
+    last (a bigram says more); the kept terms stay in query order. A CJK phrase stays while one
+    of its bigrams does. A notice says how many terms were left out.
+
+    Trigger: a question after small talk, or an agent's long query. Why: a cut by position kept
+    the small talk and lost the question (issue 36)."""
+    if len(query.terms) <= MAX_TERMS:
+        return query
+
+    def rank(term: Term) -> tuple[bool, bool, float]:
+        held = df.get(term.text, 0.0)
+        return (held <= 0, term.kind == "cjk1", held)
+
+    kept = {t.text for t in sorted(query.terms, key=rank)[:MAX_TERMS]}
+    terms = tuple(t for t in query.terms if t.text in kept)
+    phrases = tuple(p for p in query.phrases
+                    if any(p[i : i + 2] in kept for i in range(len(p) - 1)))
+    notice = (f"query has {len(query.terms)} terms; searched the {MAX_TERMS} rarest in this "
+              "memory")
+    return replace(query, terms=terms, phrases=phrases, notice=notice,
+                   prefixes=tuple(t.text for t in terms if t.credit))
 
 
 def _blank(text: str, spans: tuple[tuple[int, int], ...]) -> str:

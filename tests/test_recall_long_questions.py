@@ -1,0 +1,39 @@
+"""Recall on any question (issue 36): a long question keeps its most informative terms whatever
+their position."""
+
+from __future__ import annotations
+
+from memvault import Memory
+from memvault.recall.query import memory_find
+from memvault.recall.terms import MAX_TERMS, keep_informative, parse_query
+from memvault.timeline.events import NewEvent
+
+SMALL_TALK = ("哇，今天天气真好，阳光明媚的，我刚从公园散步回来，心情特别愉快，顺便买了一杯咖啡。"
+              "楼下新开了一家面包店，闻着特别香，我忍不住买了两个菠萝包。我实际想问的是：")
+
+
+def add(mem: Memory, texts: list[str]) -> list[int]:
+    """Events a day apart (no two are turns of one conversation), indexed."""
+    return mem.append_events([NewEvent(t, occurred_at=f"2026-03-{i + 1:02d}T10:00:00+08:00")
+                              for i, t in enumerate(texts)])
+
+
+def test_a_question_after_small_talk_keeps_its_question(mem: Memory) -> None:
+    talk = ["今天天气真好，我去公园散步了，心情特别愉快。", "楼下的面包店今天开张，菠萝包特别香。",
+            "早上喝了一杯咖啡，阳光明媚。"]
+    ids = add(mem, [*talk, *talk, "我哥的手机号是13800001111，记一下。", *talk])
+    query = SMALL_TALK + "我哥的手机号是多少？"
+    assert len(parse_query(query).terms) > MAX_TERMS
+    answer = memory_find(mem.conn, query, types=["event"])
+    assert ids[6] in [h["id"] for h in answer["hits"]]  # the first 48 terms: not found
+    assert "手机" in answer["terms"] and "rarest" in answer["notice"]
+
+
+def test_the_rarest_terms_are_kept_in_query_order() -> None:
+    query = parse_query(" ".join(f"word{i:02d}" for i in range(MAX_TERMS + 5)))
+    df = {t.text: 10.0 for t in query.terms} | {"word50": 1.0, "word51": 0.0}
+    kept = keep_informative(query, df)
+    texts = [t.text for t in kept.terms]
+    assert len(texts) == MAX_TERMS and "word50" in texts and "word51" not in texts
+    assert texts == sorted(texts)  # query order
+    assert keep_informative(parse_query("a short question"), {}) == parse_query("a short question")
