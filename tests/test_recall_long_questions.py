@@ -37,3 +37,23 @@ def test_the_rarest_terms_are_kept_in_query_order() -> None:
     assert len(texts) == MAX_TERMS and "word50" in texts and "word51" not in texts
     assert texts == sorted(texts)  # query order
     assert keep_informative(parse_query("a short question"), {}) == parse_query("a short question")
+
+
+def test_small_talk_before_a_question_weighs_less_than_the_question(mem: Memory) -> None:
+    ids = add(mem, ["The weather was lovely and I had coffee on the balcony this morning.",
+                    "Dana moved to Lisbon last spring.",
+                    "Coffee on the balcony is the best part of a lovely morning."])
+    query = ("Good morning! The weather is lovely and I just had my coffee on the balcony. "
+             "Where did Dana move?")
+    answer = memory_find(mem.conn, query, types=["event"])
+    assert answer["hits"][0]["id"] == ids[1]
+    weights = parse_query(query).weights or {}
+    assert weights["coffee"] < 1 and "dana" not in weights
+
+
+def test_a_question_that_points_back_keeps_the_sentence_before_it() -> None:
+    assert not parse_query("I read a novel in the library. What was its name?").weights
+    assert not parse_query("Where did Dana move?").weights  # one sentence
+    assert not parse_query("Would Tim enjoy books by C. S. Lewis or Dr. Seuss?").weights
+    chatty = parse_query("我今天去公园散步了。我哥的手机号是多少？")
+    assert chatty.weights and "公园" in chatty.weights and "手机" not in chatty.weights

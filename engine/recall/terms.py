@@ -11,6 +11,7 @@ that day does not outrank the answer. A date counts as another term for the stop
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -19,7 +20,7 @@ from functools import cached_property
 from ..base.errors import InputError
 from ..timeline.fragments import find_lone_surrogate
 from .dates import DateMentions, DateWindow, date_mentions
-from .index import CJK_CHARS, fold, fts_phrase
+from .index import CJK_CHARS, CJK_RUN, fold, fts_phrase
 from .stem import MIN_WORD, root, stem
 
 MAX_QUERY_CHARS = 1_000
@@ -28,6 +29,13 @@ PREFIX_CREDIT = 0.5
 PREFIX_QUERY_WORDS = 3  # a query of at most this many words and CJK runs: words are prefixes
 
 _QUERY_TOKEN = re.compile(f"([{CJK_CHARS}]+)|((?:(?![{CJK_CHARS}])[^\\W_])+)")
+# Where a sentence of a query ends (on folded text: NFKC made "？：；！" ASCII); a "." only
+# before a space or the end ("3.5" and "e.g" stay whole).
+_SENTENCE_END = re.compile(r"[?!;:\n\u3002]+|(?<=[^\W\d_]{3})\.+(?=\s|$)")
+# A question that points back ("What was its name?", "那是哪一天？") asks about the sentence
+# before it, which keeps its full weight.
+_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|there|then|that|those)\b|[它那]")
+SMALL_TALK_WEIGHT = 0.1  # a term said only outside the query's questions (idf times this)
 
 # Function words dropped from a query that has other terms ("the Who" keeps both).
 STOPWORDS = frozenset("""
@@ -74,6 +82,7 @@ class Query:
     notice: str | None = None
     prefixes: tuple[str, ...] = ()  # terms that also match longer tokens they start
     windows: tuple[DateWindow, ...] = ()  # the dates it names (their words are no terms)
+    weights: Mapping[str, float] | None = None  # a term's idf times this (absent: 1)
 
 
 def parse_query(query: object, date_words: bool = False) -> Query:
@@ -102,11 +111,15 @@ def parse_query(query: object, date_words: bool = False) -> Query:
     dated = bool(dates.windows)
     words: list[str] = []
     runs: list[str] = []
+    asked, told = _sentences(folded)
+    in_question: set[str] = set()  # words and CJK runs of the query's questions
     for match in _QUERY_TOKEN.finditer(folded):
         if match.group(1):
             runs.append(match.group(1))
         else:
             words.append(match.group(2))
+        if told and asked[bisect.bisect_right(told, match.start()) - 1]:
+            in_question.add(match.group(0))
     content = [w for w in words if w not in STOPWORDS]
     if content or runs or dated:
         words = content
@@ -137,7 +150,39 @@ def parse_query(query: object, date_words: bool = False) -> Query:
         terms.setdefault(pair, Term(pair, "cjk", fts_phrase(pair)))
     ordered = tuple(terms.values())
     prefixes = tuple(t.text for t in ordered if t.credit)
-    return Query(query, ordered, tuple(dict.fromkeys(phrases)), None, prefixes, dates.windows)
+    return Query(query, ordered, tuple(dict.fromkeys(phrases)), None, prefixes, dates.windows,
+                 _small_talk(ordered, in_question) if in_question else None)
+
+
+def _sentences(folded: str) -> tuple[list[bool], list[int]]:
+    """Whether each sentence of `folded` asks (ends with "?"), and where each starts; ([], [])
+    when no sentence asks or one sentence is all there is."""
+    asked, starts, start = [], [], 0
+    for end in _SENTENCE_END.finditer(folded):
+        if folded[start : end.start()].strip():
+            asked.append("?" in end.group())
+            starts.append(start)
+            if asked[-1] and len(asked) > 1 and _POINTS_BACK.search(folded, start, end.start()):
+                asked[-2] = True
+        start = end.end()
+    if folded[start:].strip():
+        asked.append(False)
+        starts.append(start)
+    return (asked, starts) if any(asked) and not all(asked) else ([], [])
+
+
+def _small_talk(terms: tuple[Term, ...], in_question: set[str]) -> dict[str, float]:
+    """SMALL_TALK_WEIGHT for each term that no question of the query says.
+
+    Trigger: a query with a question ("...?") and other sentences. Why: the small talk before
+    a question ("Hope your week went well! Anyway, where did Dana move?") shares words with
+    many turns and pushed the answer out of the top 10 (bench/recall.py --noisy); weighed
+    down, not dropped, it still tells two equal answers apart."""
+    said = set(in_question)  # its words and lone CJK characters, and its runs' bigrams
+    for piece in in_question:
+        if CJK_RUN.fullmatch(piece):
+            said.update(piece[i : i + 2] for i in range(len(piece) - 1))
+    return {t.text: SMALL_TALK_WEIGHT for t in terms if t.text not in said}
 
 
 def keep_informative(query: Query, df: Mapping[str, float]) -> Query:
@@ -151,9 +196,11 @@ def keep_informative(query: Query, df: Mapping[str, float]) -> Query:
     if len(query.terms) <= MAX_TERMS:
         return query
 
-    def rank(term: Term) -> tuple[bool, bool, float]:
+    weights = query.weights or {}
+
+    def rank(term: Term) -> tuple[bool, bool, bool, float]:
         held = df.get(term.text, 0.0)
-        return (held <= 0, term.kind == "cjk1", held)
+        return (held <= 0, term.text in weights, term.kind == "cjk1", held)
 
     kept = {t.text for t in sorted(query.terms, key=rank)[:MAX_TERMS]}
     terms = tuple(t for t in query.terms if t.text in kept)
