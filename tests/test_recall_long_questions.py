@@ -57,3 +57,15 @@ def test_a_question_that_points_back_keeps_the_sentence_before_it() -> None:
     assert not parse_query("Would Tim enjoy books by C. S. Lewis or Dr. Seuss?").weights
     chatty = parse_query("我今天去公园散步了。我哥的手机号是多少？")
     assert chatty.weights and "公园" in chatty.weights and "手机" not in chatty.weights
+
+
+def test_a_lone_cjk_character_matches_inside_the_index_bigrams(mem: Memory) -> None:
+    ids = add(mem, ["小王今年四十五岁了，身体还很好。", "今天吃了一碗牛肉面，味道不错。",
+                    "我妈妈下个月就满六十岁啦。", "周末去图书馆借了两本书。"])
+    query = "我认识的人里有几个超过40岁？"
+    parsed = parse_query(query)
+    assert ("岁", "cjk1") in {(t.text, t.kind) for t in parsed.terms}  # the query side
+    tokens = {r[0] for r in mem.conn.execute("SELECT term FROM recall_vocab")}
+    assert "岁了" in tokens and "岁啦" in tokens  # the index side: 岁 only inside bigrams
+    found = [h["id"] for h in memory_find(mem.conn, query, types=["event"])["hits"]]
+    assert set(found[:2]) == {ids[0], ids[2]}

@@ -39,6 +39,7 @@ PHRASE_BONUS = 0.5  # a whole CJK phrase of the query, times the mean idf of its
 FIELD_WEIGHTS = (4.0, 4.0, 2.5, 2.0, 1.0)  # name, aliases, cues, summary, body
 FIELD_LABELS = ("name", "alias", "cue", "summary", "body")
 SNIPPET_CHARS = 160
+LONE_CJK_CANDIDATES = True  # a lone CJK character brings candidates beside other terms too
 STEM_CREDIT = 1.0  # an inflection of a query word ("countries" for "country")
 
 
@@ -85,12 +86,13 @@ class Stats:
 # -- stage 1 ----------------------------------------------------------------------------------
 
 def _looked_up(term: Term, terms: Sequence[Term]) -> bool:
-    """Whether a term generates candidates: a lone CJK character only when nothing better is
-    there (it is mostly noise beside other terms). A 2-letter word prefix ("ER") is looked up
+    """Whether a term generates candidates: every term, a lone CJK content character too
+    ("超过40岁": 岁 is in the answer only inside bigrams such as 岁了, which its prefix
+    lookup reaches; issue 36). A 2-letter word prefix ("ER") is looked up
     through the vocabulary (bounded expansions) or, on an index without one, as the word alone
     (an FTS5 prefix query reads every posting of every word it starts)."""
     if term.kind == "cjk1":
-        return all(t.kind == "cjk1" for t in terms)
+        return LONE_CJK_CANDIDATES or all(t.kind == "cjk1" for t in terms)
     return True
 
 
