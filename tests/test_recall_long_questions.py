@@ -3,7 +3,9 @@ their position."""
 
 from __future__ import annotations
 
+import pytest
 from memvault import Memory
+from memvault.recall import schema
 from memvault.recall.query import memory_find
 from memvault.recall.terms import MAX_TERMS, keep_informative, parse_query
 from memvault.timeline.events import NewEvent
@@ -69,3 +71,29 @@ def test_a_lone_cjk_character_matches_inside_the_index_bigrams(mem: Memory) -> N
     assert "岁了" in tokens and "岁啦" in tokens  # the index side: 岁 only inside bigrams
     found = [h["id"] for h in memory_find(mem.conn, query, types=["event"])["hits"]]
     assert set(found[:2]) == {ids[0], ids[2]}
+
+
+@pytest.mark.parametrize(("text", "query"), [
+    ("Η Αθήνα είναι η πόλη της Πόλης μας", "πολης"),  # Greek: tonos
+    ("ΤΟ ΣΠΙΤΙ ΤΗΣ ΟΙΚΟΓΕΝΕΙΑΣ", "οικογένειας"),  # Greek: final sigma, capitals
+    ("Мы купили ёлку в субботу", "елку"),  # Cyrillic: diaeresis
+    ("Spotkanie w Łodzi z Zoë i François", "Zoe francois"),  # Latin diacritics
+    ("Chúng tôi đi Hà Nội vào mùa xuân", "ha noi"),  # Vietnamese: stacked marks
+])
+def test_a_query_folds_letters_as_the_index_does(mem: Memory, text: str, query: str) -> None:
+    ids = add(mem, [text, "Something else entirely, said on another day."])
+    assert [h["id"] for h in memory_find(mem.conn, query, types=["event"])["hits"]] == [ids[0]]
+    accented = memory_find(mem.conn, text.split()[-1], types=["event"])["hits"]
+    assert [h["id"] for h in accented] == [ids[0]]
+
+
+def test_m016_rebuilds_the_index_only_for_a_home_with_text_it_folds_anew(
+        mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[object] = []
+    monkeypatch.setattr(schema, "rebuild_events_index", lambda conn, progress: calls.append(1))
+    add(mem, ["Plain English and 中文 only, café included."])
+    schema.m016_recall_fold_every_script(mem.conn)
+    assert calls == []
+    add(mem, ["Η Αθήνα"])
+    schema.m016_recall_fold_every_script(mem.conn)
+    assert calls == [1]

@@ -57,6 +57,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     recall_schema.m013_recall_objects_vocab,
     recall_schema.m014_recall_secret_marks,
     recall_schema.m015_recall_more_date_forms,
+    recall_schema.m016_recall_fold_every_script,
 ]
 
 
