@@ -95,6 +95,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "rarest terms kept (first 48)": [(query, "keep_informative", _first_terms)],
     "small talk weighs less (1.0)": [(terms, "SMALL_TALK_WEIGHT", 1.0)],
     "lone CJK characters as candidates": [(rank, "LONE_CJK_CANDIDATES", False)],
+    "several questions, a share each": [(query, "SPLIT_QUESTIONS", False)],
 }
 
 

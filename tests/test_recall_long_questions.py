@@ -7,7 +7,7 @@ import pytest
 from memvault import Memory
 from memvault.recall import schema
 from memvault.recall.query import memory_find
-from memvault.recall.terms import MAX_TERMS, keep_informative, parse_query
+from memvault.recall.terms import MAX_TERMS, keep_informative, parse_query, question_parts
 from memvault.timeline.events import NewEvent
 
 SMALL_TALK = ("哇，今天天气真好，阳光明媚的，我刚从公园散步回来，心情特别愉快，顺便买了一杯咖啡。"
@@ -97,3 +97,30 @@ def test_m016_rebuilds_the_index_only_for_a_home_with_text_it_folds_anew(
     add(mem, ["Η Αθήνα"])
     schema.m016_recall_fold_every_script(mem.conn)
     assert calls == [1]
+
+
+@pytest.mark.parametrize(("text", "parts"), [
+    ("我哥的手机号是多少？另外，那个读书会在哪里办？",
+     ["我哥的手机号是多少？", "另外，那个读书会在哪里办？"]),
+    ("What is Dana's job, and when did Melanie paint a sunrise?",
+     ["What is Dana's job", "and when did Melanie paint a sunrise?"]),
+    ("Where did Dana move? Also, what is her dog called?",
+     ["Where did Dana move?", "Also, what is her dog called?"]),
+    ("When did Melanie paint a sunrise?", ["When did Melanie paint a sunrise?"]),
+    ("Can I ask you something? I forgot. Where did Dana move?",  # the first part does not ask
+     ["Can I ask you something? I forgot. Where did Dana move?"]),
+    ("Salt and pepper, and also vinegar", ["Salt and pepper, and also vinegar"]),
+])
+def test_a_query_is_cut_into_the_questions_it_asks(text: str, parts: list[str]) -> None:
+    assert question_parts(text) == parts
+
+
+def test_each_question_of_a_query_gets_its_share_of_the_hits(mem: Memory) -> None:
+    phone = ["我哥的手机号是多少来着？新的手机号是13800001111。", "我哥的手机号是多少，我也忘了。",
+             "我哥的旧手机号是13900002222，多少人打过。", "问问我哥的手机号是多少。"]
+    ids = add(mem, [*phone, "读书会办在图书馆。"])
+    query = "我哥的手机号是多少？另外，那个读书会在哪里办？"
+    answer = memory_find(mem.conn, query, types=["event"], limit=2)
+    found = [h["id"] for h in answer["hits"]]
+    assert ids[4] in found and found[0] in ids[:4]
+    assert answer["parts"] == ["我哥的手机号是多少？", "另外，那个读书会在哪里办？"]

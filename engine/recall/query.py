@@ -62,7 +62,7 @@ from .rank import (
     tail_candidates,
 )
 from .recency import later_first
-from .terms import MAX_TERMS, Query, keep_informative, parse_query
+from .terms import MAX_TERMS, Query, keep_informative, parse_query, question_parts
 
 CANDIDATES = 40  # events re-scored exactly (at least; 2 x limit when larger)
 OBJECT_CANDIDATES = 10  # objects re-scored exactly (at least; limit / 2 when larger)
@@ -73,6 +73,7 @@ MAX_LIMIT = 200
 EVIDENCE_PAGE_CHARS = 8_000
 TAIL_SCAN_MAX = 20_000  # unindexed events scanned per find; more are cut, with a notice
 CONTEXT_MIN_TERMS = 3  # a query of fewer terms finds only events that match it themselves
+SPLIT_QUESTIONS = True  # a query asking several questions: each gets its share of the hits
 
 
 @contextmanager
@@ -158,6 +159,11 @@ def memory_find(
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"limit must be an integer from 1 to {MAX_LIMIT}")
     parsed = parse_query(query)
+    parts = question_parts(query) if SPLIT_QUESTIONS and parsed.terms else [query]
+    if len(parts) > 1:
+        answers = [memory_find(conn, part, types, project, limit, include_events, reveal)
+                   for part in parts]
+        return _merge_parts(query, answers, limit)
     object_types, with_events = _check_types(types)
     with_events = with_events and include_events
     answer: dict[str, Any] = {"query": query, "terms": [t.text for t in parsed.terms],
@@ -189,6 +195,40 @@ def memory_find(
         return answer
     words |= secret_words([query])
     return mask_tree(answer, words, done=frozenset({"snippet"}))
+
+
+def _merge_parts(query: str, answers: list[dict[str, Any]], limit: int) -> dict[str, Any]:
+    """One answer of the answers to each part of a query that asks several questions: each
+    part's best limit / parts hits first (a hit two parts find counts once, at its best score),
+    the rest by score; then every hit by score.
+
+    Trigger: "我哥的手机号是多少？另外，那个读书会在哪里办？". Why: as one query, the part with more
+    terms filled the top k and the other part's answer fell out (issue 36)."""
+    share = max(1, limit // len(answers))
+    best: dict[tuple[str, object], dict[str, Any]] = {}
+    for answer in answers:
+        for hit in answer["hits"]:
+            key = (hit["kind"], hit["id"])
+            if key not in best or hit["score"] > best[key]["score"]:
+                best[key] = hit
+    chosen: dict[tuple[str, object], None] = {}
+    for answer in answers:
+        for hit in answer["hits"][:share]:
+            chosen.setdefault((hit["kind"], hit["id"]))
+    for key, _ in sorted(best.items(), key=lambda kv: -kv[1]["score"]):
+        if len(chosen) >= limit:
+            break
+        chosen.setdefault(key)
+    hits = sorted((best[key] for key in list(chosen)[:limit]), key=lambda h: -h["score"])
+    notices = [a["notice"] for a in answers if a.get("notice")]
+    merged: dict[str, Any] = {
+        "query": query, "terms": list(dict.fromkeys(t for a in answers for t in a["terms"])),
+        "hits": hits, "notice": "; ".join(dict.fromkeys(notices)) or None,
+        "parts": [a["query"] for a in answers]}
+    unindexed = [a["unindexed_events"] for a in answers if "unindexed_events" in a]
+    if unindexed:
+        merged["unindexed_events"] = max(unindexed)
+    return merged
 
 
 def _term_docs(conn: sqlite3.Connection, terms: set[str]) -> dict[str, float]:

@@ -154,6 +154,39 @@ def parse_query(query: object, date_words: bool = False) -> Query:
                  _small_talk(ordered, in_question) if in_question else None)
 
 
+# Where a query with several questions is cut into parts (query.memory_find gives each part its
+# share of the hits): after a "?", before 另外/还有/"and also"/"also,", and before ", and" that a
+# question word follows.
+_PART_BREAK = re.compile(
+    r"(?<=[?？])\s*|[,，;；]?\s*(?=另外|还有)|[,;]?\s+(?=and also\b|also,)"
+    r"|,\s*(?=and\s+(?:what|when|where|who|whom|whose|which|how|why)\b)", re.IGNORECASE)
+# A part asks when it holds one of these (a part that does not ask joins the next one).
+_ASKS = re.compile(r"\b(?:what|when|where|who|whom|whose|which|how|why)\b|什么|哪|谁|几|多少|怎么"
+                   r"|为什么|吗|呢", re.IGNORECASE)
+MAX_PARTS = 3
+
+
+def question_parts(text: str) -> list[str]:
+    """The questions of `text` when it asks several ("我哥的手机号是多少？另外，那个读书会在
+    哪里办？", "What is X, and when did Y ...?"); [text] when it asks one. Small talk or a
+    statement before a question stays with it; past MAX_PARTS, the rest joins the last part."""
+    pieces = [p for p in _PART_BREAK.split(text) if p and p.strip(" ,，;；")]
+    parts: list[str] = []
+    pending: list[str] = []
+    for piece in pieces:
+        pending.append(piece.strip())
+        if _ASKS.search(piece):
+            parts.append(" ".join(pending))
+            pending = []
+    if not parts:
+        return [text]
+    if pending:
+        parts[-1] = " ".join([parts[-1], *pending])
+    if len(parts) > MAX_PARTS:
+        parts[MAX_PARTS - 1 :] = [" ".join(parts[MAX_PARTS - 1 :])]
+    return parts
+
+
 def _sentences(folded: str) -> tuple[list[bool], list[int]]:
     """Whether each sentence of `folded` asks (ends with "?"), and where each starts; ([], [])
     when no sentence asks or one sentence is all there is."""
