@@ -24,7 +24,7 @@ from .index import CJK_CHARS, CJK_RUN, fold, fts_phrase
 from .stem import MIN_WORD, root, stem
 
 MAX_QUERY_CHARS = 1_000
-MAX_TERMS = 48
+MAX_TERMS = 32
 PREFIX_CREDIT = 0.5
 PREFIX_QUERY_WORDS = 3  # a query of at most this many words and CJK runs: words are prefixes
 
