@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # noisy_questions, when loaded by path
 
 from memvault.objects.records import ObjectRecord, add_relation, save_object  # noqa: E402
 from memvault.recall.dates import date_windows  # noqa: E402
