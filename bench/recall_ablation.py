@@ -92,7 +92,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "inflections (query-side stemmer)": [(terms, "MIN_WORD", 10**6)],
     "CJK function characters": [(terms, "CJK_FUNCTION_CHARS", frozenset())],
     "CJK phrase bonus": [(rank, "PHRASE_BONUS", 0.0)],
-    "rarest terms kept (first 48)": [(query, "keep_informative", _first_terms)],
+    "rarest terms kept (the first ones instead)": [(query, "keep_informative", _first_terms)],
     "small talk weighs less (1.0)": [(terms, "SMALL_TALK_WEIGHT", 1.0)],
     "lone CJK characters as candidates": [(rank, "LONE_CJK_CANDIDATES", False)],
     "several questions, a share each": [(query, "SPLIT_QUESTIONS", False)],
