@@ -3,7 +3,7 @@ stopwords dropped when other terms remain, a query of at most MAX_QUERY_CHARS ch
 
 A query of more than MAX_TERMS terms keeps the MAX_TERMS most informative ones, whatever their
 position (`keep_informative`): the rarest in this memory, so a question after a paragraph of
-small talk keeps its question, not the first 48 terms the parser met.
+small talk keeps its question, not the first terms the parser met (issue 36).
 
 The words of a date the query names ("May 3rd", "12月16日") are no terms: the date answers for
 them (an event's own day, the date mentions indexed in text), so the verb "may" of another turn
@@ -219,9 +219,10 @@ def _small_talk(terms: tuple[Term, ...], in_question: set[str]) -> dict[str, flo
 
 
 def keep_informative(query: Query, df: Mapping[str, float]) -> Query:
-    """`query` with at most MAX_TERMS terms: those of the lowest document frequency `df` (in
-    this memory) among the terms it holds at all, then the absent ones, a lone CJK character
-    last (a bigram says more); the kept terms stay in query order. A CJK phrase stays while one
+    """`query` with at most MAX_TERMS terms: first the terms this memory holds, then those it
+    lacks; within each, the question's before the small talk's (`weights`), a lone CJK character
+    after a bigram (which says more), and the lowest document frequency `df` first; the kept
+    terms stay in query order. A CJK phrase stays while one
     of its bigrams does. A notice says how many terms were left out.
 
     Trigger: a question after small talk, or an agent's long query. Why: a cut by position kept
