@@ -4,6 +4,7 @@
     python bench/recall.py --skip scale,ingest   # only the recall tables (about a minute)
     python bench/recall.py --skip locomo,ingest,scale,memorybank-cn   # English MemoryBank only
     python bench/recall.py --events 200000 --objects 2000
+    python bench/recall.py --skip scale,ingest --noisy   # each question after chit-chat
 
 Sections (data by path, never copied into the project):
 1. locomo: each LoCoMo conversation's turns become events ("speaker: text") in a fresh memory;
@@ -21,6 +22,10 @@ Sections (data by path, never copied into the project):
    rejected design (a per-row FTS5 trigger) for comparison.
 4. scale: p50/p95 latency of memory_find with N events (synthetic: real LoCoMo/MemoryBank turns
    with a Zipf-distributed share of their words replaced) and M objects, per query kind.
+   Its query kinds include chatty questions: a question after 60-150 chars of small talk.
+With --noisy, sections 1 and 2 ask every question after a chit-chat prefix of 60-150 chars in
+its language (bench/noisy_questions.py; the same prefix for a question on every run), and count
+the questions that then find nothing where the bare question finds something.
 Timings are wall-clock on this machine; nothing here asserts a time.
 """
 
@@ -44,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # noisy_questions, when loaded by path
 
 from memvault.objects.records import ObjectRecord, add_relation, save_object  # noqa: E402
 from memvault.recall.dates import date_windows  # noqa: E402
@@ -51,6 +57,7 @@ from memvault.recall.index import CJK_RUN, sync_index  # noqa: E402
 from memvault.recall.query import memory_find  # noqa: E402
 from memvault.store.connection import open_db, write  # noqa: E402
 from memvault.timeline.events import insert_events  # noqa: E402
+from noisy_questions import noisy  # noqa: E402
 from rank_bm25 import BM25Okapi  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,6 +68,7 @@ DATA = next((p / "shared" / "data" for p in ROOT.parents if (p / "shared" / "dat
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (5, 10, 20)
+NOISY = {"on": False, "empty": 0, "asked": 0}  # --noisy: questions after chit-chat (issue 36)
 _WORDS = re.compile(r"[a-z0-9]+")
 
 
@@ -150,11 +158,13 @@ def locomo_recall(path: Path, folder: str, per_conv: int = 0) -> tuple[dict[str,
             evidence = {e for e in qa.get("evidence", []) if e in dia_of.values()}
             if not evidence:
                 continue
-            scores = bm25.get_scores(_WORDS.findall(qa["question"].lower()))
+            question = ask(qa["question"])
+            scores = bm25.get_scores(_WORDS.findall(question.lower()))
             base = [dias[i] for i in sorted(range(len(dias)), key=lambda i: -scores[i])[:20]]
             start = time.perf_counter()
-            hits = memory_find(conn, qa["question"], types=["event"], limit=20)["hits"]
+            hits = memory_find(conn, question, types=["event"], limit=20)["hits"]
             took.append(time.perf_counter() - start)
+            count_empty(conn, qa["question"], hits)
             mine = [dia_of[h["id"]] for h in hits]
             for k in KS:
                 for name, ranked in (("bm25", base), ("find", mine)):
@@ -162,6 +172,19 @@ def locomo_recall(path: Path, folder: str, per_conv: int = 0) -> tuple[dict[str,
                     recall[(name, k)][qa["category"]].append(found)
         conn.close()
     return splits, took
+
+
+def ask(question: str) -> str:
+    """The question as asked: after a chit-chat prefix with --noisy (bench/noisy_questions.py)."""
+    return noisy(question) if NOISY["on"] else question
+
+
+def count_empty(conn: sqlite3.Connection, question: str, hits: list) -> None:
+    """With --noisy, count the chatty questions that found nothing where the bare one finds."""
+    if NOISY["on"]:
+        NOISY["asked"] += 1
+        if not hits and memory_find(conn, question, types=["event"], limit=1)["hits"]:
+            NOISY["empty"] += 1
 
 
 def _locomo_table(title: str, recall: Recall, took: list[float]) -> None:
@@ -325,12 +348,15 @@ def memorybank_recall(
         bm25 = BM25Okapi([bank.tokens(r[-1]) for r in rows])
         for q in questions:
             want = {f"{user}/{t}" for t in q["turns"]}
-            mine = _rank_turns(memory_find(conn, q["question"], types=["event"], limit=10),
-                               turn_of)
-            base = _bm25_turns(bm25, bank.tokens(q["question"]), turns)
-            pool = _rank_turns(memory_find(pooled, q["question"], types=["event"], limit=10),
-                               pooled_turn)
-            pool_base = _bm25_turns(pooled_bm25, cjk_bigram_tokens(q["question"]), pooled_turns)
+            question = ask(q["question"])
+            answer = memory_find(conn, question, types=["event"], limit=10)
+            count_empty(conn, q["question"], answer["hits"])
+            mine = _rank_turns(answer, turn_of)
+            base = _bm25_turns(bm25, bank.tokens(question), turns)
+            answer = memory_find(pooled, question, types=["event"], limit=10)
+            count_empty(pooled, q["question"], answer["hits"])
+            pool = _rank_turns(answer, pooled_turn)
+            pool_base = _bm25_turns(pooled_bm25, cjk_bigram_tokens(question), pooled_turns)
             marks = [_rank_of(want, r) for r in (mine, base, pool, pool_base)]
             for name, rank in zip(("find", "bm25", "find pooled", "bm25 pooled"), marks,
                                   strict=True):
@@ -579,6 +605,8 @@ def scale_queries(locomo: Path, memorybank: Path, synth: Synth, per_kind: int) -
         "English name": [rnd.choice(names) for _ in range(per_kind)],
         "English prefix (4)": [rnd.choice(names)[:4] for _ in range(per_kind)],
         "mixed zh+en": [f"{rnd.choice(names)} {c}" for c in cut(2)],
+        "chatty question (en)": [noisy(q) for q in rnd.sample(questions, per_kind)],
+        "chatty question (zh)": [noisy(q) for q in probing["cn"][-per_kind:]],
     }
 
 
@@ -643,6 +671,9 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=0,
                         help="locomo: only the first N questions of each conversation (0: all;"
                              " for quick iteration, never for reported numbers)")
+    parser.add_argument("--noisy", action="store_true",
+                        help="locomo, memorybank: ask each question after 60-150 chars of"
+                             " chit-chat in its language (bench/noisy_questions.py)")
     parser.add_argument("--feedback", action="store_true",
                         help="measure find with pseudo-relevance feedback (tried, not"
                              " adopted: bench/recall_feedback.py)")
@@ -653,12 +684,16 @@ def main() -> None:
         for target, name, value in ON:
             setattr(target, name, value)
     skip = set(filter(None, args.skip.split(",")))
+    NOISY["on"] = args.noisy
     with tempfile.TemporaryDirectory(prefix="memvault-recall-") as folder:
         if "locomo" not in skip:
             bench_locomo(Path(args.locomo), folder, args.questions)
         for code, labels in (("cn", args.labels), ("en", args.labels_en)):
             if not skip & {"memorybank", f"memorybank-{code}"}:
                 bench_memorybank(Path(args.memorybank), Path(labels), folder, BANKS[code])
+        if args.noisy:
+            print(f"\nnoisy questions: {NOISY['empty']} of {NOISY['asked']} found nothing where"
+                  " the bare question finds something")
         if skip >= {"ingest", "scale"}:
             return
         en, cn = source_texts(Path(args.locomo), Path(args.memorybank))

@@ -5,18 +5,22 @@ users tune, the rest validate: bench/recall.py).
 
     python bench/recall_ablation.py                    # every rule (about 12 s a rule)
     python bench/recall_ablation.py --only neighbours,spoken
+    python bench/recall_ablation.py --noisy --only "small talk,rarest"   # chatty questions
 
 A rule earns its place when switching it off costs recall on validation too, not only on tuning
 (a rule that only helps the split it was fitted on is fitted to that corpus's phrasing). Each
 row shows the change from the engine as it is when that rule is off: LoCoMo recall@10 overall
 and per category, and Chinese (zh, 28 questions a split) and English (en, 14 tuning and 20
 validation questions) MemoryBank hits @3/@10. Rules are switched off by patching module
-constants or functions for the run; nothing is written to the project.
+constants or functions for the run; nothing is written to the project. With --noisy every
+question is asked after chit-chat (bench/recall.py --noisy), where the rules for long questions
+show.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -41,6 +45,7 @@ from recall import (  # noqa: E402
     CATEGORIES,
     DATA,
     LABELS,
+    NOISY,
     ROOT,
     Recall,
     locomo_recall,
@@ -64,6 +69,11 @@ def _nothing(*args: Any, **kwargs: Any) -> None:
     return None
 
 
+def _first_terms(parsed: terms.Query, df: Any) -> terms.Query:
+    """The cut this replaced: the first MAX_TERMS terms in parser order."""
+    return dataclasses.replace(parsed, terms=parsed.terms[: terms.MAX_TERMS])
+
+
 # name -> what to patch: (object, attribute, value while the rule is off)
 ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "neighbours": [(context, "AFTER_WEIGHT", 0.0), (context, "BEFORE_WEIGHT", 0.0)],
@@ -82,6 +92,10 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "inflections (query-side stemmer)": [(terms, "MIN_WORD", 10**6)],
     "CJK function characters": [(terms, "CJK_FUNCTION_CHARS", frozenset())],
     "CJK phrase bonus": [(rank, "PHRASE_BONUS", 0.0)],
+    "rarest terms kept (the first ones instead)": [(query, "keep_informative", _first_terms)],
+    "small talk weighs less (1.0)": [(terms, "SMALL_TALK_WEIGHT", 1.0)],
+    "lone CJK characters as candidates": [(rank, "LONE_CJK_CANDIDATES", False)],
+    "several questions, a share each": [(query, "SPLIT_QUESTIONS", False)],
 }
 
 
@@ -147,7 +161,10 @@ def main() -> None:
     parser.add_argument("--labels", default=str(ROOT / "bench" / "recall_labels_memorybank.json"))
     parser.add_argument("--labels-en", default=str(LABELS["en"]))
     parser.add_argument("--only", default="", help="comma list of rule names (substrings)")
+    parser.add_argument("--noisy", action="store_true",
+                        help="ask every question after chit-chat (bench/noisy_questions.py)")
     args = parser.parse_args()
+    NOISY["on"] = args.noisy
     wanted = [w for w in args.only.split(",") if w]
     every = {f"without {n}": p for n, p in ABLATIONS.items()}
     every |= {f"with {n}": p for n, p in VARIANTS.items()

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
-HELPERS = {"run.py", "timing.py", "fact_quality.py", "organize_size.py", "recall_feedback.py"}
+HELPERS = {"run.py", "timing.py", "fact_quality.py", "organize_size.py", "recall_feedback.py",
+           "noisy_questions.py"}
 
 
 def _load_runner() -> Any:

@@ -48,6 +48,7 @@ class FindAnswer(TypedDict):
     hits: list[ObjectHit | EventHit]
     notice: str | None  # what the answer could not do (no searchable words, unindexed events)
     unindexed_events: NotRequired[int]  # events past the index, scanned from their table
+    parts: NotRequired[list[str]]  # the questions of a query that asks several, each searched
 
 
 class ObjectRead(TypedDict):

@@ -8,9 +8,11 @@ The index is derived data; SQLite's tables stay authoritative. Invariants:
 - Analysis is one deterministic function, `analyze()`: NFKC, then every run of CJK characters
   (Han, kana, Hangul) becomes its overlapping bigrams plus its last character, so a 2-character
   name is one token, a longer name or phrase is a run of bigrams, and every character starts a
-  token. Everything else is left to FTS5's unicode61 tokenizer (case folding, diacritics
-  removed, no stemming). A date the text mentions ("2026-12-16", "Dec 16", "12月16日") adds
-  date tokens (recall/dates.py: mention_tokens; a year-less one read in the event's own year).
+  token. Everything else is folded as a query is (`fold()`: lower case, every combining mark
+  removed, Greek tonos included, final sigma as sigma), then cut into words by FTS5's unicode61
+  tokenizer (whose own diacritics folding covers Latin letters only; no stemming). A date
+  the text mentions ("2026-12-16", "Dec 16", "12月16日") adds date tokens (recall/dates.py:
+  mention_tokens; a year-less one read in the event's own year).
 - Events: every event with id <= `events_indexed_to` (table recall_state) is in recall_events_fts
   exactly once, under its own id, and its distinct tokens are counted in recall_vocab; higher
   ids are not indexed yet and readers scan them directly.
@@ -99,25 +101,32 @@ def analyze_words(text: str) -> tuple[str, set[str]]:
     text = nfkc(text)
     runs = CJK_RUN.findall(text)
     if not runs:
-        return text, set(_WORD.findall(fold(text)))
+        text = fold(text)
+        return text, set(_WORD.findall(text))
     grams: list[str] = []
     for run in runs:
         grams += map(add, run, run[1:])  # overlapping bigrams, at C speed
     grams += [run[-1] for run in runs]
-    other = CJK_RUN.sub(" ", text)
+    other = fold(CJK_RUN.sub(" ", text))
     tokens = set(grams)
-    tokens.update(_WORD.findall(fold(other)))
+    tokens.update(_WORD.findall(other))
     return f"{other} {' '.join(grams)}", tokens
 
 
 def fold(text: str) -> str:
-    """Lower-cased NFKC text without combining diacritics, as unicode61 folds tokens.
+    """Lower-cased NFKC text without combining diacritics and with a final sigma as sigma: what
+    the index holds of a text's words (analyze_words feeds it to unicode61) and what a query's
+    words are looked up as, so "Πόλης", "πολης" and "ΠΟΛΗΣ" are one word, as "Café" and "cafe" are.
 
-    (lower(), not casefold(): unicode61 keeps ß, so a folded query term still matches the index.)
+    (lower(), not casefold(): unicode61 keeps ß, so a folded query term still matches the index.
+    unicode61's remove_diacritics covers Latin letters only; the marks of Greek, Cyrillic and
+    other scripts are removed here, on both sides.)
     """
     if text.isascii():
         return text.lower()
     text = nfkc(text).lower()
+    if "ς" in text:
+        text = text.replace("ς", "σ")  # unicode61 folds it so: a term must equal its token
     if text.isascii() or (unicodedata.is_normalized("NFD", text) and not _MARKS.search(text)):
         return text  # no marks to strip
     return unicodedata.normalize("NFC", _MARKS.sub("", unicodedata.normalize("NFD", text)))

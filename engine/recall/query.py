@@ -45,7 +45,7 @@ from .context import (
     indexed_mentions,
     tail_units,
 )
-from .index import fold, get_stat, object_field_texts
+from .index import OBJECTS_VOCAB, fold, get_stat, object_field_texts
 from .masking import (
     add_snippets,
     mask_event_page,
@@ -62,7 +62,7 @@ from .rank import (
     tail_candidates,
 )
 from .recency import later_first
-from .terms import Query, parse_query
+from .terms import MAX_TERMS, Query, keep_informative, parse_query, question_parts
 
 CANDIDATES = 40  # events re-scored exactly (at least; 2 x limit when larger)
 OBJECT_CANDIDATES = 10  # objects re-scored exactly (at least; limit / 2 when larger)
@@ -73,6 +73,7 @@ MAX_LIMIT = 200
 EVIDENCE_PAGE_CHARS = 8_000
 TAIL_SCAN_MAX = 20_000  # unindexed events scanned per find; more are cut, with a notice
 CONTEXT_MIN_TERMS = 3  # a query of fewer terms finds only events that match it themselves
+SPLIT_QUESTIONS = True  # a query asking several questions: each gets its share of the hits
 
 
 @contextmanager
@@ -158,6 +159,11 @@ def memory_find(
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"limit must be an integer from 1 to {MAX_LIMIT}")
     parsed = parse_query(query)
+    parts = question_parts(query) if SPLIT_QUESTIONS and parsed.terms else [query]
+    if len(parts) > 1:
+        answers = [memory_find(conn, part, types, project, limit, include_events, reveal)
+                   for part in parts]
+        return _merge_parts(query, answers, limit)
     object_types, with_events = _check_types(types)
     with_events = with_events and include_events
     answer: dict[str, Any] = {"query": query, "terms": [t.text for t in parsed.terms],
@@ -172,6 +178,10 @@ def memory_find(
         # no date index, so for them the date's words stay words ("2027-01-21" finds the
         # schedule that says it).
         as_words = parse_query(query, date_words=True) if parsed.windows else parsed
+        if len(as_words.terms) > MAX_TERMS or len(parsed.terms) > MAX_TERMS:
+            df = _term_docs(conn, {t.text for t in (*parsed.terms, *as_words.terms)})
+            parsed, as_words = keep_informative(parsed, df), keep_informative(as_words, df)
+            answer["terms"], answer["notice"] = [t.text for t in parsed.terms], parsed.notice
         hits = (_find_objects(conn, as_words, object_types, scope,
                               max(OBJECT_CANDIDATES, limit // 2)) if object_types else [])
         if with_events:
@@ -185,6 +195,61 @@ def memory_find(
         return answer
     words |= secret_words([query])
     return mask_tree(answer, words, done=frozenset({"snippet"}))
+
+
+def _merge_parts(query: str, answers: list[dict[str, Any]], limit: int) -> dict[str, Any]:
+    """One answer of the answers to each part of a query that asks several questions: each
+    part's best limit / parts hits first (a hit two parts find counts once, at its best score),
+    the rest by score; then every hit by score.
+
+    Trigger: "我哥的手机号是多少？另外，那个读书会在哪里办？". Why: as one query, the part with more
+    terms filled the top k and the other part's answer fell out (issue 36)."""
+    share = max(1, limit // len(answers))
+    best: dict[tuple[str, object], dict[str, Any]] = {}
+    for answer in answers:
+        for hit in answer["hits"]:
+            key = (hit["kind"], hit["id"])
+            if key not in best or hit["score"] > best[key]["score"]:
+                best[key] = hit
+    chosen: dict[tuple[str, object], None] = {}
+    for answer in answers:
+        for hit in answer["hits"][:share]:
+            chosen.setdefault((hit["kind"], hit["id"]))
+    for key, _ in sorted(best.items(), key=lambda kv: -kv[1]["score"]):
+        if len(chosen) >= limit:
+            break
+        chosen.setdefault(key)
+    hits = sorted((best[key] for key in list(chosen)[:limit]), key=lambda h: -h["score"])
+    notices = [a["notice"] for a in answers if a.get("notice")]
+    merged: dict[str, Any] = {
+        "query": query, "terms": list(dict.fromkeys(t for a in answers for t in a["terms"])),
+        "hits": hits, "notice": "; ".join(dict.fromkeys(notices)) or None,
+        "parts": [a["query"] for a in answers]}
+    unindexed = [a["unindexed_events"] for a in answers if "unindexed_events" in a]
+    if unindexed:
+        merged["unindexed_events"] = max(unindexed)
+    return merged
+
+
+def _term_docs(conn: sqlite3.Connection, terms: set[str]) -> dict[str, float]:
+    """How many indexed events hold each term (recall_vocab), or, in a memory without indexed
+    events, how many objects do (their fts5vocab view): the weight that picks a long query's
+    terms (terms.keep_informative)."""
+    rows = conn.execute("SELECT term, docs FROM recall_vocab WHERE term IN"
+                        " (SELECT value FROM json_each(?))",
+                        (json.dumps(sorted(terms), ensure_ascii=False),)).fetchall()
+    if rows or get_stat(conn, "events_docs"):
+        return {term: float(docs) for term, docs in rows}
+    df: dict[str, float] = {}
+    try:
+        for term in terms:  # one seek each: the view answers `term = ?`, not IN, from its index
+            row = conn.execute(f"SELECT doc FROM {OBJECTS_VOCAB} WHERE term = ?",
+                               (term,)).fetchone()
+            if row:
+                df[term] = float(row[0])
+    except sqlite3.OperationalError:  # no view: a home opened read-only before migration m013
+        pass
+    return df
 
 
 def _find_events(
@@ -209,7 +274,7 @@ def _find_events(
     docs = get_stat(conn, "events_docs") + len(tail)
     total_units = get_stat(conn, "events_units")
     total = total_units + tail_units(tail, docs - len(tail), total_units)
-    stats = Stats(docs, total / max(docs, 1))
+    stats = Stats(docs, total / max(docs, 1), query.weights)
     ids = candidates(conn, "recall_events_fts", query, stats, watermark, allowed, set(), want,
                      vocab=True)
     ids += tail_candidates(query, stats, tail, want)
@@ -276,7 +341,7 @@ def _find_objects(
         allowed = inside if allowed is None else allowed & inside
     n, top = get_stat(conn, "objects_docs"), conn.execute(
         "SELECT coalesce(max(rid), 0) FROM recall_object_keys").fetchone()[0]
-    stats = Stats(n, get_stat(conn, "objects_body_units") / max(n, 1))
+    stats = Stats(n, get_stat(conn, "objects_body_units") / max(n, 1), query.weights)
     rids = candidates(conn, "recall_objects_fts", query, stats, top, allowed, exclude, want)
     rows = conn.execute(
         f"SELECT {_OBJECT_COLS} FROM objects WHERE id IN (SELECT object_id FROM"

@@ -20,7 +20,7 @@ import heapq
 import json
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .index import CJK_RUN, fold, fts_phrase, prefix_match, units
@@ -39,6 +39,7 @@ PHRASE_BONUS = 0.5  # a whole CJK phrase of the query, times the mean idf of its
 FIELD_WEIGHTS = (4.0, 4.0, 2.5, 2.0, 1.0)  # name, aliases, cues, summary, body
 FIELD_LABELS = ("name", "alias", "cue", "summary", "body")
 SNIPPET_CHARS = 160
+LONE_CJK_CANDIDATES = True  # a lone CJK character brings candidates beside other terms too
 STEM_CREDIT = 1.0  # an inflection of a query word ("countries" for "country")
 
 
@@ -55,15 +56,17 @@ def _idf(df: float, n: int) -> float:
 class Stats:
     """Document count, mean length and per-term document frequency of one index."""
 
-    def __init__(self, n: int, avg_len: float) -> None:
+    def __init__(self, n: int, avg_len: float, weights: Mapping[str, float] | None = None
+                 ) -> None:
         self.n, self.avg_len = max(n, 1), max(avg_len, 1.0)
+        self.weights = weights or {}  # a term's idf times this (the query's small talk)
         self.df: dict[str, float] = {}
         self.idf: dict[str, float] = {}
         self._best: float | None = None
 
     def set_df(self, term: str, df: float) -> None:
         self.df[term] = df
-        self.idf[term] = _idf(df, self.n)
+        self.idf[term] = _idf(df, self.n) * self.weights.get(term, 1.0)
         self._best = None
 
     def best(self, query: Query) -> float:
@@ -83,12 +86,13 @@ class Stats:
 # -- stage 1 ----------------------------------------------------------------------------------
 
 def _looked_up(term: Term, terms: Sequence[Term]) -> bool:
-    """Whether a term generates candidates: a lone CJK character only when nothing better is
-    there (it is mostly noise beside other terms). A 2-letter word prefix ("ER") is looked up
+    """Whether a term generates candidates: every term, a lone CJK content character too
+    ("超过40岁": 岁 is in the answer only inside bigrams such as 岁了, which its prefix
+    lookup reaches; issue 36). A 2-letter word prefix ("ER") is looked up
     through the vocabulary (bounded expansions) or, on an index without one, as the word alone
     (an FTS5 prefix query reads every posting of every word it starts)."""
     if term.kind == "cjk1":
-        return all(t.kind == "cjk1" for t in terms)
+        return LONE_CJK_CANDIDATES or all(t.kind == "cjk1" for t in terms)
     return True
 
 

@@ -121,3 +121,23 @@ def m015_recall_more_date_forms(conn: sqlite3.Connection) -> None:
     or slashes (10.01.2024, 2024/01/10, 25/12/2023), in Chinese numerals (十二月三号), and for
     the month a turn names alone ("in May", "五月"), read in the year it was written."""
     rebuild_events_index(conn, REBUILD_PROGRESS)
+
+
+# Letters whose marks unicode61 keeps (Greek, Cyrillic) and separate combining marks: a text
+# holding none of them is indexed as it was before m016.
+_FOLDED_SCRIPTS = "*[\u0300-\u036f\u0370-\u03ff\u0400-\u04ff\u1f00-\u1fff]*"
+
+
+def m017_recall_fold_every_script(conn: sqlite3.Connection) -> None:
+    """Rebuild the recall index when a text holds Greek or Cyrillic letters or separate
+    combining marks: words are now indexed folded as a query folds them (recall/index.py:
+    fold(); Greek tonos and other marks removed, a final sigma as sigma), where unicode61 kept
+    the marks of non-Latin letters and "πολης" never matched "Πόλης". A home without such text
+    skips the rebuild (one scan of the texts)."""
+    if conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM events WHERE text GLOB :p)"
+        " OR EXISTS (SELECT 1 FROM objects WHERE name || aliases || cues || summary || body"
+        " GLOB :p)", {"p": _FOLDED_SCRIPTS},
+    ).fetchone()[0]:
+        rebuild_events_index(conn, REBUILD_PROGRESS)
+

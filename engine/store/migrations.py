@@ -59,6 +59,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     recall_schema.m014_recall_secret_marks,
     recall_schema.m015_recall_more_date_forms,
     objects_schema.m016_correction_create,
+    recall_schema.m017_recall_fold_every_script,
 ]
 
 
