@@ -11,6 +11,7 @@ forms ("met"/"meet") stay apart.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 
@@ -23,8 +24,11 @@ _ASCII_WORD = re.compile(r"[a-z]+")
 _LOCAL = threading.local()
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """The family key of a lower-case word (the word itself when it is short or not ASCII)."""
+    """The family key of a lower-case word (the word itself when it is short or not ASCII).
+    Remembered: a find stems the few hundred vocabulary words its prefixes reach, mostly the
+    same from one find to the next."""
     if len(word) < MIN_WORD or not _ASCII_WORD.fullmatch(word):
         return word
     stemmer = getattr(_LOCAL, "stemmer", None)
