@@ -197,7 +197,7 @@ class ServiceSettings:
     api_connections: int = setting(4, "SQLite connections the API lends to concurrent calls", 1, 64)
     projector_interval_s: float = setting(
         10.0,
-        "seconds between vault projection heartbeats in `memvault serve`",
+        "seconds between vault projection heartbeats in `memvault serve` and `memvault mcp`",
         1.0, 3_600.0,
     )
     shutdown_grace_s: float = setting(
