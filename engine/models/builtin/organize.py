@@ -42,6 +42,7 @@ from .drafts import (
     state_done,
     write_profile,
 )
+from .kin import find_kin, kin_findings
 from .people import find_named, first_name, people_first_named, role_as, romanized
 from .rules import Finding, Scan, scan, short_name
 from .textspan import blanked, lines, mention_pattern, overlaps, sentences
@@ -273,15 +274,18 @@ def _named_people(drafts: dict[str, Draft], directory: Directory, text: str,
     first name alone is the one person whose name starts with it; shared, it names no one
     (the returned notes say so)."""
     notes: list[str] = []
+    owner = object_id_for("person", speaker.name) if speaker else ""
+    day = said_on.isoformat() if said_on else "undated"
+    people = _people(drafts, directory)
+    # Relations and titles first ("My sister is Mia Park", "Tom Reyes, our ward manager"):
+    # what they say of a person is theirs, not a passing mention's.
+    for finding in kin_findings(find_kin(sentences(text)), speaker.name if speaker else None,
+                                owner or "", people, day):
+        draft_for(drafts, directory, finding)
+    people = _people(drafts, directory)
     known = {d.name for d in drafts.values() if d.type == "person"}
     if speaker:
         known.add(speaker.name)
-    owner = object_id_for("person", speaker.name) if speaker else ""
-    day = said_on.isoformat() if said_on else "undated"
-    people = {str(o["id"]): names_of(o) for o in directory.of_type("person")}
-    for d in drafts.values():
-        if d.type == "person":
-            people[d.id] = pf.merge_unique(people.get(d.id, []), [d.name, *d.aliases])
     for hit in find_named(sentences(text), known):
         if hit.common and directory.find("person", "", [hit.name]) is None:
             continue  # a dictionary word is a person only once someone said so
@@ -302,6 +306,15 @@ def _named_people(drafts: dict[str, Draft], directory: Directory, text: str,
             finding.lines.append(f"- {day}: {pf.clip(hit.sentence.text, 200)}")
         draft_for(drafts, directory, finding)
     return notes
+
+
+def _people(drafts: dict[str, Draft], directory: Directory) -> dict[str, list[str]]:
+    """id -> name and aliases of the related people and those this page names."""
+    people = {str(o["id"]): names_of(o) for o in directory.of_type("person")}
+    for d in drafts.values():
+        if d.type == "person":
+            people[d.id] = pf.merge_unique(people.get(d.id, []), [d.name, *d.aliases])
+    return people
 
 
 def _said_on(event: dict[str, Any]) -> date | None:

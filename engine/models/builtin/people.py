@@ -115,14 +115,42 @@ def role_zh(role: str) -> str | None:
 
 
 def role_en(role: str) -> str | None:
-    """The role phrase if its head ends with a role word ("DevOps lead on Aurora")."""
-    role = role.strip()
+    """The role phrase if its head ends with a role word ("DevOps lead on Aurora"), without a
+    leading "new" ("the new consultant cardiologist" is a consultant cardiologist)."""
+    role = re.sub(r"^(?:new|current|acting|interim)\s+", "", role.strip())
     head = _ROLE_HEAD.split(role, maxsplit=1)[0].strip()
-    words = head.lower().split()
-    last = words[-1] if words else ""
-    if last in ROLES_EN or (last.endswith("s") and last[:-1] in ROLES_EN):
+    words = head.split()
+    if words and role_word(words[-1]):
         return re.split(r"\s+(?:and|who|since|because)\s+", role)[0].strip()
     return None
+
+
+# Words that end like a trade ("-er", "-or", "-ist") but name a thing or an animal.
+_NOT_ROLE_EN = frozenset("""
+number paper letter water river flower corner center centre order dinner winter summer weather
+matter monster character chapter cover filter folder ladder layer meter newspaper pepper powder
+shoulder silver theater theatre tower trigger wonder error door floor color colour mirror motor
+sensor tractor elevator calculator radiator monitor computer printer poster sticker trailer
+hamster lobster spider tiger beaver otter retriever terrier boxer pointer setter power tower
+answer offer other another either neither together however whatever never ever over under
+after later rather better sooner faster bigger smaller longer major minor favor favour flavor
+flavour honor honour humor humour labor labour interior exterior superior senior junior
+christian italian indian asian canadian brazilian persian anyone someone present moment event
+""".split())
+
+
+def role_word(word: str) -> bool:
+    """Does `word` name what someone is: a role word (lexicon.ROLES_EN), an abbreviation in
+    capitals ("HCA", "CTO", "VP"), or a word formed like a trade ("educator", "cardiologist",
+    "librarian"; not "number", "hamster")?"""
+    w = word.strip(".,;:()")
+    low = w.lower()
+    if low in ROLES_EN or (low.endswith("s") and low[:-1] in ROLES_EN):
+        return True
+    if re.fullmatch(r"[A-Z]{2,5}", w):
+        return True
+    return bool(re.fullmatch(r"[a-z]{3,}(?:ist|ian|or|er|ant|ee)", low)) and (
+        low not in _NOT_ROLE_EN)
 
 
 def self_role_en(rest: str) -> str:

@@ -1,0 +1,123 @@
+"""The builtin model files plain statements about people, plans and preferences (issue 34).
+
+Every test runs plain turns through the real flow (compact, then organize with the builtin
+provider) and reads what the engine committed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from memvault import Memory
+from memvault.models.builtin import BuiltinProvider
+from memvault.timeline.events import NewEvent
+from modes_support import compact_then_organize
+
+
+def organize_turns(mem: Memory, turns: list[str], day: str = "2026-03-03",
+                   speaker: str | None = None, source: str = "user") -> list[int]:
+    """Append the turns (one minute apart), compact, organize; the event ids."""
+    ids = mem.append_events([NewEvent(text, f"{day}T09:{i:02d}:00Z", source, "message",
+                                      {"speaker": speaker} if speaker else None)
+                             for i, text in enumerate(turns)])
+    compact_then_organize(mem, BuiltinProvider())
+    return ids
+
+
+def person(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
+    row = conn.execute("SELECT * FROM objects WHERE type = 'person' AND name = ?",
+                       (name,)).fetchone()
+    assert row is not None, f"no person {name}; have " + ", ".join(
+        r[0] for r in conn.execute("SELECT name FROM objects WHERE type = 'person'"))
+    return row
+
+
+def role(row: sqlite3.Row) -> str:
+    lines = [ln for ln in row["body"].splitlines() if ln.startswith(("- role:", "- 职责："))]
+    return lines[0].split(":", 1)[-1].split("：", 1)[-1].strip() if lines else ""
+
+
+def knows(conn: sqlite3.Connection, src: str, dst: str) -> bool:
+    return conn.execute("SELECT 1 FROM relations WHERE src_id = ? AND dst_id = ? AND label = "
+                        "'knows'", (src, dst)).fetchone() is not None
+
+
+def test_a_relation_said_possessively_is_the_persons_role_and_the_rest_a_line_of_theirs(
+        mem: Memory) -> None:
+    organize_turns(mem, ["My sister is Mia Park, she teaches chemistry at a school in York.",
+                         "My landlord is Gerald Hughes. He's been ignoring the boiler."])
+    mia = person(mem.conn, "Mia Park")
+    assert role(mia) == "sister"
+    assert "- 2026-03-03: Mia Park teaches chemistry at a school in York" in mia["body"]
+    gerald = person(mem.conn, "Gerald Hughes")
+    assert role(gerald) == "landlord"
+    assert "Gerald Hughes has been ignoring the boiler" in gerald["body"]
+
+
+def test_a_speakers_relation_is_theirs_and_the_person_knows_them(mem: Memory) -> None:
+    organize_turns(mem, ["Raj: My wife's name is Anjali, she's a pediatrician."],
+                   speaker="Raj")
+    anjali = person(mem.conn, "Anjali")
+    assert role(anjali) == "Raj's wife"
+    assert "Anjali is a pediatrician" in anjali["body"]
+    assert knows(mem.conn, anjali["id"], "person:raj")
+
+
+def test_a_family_name_is_the_relative_of_the_person_it_names(mem: Memory) -> None:
+    organize_turns(mem, ["My sister is Mia Park."])
+    organize_turns(mem, ["Mia's husband is called Ben, he's a carpenter."], day="2026-03-04")
+    ben = person(mem.conn, "Ben")
+    assert role(ben) == "Mia's husband"
+    assert "Ben is a carpenter" in ben["body"]
+    assert knows(mem.conn, ben["id"], person(mem.conn, "Mia Park")["id"])
+
+
+def test_a_role_in_apposition_keeps_its_title(mem: Memory) -> None:
+    organize_turns(mem, ["Tom Reyes, our ward manager, asked me to cover the night shift.",
+                         "Zara Khan, the new HCA on our ward, starts on Monday.",
+                         "Priya Nair is our clinical educator."])
+    assert role(person(mem.conn, "Tom Reyes")) == "ward manager"
+    assert role(person(mem.conn, "Zara Khan")).startswith("HCA")
+    assert role(person(mem.conn, "Priya Nair")) == "clinical educator"
+
+
+def test_a_capitalised_word_in_an_aside_that_is_no_title_names_no_one(mem: Memory) -> None:
+    organize_turns(mem, ["Paris, the capital of France, is lovely in spring.",
+                         "My mum is British, by the way."])
+    assert mem.conn.execute("SELECT COUNT(*) FROM objects WHERE type = 'person'"
+                            ).fetchone()[0] == 0
+
+
+def test_chinese_relations_family_names_and_titles(mem: Memory) -> None:
+    organize_turns(mem, ["我姐姐是王芳，她在杭州当律师。", "王芳的老公叫陈明，是个医生。",
+                         "刘洋，我们的财务总监，下周三要去北京出差。",
+                         "我妹妹林悦下个月从成都搬到上海。"])
+    wang = person(mem.conn, "王芳")
+    assert role(wang) == "姐姐" and "王芳在杭州当律师" in wang["body"]
+    chen = person(mem.conn, "陈明")
+    assert role(chen) == "王芳的老公" and "陈明是个医生" in chen["body"]
+    assert knows(mem.conn, chen["id"], wang["id"])
+    assert role(person(mem.conn, "刘洋")) == "财务总监"
+    assert "林悦下个月从成都搬到上海" in person(mem.conn, "林悦")["body"]
+
+
+def test_a_relation_stated_to_an_assistant_in_an_imported_chat_is_kept(mem: Memory) -> None:
+    from io import BytesIO
+
+    from memvault.home.chat_import import import_export
+
+    message = {"id": "m1", "author": {"role": "user"}, "create_time": 1772560000,
+               "content": {"content_type": "text", "parts": [
+                   "My wife Chiara wants to visit her parents in Palermo in August. Can you "
+                   "find cheap flights?"]}}
+    export = [{"id": "c1", "title": "Flights", "create_time": 1772560000, "current_node": "m1",
+               "mapping": {"root": {"id": "root", "message": None, "parent": None,
+                                    "children": ["m1"]},
+                           "m1": {"id": "m1", "message": message, "parent": "root",
+                                  "children": []}}}]
+    import_export(mem, "chatgpt", BytesIO(json.dumps(export).encode()), "conversations.json")
+    compact_then_organize(mem, BuiltinProvider())
+    chiara = person(mem.conn, "Chiara")
+    assert role(chiara) == "wife"
+    assert "Chiara wants to visit her parents in Palermo in August" in chiara["body"]
