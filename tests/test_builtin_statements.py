@@ -121,3 +121,40 @@ def test_a_relation_stated_to_an_assistant_in_an_imported_chat_is_kept(mem: Memo
     chiara = person(mem.conn, "Chiara")
     assert role(chiara) == "wife"
     assert "Chiara wants to visit her parents in Palermo in August" in chiara["body"]
+
+
+def test_a_self_introduction_takes_its_job_from_the_next_sentence(mem: Memory) -> None:
+    organize_turns(mem, ["Hi! I'm Lena Fischer. I work as a nurse at St James's Hospital in "
+                         "Leeds, mostly on the cardiology ward."])
+    assert role(person(mem.conn, "Lena Fischer")) == "nurse at St James's Hospital in Leeds"
+
+
+def test_a_chinese_self_introduction_keeps_the_job_and_the_duty(mem: Memory) -> None:
+    organize_turns(mem, ["大家好，我叫王伟，在星辰科技做产品经理，主要负责支付模块。",
+                         "我叫林晓，是这边的后端工程师，在杭州远程办公。"])
+    assert role(person(mem.conn, "王伟")) == "在星辰科技做产品经理；负责支付模块"
+    assert role(person(mem.conn, "林晓")) == "后端工程师"
+
+
+def test_the_users_work_said_without_a_name_is_knowledge_of_its_own(mem: Memory) -> None:
+    organize_turns(mem, ["For context, I work as a data analyst at Brightwater Insurance in "
+                         "Bristol. What should a claims dashboard include?"])
+    rows = mem.conn.execute("SELECT name, body FROM objects WHERE type = 'knowledge'").fetchall()
+    assert [r["name"] for r in rows] == [
+        "I work as a data analyst at Brightwater Insurance in Bristol"]
+    assert mem.conn.execute("SELECT COUNT(*) FROM objects WHERE type = 'person'"
+                            ).fetchone()[0] == 0
+
+
+def test_the_assistants_words_about_itself_make_nothing(mem: Memory) -> None:
+    ids = organize_turns(mem, ["I'm a large language model, I work as an assistant for you."],
+                         source="assistant")
+    assert mem.conn.execute("SELECT state FROM archive_queue WHERE event_id = ?",
+                            (ids[0],)).fetchone()[0] == "archive_only"
+
+
+def test_a_commitment_is_an_open_todo_and_a_vague_one_is_not(mem: Memory) -> None:
+    organize_turns(mem, ["I'll book the pottery class for two then.",
+                         "I'll think about it and let you know."])
+    todos = [r[0] for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'todo'")]
+    assert todos == ["book the pottery class for two"]

@@ -43,9 +43,10 @@ from .drafts import (
     write_profile,
 )
 from .kin import find_kin, kin_findings
+from .me import self_facts
 from .people import find_named, first_name, people_first_named, role_as, romanized
 from .rules import Finding, Scan, scan, short_name
-from .textspan import blanked, lines, mention_pattern, overlaps, sentences
+from .textspan import Span, blanked, lines, mention_pattern, overlaps, sentences
 
 MODEL = "builtin-rules-1"
 PRIORITY = {"project": 0, "person": 1, "credential": 2, "todo": 3, "schedule": 4,
@@ -166,6 +167,11 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         plans.findings = []
     for finding in plans.findings:
         draft_for(drafts, directory, finding)
+    if speaker is None and not notes and event.get("source") in ("user", None):
+        # the user's own work and commitments, said with no name on the page (me.py)
+        taken = [f.sentence for f in [*found.findings, *plans.findings]]
+        for finding in self_facts(_free(text, taken + [d.sentence for d in found.done])):
+            draft_for(drafts, directory, finding)
     if speaker is not None and not _conversation(drafts, directory, speaker, text, event):
         notes.append(f"{pf.clip(speaker.name, 60)} said nothing the rules keep: a question, "
                      "greeting, thanks or talk about the listener, no first-person statement, "
@@ -257,14 +263,17 @@ def _plans(text: str, found: Scan, speaker: speech.Speaker | None,
     """Dated plans, needs and changes (changes.py) in sentences no explicit rule used; a plan
     a known speaker makes is about them."""
     taken = [f.sentence for f in found.findings] + [d.sentence for d in found.done]
-    start = speaker.start if speaker else 0
-    free = [s for s in sentences(text) if s.end > start and not any(
-        t.start < s.end and s.start < t.end for t in taken)]
-    plans = changes.scan_plans(free, said_on)
+    plans = changes.scan_plans(_free(text, taken, speaker.start if speaker else 0), said_on)
     owner = object_id_for("person", speaker.name) if speaker else None
     for finding in plans.findings:
         finding.owner = owner or ""
     return plans
+
+
+def _free(text: str, taken: list[Span], start: int = 0) -> list[Span]:
+    """The page's sentences from `start` on that no span in `taken` overlaps."""
+    return [s for s in sentences(text) if s.end > start and not any(
+        t.start < s.end and s.start < t.end for t in taken)]
 
 
 def _named_people(drafts: dict[str, Draft], directory: Directory, text: str,

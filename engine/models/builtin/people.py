@@ -59,7 +59,10 @@ _SELF_ROLE_ZH = re.compile(r"我是\s*(?P<role>[^，,。.；;！!？?\n（(]{2,2
 _SELF_ROLE_EN = re.compile(
     r"^\s*[,;]?\s*(?:and\s+)?I(?:'m|’m| am)\s+(?:the|a|an)\s+(?P<role>[^.,;!?\n—]{2,60})"
     r"|^\s*[,;]?\s*(?:and\s+)?I\s+(?P<verb>run|lead|manage|head|oversee|coordinate|"
-    r"work as|work on)\s+(?P<what>(?:the|a|an|our|my|[A-Z])[^.,;!?\n—]{1,60})")
+    r"work as|work on)\s+(?P<what>(?:the|a|an|our|my|[A-Z])[^.,;!?\n—]{1,60})"
+    # "I just joined as the product designer at Fieldnote"
+    r"|^\s*[,;]?\s*(?:and\s+)?I\s+(?:(?:just|recently)\s+)?joined\s+(?:\w+\s+)?as\s+"
+    r"(?:the|a|an|our)?\s*(?P<joined>[^.,;!?\n—]{2,60})")
 _THIRD = {"run": "runs", "lead": "leads", "manage": "manages", "head": "heads",
           "oversee": "oversees", "coordinate": "coordinates", "work on": "works on"}
 _DUTY_PROJECT = re.compile(r"负责\s*(?P<proj>[A-Z][\w-]{1,30})")
@@ -160,12 +163,31 @@ def self_role_en(rest: str) -> str:
     m = _SELF_ROLE_EN.match(rest)
     if m is None:
         return ""
-    if m.group("role"):
-        return role_en(m.group("role")) or ""
+    if m.group("role") or m.group("joined"):
+        return role_en(m.group("role") or m.group("joined")) or ""
     what = m.group("what").strip()
     if m.group("verb") == "work as":
         return role_en(re.sub(r"^(?:a|an|the|our)\s+", "", what)) or ""
     return f"{_THIRD[m.group('verb')]} {what}"
+
+
+# A job said after a Chinese self-introduction: "在星辰科技做产品经理", "是这边的后端工程师".
+_JOB_ZH = re.compile(r"^\s*(?:我)?(?P<where>(?:在|于)[^，,。；;！!？?\n]{2,20}?)?"
+                     r"(?P<verb>做|当|担任|任|是)(?P<role>[^，,。；;！!？?\n（(]{2,16})$")
+_HERE_ZH = re.compile(r"^(?:这边|这里|我们|公司|团队|组里)的")
+
+
+def job_zh(rest: str) -> str:
+    """The job one of the first clauses after a Chinese self-introduction states, as said
+    ("在星辰科技做产品经理"; "是这边的后端工程师" -> "后端工程师"), if it ends in a role word."""
+    for clause in re.split(r"[，,；;。]", rest)[:3]:
+        m = _JOB_ZH.match(clause.strip())
+        if m is None or not role_zh(m.group("role")):
+            continue
+        if m.group("where"):
+            return f"{m.group('where')}{m.group('verb')}{m.group('role').strip()}"
+        return _HERE_ZH.sub("", m.group("role").strip())
+    return ""
 
 
 def first_name(name: str) -> str | None:
@@ -239,9 +261,10 @@ def _projects_in(role: str, sentence: str) -> list[str]:
 def find_people(sentences: list[Span]) -> list[PersonHit]:
     """Every person statement in the page's sentences."""
     hits: list[PersonHit] = []
-    for sent in sentences:
+    for index, sent in enumerate(sentences):
         s = sent.text
         local: list[tuple[int, PersonHit]] = []
+        following = sentences[index + 1] if index + 1 < len(sentences) else None
 
         for m in _SELF_ZH.finditer(s):
             if valid_zh_name(m.group("name")):
@@ -249,21 +272,26 @@ def find_people(sentences: list[Span]) -> list[PersonHit]:
                 rest = s[m.end():]
                 duty = _DUTY_ZH.search(rest)
                 said = _SELF_ROLE_ZH.search(rest)
-                if duty:
-                    hit.role = "负责" + duty.group("duty").strip()
-                elif said and (role := role_zh(said.group("role"))):
-                    hit.role = role
+                roles = [job_zh(rest), "负责" + duty.group("duty").strip() if duty else ""]
+                if not any(roles) and said and (role := role_zh(said.group("role"))):
+                    roles = [role]
+                hit.role = "；".join(r for r in roles if r)
                 hit.projects = _projects_in("", rest)
                 local.append((m.start("name"), hit))
         for m in _SELF_EN.finditer(s):
             name, role = m.group("name"), (m.group("role") or "").strip()
             role = role_en(role) or ("" if m.group("role") else self_role_en(s[m.end():]))
-            if not valid_en_name(name) or (" " not in name and not role):
+            # "I'm Lena Fischer. I work as a nurse at St James's": the next sentence says it
+            later = self_role_en(following.text) if following and not role else ""
+            if not valid_en_name(name) or (" " not in name and not role and not later):
                 continue
             hit = PersonHit(name, sent, role=role,
                             identity=f"introduced themself as {name}")
             hit.projects = _projects_in(role, "")
             local.append((m.start("name"), hit))
+            if later and following is not None:
+                hits.append(PersonHit(name, following, role=later,
+                                      projects=_projects_in(later, "")))
         for m in _IS_ROLE_ZH.finditer(s):
             pre, role = m.group("pre"), role_zh(m.group("role"))
             name = pre if pre.isascii() and valid_en_name(pre) else zh_name_before(pre)

@@ -1,0 +1,68 @@
+"""What the person says of themself when no name is known: an agent's user, a ChatGPT history.
+
+A turn from the user with no speaker (memory_append without meta, an imported chat) says "I"
+of someone whose name the page does not hold, so it cannot be a line of their person object
+(which is only sent as related when its name is on the page). What such a turn states plainly
+is kept as objects of its own:
+- their work: "I work as a data analyst at Brightwater Insurance in Bristol", "I'm a nurse at
+  St James's", "I lead the backend team" (the role needs a role word, people.self_role_en),
+  a knowledge object whose conclusion is the clause as said;
+- a commitment: "I'll book the pottery class for two then" (a concrete act, not "I'll think
+  about it"), an open todo.
+A speaker's own statements are speech.py's; a self-introduction with a name is people.py's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .people import self_role_en
+from .profiles import clip, lang_of
+from .rules import Finding, key_phrase, short_name
+from .textspan import Span
+
+_SELF_START = re.compile(r"(?:^|[,;:]\s*|\b(?:and|but|so|also)\s+)(?=I(?:'m|’m| am| work| lead|"
+                         r" run| manage| head| oversee| coordinate| just joined| joined)\b)")
+_WILL_EN = re.compile(r"(?:^|[,;:]\s*|\b(?:and|so|then)\s+)I(?:'ll|’ll| will)\s+"
+                      r"(?:also\s+|just\s+)?(?P<item>[a-z][^.!?;]{5,120})")
+# "I'll think about it", "I'll let you know", "I'll try": no act anyone could check off.
+_VAGUE_WILL = re.compile(r"(?:think|see|try|let|keep|have to see|check it|do (?:it|that|this)|be\b|"
+                         r"get back|look into it|figure|need|take care|manage|survive|wait)\b")
+
+
+def self_facts(sentences: list[Span], start: int = 0) -> list[Finding]:
+    """Knowledge and todos for what the user says of themself (see the module doc), from the
+    sentences that start at or after `start`."""
+    out: list[Finding] = []
+    for sent in sentences:
+        if sent.end <= start or sent.text.rstrip().endswith(("?", "？")):
+            continue
+        if lang_of(sent.text) == "zh":
+            continue
+        work = _work(sent)
+        if work is not None:
+            out.append(work)
+            continue
+        will = _WILL_EN.search(sent.text)
+        if will and (todo := _commitment(will.group("item"), sent)) is not None:
+            out.append(todo)
+    return out
+
+
+def _work(sent: Span) -> Finding | None:
+    for m in _SELF_START.finditer(sent.text):
+        clause = re.split(r"[,;]\s+(?!Inc|Ltd)|\s[-–—]\s", sent.text[m.end():])[0].rstrip(" .!")
+        if self_role_en(clause):
+            fields = {"conclusion": clip(clause, 600), "applies": "", "experience": ""}
+            return Finding("knowledge", short_name(clause, 60), fields, sent, "en")
+    return None
+
+
+def _commitment(item: str, sent: Span) -> Finding | None:
+    item = re.split(r",\s+|\s+(?:then|now|later|tonight|because|so|but|and then|if)\b", item)[0]
+    item = item.strip(" .!")
+    if len(item.split()) < 3 or _VAGUE_WILL.match(item) or re.search(r"\byou\b", item, re.I):
+        return None
+    fields = {"item": item, "condition": "", "state": "open", "note": ""}
+    short = key_phrase(item, "en")
+    return Finding("todo", short_name(item), fields, sent, "en", [short] if short else [])
