@@ -14,7 +14,9 @@ scored: `--misses` lists failures of the tuning split alone.
 Each persona runs in a fresh temporary home with a manual clock: an `append` persona's turns
 arrive day by day, each day followed by organize (compact first) as the worker would run it;
 a `chatgpt` persona's export is imported whole and organized once; deep runs at the end.
-Then every fact is checked against the live objects (merged ones followed):
+Then every fact is checked against the live objects, each in every version it had (a fact
+holds when it held after its turn: "I need to pay the rent" made an open todo even when a
+later "Paid the rent." closed it), merged ones followed:
 
     {"cat": "relation",             the category it is counted under
      "type": "person",              the object's type (a list: any of them; absent: any type)
@@ -156,23 +158,38 @@ def chatgpt_export(persona: dict[str, Any]) -> list[dict[str, Any]]:
 # --- checking facts ------------------------------------------------------------------------
 
 class Graph:
-    """The live objects and relations of a home, read once."""
+    """The objects and relations of a home, read once: each live object with every version it
+    had (a fact holds when it held after its turn: a todo said open and later done was open)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.objects: dict[str, dict[str, Any]] = {}
+        redirect = dict(conn.execute("SELECT id, COALESCE(redirect_to, id) FROM objects"))
         for oid, type_, name, aliases, summary, body in conn.execute(
                 "SELECT id, type, name, aliases, summary, body FROM objects"
                 " WHERE redirect_to IS NULL AND id != 'project:daily'"):
-            self.objects[oid] = {"id": oid, "type": type_, "name": name,
-                                 "aliases": json.loads(aliases or "[]"),
-                                 "summary": summary or "", "body": body or ""}
-        redirect = dict(conn.execute("SELECT id, COALESCE(redirect_to, id) FROM objects"))
+            self.objects[oid] = _record(oid, type_, name, aliases, summary, body)
+        self.versions: dict[str, list[dict[str, Any]]] = {
+            oid: [obj] for oid, obj in self.objects.items()}
+        for oid, type_, name, aliases, summary, body in conn.execute(
+                "SELECT v.object_id, o.type, v.name, v.aliases, v.summary, v.body"
+                " FROM object_versions v JOIN objects o ON o.id = v.object_id"):
+            final = redirect.get(oid, oid)
+            if final in self.versions:
+                self.versions[final].append(_record(final, type_, name, aliases, summary, body))
         self.edges: set[tuple[str, str, str]] = set()
         for src, label, dst in conn.execute("SELECT src_id, label, dst_id FROM relations"):
             self.edges.add((redirect.get(src, src), label, redirect.get(dst, dst)))
 
-    def matching(self, spec: dict[str, Any]) -> list[dict[str, Any]]:
-        return [o for o in self.objects.values() if _meets(o, spec, self)]
+    def matching(self, spec: dict[str, Any]) -> list[str]:
+        """The ids of the objects one of whose versions meets `spec`."""
+        return [oid for oid, versions in self.versions.items()
+                if any(_meets(v, spec, self) for v in versions)]
+
+
+def _record(oid: str, type_: str, name: str, aliases: str, summary: str | None,
+            body: str | None) -> dict[str, Any]:
+    return {"id": oid, "type": type_, "name": name, "aliases": json.loads(aliases or "[]"),
+            "summary": summary or "", "body": body or ""}
 
 
 def _lines(obj: dict[str, Any]) -> list[str]:
@@ -216,7 +233,7 @@ def _meets(obj: dict[str, Any], spec: dict[str, Any], graph: Graph) -> bool:
             return False
     rel = spec.get("related")
     if rel:
-        others = {o["id"] for o in graph.matching(rel) if o["id"] != obj["id"]}
+        others = {oid for oid in graph.matching(rel) if oid != obj["id"]}
         if not any((a == obj["id"] and b in others or b == obj["id"] and a in others)
                    and (not rel.get("label") or label == rel["label"])
                    for a, label, b in graph.edges):
