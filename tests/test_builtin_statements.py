@@ -155,6 +155,37 @@ def test_the_assistants_words_about_itself_make_nothing(mem: Memory) -> None:
 
 def test_a_commitment_is_an_open_todo_and_a_vague_one_is_not(mem: Memory) -> None:
     organize_turns(mem, ["I'll book the pottery class for two then.",
-                         "I'll think about it and let you know."])
+                         "I'll think about it and let you know.", "I'll write it up tomorrow."])
     todos = [r[0] for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'todo'")]
     assert todos == ["book the pottery class for two"]
+
+
+def todo_state(conn: sqlite3.Connection, name_part: str) -> str:
+    rows = conn.execute("SELECT name, body FROM objects WHERE type = 'todo'").fetchall()
+    hits = [r for r in rows if name_part in r["name"]]
+    assert len(hits) == 1, [r["name"] for r in rows]
+    return next(ln.split("：", 1)[-1].split(": ", 1)[-1] for ln in hits[0]["body"].splitlines()
+                if ln.startswith(("- state:", "- 状态：")))
+
+
+def test_a_plain_past_tense_closes_the_todo_whose_verb_it_is(mem: Memory) -> None:
+    organize_turns(mem, ["Remind me to pay the rent by Friday.",
+                         "I need to book the train tickets to York."])
+    organize_turns(mem, ["I looked at the rent prices in York again."], day="2026-03-04")
+    assert todo_state(mem.conn, "rent") == "open"  # looking is not paying
+    organize_turns(mem, ["Paid the rent.", "I booked the train tickets to York."],
+                   day="2026-03-05")
+    assert todo_state(mem.conn, "rent") == "done"
+    assert todo_state(mem.conn, "train tickets") == "done"
+
+
+def test_a_need_without_a_subject_is_an_open_todo(mem: Memory) -> None:
+    organize_turns(mem, ["Need to renew my nursing registration before the end of April."])
+    assert todo_state(mem.conn, "registration") == "open"
+
+
+def test_a_chinese_bare_done_closes_the_need_it_names(mem: Memory) -> None:
+    organize_turns(mem, ["我得在月底前把房租交了。"])
+    assert todo_state(mem.conn, "房租") == "未完成"
+    organize_turns(mem, ["房租交了。"], day="2026-03-07")
+    assert todo_state(mem.conn, "房租") == "done"

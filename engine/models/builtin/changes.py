@@ -33,8 +33,8 @@ _SET_FOR_EN = re.compile(
 _SET_FOR_ZH = re.compile(r"^(?P<item>.{2,30}?)(?:定在|安排在|约在|放在|订在|是在|在)\s*$")
 # "need to", "have to", "must"; not "should" (advice) nor "got to" (often "had the chance to").
 _NEED_EN = re.compile(
-    r"\b(?:I|we)\s+(?:really\s+|still\s+|also\s+)?(?:(?:need|have|'ve got|’ve got)\s+to|must)"
-    r"\s+(?P<item>[^.!?;]{6,120})", re.IGNORECASE)
+    r"(?:\b(?:I|we)\s+|^\W*)(?:really\s+|still\s+|also\s+)?(?:(?:need|have|'ve got|’ve got)"
+    r"\s+to|must)\s+(?P<item>[^.!?;]{6,120})", re.IGNORECASE)
 _VAGUE_NEED_EN = re.compile(r"(?i)^(?:do|make|be|get|keep|find|fix|show|try|see|say|think|go)\b"
                             r".*\b(?:it|that|this|something|things|however|better|way|up)\b")
 _NEED_ZH = re.compile(r"我(?:们)?(?:还)?(?:需要|得|要|必须)(?P<item>[^，。！？；]{3,40})")

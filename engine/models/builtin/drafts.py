@@ -19,7 +19,7 @@ from . import profiles as pf
 from .changes import Change
 from .dates import find_dates
 from .lexicon import STOP_BIGRAMS, STOP_WORDS
-from .rules import Finding, Scan
+from .rules import DoneMark, Finding, Scan
 from .textspan import Span, mentions
 
 _SECRET_ASSIGNED = re.compile(
@@ -199,31 +199,56 @@ def similarity(subject: str, target: str) -> int:
 
 
 def apply_done(found: Scan, drafts: dict[str, Draft], directory: Directory) -> None:
-    """Close the todo each done marker names best (a related one or one found on this page)."""
+    """Close the todo each done marker names best (a related one or one found on this page).
+    A plain past tense ("Paid the rent.") closes only a todo whose verb it is ("pay the
+    rent"), and a Chinese one ("季度报告提前交了") a one-off schedule when no todo is named (a
+    deadline is a plan: "下周五要交季度报告")."""
     for mark in found.done:
         best: tuple[int, str, dict[str, Any] | None] = (0, "", None)
         for draft in drafts.values():
-            if draft.type == "todo" and not state_done(draft.fields.get("state", "")):
+            if _closable(mark, draft.type, draft.fields.get("state", ""),
+                         draft.fields.get("item") or draft.name) and (
+                    mark.sentence not in draft.spans):
                 score = similarity(mark.subject, f"{draft.name} {draft.fields.get('item', '')}")
                 best = max(best, (score, draft.id, None), key=lambda b: b[0])
-        for obj in directory.of_type("todo"):
-            if pf.is_done(str(obj.get("body") or "")) or obj.get("status") == "archived":
+        for obj in [*directory.of_type("todo"), *directory.of_type("schedule")]:
+            body = str(obj.get("body") or "")
+            item = pf.field_value(type_of(obj), body, "item") or ""
+            state = pf.field_value(type_of(obj), body, "state") or ""
+            if obj.get("status") == "archived" or not _closable(
+                    mark, type_of(obj), state, item or str(obj.get("name"))):
                 continue
-            item = pf.field_value("todo", str(obj.get("body") or ""), "item") or ""
             score = similarity(mark.subject, f"{obj.get('name')} {item}")
             best = max(best, (score, str(obj["id"]), obj), key=lambda b: b[0])
         score, object_id, existing = best
         if score < 2:
             continue
         if object_id not in drafts and existing is not None:
-            lang = pf.body_lang(pf.parse_body("todo", str(existing.get("body") or "")),
+            kind = type_of(existing)
+            lang = pf.body_lang(pf.parse_body(kind, str(existing.get("body") or "")),
                                 pf.lang_of(mark.subject))
-            drafts[object_id] = Draft(object_id, "todo", str(existing["name"]), lang,
+            drafts[object_id] = Draft(object_id, kind, str(existing["name"]), lang,
                                       existing=existing)
         draft = drafts[object_id]
         draft.fields["state"] = "done"
         if mark.sentence not in draft.spans:
             draft.spans.append(mark.sentence)
+
+
+def _closable(mark: DoneMark, kind: str, state: str, item: str) -> bool:
+    """Can `mark` close an object of this kind, state and item (see apply_done)?"""
+    if state_done(state) or re.search(r"cancel|取消", state, re.IGNORECASE):
+        return False
+    zh = pf.lang_of(mark.subject) == "zh"
+    if kind == "schedule":
+        return zh and not re.search(r"recurring|重复", state, re.IGNORECASE)
+    if kind != "todo":
+        return False
+    if not mark.verb or zh:
+        return True
+    first = (re.findall(r"[A-Za-z]+", item) or [""])[0].casefold()
+    return len(first) >= 2 and (first == mark.verb or len(mark.verb) >= 3 and (
+        first.startswith(mark.verb) or mark.verb.startswith(first)))
 
 
 def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Directory,

@@ -18,7 +18,7 @@ import re
 
 from .people import self_role_en
 from .profiles import clip, lang_of
-from .rules import Finding, key_phrase, short_name
+from .rules import COND_EN, Finding, key_phrase, short_name
 from .textspan import Span
 
 _SELF_START = re.compile(r"(?:^|[,;:]\s*|\b(?:and|but|so|also)\s+)(?=I(?:'m|’m| am| work| lead|"
@@ -59,10 +59,16 @@ def _work(sent: Span) -> Finding | None:
 
 
 def _commitment(item: str, sent: Span) -> Finding | None:
-    item = re.split(r",\s+|\s+(?:then|now|later|tonight|because|so|but|and then|if)\b", item)[0]
+    item = re.split(r",\s+|\s+(?:then|now|later|because|so|but|and then|if)\b", item)[0]
     item = item.strip(" .!")
-    if len(item.split()) < 3 or _VAGUE_WILL.match(item) or re.search(r"\byou\b", item, re.I):
+    cond = COND_EN.search(item)
+    condition = cond.group("cond").strip() if cond and cond.start() > 0 else ""
+    item = item[: cond.start()].strip() if condition and cond else item
+    # "I'll write it up tomorrow", "I'll sort that out": what "it" is, the page does not say
+    if len(item.split()) < 3 or _VAGUE_WILL.match(item) or re.search(
+            r"\byou\b|^\w+\s+(?:it|this|that|them|these|those|something|everything)\b", item,
+            re.IGNORECASE):
         return None
-    fields = {"item": item, "condition": "", "state": "open", "note": ""}
+    fields = {"item": item, "condition": condition, "state": "open", "note": ""}
     short = key_phrase(item, "en")
     return Finding("todo", short_name(item), fields, sent, "en", [short] if short else [])

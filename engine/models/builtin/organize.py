@@ -170,7 +170,8 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     if speaker is None and not notes and event.get("source") in ("user", None):
         # the user's own work and commitments, said with no name on the page (me.py)
         taken = [f.sentence for f in [*found.findings, *plans.findings]]
-        for finding in self_facts(_free(text, taken + [d.sentence for d in found.done])):
+        for finding in self_facts(_free(text, taken + [d.sentence for d in found.done
+                                                       if not d.verb])):
             draft_for(drafts, directory, finding)
     if speaker is not None and not _conversation(drafts, directory, speaker, text, event):
         notes.append(f"{pf.clip(speaker.name, 60)} said nothing the rules keep: a question, "
@@ -193,8 +194,8 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                            said_on.isoformat() if said_on else "undated")
     if found.findings or found.done or event.get("kind") == "note":
         _cite_titled_project(drafts, directory, event, page, text)
-    if found.done and not any(d.type == "todo" and state_done(d.fields.get("state", ""))
-                              for d in drafts.values()):
+    if any(not d.verb for d in found.done) and not any(
+            d.type == "todo" and state_done(d.fields.get("state", "")) for d in drafts.values()):
         notes.append("a done marker named no open todo among the related objects")
 
     if quoted:
@@ -262,7 +263,8 @@ def _plans(text: str, found: Scan, speaker: speech.Speaker | None,
            said_on: date | None) -> changes.Plans:
     """Dated plans, needs and changes (changes.py) in sentences no explicit rule used; a plan
     a known speaker makes is about them."""
-    taken = [f.sentence for f in found.findings] + [d.sentence for d in found.done]
+    # a plain past tense ("Booked the pottery class, it's on April 4") may still hold a plan
+    taken = [f.sentence for f in found.findings] + [d.sentence for d in found.done if not d.verb]
     plans = changes.scan_plans(_free(text, taken, speaker.start if speaker else 0), said_on)
     owner = object_id_for("person", speaker.name) if speaker else None
     for finding in plans.findings:
