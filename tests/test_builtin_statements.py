@@ -189,3 +189,37 @@ def test_a_chinese_bare_done_closes_the_need_it_names(mem: Memory) -> None:
     assert todo_state(mem.conn, "房租") == "未完成"
     organize_turns(mem, ["房租交了。"], day="2026-03-07")
     assert todo_state(mem.conn, "房租") == "done"
+
+
+def body_lines(conn: sqlite3.Connection, name: str) -> list[str]:
+    return person(conn, name)["body"].splitlines()
+
+
+def test_a_persons_move_and_a_hand_over_are_lines_of_theirs(mem: Memory) -> None:
+    organize_turns(mem, ["Sam from pharmacy is relocating to the Bradford site in May.",
+                         "Kim will take over the medication audit from me next month.",
+                         "供应商对接以后由赵磊接手。"])
+    assert "- 2026-03-03: Sam from pharmacy is relocating to the Bradford site in May." in (
+        body_lines(mem.conn, "Sam"))
+    assert any("take over the medication audit" in ln for ln in body_lines(mem.conn, "Kim"))
+    assert any("供应商对接以后由赵磊接手" in ln for ln in body_lines(mem.conn, "赵磊"))
+
+
+def test_any_clause_with_a_known_person_as_subject_is_a_line_of_theirs(mem: Memory) -> None:
+    organize_turns(mem, ["Mia's husband is called Ben."])
+    organize_turns(mem, ["Ben is building Mia a bookshelf for her birthday."], day="2026-03-05")
+    assert "- 2026-03-05: Ben is building Mia a bookshelf for her birthday." in (
+        body_lines(mem.conn, "Ben"))
+
+
+def test_a_speakers_news_of_someone_else_counts_but_talk_to_the_listener_does_not(
+        mem: Memory) -> None:
+    ids = organize_turns(mem, ["Raj: Tomas is relocating to the Berlin office in May."],
+                         speaker="Raj")
+    assert any("Berlin office" in ln for ln in body_lines(mem.conn, "Tomas"))
+    ids += organize_turns(mem, ["Tim: Wow, congrats on those deals with Nike and Gatorade!"],
+                          speaker="Tim", day="2026-03-04")
+    names = {r[0] for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'person'")}
+    assert "Nike" not in names and "Gatorade" not in names
+    assert mem.conn.execute("SELECT state FROM archive_queue WHERE event_id = ?",
+                            (ids[-1],)).fetchone()[0] == "archive_only"

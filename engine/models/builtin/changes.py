@@ -33,8 +33,11 @@ _SET_FOR_EN = re.compile(
 _SET_FOR_ZH = re.compile(r"^(?P<item>.{2,30}?)(?:定在|安排在|约在|放在|订在|是在|在)\s*$")
 # "need to", "have to", "must"; not "should" (advice) nor "got to" (often "had the chance to").
 _NEED_EN = re.compile(
-    r"(?:\b(?:I|we)\s+|^\W*)(?:really\s+|still\s+|also\s+)?(?:(?:need|have|'ve got|’ve got)"
-    r"\s+to|must)\s+(?P<item>[^.!?;]{6,120})", re.IGNORECASE)
+    r"\b(?:I|we)\s+(?:really\s+|still\s+|also\s+)?(?:(?:need|have|'ve got|’ve got)\s+to|must)"
+    r"\s+(?P<item>[^.!?;]{6,120})", re.IGNORECASE)
+# A note to oneself drops the subject: "Need to renew my registration before April". Only
+# when no speaker is known: in a conversation "Have to say…", "Must be nice" are remarks.
+_BARE_NEED_EN = re.compile(r"^\W*(?:(?:[Nn]eed|[Hh]ave)\s+to|[Mm]ust)\s+(?P<item>[^.!?;]{6,120})")
 _VAGUE_NEED_EN = re.compile(r"(?i)^(?:do|make|be|get|keep|find|fix|show|try|see|say|think|go)\b"
                             r".*\b(?:it|that|this|something|things|however|better|way|up)\b")
 _NEED_ZH = re.compile(r"我(?:们)?(?:还)?(?:需要|得|要|必须)(?P<item>[^，。！？；]{3,40})")
@@ -70,8 +73,9 @@ class Plans:
     changes: list[Change]
 
 
-def scan_plans(sentences: list[Span], said_on: date | None) -> Plans:
-    """Dated plans, needs and changes in the page's sentences (see the module doc)."""
+def scan_plans(sentences: list[Span], said_on: date | None, notes: bool = False) -> Plans:
+    """Dated plans, needs and changes in the page's sentences (see the module doc); `notes`
+    when no speaker is known (a need may drop its subject)."""
     found = Plans([], [])
     for sent in sentences:
         if _QUESTION.search(sent.text):
@@ -80,7 +84,7 @@ def scan_plans(sentences: list[Span], said_on: date | None) -> Plans:
         if change is not None:
             found.changes.append(change)
             continue
-        need = _need(sent)
+        need = _need(sent, notes)
         if need is not None:
             found.findings.append(need)
             continue
@@ -115,9 +119,11 @@ def _clause_before(text: str, end: int) -> str:
     return text[(starts[-1] if starts else 0):end].strip()
 
 
-def _need(sent: Span) -> Finding | None:
+def _need(sent: Span, notes: bool = False) -> Finding | None:
     lang = lang_of(sent.text)
     m = (_NEED_ZH if lang == "zh" else _NEED_EN).search(sent.text)
+    if m is None and notes and lang == "en":
+        m = _BARE_NEED_EN.match(sent.text)
     if not m:
         return None
     item = m.group("item").strip(" ,，。.")

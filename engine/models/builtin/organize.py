@@ -173,12 +173,14 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         for finding in self_facts(_free(text, taken + [d.sentence for d in found.done
                                                        if not d.verb])):
             draft_for(drafts, directory, finding)
-    if speaker is not None and not _conversation(drafts, directory, speaker, text, event):
+    tool = bool(notes)
+    chatter = speaker is not None and not _conversation(drafts, directory, speaker, text, event)
+    if not tool:  # a speaker's words about someone else count too ("Raj: Tomas is moving…")
+        notes += _named_people(drafts, directory, text, speaker, said_on, chatter)
+    if chatter and speaker is not None and not drafts:
         notes.append(f"{pf.clip(speaker.name, 60)} said nothing the rules keep: a question, "
                      "greeting, thanks or talk about the listener, no first-person statement, "
                      "plan or named person")
-    if not notes:
-        notes += _named_people(drafts, directory, text, speaker, said_on)
     _drop_false_people(drafts, directory)
     for draft in drafts.values():  # "Marcus Lee" answers to "Marcus" (people.first_name),
         # "张伟" to "Zhang Wei" and its "老张" to "Lao Zhang" (people.romanized): said on a new
@@ -265,7 +267,8 @@ def _plans(text: str, found: Scan, speaker: speech.Speaker | None,
     a known speaker makes is about them."""
     # a plain past tense ("Booked the pottery class, it's on April 4") may still hold a plan
     taken = [f.sentence for f in found.findings] + [d.sentence for d in found.done if not d.verb]
-    plans = changes.scan_plans(_free(text, taken, speaker.start if speaker else 0), said_on)
+    plans = changes.scan_plans(_free(text, taken, speaker.start if speaker else 0), said_on,
+                               notes=speaker is None)
     owner = object_id_for("person", speaker.name) if speaker else None
     for finding in plans.findings:
         finding.owner = owner or ""
@@ -279,12 +282,19 @@ def _free(text: str, taken: list[Span], start: int = 0) -> list[Span]:
 
 
 def _named_people(drafts: dict[str, Draft], directory: Directory, text: str,
-                  speaker: speech.Speaker | None, said_on: date | None) -> list[str]:
+                  speaker: speech.Speaker | None, said_on: date | None,
+                  chatter: bool = False) -> list[str]:
     """People a sentence names in passing become (or cite) person objects; a sentence about
     them ("Elena said…") is a dated line of their profile, in the third person as said. A
     first name alone is the one person whose name starts with it; shared, it names no one
-    (the returned notes say so)."""
+    (the returned notes say so). In a speaker's `chatter` (nothing about themself) only news
+    of someone counts: a relation or title, or a sentence with them as the subject of a verb
+    only people do, not talking to the listener ("Raj: Tomas is relocating to Berlin", not
+    "Congrats on those deals with Nike!", "Max looks so peaceful in that photo")."""
     notes: list[str] = []
+    if chatter:
+        text = "".join(" " * (s.end - s.start) if _LISTENER.search(s.text) else s.text
+                       for s in _pieces(text))
     owner = object_id_for("person", speaker.name) if speaker else ""
     day = said_on.isoformat() if said_on else "undated"
     people = _people(drafts, directory)
@@ -297,7 +307,10 @@ def _named_people(drafts: dict[str, Draft], directory: Directory, text: str,
     known = {d.name for d in drafts.values() if d.type == "person"}
     if speaker:
         known.add(speaker.name)
-    for hit in find_named(sentences(text), known):
+    for hit in find_named(sentences(text), known, frozenset() if chatter else
+                          frozenset(n for names in people.values() for n in names)):
+        if chatter and not hit.subject:
+            continue
         if hit.common and directory.find("person", "", [hit.name]) is None:
             continue  # a dictionary word is a person only once someone said so
         name = hit.name
@@ -317,6 +330,23 @@ def _named_people(drafts: dict[str, Draft], directory: Directory, text: str,
             finding.lines.append(f"- {day}: {pf.clip(hit.sentence.text, 200)}")
         draft_for(drafts, directory, finding)
     return notes
+
+
+_LISTENER = re.compile(r"\b(?:you|your|you're|you’re|yours)\b|[你您]", re.IGNORECASE)
+
+
+def _pieces(text: str) -> list[Span]:
+    """`text` as consecutive spans: each sentence and the text between, offsets kept."""
+    out: list[Span] = []
+    at = 0
+    for s in sentences(text):
+        if s.start > at:
+            out.append(Span(at, s.start, text[at:s.start]))
+        out.append(s)
+        at = s.end
+    if at < len(text):
+        out.append(Span(at, len(text), text[at:]))
+    return out
 
 
 def _people(drafts: dict[str, Draft], directory: Directory) -> dict[str, list[str]]:

@@ -354,12 +354,25 @@ _PERSON_CUE_EN = re.compile(
 # A name that is the subject of a verb only people do: "Elena said", "Camille is coming".
 _PERSON_SUBJECT_EN = re.compile(
     r"(?:^|(?<=[,;:] )|\b(?:and|but|so|because|when|that|said|says|heard|think|know)\s)"
-    r"(?P<name>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)\s+(?:said|"
+    r"(?P<name>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)"
+    # who they are with it: "Sam from pharmacy", "Ifan from the design team"
+    r"(?:\s+from\s+(?:the\s+)?[A-Za-z]+(?:\s+(?:team|department|office|group))?)?\s+(?:said|"
     r"says|told|asked|wants|wanted|called|emailed|texted|thinks|thought|promised|agreed|offered|"
     r"suggested|mentioned|visited|came|comes|is coming|will come|arrives|arrived|flew|drove|"
     r"moved|lives|works|worked|has had|got married|adopted|graduated|"
     # joining, working somewhere, preferring: what a plan or a fact about a colleague says
-    r"joins|joined|will join|is joining|has worked|has been working|prefers|preferred)\b")
+    r"joins|joined|will join|is joining|has worked|has been working|prefers|preferred|"
+    # moving, handing over, retiring: what changes about them ("starts" is no cue: "Change
+    # starts small")
+    r"is moving|is relocating|relocates|relocated|will move|will relocate|is leaving|will leave|"
+    r"will take over|takes over|took over|is taking over|will cover|will handle|hands over|"
+    r"will hand over|is handing over|is retiring|retires)\b")
+# A clause whose subject is a person already known ("Ben is building Mia a bookshelf"): any
+# verb, since the name is no guess.
+_KNOWN_SUBJECT_EN = re.compile(
+    r"(?:^|(?<=[,;:] )|\b(?:and|but|so|because|when|that)\s)(?P<name>[A-Z][a-z]{2,}"
+    r"(?: [A-Z][a-z]{2,})?)\s+(?=(?:is|was|has|had|will|would|can|could|['’]s|['’]ll|"
+    r"[a-z]{3,}(?:s|ed))\b)")
 _NOT_PEOPLE_EN = frozenset({
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
     "October", "November", "December", "God", "Mom", "Dad", "Mum", "Christmas", "Easter",
@@ -391,22 +404,27 @@ def in_dictionary(word: str) -> bool:
     return word in jieba.posseg.dt.word_tag_tab
 
 
-def find_named(sentences: list[Span], skip: set[str]) -> list[PersonHit]:
-    """People a sentence names in passing (not in `skip`): English by a person cue, Chinese
-    by jieba's name tag and a common surname."""
+def find_named(sentences: list[Span], skip: set[str],
+               known: frozenset[str] = frozenset()) -> list[PersonHit]:
+    """People a sentence names in passing (not in `skip`): English by a person cue, or as the
+    subject of any verb when they are `known` (a name or an alias of a related person),
+    Chinese by jieba's name tag and a common surname (the subject when the sentence starts
+    with them or says it is by them: "…由赵磊接手")."""
     hits: list[PersonHit] = []
     seen = set(skip)
     for sent in sentences:
         names: list[tuple[str, bool, bool]] = []
         if HAN_RE.search(sent.text):
-            names += [(w, sent.text.startswith(w), in_dictionary(w))
+            names += [(w, sent.text.startswith(w) or f"由{w}" in sent.text, in_dictionary(w))
                       for w, flag in zh_words(sent.text) if flag == "nr" and valid_zh_name(w)]
-        for pattern in (_PERSON_CUE_EN, _PERSON_SUBJECT_EN):
+        for pattern in (_PERSON_CUE_EN, _PERSON_SUBJECT_EN, _KNOWN_SUBJECT_EN):
             for m in pattern.finditer(sent.text):
                 name = m.group("name") or m.groupdict().get("end") or ""
+                if pattern is _KNOWN_SUBJECT_EN and name not in known:
+                    continue
                 if valid_en_name(name) and name.split()[0] not in _NOT_PEOPLE_EN:
-                    names.append((name, pattern is _PERSON_SUBJECT_EN, False))
-        for name, subject, common in names:
+                    names.append((name, pattern is not _PERSON_CUE_EN, False))
+        for name, subject, common in sorted(names, key=lambda n: not n[1]):  # subject first
             if name not in seen:
                 seen.add(name)
                 hits.append(PersonHit(name, sent, subject=subject, common=common))
