@@ -223,3 +223,42 @@ def test_a_speakers_news_of_someone_else_counts_but_talk_to_the_listener_does_no
     assert "Nike" not in names and "Gatorade" not in names
     assert mem.conn.execute("SELECT state FROM archive_queue WHERE event_id = ?",
                             (ids[-1],)).fetchone()[0] == "archive_only"
+
+
+def knowledge(conn: sqlite3.Connection, name: str) -> sqlite3.Row:
+    row = conn.execute("SELECT * FROM objects WHERE type = 'knowledge' AND name = ?",
+                       (name,)).fetchone()
+    assert row is not None, [r[0] for r in conn.execute(
+        "SELECT name FROM objects WHERE type = 'knowledge'")]
+    return row
+
+
+def test_a_preference_and_its_change_keep_the_newer_value_current(mem: Memory) -> None:
+    organize_turns(mem, ["I prefer calls after lunch, the ward is chaos before noon."])
+    first = knowledge(mem.conn, "Preference: calls")
+    assert first["summary"] == "I prefer calls after lunch"
+    organize_turns(mem, ["Actually I now prefer mornings for calls, since I switched shifts."],
+                   day="2026-03-09")
+    pref = knowledge(mem.conn, "Preference: calls")
+    assert pref["id"] == first["id"]
+    assert pref["summary"] == "Actually I now prefer mornings for calls"
+    assert "- history: until 2026-03-09: I prefer calls after lunch" in pref["body"]
+    old = mem.conn.execute("SELECT summary FROM object_versions WHERE object_id = ? AND "
+                           "version = 1", (pref["id"],)).fetchone()[0]
+    assert old == "I prefer calls after lunch"  # the earlier version keeps the older value
+
+
+def test_a_chinese_preference_changes_on_the_same_topic(mem: Memory) -> None:
+    organize_turns(mem, ["我比较喜欢下午开会，上午脑子清醒，适合写文档。"])
+    organize_turns(mem, ["我现在更喜欢上午开会了，下午老是被打断。"], day="2026-03-09")
+    pref = knowledge(mem.conn, "偏好：开会")
+    assert "- 结论：我现在更喜欢上午开会了" in pref["body"]
+    assert "- 历史：2026-03-09 之前：我比较喜欢下午开会" in pref["body"]
+
+
+def test_a_speakers_preference_is_a_line_of_their_profile_not_an_object(mem: Memory) -> None:
+    organize_turns(mem, ["Elif: I prefer async updates over meetings for status reports."],
+                   speaker="Elif")
+    assert mem.conn.execute("SELECT COUNT(*) FROM objects WHERE type = 'knowledge'"
+                            ).fetchone()[0] == 0
+    assert any("prefers async updates" in ln for ln in body_lines(mem.conn, "Elif"))

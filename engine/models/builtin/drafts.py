@@ -385,7 +385,8 @@ def write_profile(draft: Draft) -> dict[str, Any] | None:
     if body == old_body and aliases == list(old.get("aliases") or []):
         return None  # nothing new: cite it, do not rewrite it
     summary = old_summary
-    if not summary or (draft.type in ("todo", "schedule") and body != old_body):
+    if not summary or ((draft.type in ("todo", "schedule") or draft.replace) and
+                       body != old_body):
         merged = {line.key: line.value for line in pf.parse_body(draft.type, body) if line.key}
         draft.aliases = aliases
         summary = summary_of(draft, merged)

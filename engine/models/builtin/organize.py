@@ -45,6 +45,7 @@ from .drafts import (
 from .kin import find_kin, kin_findings
 from .me import self_facts
 from .people import find_named, first_name, people_first_named, role_as, romanized
+from .prefs import apply_preferences, find_preferences
 from .rules import Finding, Scan, scan, short_name
 from .textspan import Span, blanked, lines, mention_pattern, overlaps, sentences
 
@@ -170,9 +171,11 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     if speaker is None and not notes and event.get("source") in ("user", None):
         # the user's own work and commitments, said with no name on the page (me.py)
         taken = [f.sentence for f in [*found.findings, *plans.findings]]
-        for finding in self_facts(_free(text, taken + [d.sentence for d in found.done
-                                                       if not d.verb])):
+        free = _free(text, taken + [d.sentence for d in found.done if not d.verb])
+        for finding in self_facts(free):
             draft_for(drafts, directory, finding)
+        apply_preferences(find_preferences(free), drafts, directory,
+                          said_on.isoformat() if said_on else "undated")
     tool = bool(notes)
     chatter = speaker is not None and not _conversation(drafts, directory, speaker, text, event)
     if not tool:  # a speaker's words about someone else count too ("Raj: Tomas is moving…")
