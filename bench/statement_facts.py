@@ -336,7 +336,7 @@ def print_tables(tallies: dict[str, dict[str, Any]]) -> None:
     def cell(pair: list[int] | None) -> str:
         if not pair:
             return f"{'-':>16}"
-        return f"{pair[0]:>5}/{pair[1]:<3} {pair[0] / pair[1]:>5.2f} "
+        return f"{pair[0]:>5}/{pair[1]:<3} {pair[0] / max(1, pair[1]):>5.2f} "
 
     for cat in cats:
         print(f"{cat:14}" + "".join(cell(tallies[s]["categories"].get(cat)) for s in splits))

@@ -262,3 +262,41 @@ def test_a_speakers_preference_is_a_line_of_their_profile_not_an_object(mem: Mem
     assert mem.conn.execute("SELECT COUNT(*) FROM objects WHERE type = 'knowledge'"
                             ).fetchone()[0] == 0
     assert any("prefers async updates" in ln for ln in body_lines(mem.conn, "Elif"))
+
+
+def schedule(conn: sqlite3.Connection, name_part: str) -> sqlite3.Row:
+    rows = [r for r in conn.execute("SELECT * FROM objects WHERE type = 'schedule'")
+            if name_part in r["name"]]
+    assert len(rows) == 1, [r["name"] for r in conn.execute(
+        "SELECT name FROM objects WHERE type = 'schedule'")]
+    return rows[0]
+
+
+def test_a_chinese_postponement_by_weekday_is_resolved_from_the_turns_date(
+        mem: Memory) -> None:
+    organize_turns(mem, ["周四下午三点跟供应商开会。"], day="2026-03-02")  # a Monday
+    meeting = schedule(mem.conn, "供应商")
+    assert "2026-03-05" in meeting["body"] and "周四" in json.loads(meeting["aliases"])
+    organize_turns(mem, ["周四的会改到下周二。"], day="2026-03-03")
+    moved = schedule(mem.conn, "供应商")
+    assert moved["id"] == meeting["id"]
+    assert "- 时间规则：2026-03-10" in moved["body"].splitlines()
+    aliases = json.loads(moved["aliases"])
+    assert "周二" in aliases and "周四" not in aliases  # it answers to its new weekday only
+    organize_turns(mem, ["周二的会再推到周五。"], day="2026-03-09")
+    assert "- 时间规则：2026-03-13" in schedule(mem.conn, "供应商")["body"].splitlines()
+
+
+def test_an_english_change_naming_the_weekday_finds_the_plan_on_it(mem: Memory) -> None:
+    organize_turns(mem, ["I'm going to meet the accountant on Thursday."], day="2026-03-02")
+    organize_turns(mem, ["Thursday's meeting got moved to next Tuesday."], day="2026-03-03")
+    meeting = schedule(mem.conn, "accountant")
+    assert "- time rule: 2026-03-10" in meeting["body"].splitlines()
+    assert "Tuesday" in json.loads(meeting["aliases"])
+
+
+def test_a_weekday_far_from_the_turn_names_no_plan(mem: Memory) -> None:
+    organize_turns(mem, ["I'm going to meet the accountant on Thursday."], day="2026-03-02")
+    organize_turns(mem, ["Thursday's yoga got moved to next Tuesday."], day="2026-03-20")
+    body = schedule(mem.conn, "accountant")["body"]
+    assert body.startswith("- time rule: 2026-03-05") and "history" not in body

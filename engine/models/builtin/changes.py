@@ -22,7 +22,7 @@ from datetime import date
 from .dates import find_dates
 from .people import zh_words
 from .profiles import clip, lang_of
-from .rules import Finding, short_name
+from .rules import Finding, head_aliases, short_name, weekday_word
 from .textspan import Span
 
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢嘛]\s*[。！!]?\s*$")
@@ -189,7 +189,9 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
         said = f"（{when.said}，{said_on.isoformat()} 说的）" if relative and said_on else ""
     fields = {"rule": when.day.isoformat() + said, "item": clip(item, 200),
               "state": "已安排（一次）" if lang == "zh" else "scheduled (one-off)", "note": ""}
-    return Finding("schedule", name, fields, sent, lang, head_aliases(item, lang))
+    # said by its weekday ("周四下午三点…"), it answers to it: "周四的会改到下周二" names it
+    weekday = [w for w in [weekday_word(when.said)] if w]
+    return Finding("schedule", name, fields, sent, lang, head_aliases(item, lang) + weekday)
 
 
 # Who said a plan is not the plan: "Marcus says the movers need the floor plan by January 5"
@@ -229,29 +231,3 @@ def _actionable(name: str, lang: str) -> bool:
         return False
     flags = {flag[:1] for _, flag in zh_words(name)}
     return "v" in flags and "n" in flags
-
-
-_EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their", "this",
-                      "that", "with", "from", "for", "to", "of", "on", "in", "at", "and", "up"})
-
-
-def head_aliases(item: str, lang: str) -> list[str]:
-    """Short handles a later change may call the object by: the head noun ("move", "printer")
-    and, in Chinese, a noun run before a verb ("评审会", "会议室"). The engine finds a related
-    object by its name's or alias's first word, so "the move is postponed" must reach
-    "Larkspur office move" through "move"."""
-    if lang == "zh":
-        nouns = [w for w, flag in zh_words(item) if flag.startswith(("n", "vn")) and
-                 flag != "nr" and len(w) >= 2 and w != item]
-        nouns = list(dict.fromkeys(reversed(nouns)))
-        return [n for i, n in enumerate(nouns) if i == 0 or len(n) >= 3][:3]
-    words = [w for w in re.findall(r"[A-Za-z][\w'-]+", _cut_tail(item)) if w.lower() not in
-             _EN_STOP]
-    out = [words[-1]] if words and len(words[-1]) >= 4 else []
-    if len(words) >= 2:
-        out.append(" ".join(words[-2:]))
-    return out
-
-
-def _cut_tail(item: str) -> str:
-    return re.sub(r"\s+(?:from|with|for|to|by|at|on|in|before|after)\s+.*$", "", item)

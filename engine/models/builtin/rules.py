@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from .lexicon import NOT_FIRST_NAMES
-from .people import find_people
+from .people import find_people, zh_words
 from .profiles import clip, lang_of
 from .textspan import Span, sentences
 
@@ -417,3 +417,41 @@ def scan(text: str) -> Scan:
         findings.extend(_projects(sent))
         done.extend(_done(sent))
     return Scan(findings, done)
+
+
+_EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their", "this",
+                      "that", "with", "from", "for", "to", "of", "on", "in", "at", "and", "up"})
+_WEEKDAY_ZH = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]")
+_WEEKDAY_EN = re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b", re.IGNORECASE)
+
+
+def weekday_word(said: str) -> str:
+    """The weekday a date phrase names by its weekday, as a handle ("下周二" -> "周二", "next
+    Tuesday" -> "Tuesday"), else "": people call a plan by it ("周四的会", "Thursday's call")."""
+    zh = _WEEKDAY_ZH.search(said)
+    if zh:
+        return zh.group()
+    en = _WEEKDAY_EN.search(said)
+    return en.group().capitalize() if en else ""
+
+
+def head_aliases(item: str, lang: str) -> list[str]:
+    """Short handles a later change may call the object by: the head noun ("move", "printer")
+    and, in Chinese, a noun run before a verb ("评审会", "会议室"). The engine finds a related
+    object by its name's or alias's first word, so "the move is postponed" must reach
+    "Larkspur office move" through "move"."""
+    if lang == "zh":
+        nouns = [w for w, flag in zh_words(item) if flag.startswith(("n", "vn")) and
+                 flag != "nr" and len(w) >= 2 and w != item]
+        nouns = list(dict.fromkeys(reversed(nouns)))
+        return [n for i, n in enumerate(nouns) if i == 0 or len(n) >= 3][:3]
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]+", _cut_tail(item)) if w.lower() not in
+             _EN_STOP]
+    out = [words[-1]] if words and len(words[-1]) >= 4 else []
+    if len(words) >= 2:
+        out.append(" ".join(words[-2:]))
+    return out
+
+
+def _cut_tail(item: str) -> str:
+    return re.sub(r"\s+(?:from|with|for|to|by|at|on|in|before|after)\s+.*$", "", item)
