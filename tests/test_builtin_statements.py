@@ -300,3 +300,32 @@ def test_a_weekday_far_from_the_turn_names_no_plan(mem: Memory) -> None:
     organize_turns(mem, ["Thursday's yoga got moved to next Tuesday."], day="2026-03-20")
     body = schedule(mem.conn, "accountant")["body"]
     assert body.startswith("- time rule: 2026-03-05") and "history" not in body
+
+
+def test_note_style_relations_titles_first_and_accented_names(mem: Memory) -> None:
+    organize_turns(mem, ["line manager: Helen Byrne (VP Product)",
+                         "Our new intern, Sean, starts on Monday.",
+                         "Siobhan Kelly, head of sales, joins the Atlas calls from now on.",
+                         "My boss, Dr. Inês Costa, approved two days of study leave."])
+    assert role(person(mem.conn, "Helen Byrne")) == "line manager"
+    assert role(person(mem.conn, "Sean")) == "intern"
+    assert role(person(mem.conn, "Siobhan Kelly")) == "head of sales"
+    costa = person(mem.conn, "Inês Costa")
+    assert role(costa) == "boss" and "Inês Costa approved two days of study leave" in (
+        costa["body"])
+
+
+def test_chinese_relations_with_you_ge_a_title_before_the_name_or_after_it(
+        mem: Memory) -> None:
+    organize_turns(mem, ["我有个弟弟叫陈阳，在武汉读大学。", "我们部门的会计赵敏下周开始休产假。",
+                         "我们律所的合伙人是林国栋律师，人很严肃。"])
+    chen = person(mem.conn, "陈阳")
+    assert role(chen) == "弟弟" and "陈阳在武汉读大学" in chen["body"]
+    assert role(person(mem.conn, "赵敏")) == "会计"
+    assert role(person(mem.conn, "林国栋")) == "合伙人"
+
+
+def test_an_interjection_before_a_comma_is_no_one(mem: Memory) -> None:
+    organize_turns(mem, ["Wow, that sounds great - I agree, let's do it."])
+    assert mem.conn.execute("SELECT COUNT(*) FROM objects WHERE type = 'person'"
+                            ).fetchone()[0] == 0

@@ -40,25 +40,38 @@ _REL_EN = (r"(?:(?:older|younger|little|big|elder|twin|new|direct|line|best|old)
            r"boss|manager|colleague|co-?worker|mentor|tutor|teacher|coach|doctor|GP|dentist|"
            r"therapist|supervisor|man|kid|child)")
 _TITLE = r"(?:(?:Mr|Mrs|Ms|Dr)\.?\s+)"
-_NAME = r"(?:" + _TITLE + r"?[A-Z][a-z]+(?:[ -][A-Z][a-z]+)?)"
+_WORD = r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+"  # a capitalised word, accents too ("João", "Inês")
+_NAME = r"(?:" + _TITLE + r"?" + _WORD + r"(?:[ -]" + _WORD + r")?)"
 _CALLED = r"(?:\s+is\s+(?:called|named)|['’]s\s+name\s+is|\s+is|['’]s)\s+"
 # "My sister is Mia Park", "My wife's name is Anjali", "My manager, Alice Grant, …", "my brother
 # Paolo is moving…", "Mia's husband is called Ben", "Greta's husband is called Jonas".
 _POSSESSED_EN = re.compile(
     r"(?:(?<![\w'’])(?P<my>[Mm]y|[Oo]ur)|\b(?P<of>" + _NAME + r")['’]s)\s+(?P<rel>" + _REL_EN
     + r")(?:" + _CALLED + r"|\s*,\s*|\s+)(?P<name>" + _NAME + r")(?![\w'’])")
-# "Tom Reyes, our ward manager, asked…", "Zara Khan, the new HCA on our ward, starts…"
-_APPOSED_EN = re.compile(r"(?:^|(?<=[\s(]))(?P<name>" + _NAME + r")\s*,\s*(?P<det>our|my|the)\s+"
-                         r"(?P<role>[^,;.!?\n]{2,50}?)\s*,")
+# "Tom Reyes, our ward manager, asked…", "Zara Khan, the new HCA on our ward, starts…",
+# "Siobhan Kelly, head of sales, joins…"; the title first: "Our new intern, Sean, starts…"
+_APPOSED_EN = re.compile(r"(?:^|(?<=[\s(]))(?P<name>" + _NAME + r")\s*,\s*"
+                         r"(?:(?P<det>our|my|the)\s+)?(?P<role>[^,;.!?\n]{2,50}?)\s*,")
+_TITLE_FIRST_EN = re.compile(r"(?:^|(?<=[\s(]))(?P<det>[Oo]ur|[Mm]y|[Tt]he)\s+"
+                             r"(?P<role>[^,;.!?\n]{2,40}?)\s*,\s*(?P<name>" + _NAME + r")\s*,")
+# A note's label: "line manager: Helen Byrne (VP Product)", "landlord - Mr Greene"
+_LABELLED_EN = re.compile(r"^\W*(?:[Mm]y\s+)?(?P<rel>" + _REL_EN + r")\s*(?::|\s[-–—])\s*"
+                          r"(?P<name>" + _NAME + r")(?:\s*\((?P<title>[^)]{2,40})\))?")
 _REL_ZH = (r"(?:直属|亲)?(?:姐姐|妹妹|哥哥|弟弟|老公|老婆|丈夫|妻子|先生|太太|爱人|儿子|女儿|爸爸|"
            r"妈妈|父亲|母亲|爷爷|奶奶|外公|外婆|姥姥|姥爷|公公|婆婆|岳父|岳母|舅舅|叔叔|阿姨|姑姑|"
            r"表哥|表姐|表弟|表妹|堂哥|堂姐|朋友|好友|闺蜜|同学|室友|邻居|同事|老板|上司|领导|主管|"
            r"经理|导师|男朋友|女朋友|未婚夫|未婚妻|搭档|合伙人|房东|师傅)")
 _HAN = r"[\u4e00-\u9fff]"
 # "我姐姐是王芳", "我老婆叫周敏", "我的直属领导是高建国", "我妹妹林悦下个月…", "王芳的老公叫陈明"
-_POSSESSED_ZH = re.compile(r"(?:(?P<my>我(?:们)?)(?:的|家)?|(?P<of>" + _HAN + r"{2,4}?)的)"
-                           r"(?P<rel>" + _REL_ZH + r")(?:是|叫|名叫|叫做)?(?P<name>" + _HAN
-                           + r"{2,8})")
+_POSSESSED_ZH = re.compile(r"(?:(?P<my>我(?:们[^，,。；;的]{0,4})?)(?:的|家|有个|有一个|有位)?|"
+                           r"(?P<of>" + _HAN + r"{2,4}?)的)(?P<rel>" + _REL_ZH + r")"
+                           r"(?:是|叫|名叫|叫做)?(?P<name>" + _HAN + r"{2,8})")
+# The title before the name: "我们部门的会计赵敏下周…"
+_TITLED_ZH = re.compile(r"(?:我们|我|咱们)[^，,。；;的]{0,4}的(?P<role>[^，,。；;！!？?的]{0,6}?(?:"
+                        + "|".join(sorted(ROLES_ZH, key=len, reverse=True)) + r"))(?P<name>"
+                        + _HAN + r"{2,8})")
+# A title after a name, dropped from it: "林国栋律师" is 林国栋
+_NAME_TITLE_ZH = re.compile(r"^(?P<name>" + _HAN + r"{2,3}?)(?:律师|老师|医生|教授|经理|总监|主任)")
 # "刘洋，我们的财务总监，…", "孙浩，我们组的测试负责人，…"; "…高建国，技术副总裁。"
 _APPOSED_ZH = re.compile(r"(?P<name>" + _HAN + r"{2,4})[，,]\s*(?P<det>(?:我们|我|咱们|公司)"
                          r"[^，,。；;的]{0,3}的)?(?P<role>[^，,。；;！!？?的]{2,10})(?=[，,。；;！!]|$)")
@@ -104,7 +117,9 @@ _NOT_NAMES_EN = frozenset({
     "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "January", "February",
     "March", "April", "May", "June", "July", "August", "September", "October", "November",
     "December", "Yesterday", "Anyway", "Honestly", "Actually", "Finally", "Well", "Oh",
-    "Btw", "Update", "Plus", "Apparently", "Luckily", "Sadly", *NOT_FIRST_NAMES})
+    "Btw", "Update", "Plus", "Apparently", "Luckily", "Sadly", "Wow", "Yeah", "Yep", "Nope",
+    "Cool", "Nice", "Great", "Awesome", "Amazing", "Haha", "Lol", "Omg", "Ah", "Aw", "Hmm",
+    "Ugh", "Sweet", "Wait", "Right", *NOT_FIRST_NAMES})
 
 
 def _said_en(name: str, rest: str) -> str:
@@ -149,18 +164,28 @@ def _english(sent: Span) -> list[Kin]:
         if "," in joined:  # "My manager, Alice Grant, wants…": what follows the aside
             rest = " " + rest.split(",", 1)[1]
         out.append(Kin(name, m.group("rel"), of, sent, _said_en(name, rest)))
-    for m in _APPOSED_EN.finditer(s):
-        name, role = _name_en(m.group("name")), _title_en(m.group("role"))
-        if name is None or role is None or any(k.name == name for k in out):
-            continue
-        of = "" if m.group("det") == "my" else None
-        out.append(Kin(name, role, of, sent, _said_en(name, s[m.end():])))
+    for pattern in (_APPOSED_EN, _TITLE_FIRST_EN):
+        for m in pattern.finditer(s):
+            name, role = _name_en(m.group("name")), _title_en(m.group("role"))
+            if name is None or role is None or any(k.name == name for k in out):
+                continue
+            of = "" if (m.group("det") or "").casefold() == "my" else None
+            out.append(Kin(name, role, of, sent, _said_en(name, s[m.end():])))
+    m = _LABELLED_EN.match(s)
+    if m and (name := _name_en(m.group("name"))) and not any(k.name == name for k in out):
+        out.append(Kin(name, m.group("rel"), "", sent))
+        if m.group("title") and (title := _title_en(m.group("title"))):
+            out.append(Kin(name, title, None, sent))
     return out
 
 
 def _name_zh(run: str) -> str | None:
     """The name that starts a run of Han chars: the whole run when it is one ("陈明", then a
-    comma), else up to a char that usually follows a name ("林悦下个月…" -> "林悦")."""
+    comma), else up to a char that usually follows a name ("林悦下个月…" -> "林悦") or a title
+    ("林国栋律师" -> "林国栋")."""
+    titled = _NAME_TITLE_ZH.match(run)
+    if titled and valid_zh_name(titled.group("name")):
+        return titled.group("name")
     if len(run) <= 4 and valid_zh_name(run):
         return run
     for size in (2, 3):
@@ -198,6 +223,12 @@ def _chinese(sent: Span) -> list[Kin]:
             known.role = f"{known.role}；{role}"
             continue
         out.append(Kin(name, role, None, sent, _said_zh(name, s[m.end():])))
+    for m in _TITLED_ZH.finditer(s):
+        name, role = _name_zh(m.group("name")), m.group("role")
+        if name and not any(
+                k.name == name for k in out):
+            out.append(Kin(name, role, None, sent,
+                           _said_zh(name, s[m.start("name") + len(name):])))
     return out
 
 

@@ -58,6 +58,7 @@ ROLES_EN: frozenset[str] = frozenset({
     "neighbor", "neighbour", "roommate", "intern", "owner", "head", "vp", "consultant", "advisor",
     "adviser", "mentor", "nurse", "therapist", "tutor", "secretary", "admin", "administrator",
     "sre", "devops", "specialist", "researcher", "scientist", "officer", "chief", "captain",
+    "employee", "trainee", "attendee", "referee", "nominee", "mentee", "assignee",
 })
 
 # Capitalised words that start sentences but are not first names.

@@ -145,14 +145,14 @@ christian italian indian asian canadian brazilian persian anyone someone present
 def role_word(word: str) -> bool:
     """Does `word` name what someone is: a role word (lexicon.ROLES_EN), an abbreviation in
     capitals ("HCA", "CTO", "VP"), or a word formed like a trade ("educator", "cardiologist",
-    "librarian"; not "number", "hamster")?"""
+    "librarian"; not "number", "hamster"; "-ee" is left out: "agree", "coffee")?"""
     w = word.strip(".,;:()")
     low = w.lower()
     if low in ROLES_EN or (low.endswith("s") and low[:-1] in ROLES_EN):
         return True
     if re.fullmatch(r"[A-Z]{2,5}", w):
         return True
-    return bool(re.fullmatch(r"[a-z]{3,}(?:ist|ian|or|er|ant|ee)", low)) and (
+    return bool(re.fullmatch(r"[a-z]{3,}(?:ist|ian|or|er|ant)", low)) and (
         low not in _NOT_ROLE_EN)
 
 
