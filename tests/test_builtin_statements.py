@@ -329,3 +329,14 @@ def test_an_interjection_before_a_comma_is_no_one(mem: Memory) -> None:
     organize_turns(mem, ["Wow, that sounds great - I agree, let's do it."])
     assert mem.conn.execute("SELECT COUNT(*) FROM objects WHERE type = 'person'"
                             ).fetchone()[0] == 0
+
+
+def test_self_introductions_as_a_signature_or_with_what_they_teach(mem: Memory) -> None:
+    organize_turns(mem, ["Ravi Kapoor here — product manager at Quillstone, Dublin office.",
+                         "I'm Leo Park and I teach physics at Redfield College.",
+                         "Hey all, I'm Ana Souza, I work as a vet in Bristol.",
+                         "我叫张博，在一家游戏公司当程序员。"])
+    assert role(person(mem.conn, "Ravi Kapoor")) == "product manager at Quillstone"
+    assert role(person(mem.conn, "Leo Park")) == "teaches physics at Redfield College"
+    assert role(person(mem.conn, "Ana Souza")) == "vet in Bristol"
+    assert role(person(mem.conn, "张博")) == "在一家游戏公司当程序员"

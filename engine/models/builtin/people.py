@@ -33,6 +33,9 @@ _SELF_ZH = re.compile(r"我(?:是|叫)(?P<name>" + HAN_RUN + r"{2,4})" + _BOUNDA
 _SELF_EN = re.compile(
     r"\b(?:I'm|I’m|I am|[Mm]y name is)\s+(?P<name>" + EN_NAME + r")\b"
     r"(?:\s*,\s*(?:the|a|an|your|our)\s+(?P<role>[^.,;!?\n—]{2,60}))?"
+    # a note's signature: "Ravi Kapoor here — product manager at Quillstone"
+    r"|^\W*(?P<here>" + EN_NAME + r")\s+here\b(?:\s*(?:[—–,:]|\s-)\s*(?:the\s+|a\s+|an\s+)?"
+    r"(?P<title>[^.,;!?\n—]{2,60}))?"
 )
 _IS_ROLE_ZH = re.compile(
     r"(?P<pre>" + HAN_RUN + r"{2,8}|" + EN_NAME + r")\s*是\s*"
@@ -60,6 +63,9 @@ _SELF_ROLE_EN = re.compile(
     r"^\s*[,;]?\s*(?:and\s+)?I(?:'m|’m| am)\s+(?:the|a|an)\s+(?P<role>[^.,;!?\n—]{2,60})"
     r"|^\s*[,;]?\s*(?:and\s+)?I\s+(?P<verb>run|lead|manage|head|oversee|coordinate|"
     r"work as|work on)\s+(?P<what>(?:the|a|an|our|my|[A-Z])[^.,;!?\n—]{1,60})"
+    # a subject taught somewhere: "I teach physics at Redfield College"
+    r"|^\s*[,;]?\s*(?:and\s+)?I\s+(?P<teach>teach)\s+(?P<subject>[a-z][\w ]{1,30}?\s+"
+    r"(?:at|in)\s+[A-Z][^.,;!?\n—]{1,50})"
     # "I just joined as the product designer at Fieldnote"
     r"|^\s*[,;]?\s*(?:and\s+)?I\s+(?:(?:just|recently)\s+)?joined\s+(?:\w+\s+)?as\s+"
     r"(?:the|a|an|our)?\s*(?P<joined>[^.,;!?\n—]{2,60})")
@@ -165,6 +171,8 @@ def self_role_en(rest: str) -> str:
         return ""
     if m.group("role") or m.group("joined"):
         return role_en(m.group("role") or m.group("joined")) or ""
+    if m.group("teach"):
+        return f"teaches {m.group('subject').strip()}"
     what = m.group("what").strip()
     if m.group("verb") == "work as":
         return role_en(re.sub(r"^(?:a|an|the|our)\s+", "", what)) or ""
@@ -279,8 +287,9 @@ def find_people(sentences: list[Span]) -> list[PersonHit]:
                 hit.projects = _projects_in("", rest)
                 local.append((m.start("name"), hit))
         for m in _SELF_EN.finditer(s):
-            name, role = m.group("name"), (m.group("role") or "").strip()
-            role = role_en(role) or ("" if m.group("role") else self_role_en(s[m.end():]))
+            name = m.group("name") or m.group("here")
+            role = (m.group("role") or m.group("title") or "").strip()
+            role = role_en(role) or ("" if role else self_role_en(s[m.end():]))
             # "I'm Lena Fischer. I work as a nurse at St James's": the next sentence says it
             later = self_role_en(following.text) if following and not role else ""
             if not valid_en_name(name) or (" " not in name and not role and not later):
@@ -288,7 +297,7 @@ def find_people(sentences: list[Span]) -> list[PersonHit]:
             hit = PersonHit(name, sent, role=role,
                             identity=f"introduced themself as {name}")
             hit.projects = _projects_in(role, "")
-            local.append((m.start("name"), hit))
+            local.append((m.start("name" if m.group("name") else "here"), hit))
             if later and following is not None:
                 hits.append(PersonHit(name, following, role=later,
                                       projects=_projects_in(later, "")))
