@@ -198,11 +198,12 @@ def body_lines(conn: sqlite3.Connection, name: str) -> list[str]:
 def test_a_persons_move_and_a_hand_over_are_lines_of_theirs(mem: Memory) -> None:
     organize_turns(mem, ["Sam from pharmacy is relocating to the Bradford site in May.",
                          "Kim will take over the medication audit from me next month.",
-                         "供应商对接以后由赵磊接手。"])
+                         "供应商对接以后由赵磊接手。", "前台的工作以后交给王丽负责。"])
     assert "- 2026-03-03: Sam from pharmacy is relocating to the Bradford site in May." in (
         body_lines(mem.conn, "Sam"))
     assert any("take over the medication audit" in ln for ln in body_lines(mem.conn, "Kim"))
     assert any("供应商对接以后由赵磊接手" in ln for ln in body_lines(mem.conn, "赵磊"))
+    assert any("前台的工作以后交给王丽负责" in ln for ln in body_lines(mem.conn, "王丽"))
 
 
 def test_any_clause_with_a_known_person_as_subject_is_a_line_of_theirs(mem: Memory) -> None:

@@ -418,13 +418,14 @@ def find_named(sentences: list[Span], skip: set[str],
     """People a sentence names in passing (not in `skip`): English by a person cue, or as the
     subject of any verb when they are `known` (a name or an alias of a related person),
     Chinese by jieba's name tag and a common surname (the subject when the sentence starts
-    with them or says it is by them: "…由赵磊接手")."""
+    with them or says it is by or handed to them: "…由赵磊接手", "…交给王丽负责")."""
     hits: list[PersonHit] = []
     seen = set(skip)
     for sent in sentences:
         names: list[tuple[str, bool, bool]] = []
         if HAN_RE.search(sent.text):
-            names += [(w, sent.text.startswith(w) or f"由{w}" in sent.text, in_dictionary(w))
+            names += [(w, sent.text.startswith(w) or re.search(f"(?:由|交给){w}", sent.text)
+                       is not None, in_dictionary(w))
                       for w, flag in zh_words(sent.text) if flag == "nr" and valid_zh_name(w)]
         for pattern in (_PERSON_CUE_EN, _PERSON_SUBJECT_EN, _KNOWN_SUBJECT_EN):
             for m in pattern.finditer(sent.text):
