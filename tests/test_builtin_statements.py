@@ -341,3 +341,14 @@ def test_self_introductions_as_a_signature_or_with_what_they_teach(mem: Memory) 
     assert role(person(mem.conn, "Leo Park")) == "teaches physics at Redfield College"
     assert role(person(mem.conn, "Ana Souza")) == "vet in Bristol"
     assert role(person(mem.conn, "张博")) == "在一家游戏公司当程序员"
+
+
+def test_id_rather_is_a_preference_and_its_main_word_names_it_later(mem: Memory) -> None:
+    organize_turns(mem, ["prefer async standups, mornings are for deep work"])
+    first = knowledge(mem.conn, "Preference: async standups")
+    assert "standups" in json.loads(first["aliases"])
+    organize_turns(mem, ["From now on I'd rather do standups live on Mondays."],
+                   day="2026-04-13")
+    pref = knowledge(mem.conn, "Preference: async standups")
+    assert "From now on I'd rather do standups live on Mondays" in pref["summary"]
+    assert "- history: until 2026-04-13: prefer async standups" in pref["body"]

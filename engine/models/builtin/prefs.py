@@ -24,9 +24,9 @@ from .textspan import Span
 
 _PREFER_EN = re.compile(
     r"(?:^|(?<=[,;:.!]\s)|\b(?:and|but|so)\s+)(?:(?i:now|actually|really|still|generally|"
-    r"usually)\s+)*(?:I\s+(?:(?:now|actually|really|still|much|generally|usually|also)\s+)*"
-    r"(?:prefer|['’]d prefer|would prefer|['’]d rather|would rather)|[Pp]refer)\s+"
-    r"(?P<what>[^.!?;]{3,100})")
+    r"usually|these days|from now on),?\s+)*(?:I(?:\s+(?:(?:now|actually|really|still|much|"
+    r"generally|usually|also)\s+)*(?:prefer|would prefer|would rather)|['’]d\s+(?:much\s+)?"
+    r"(?:prefer|rather))|[Pp]refer)\s+(?P<what>[^.!?;]{3,100})")
 _PREFER_ZH = re.compile(r"我(?P<how>(?:现在|还是|一般|比较|更|最|平时|通常|也)*)"
                         r"(?:喜欢|习惯|偏好|倾向于?)(?P<what>[^，,。！!？?；;]{2,30})")
 _TIME_EN = re.compile(
@@ -37,6 +37,8 @@ _TIME_EN = re.compile(
     re.IGNORECASE)
 _TIME_ZH = re.compile(r"^(?:上午|下午|晚上|早上|中午|白天|周末|工作日|晚饭后|午饭后|饭后|睡前)")
 _CUT_EN = re.compile(r",\s+|\s+(?:since|because|as|but|so|when|though)\s+")
+_STOP = frozenset("the and for with from into that this than them their your like more much "
+                  "have just some very really".split())
 
 
 @dataclass
@@ -101,7 +103,7 @@ def apply_preferences(prefs: list[Preference], drafts: dict[str, Draft], directo
         fields = {"conclusion": pref.said, "applies": pref.topic, "experience": ""}
         if existing is None:
             draft_for(drafts, directory, Finding("knowledge", name, fields, pref.sentence,
-                                                 pref.lang, aliases=[pref.topic]))
+                                                 pref.lang, aliases=[pref.topic, *_main(pref)]))
             continue
         body = str(existing.get("body") or "")
         old = pf.field_value("knowledge", body, "conclusion") or ""
@@ -115,15 +117,30 @@ def apply_preferences(prefs: list[Preference], drafts: dict[str, Draft], directo
                            f"- history: until {day}: {old}")
 
 
+def _main(pref: Preference) -> list[str]:
+    """The topic's main word when it has more ("async standups" -> "standups"), so a later
+    "standups live on Mondays" names it: its last word of four letters or more."""
+    if pref.lang != "en":
+        return []
+    words = [w for w in re.findall(r"[A-Za-z][\w-]{3,}", pref.topic) if w.lower() not in _STOP]
+    return [words[-1]] if words and words[-1] != pref.topic else []
+
+
 def _on_topic(pref: Preference, directory: Directory) -> dict[str, object] | None:
-    """The related preference object on the same topic (by name or alias), if any."""
+    """The related preference object on the same topic (by name, alias or a shared word:
+    "do standups live" is on "async standups"), if any."""
     key = pf.norm(pref.topic)
+    mine = {w.lower() for w in re.findall(r"[A-Za-z][\w-]{3,}", pref.topic)} - _STOP
     wanted = object_id_for("knowledge", f"Preference: {pref.topic}")
-    for obj in directory.of_type("knowledge"):
+    for obj in _preferences(directory):
         names = names_of(obj)
-        if not re.match(r"(?:Preference: |偏好：)", names[0]):
-            continue
         if obj.get("id") == wanted or any(pf.norm(n) == key for n in names[1:]) or (
-                pref.lang == "en" and key in pf.norm(names[0])):
+                pref.lang == "en" and key in pf.norm(names[0])) or (
+                mine & {w.lower() for n in names[1:] for w in re.findall(r"[A-Za-z][\w-]{3,}", n)}):
             return obj
     return None
+
+
+def _preferences(directory: Directory) -> list[dict[str, object]]:
+    return [o for o in directory.of_type("knowledge")
+            if re.match(r"(?:Preference: |偏好：)", names_of(o)[0])]
