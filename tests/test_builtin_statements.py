@@ -352,3 +352,9 @@ def test_id_rather_is_a_preference_and_its_main_word_names_it_later(mem: Memory)
     pref = knowledge(mem.conn, "Preference: async standups")
     assert "From now on I'd rather do standups live on Mondays" in pref["summary"]
     assert "- history: until 2026-04-13: prefer async standups" in pref["body"]
+
+
+def test_a_note_of_a_thing_and_its_participle_closes_the_todo(mem: Memory) -> None:
+    organize_turns(mem, ["todo: file expenses by Fri"])
+    organize_turns(mem, ["expenses filed"], day="2026-03-04")
+    assert todo_state(mem.conn, "expenses") == "done"

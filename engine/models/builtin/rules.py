@@ -144,6 +144,9 @@ _DONE_EN_PAST = re.compile(
 _IRREGULAR = {"paid": "pay", "bought": "buy", "sent": "send", "got": "get", "ran": "run",
               "did": "do", "made": "make", "wrote": "write", "took": "take", "sold": "sell",
               "built": "build", "found": "find", "gave": "give"}
+# "expenses filed", "flights booked.": a note that is only a thing and its past participle.
+_DONE_EN_NOTE = re.compile(r"^\W*(?P<obj>(?:the\s+|my\s+|our\s+)?[A-Za-z][\w' -]{2,40}?)\s+"
+                           r"(?P<verb>[a-z]{2,}ed|paid|sent|done|bought|built)\s*[.!]?$")
 # "房租交了。", "季度报告提前交了。": a bare 了 after paying or handing in, ending the clause.
 _DONE_ZH_BARE = re.compile(r"(?P<subj>[^\s，,。；;！!？?：:]{2,24}?)(?:已经|已|提前|都|也)?"
                            r"(?:交|付|缴|还|寄)了(?=[，,。；;！!\s]|$)")
@@ -374,7 +377,11 @@ def _done(sent: Span) -> list[DoneMark]:
                 continue  # "我得在月底前把房租交了" is the need, not the deed
             if len(subject) >= 2 and all(d.subject != subject for d in out):
                 out.append(DoneMark(subject, sent))
-    if not out and not sent.text.rstrip().endswith("?"):
+    note = _DONE_EN_NOTE.match(sent.text)
+    if not out and note and not re.match(r"(?i)(?:I|we|you|he|she|they|it)\b", note.group("obj")):
+        out.append(DoneMark(f"{note.group('verb')} {note.group('obj').strip()}", sent,
+                            verb=lemma(note.group("verb"))))
+    elif not out and not sent.text.rstrip().endswith("?"):
         for m in _DONE_EN_PAST.finditer(sent.text):
             out.append(DoneMark(f"{m.group('verb')} {m.group('obj').strip()}", sent,
                                 verb=lemma(m.group("verb"))))
