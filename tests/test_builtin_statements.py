@@ -358,3 +358,18 @@ def test_a_note_of_a_thing_and_its_participle_closes_the_todo(mem: Memory) -> No
     organize_turns(mem, ["todo: file expenses by Fri"])
     organize_turns(mem, ["expenses filed"], day="2026-03-04")
     assert todo_state(mem.conn, "expenses") == "done"
+
+
+def test_small_talk_keeps_news_of_someone_not_a_description_of_a_place(mem: Memory) -> None:
+    organize_turns(mem, ["Joanna: Woodhaven has had an interesting past with lots of cool people.",
+                         "Grace: Amara wants to visit Edinburgh in December."],
+                   speaker=None)
+    names = {r[0] for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'person'")}
+    assert "Woodhaven" not in names
+    assert any("Amara wants to visit Edinburgh" in ln for ln in body_lines(mem.conn, "Amara"))
+
+
+def test_a_known_name_inside_a_clause_is_no_subject(mem: Memory) -> None:
+    organize_turns(mem, ["My friend is called Max."])
+    organize_turns(mem, ["Wow, those sneakers and Max deals are something."], day="2026-03-04")
+    assert not any("deals" in ln for ln in body_lines(mem.conn, "Max"))

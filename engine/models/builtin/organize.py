@@ -311,7 +311,7 @@ def _named_people(drafts: dict[str, Draft], directory: Directory, text: str,
     if speaker:
         known.add(speaker.name)
     for hit in find_named(sentences(text), known, frozenset() if chatter else
-                          frozenset(n for names in people.values() for n in names)):
+                          frozenset(n for names in people.values() for n in names), chatter):
         if chatter and not hit.subject:
             continue
         if hit.common and directory.find("person", "", [hit.name]) is None:

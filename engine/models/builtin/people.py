@@ -376,12 +376,15 @@ _PERSON_SUBJECT_EN = re.compile(
     r"is moving|is relocating|relocates|relocated|will move|will relocate|is leaving|will leave|"
     r"will take over|takes over|took over|is taking over|will cover|will handle|hands over|"
     r"will hand over|is handing over|is retiring|retires)\b")
-# A clause whose subject is a person already known ("Ben is building Mia a bookshelf"): any
+# A clause that starts with a person already known ("Ben is building Mia a bookshelf"): any
 # verb, since the name is no guess.
 _KNOWN_SUBJECT_EN = re.compile(
-    r"(?:^|(?<=[,;:] )|\b(?:and|but|so|because|when|that)\s)(?P<name>[A-Z][a-z]{2,}"
+    r"(?:^|(?<=[,;:] )|\b(?:but|so|because|when|that)\s)(?P<name>[A-Z][a-z]{2,}"
     r"(?: [A-Z][a-z]{2,})?)\s+(?=(?:is|was|has|had|will|would|can|could|['’]s|['’]ll|"
-    r"[a-z]{3,}(?:s|ed))\b)")
+    r"[a-z]{3,}(?:s|ed))\b)|"
+    # after "and" a plain "-s" word is as often a noun ("…and Gatorade deals"): a clear verb
+    r"\band\s(?P<also>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)\s+(?=(?:is|was|has|had|will|would|"
+    r"can|could|['’]s|['’]ll|[a-z]{3,}ed)\b)")
 _NOT_PEOPLE_EN = frozenset({
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
     "October", "November", "December", "God", "Mom", "Dad", "Mum", "Christmas", "Easter",
@@ -413,12 +416,24 @@ def in_dictionary(word: str) -> bool:
     return word in jieba.posseg.dt.word_tag_tab
 
 
+# News of someone, what a speaker's small talk may still carry: a move, a hand-over, joining
+# or leaving, a wish or a plan ("Amy wants to visit Rome in May").
+_NEWS_VERB = re.compile(r"\s+(?:wants|wanted|would like|hopes|is hoping|plans|is planning|"
+                        r"is going to|will|is moving|is relocating|relocates|relocated|will move|"
+                        r"will relocate|is leaving|will leave|left|will take over|takes over|"
+                        r"took over|is taking over|will cover|hands over|will hand over|"
+                        r"is handing over|is retiring|retires|retired|joins|joined|will join|"
+                        r"is joining|moved|got married|graduated|quit)\b")
+
+
 def find_named(sentences: list[Span], skip: set[str],
-               known: frozenset[str] = frozenset()) -> list[PersonHit]:
+               known: frozenset[str] = frozenset(), news: bool = False) -> list[PersonHit]:
     """People a sentence names in passing (not in `skip`): English by a person cue, or as the
     subject of any verb when they are `known` (a name or an alias of a related person),
     Chinese by jieba's name tag and a common surname (the subject when the sentence starts
-    with them or says it is by or handed to them: "…由赵磊接手", "…交给王丽负责")."""
+    with them or says it is by or handed to them: "…由赵磊接手", "…交给王丽负责"). With `news`
+    only an English subject of a news verb counts ("Tomas is relocating", not "Woodhaven has
+    had an interesting past")."""
     hits: list[PersonHit] = []
     seen = set(skip)
     for sent in sentences:
@@ -429,9 +444,12 @@ def find_named(sentences: list[Span], skip: set[str],
                       for w, flag in zh_words(sent.text) if flag == "nr" and valid_zh_name(w)]
         for pattern in (_PERSON_CUE_EN, _PERSON_SUBJECT_EN, _KNOWN_SUBJECT_EN):
             for m in pattern.finditer(sent.text):
-                name = m.group("name") or m.groupdict().get("end") or ""
+                group = next(g for g in ("name", "end", "also") if m.groupdict().get(g))
+                name = m.group(group)
                 if pattern is _KNOWN_SUBJECT_EN and name not in known:
                     continue
+                if news and not _NEWS_VERB.match(sent.text, m.end(group)):
+                    continue  # in small talk only news of someone counts
                 if valid_en_name(name) and name.split()[0] not in _NOT_PEOPLE_EN:
                     names.append((name, pattern is not _PERSON_CUE_EN, False))
         for name, subject, common in sorted(names, key=lambda n: not n[1]):  # subject first
