@@ -27,7 +27,8 @@ later "Paid the rent." closed it), merged ones followed:
      "state": "done",               its state line says done / open / cancelled
      "day": "2026-03-16",           its time rule (else any line) names that day: as
                                     written there, or absolute in words ("March 16",
-                                    "16 Mar", "3月16日"); a relative day must be resolved
+                                    "16 Mar", "3月16日", "三月十六日"); a relative day
+                                    must be resolved
      "related": {"type": "person", "name": "Mia Park"}}  a relation to such an object
 A phrase may list alternatives with "|"; matching is case-insensitive. A fact holds when one
 object meets all its conditions.
@@ -249,8 +250,18 @@ def day_pattern(iso: str) -> str:
     "3月16日/号" (the year may be left out)."""
     year, month, day = (int(x) for x in iso.split("-"))
     name = MONTHS[month - 1] + r"[a-z]*\.?"
+    cn_month, cn_day = _chinese_number(month), _chinese_number(day)
     return "|".join([re.escape(iso), rf"\b{name}\s+{day}(?!\d)", rf"(?<!\d){day}(?:st|nd|rd|th)?"
-                     rf"\s+(?:of\s+)?{name}", rf"(?<!\d){month}\s*月\s*{day}\s*[日号]"])
+                     rf"\s+(?:of\s+)?{name}", rf"(?<!\d){month}\s*月\s*{day}\s*[日号]",
+                     rf"(?<![一二三四五六七八九十]){cn_month}月{cn_day}[日号]"])
+
+
+def _chinese_number(n: int) -> str:
+    """1..31 in Chinese numerals ("二十二"), as a date writes it."""
+    digits = "一二三四五六七八九"
+    tens, ones = divmod(n, 10)
+    head = "" if tens == 0 else ("十" if tens == 1 else digits[tens - 1] + "十")
+    return head + (digits[ones - 1] if ones else "")
 
 
 def units(text: str) -> set[str]:
