@@ -373,3 +373,21 @@ def test_a_known_name_inside_a_clause_is_no_subject(mem: Memory) -> None:
     organize_turns(mem, ["My friend is called Max."])
     organize_turns(mem, ["Wow, those sneakers and Max deals are something."], day="2026-03-04")
     assert not any("deals" in ln for ln in body_lines(mem.conn, "Max"))
+
+
+def test_a_past_verb_that_arranged_a_day_named_outright_is_a_plan(mem: Memory) -> None:
+    organize_turns(mem, ["I signed up for the Bath half marathon on March 29. Can you give me "
+                         "a plan?", "I started pottery classes on Monday."], day="2026-03-09")
+    race = schedule(mem.conn, "marathon")
+    assert race["name"] == "Bath half marathon"
+    assert race["body"].startswith("- time rule: 2026-03-29")
+    assert "marathon" in json.loads(race["aliases"])
+    assert not [r for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'schedule'")
+                if "pottery" in r[0]]  # "on Monday" after a past verb was last Monday
+
+
+def test_a_wish_with_a_time_said_by_a_pronoun_is_a_plan(mem: Memory) -> None:
+    organize_turns(mem, ["She wants to go to Kyoto in April.", "她想四月去京都看樱花。"])
+    kyoto = schedule(mem.conn, "go to Kyoto")
+    assert "- time rule: in April (said on 2026-03-03)" in kyoto["body"].splitlines()
+    assert "四月" in schedule(mem.conn, "京都")["body"]

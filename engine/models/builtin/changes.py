@@ -49,7 +49,9 @@ _CANCEL = re.compile(r"\b(?:cancel(?:l)?ed|called\s+off|scrapped|is\s+off)\b|取
                      re.IGNORECASE)
 _LEAD_EN = re.compile(
     r"^(?:(?:change of plans?|update|heads up|fyi|btw|note|ok|okay|so)\s*[:,-]?\s*)+"
-    r"|^(?:(?:I|we)(?:'m|’m| am|'re|’re| are)?\s+(?:going to|gonna|will|'ll|have|'ve got)\s+)",
+    r"|^(?:(?:I|we)(?:'m|’m| am|'re|’re| are)?\s+(?:going to|gonna|will|'ll|have|'ve got)\s+)"
+    # what arranged it: "I signed up for the Bath half marathon" is the marathon
+    r"|^(?:(?:I|we)\s+)?(?:signed up|registered|enrolled|entered)\s+(?:for|in)\s+",
     re.IGNORECASE)
 _TRIM_EN = re.compile(r"\s+(?:on|for|at|by|from|until|is|are|will be|starting|scheduled)\s*$",
                       re.IGNORECASE)
@@ -159,13 +161,22 @@ _NOT_PLAN_EN = re.compile(r"\b(?:you|your|you're|let's|let’s|lets|can't wait|c
 
 def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     lang = lang_of(sent.text)
-    if lang == "en" and (_NOT_PLAN_EN.search(sent.text) or not _PLANNED_EN.search(sent.text)
-                         and _PAST_EN.search(sent.text)):
+    past = lang == "en" and not _PLANNED_EN.search(sent.text) and _PAST_EN.search(sent.text)
+    if lang == "en" and _NOT_PLAN_EN.search(sent.text):
         return None
     dates = [d for d in find_dates(sent.text, said_on) if said_on is None or d.day > said_on]
     if not dates:
         return None
     when = dates[0]
+    # A verb in the past that arranged a day named outright, still ahead, in the same clause
+    # ("I signed up for the half marathon on March 29", "booked a table for May 3"); a
+    # relative day after a past verb is the past ("I started pottery classes on Monday"), and
+    # "until November 7" arranges nothing.
+    if past and not (said_on and re.match(r"\d|[A-Za-z]{3}", when.said) and not re.match(
+            r"(?:on|next|this|last|in|tomorrow|yesterday|today)\b", when.said, re.I)
+            and re.search(r"\b(?:on|for)\s+(?:the\s+)?$", sent.text[:when.start])
+            and _PAST_EN.search(re.split(r"[,;:”\"]", sent.text[:when.start])[-1])):
+        return None
     before, after = sent.text[: when.start], sent.text[when.end:]
     if lang == "zh":  # only the clause that holds the date
         before, after = re.split(r"[，,；;]", before)[-1], re.split(r"[，,；;]", after)[0]

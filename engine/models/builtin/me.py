@@ -8,7 +8,8 @@ is kept as objects of its own:
   St James's", "I lead the backend team" (the role needs a role word, people.self_role_en),
   a knowledge object whose conclusion is the clause as said;
 - a commitment: "I'll book the pottery class for two then" (a concrete act, not "I'll think
-  about it"), an open todo.
+  about it"), an open todo;
+- a wish with a time said by a pronoun ("She wants to go to Kyoto in April"), a schedule.
 A speaker's own statements are speech.py's; a self-introduction with a name is people.py's.
 """
 
@@ -28,6 +29,36 @@ _WILL_EN = re.compile(r"(?:^|[,;:]\s*|\b(?:and|so|then)\s+)I(?:'ll|’ll| will)\
 # "I'll think about it", "I'll let you know", "I'll try": no act anyone could check off.
 _VAGUE_WILL = re.compile(r"(?:think|see|try|let|keep|have to see|check it|do (?:it|that|this)|be\b|"
                          r"get back|look into it|figure|need|take care|manage|survive|wait)\b")
+
+
+# A wish with a time said of someone by a pronoun: "She wants to go to Kyoto in April",
+# "她想四月去京都". The page does not say who (a name said before the pronoun on the same page
+# is kin.py's), so it is a plan of its own, its time kept as said with the day it was said.
+_WISH_EN = re.compile(r"^\W*(?:She|He|They)\s+(?:wants?|would like|hopes?|plans?)\s+to\s+"
+                      r"(?P<item>[^.!?;]{6,120})")
+_WISH_ZH = re.compile(r"^\W*(?:她|他)(?:们)?(?:想|打算|准备|计划)(?P<item>[^，。！？；]{3,60})")
+_WHEN = re.compile(r"\b(?:in\s+)?(?:early\s+|late\s+)?(?:January|February|March|April|May|June|"
+                   r"July|August|September|October|November|December|spring|summer|autumn|fall|"
+                   r"winter|next\s+(?:week|month|year|spring|summer|autumn|winter))\b|"
+                   r"[一二三四五六七八九十]+月|下个?月|明年|暑假|寒假|五一|国庆|年底")
+
+
+def wishes(sentences: list[Span], said_on: str) -> list[Finding]:
+    """A schedule for each wish with a time said by a pronoun (see above)."""
+    out: list[Finding] = []
+    for sent in sentences:
+        m = _WISH_EN.match(sent.text) or _WISH_ZH.match(sent.text)
+        when = _WHEN.search(sent.text)
+        if m is None or when is None:
+            continue
+        zh = lang_of(sent.text) == "zh"
+        rule = (f"{when.group().strip()}（{said_on} 说的）" if zh else
+                f"{when.group().strip()} (said on {said_on})")
+        fields = {"rule": rule, "item": sent.text.strip(),
+                  "state": "计划（一次）" if zh else "planned (one-off)", "note": ""}
+        out.append(Finding("schedule", short_name(m.group("item").strip(" ,.，"), 60), fields,
+                           sent, "zh" if zh else "en"))
+    return out
 
 
 def self_facts(sentences: list[Span], start: int = 0) -> list[Finding]:

@@ -43,7 +43,7 @@ from .drafts import (
     write_profile,
 )
 from .kin import find_kin, kin_findings
-from .me import self_facts
+from .me import self_facts, wishes
 from .people import find_named, first_name, people_first_named, role_as, romanized
 from .prefs import apply_preferences, find_preferences
 from .rules import Finding, Scan, scan, short_name
@@ -172,7 +172,8 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         # the user's own work and commitments, said with no name on the page (me.py)
         taken = [f.sentence for f in [*found.findings, *plans.findings]]
         free = _free(text, taken + [d.sentence for d in found.done if not d.verb])
-        for finding in self_facts(free):
+        for finding in self_facts(free) + wishes(free, said_on.isoformat() if said_on else
+                                                   "undated"):
             draft_for(drafts, directory, finding)
         apply_preferences(find_preferences(free), drafts, directory,
                           said_on.isoformat() if said_on else "undated")
