@@ -13,7 +13,11 @@ Invariants of what it proposes:
   schedules and people `about`/`knows` that person;
 - dated plans, needs and changes (changes.py) become schedules and todos; a change rewrites the
   object it names, keeping the old value as a history line; people named in passing
-  (people.find_named) become persons;
+  (people.find_named) or with a relation or title (kin.py) become persons; in a speaker's
+  small talk only news of someone counts;
+- a user with no speaker (no name the page could hold) has their work, commitments, wishes
+  said by a pronoun (me.py) and preferences (prefs.py, one object per topic, rewritten when
+  it changes) kept as objects of their own;
 - the page's `memory_output` spans (the memory's own output quoted back, listed by the engine)
   are blank to the rules and never cited; a correction naming such a range drops every
   citation of it;
