@@ -171,10 +171,11 @@ def _english(sent: Span) -> list[Kin]:
                 continue
             of = "" if (m.group("det") or "").casefold() == "my" else None
             out.append(Kin(name, role, of, sent, _said_en(name, s[m.end():])))
-    m = _LABELLED_EN.match(s)
-    if m and (name := _name_en(m.group("name"))) and not any(k.name == name for k in out):
-        out.append(Kin(name, m.group("rel"), "", sent))
-        if m.group("title") and (title := _title_en(m.group("title"))):
+    label = _LABELLED_EN.match(s)
+    if label and (name := _name_en(label.group("name"))) and not any(
+            k.name == name for k in out):
+        out.append(Kin(name, label.group("rel"), "", sent))
+        if label.group("title") and (title := _title_en(label.group("title"))):
             out.append(Kin(name, title, None, sent))
     return out
 
@@ -299,5 +300,5 @@ def known_person(name: str, people: dict[str, list[str]]) -> tuple[str, str] | N
         return None
     if owners:
         return owners[0], people[owners[0]][0]
-    pid = object_id_for("person", name)
-    return (pid, name) if pid else None
+    new = object_id_for("person", name)
+    return (new, name) if new else None
