@@ -22,7 +22,7 @@ from datetime import date
 from .dates import find_dates
 from .people import zh_words
 from .profiles import clip, lang_of
-from .rules import Finding, short_name
+from .rules import Finding, head_aliases, short_name, weekday_word
 from .textspan import Span
 
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢嘛]\s*[。！!]?\s*$")
@@ -35,6 +35,9 @@ _SET_FOR_ZH = re.compile(r"^(?P<item>.{2,30}?)(?:定在|安排在|约在|放在|
 _NEED_EN = re.compile(
     r"\b(?:I|we)\s+(?:really\s+|still\s+|also\s+)?(?:(?:need|have|'ve got|’ve got)\s+to|must)"
     r"\s+(?P<item>[^.!?;]{6,120})", re.IGNORECASE)
+# A note to oneself drops the subject: "Need to renew my registration before April". Only
+# when no speaker is known: in a conversation "Have to say…", "Must be nice" are remarks.
+_BARE_NEED_EN = re.compile(r"^\W*(?:(?:[Nn]eed|[Hh]ave)\s+to|[Mm]ust)\s+(?P<item>[^.!?;]{6,120})")
 _VAGUE_NEED_EN = re.compile(r"(?i)^(?:do|make|be|get|keep|find|fix|show|try|see|say|think|go)\b"
                             r".*\b(?:it|that|this|something|things|however|better|way|up)\b")
 _NEED_ZH = re.compile(r"我(?:们)?(?:还)?(?:需要|得|要|必须)(?P<item>[^，。！？；]{3,40})")
@@ -46,7 +49,9 @@ _CANCEL = re.compile(r"\b(?:cancel(?:l)?ed|called\s+off|scrapped|is\s+off)\b|取
                      re.IGNORECASE)
 _LEAD_EN = re.compile(
     r"^(?:(?:change of plans?|update|heads up|fyi|btw|note|ok|okay|so)\s*[:,-]?\s*)+"
-    r"|^(?:(?:I|we)(?:'m|’m| am|'re|’re| are)?\s+(?:going to|gonna|will|'ll|have|'ve got)\s+)",
+    r"|^(?:(?:I|we)(?:'m|’m| am|'re|’re| are)?\s+(?:going to|gonna|will|'ll|have|'ve got)\s+)"
+    # what arranged it: "I signed up for the Bath half marathon" is the marathon
+    r"|^(?:(?:I|we)\s+)?(?:signed up|registered|enrolled|entered)\s+(?:for|in)\s+",
     re.IGNORECASE)
 _TRIM_EN = re.compile(r"\s+(?:on|for|at|by|from|until|is|are|will be|starting|scheduled)\s*$",
                       re.IGNORECASE)
@@ -70,8 +75,9 @@ class Plans:
     changes: list[Change]
 
 
-def scan_plans(sentences: list[Span], said_on: date | None) -> Plans:
-    """Dated plans, needs and changes in the page's sentences (see the module doc)."""
+def scan_plans(sentences: list[Span], said_on: date | None, notes: bool = False) -> Plans:
+    """Dated plans, needs and changes in the page's sentences (see the module doc); `notes`
+    when no speaker is known (a need may drop its subject)."""
     found = Plans([], [])
     for sent in sentences:
         if _QUESTION.search(sent.text):
@@ -80,7 +86,7 @@ def scan_plans(sentences: list[Span], said_on: date | None) -> Plans:
         if change is not None:
             found.changes.append(change)
             continue
-        need = _need(sent)
+        need = _need(sent, notes)
         if need is not None:
             found.findings.append(need)
             continue
@@ -115,9 +121,11 @@ def _clause_before(text: str, end: int) -> str:
     return text[(starts[-1] if starts else 0):end].strip()
 
 
-def _need(sent: Span) -> Finding | None:
+def _need(sent: Span, notes: bool = False) -> Finding | None:
     lang = lang_of(sent.text)
     m = (_NEED_ZH if lang == "zh" else _NEED_EN).search(sent.text)
+    if m is None and notes and lang == "en":
+        m = _BARE_NEED_EN.match(sent.text)
     if not m:
         return None
     item = m.group("item").strip(" ,，。.")
@@ -153,13 +161,22 @@ _NOT_PLAN_EN = re.compile(r"\b(?:you|your|you're|let's|let’s|lets|can't wait|c
 
 def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     lang = lang_of(sent.text)
-    if lang == "en" and (_NOT_PLAN_EN.search(sent.text) or not _PLANNED_EN.search(sent.text)
-                         and _PAST_EN.search(sent.text)):
+    past = lang == "en" and not _PLANNED_EN.search(sent.text) and _PAST_EN.search(sent.text)
+    if lang == "en" and _NOT_PLAN_EN.search(sent.text):
         return None
     dates = [d for d in find_dates(sent.text, said_on) if said_on is None or d.day > said_on]
     if not dates:
         return None
     when = dates[0]
+    # A verb in the past that arranged a day named outright, still ahead, in the same clause
+    # ("I signed up for the half marathon on March 29", "booked a table for May 3"); a
+    # relative day after a past verb is the past ("I started pottery classes on Monday"), and
+    # "until November 7" arranges nothing.
+    if past and not (said_on and re.match(r"\d|[A-Za-z]{3}", when.said) and not re.match(
+            r"(?:on|next|this|last|in|tomorrow|yesterday|today)\b", when.said, re.I)
+            and re.search(r"\b(?:on|for)\s+(?:the\s+)?$", sent.text[:when.start])
+            and _PAST_EN.search(re.split(r"[,;:”\"]", sent.text[:when.start])[-1])):
+        return None
     before, after = sent.text[: when.start], sent.text[when.end:]
     if lang == "zh":  # only the clause that holds the date
         before, after = re.split(r"[，,；;]", before)[-1], re.split(r"[，,；;]", after)[0]
@@ -183,7 +200,9 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
         said = f"（{when.said}，{said_on.isoformat()} 说的）" if relative and said_on else ""
     fields = {"rule": when.day.isoformat() + said, "item": clip(item, 200),
               "state": "已安排（一次）" if lang == "zh" else "scheduled (one-off)", "note": ""}
-    return Finding("schedule", name, fields, sent, lang, head_aliases(item, lang))
+    # said by its weekday ("周四下午三点…"), it answers to it: "周四的会改到下周二" names it
+    weekday = [w for w in [weekday_word(when.said)] if w]
+    return Finding("schedule", name, fields, sent, lang, head_aliases(item, lang) + weekday)
 
 
 # Who said a plan is not the plan: "Marcus says the movers need the floor plan by January 5"
@@ -223,29 +242,3 @@ def _actionable(name: str, lang: str) -> bool:
         return False
     flags = {flag[:1] for _, flag in zh_words(name)}
     return "v" in flags and "n" in flags
-
-
-_EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their", "this",
-                      "that", "with", "from", "for", "to", "of", "on", "in", "at", "and", "up"})
-
-
-def head_aliases(item: str, lang: str) -> list[str]:
-    """Short handles a later change may call the object by: the head noun ("move", "printer")
-    and, in Chinese, a noun run before a verb ("评审会", "会议室"). The engine finds a related
-    object by its name's or alias's first word, so "the move is postponed" must reach
-    "Larkspur office move" through "move"."""
-    if lang == "zh":
-        nouns = [w for w, flag in zh_words(item) if flag.startswith(("n", "vn")) and
-                 flag != "nr" and len(w) >= 2 and w != item]
-        nouns = list(dict.fromkeys(reversed(nouns)))
-        return [n for i, n in enumerate(nouns) if i == 0 or len(n) >= 3][:3]
-    words = [w for w in re.findall(r"[A-Za-z][\w'-]+", _cut_tail(item)) if w.lower() not in
-             _EN_STOP]
-    out = [words[-1]] if words and len(words[-1]) >= 4 else []
-    if len(words) >= 2:
-        out.append(" ".join(words[-2:]))
-    return out
-
-
-def _cut_tail(item: str) -> str:
-    return re.sub(r"\s+(?:from|with|for|to|by|at|on|in|before|after)\s+.*$", "", item)

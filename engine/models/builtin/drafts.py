@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from ...base.errors import InputError
@@ -17,9 +18,9 @@ from ...objects.ids import check_object_id, make_slug
 from ...secrets.detector import find_secret
 from . import profiles as pf
 from .changes import Change
-from .dates import find_dates
+from .dates import Dated, find_dates
 from .lexicon import STOP_BIGRAMS, STOP_WORDS
-from .rules import Finding, Scan
+from .rules import DoneMark, Finding, Scan, weekday_word
 from .textspan import Span, mentions
 
 _SECRET_ASSIGNED = re.compile(
@@ -45,6 +46,7 @@ class Draft:
     owner: str = ""
     lines: list[str] = field(default_factory=list)
     replace: frozenset[str] = frozenset()  # keys a stated change overwrites (changes.py)
+    drop: frozenset[str] = frozenset()  # aliases a change made stale (a moved plan's weekday)
 
     def absorb(self, finding: Finding) -> None:
         self.aliases = pf.merge_unique(self.aliases, [finding.name, *finding.aliases],
@@ -199,31 +201,56 @@ def similarity(subject: str, target: str) -> int:
 
 
 def apply_done(found: Scan, drafts: dict[str, Draft], directory: Directory) -> None:
-    """Close the todo each done marker names best (a related one or one found on this page)."""
+    """Close the todo each done marker names best (a related one or one found on this page).
+    A plain past tense ("Paid the rent.") closes only a todo whose verb it is ("pay the
+    rent"), and a Chinese one ("季度报告提前交了") a one-off schedule when no todo is named (a
+    deadline is a plan: "下周五要交季度报告")."""
     for mark in found.done:
         best: tuple[int, str, dict[str, Any] | None] = (0, "", None)
         for draft in drafts.values():
-            if draft.type == "todo" and not state_done(draft.fields.get("state", "")):
+            if _closable(mark, draft.type, draft.fields.get("state", ""),
+                         draft.fields.get("item") or draft.name) and (
+                    mark.sentence not in draft.spans):
                 score = similarity(mark.subject, f"{draft.name} {draft.fields.get('item', '')}")
                 best = max(best, (score, draft.id, None), key=lambda b: b[0])
-        for obj in directory.of_type("todo"):
-            if pf.is_done(str(obj.get("body") or "")) or obj.get("status") == "archived":
+        for obj in [*directory.of_type("todo"), *directory.of_type("schedule")]:
+            body = str(obj.get("body") or "")
+            item = pf.field_value(type_of(obj), body, "item") or ""
+            state = pf.field_value(type_of(obj), body, "state") or ""
+            if obj.get("status") == "archived" or not _closable(
+                    mark, type_of(obj), state, item or str(obj.get("name"))):
                 continue
-            item = pf.field_value("todo", str(obj.get("body") or ""), "item") or ""
             score = similarity(mark.subject, f"{obj.get('name')} {item}")
             best = max(best, (score, str(obj["id"]), obj), key=lambda b: b[0])
         score, object_id, existing = best
         if score < 2:
             continue
         if object_id not in drafts and existing is not None:
-            lang = pf.body_lang(pf.parse_body("todo", str(existing.get("body") or "")),
+            kind = type_of(existing)
+            lang = pf.body_lang(pf.parse_body(kind, str(existing.get("body") or "")),
                                 pf.lang_of(mark.subject))
-            drafts[object_id] = Draft(object_id, "todo", str(existing["name"]), lang,
+            drafts[object_id] = Draft(object_id, kind, str(existing["name"]), lang,
                                       existing=existing)
         draft = drafts[object_id]
         draft.fields["state"] = "done"
         if mark.sentence not in draft.spans:
             draft.spans.append(mark.sentence)
+
+
+def _closable(mark: DoneMark, kind: str, state: str, item: str) -> bool:
+    """Can `mark` close an object of this kind, state and item (see apply_done)?"""
+    if state_done(state) or re.search(r"cancel|取消", state, re.IGNORECASE):
+        return False
+    zh = pf.lang_of(mark.subject) == "zh"
+    if kind == "schedule":
+        return zh and not re.search(r"recurring|重复", state, re.IGNORECASE)
+    if kind != "todo":
+        return False
+    if not mark.verb or zh:
+        return True
+    first = (re.findall(r"[A-Za-z]+", item) or [""])[0].casefold()
+    return len(first) >= 2 and (first == mark.verb or len(mark.verb) >= 3 and (
+        first.startswith(mark.verb) or mark.verb.startswith(first)))
 
 
 def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Directory,
@@ -232,16 +259,22 @@ def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Di
     this page): a new day replaces the time rule, "cancelled" the state; the old value stays as
     a history line. Returns notes for the changes that named nothing."""
     notes: list[str] = []
+    said_on = _iso_day(day)
     for change in changes:
         best: tuple[int, str, dict[str, Any] | None] = (0, "", None)
+        named = find_dates(change.words, said_on) if said_on else []
         for draft in drafts.values():
             if draft.type in ("schedule", "todo") and change.sentence not in draft.spans:
                 score = similarity(change.words, " ".join([draft.name, *draft.aliases,
                                                            draft.fields.get("item", "")]))
+                score += _on_day(change.words, named, draft.fields.get("rule", ""), said_on)
                 best = max(best, (score, draft.id, None), key=lambda b: b[0])
         for obj in [*directory.of_type("schedule"), *directory.of_type("todo")]:
-            item = pf.field_value(type_of(obj), str(obj.get("body") or ""), "item") or ""
+            body = str(obj.get("body") or "")
+            item = pf.field_value(type_of(obj), body, "item") or ""
             score = similarity(change.words, " ".join([*names_of(obj), item]))
+            score += _on_day(change.words, named,
+                             pf.field_value(type_of(obj), body, "rule") or "", said_on)
             best = max(best, (score, str(obj["id"]), obj), key=lambda b: b[0])
         score, object_id, existing = best
         if score < 2 or score < 4 and not _names(change.words, drafts, existing, object_id):
@@ -255,6 +288,34 @@ def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Di
                                       existing=existing)
         _change(drafts[object_id], change, day)
     return notes
+
+
+def _iso_day(day: str) -> date | None:
+    try:
+        return date.fromisoformat(day)
+    except ValueError:
+        return None
+
+
+_WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4,
+             "saturday": 5, "sunday": 6, "一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5,
+             "日": 6, "天": 6}
+
+
+def _on_day(words: str, named: list[Dated], rule: str, said_on: date | None) -> int:
+    """4 when a change names the day a schedule is on: that date, or its weekday ("周四的会改到
+    下周二" said on Tuesday: the meeting this Thursday; "Monday's stand-up" said on Thursday:
+    the coming Monday; a weekday alone is the one within a week of the turn), else 0."""
+    on = _day(rule)
+    if not on or said_on is None:
+        return 0
+    day = date.fromisoformat(on)
+    weekdays = [_WEEKDAYS[w.casefold()[-1:] if not w.isascii() else w.casefold()]
+                for w in [weekday_word(d.said) for d in named] + [weekday_word(words)] if w]
+    near = abs((day - said_on).days) <= 7
+    if any(d.day == day for d in named) or near and day.weekday() in weekdays:
+        return 4
+    return 0
 
 
 def _names(words: str, drafts: dict[str, Draft], existing: dict[str, Any] | None,
@@ -280,6 +341,14 @@ def _change(draft: Draft, change: Change, day: str) -> None:
         # one, or recall would show the stale day first.
         for said in reversed(find_dates(draft.name, None)):
             draft.name = f"{draft.name[:said.start]}{new}{draft.name[said.end:]}".strip()
+        # A weekday it answered to is stale now; the new one, when said so, is its handle.
+        stale = {a for a in [*names_of(draft.existing or {})[1:], *draft.aliases]
+                 if weekday_word(a) == a}
+        draft.drop = draft.drop | stale
+        draft.aliases = [a for a in draft.aliases if a not in stale]
+        if weekday_word(change.said):
+            draft.aliases.append(weekday_word(change.said))
+            draft.drop = draft.drop - {weekday_word(change.said)}
         history = (f"{old_rule} → {new}（{day} 改期）" if zh
                    else f"{old_rule} -> {new} (moved on {day})")
     else:
@@ -355,12 +424,14 @@ def write_profile(draft: Draft) -> dict[str, Any] | None:
     old_body, old_summary = str(old.get("body") or ""), str(old.get("summary") or "")
     body = with_lines(pf.merge_body(draft.type, old_body, draft.fields, draft.lang,
                                     draft.replace), draft.lines)[:16_000]
-    aliases = pf.merge_unique(list(old.get("aliases") or []), draft.aliases,
+    aliases = pf.merge_unique([a for a in old.get("aliases") or [] if a not in draft.drop],
+                              [a for a in draft.aliases if a not in draft.drop],
                               exclude=str(old["name"]))
     if body == old_body and aliases == list(old.get("aliases") or []):
         return None  # nothing new: cite it, do not rewrite it
     summary = old_summary
-    if not summary or (draft.type in ("todo", "schedule") and body != old_body):
+    if not summary or ((draft.type in ("todo", "schedule") or draft.replace) and
+                       body != old_body):
         merged = {line.key: line.value for line in pf.parse_body(draft.type, body) if line.key}
         draft.aliases = aliases
         summary = summary_of(draft, merged)

@@ -46,6 +46,10 @@ ROLES_ZH: tuple[str, ...] = (
     "设计师", "工程师", "负责人", "搭子", "搭档", "伙伴", "合伙人", "客户", "房东", "顾问", "导师",
     "架构师",
     "组长", "队长", "班主任", "师傅", "HR", "PM", "CTO", "CEO", "CFO", "COO", "QA", "DBA",
+    # occupations
+    "程序员", "运营", "销售", "财务", "出纳", "行政", "人事", "前台", "客服", "编辑", "记者",
+    "翻译", "药剂师", "厨师", "司机", "保安", "教授", "讲师", "研究员", "研究生", "博士生", "学生",
+    "实习生", "主任", "店长", "分析师", "咨询师", "主管", "专员", "助教", "保姆", "快递员", "警察",
 )
 
 # Role words (English): "Tom Becker is our DevOps lead" names a person only with one of these.
@@ -58,6 +62,11 @@ ROLES_EN: frozenset[str] = frozenset({
     "neighbor", "neighbour", "roommate", "intern", "owner", "head", "vp", "consultant", "advisor",
     "adviser", "mentor", "nurse", "therapist", "tutor", "secretary", "admin", "administrator",
     "sre", "devops", "specialist", "researcher", "scientist", "officer", "chief", "captain",
+    "employee", "trainee", "attendee", "referee", "nominee", "mentee", "assignee",
+    # occupations not formed like a trade (people.role_word reads "-er", "-ist"… itself)
+    "vet", "chef", "cook", "clerk", "student", "paramedic", "surgeon", "midwife", "paralegal",
+    "nanny", "pilot", "vicar", "priest", "carer", "medic", "physio", "postdoc", "associate",
+    "principal", "dean", "judge", "model", "fellow", "staff",
 })
 
 # Capitalised words that start sentences but are not first names.

@@ -13,7 +13,11 @@ Invariants of what it proposes:
   schedules and people `about`/`knows` that person;
 - dated plans, needs and changes (changes.py) become schedules and todos; a change rewrites the
   object it names, keeping the old value as a history line; people named in passing
-  (people.find_named) become persons;
+  (people.find_named) or with a relation or title (kin.py) become persons; in a speaker's
+  small talk only news of someone counts;
+- a user with no speaker (no name the page could hold) has their work, commitments, wishes
+  said by a pronoun (me.py) and preferences (prefs.py, one object per topic, rewritten when
+  it changes) kept as objects of their own;
 - the page's `memory_output` spans (the memory's own output quoted back, listed by the engine)
   are blank to the rules and never cited; a correction naming such a range drops every
   citation of it;
@@ -42,9 +46,12 @@ from .drafts import (
     state_done,
     write_profile,
 )
-from .people import find_named, first_name, people_first_named, role_as, romanized
+from .me import self_facts, wishes
+from .named import named_people
+from .people import first_name, romanized
+from .prefs import apply_preferences, find_preferences
 from .rules import Finding, Scan, scan, short_name
-from .textspan import blanked, lines, mention_pattern, overlaps, sentences
+from .textspan import Span, blanked, lines, mention_pattern, overlaps, sentences
 
 MODEL = "builtin-rules-1"
 PRIORITY = {"project": 0, "person": 1, "credential": 2, "todo": 3, "schedule": 4,
@@ -165,12 +172,23 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         plans.findings = []
     for finding in plans.findings:
         draft_for(drafts, directory, finding)
-    if speaker is not None and not _conversation(drafts, directory, speaker, text, event):
+    if speaker is None and not notes and event.get("source") in ("user", None):
+        # the user's own work and commitments, said with no name on the page (me.py)
+        taken = [f.sentence for f in [*found.findings, *plans.findings]]
+        free = _free(text, taken + [d.sentence for d in found.done if not d.verb])
+        for finding in self_facts(free) + wishes(free, said_on.isoformat() if said_on else
+                                                   "undated"):
+            draft_for(drafts, directory, finding)
+        apply_preferences(find_preferences(free), drafts, directory,
+                          said_on.isoformat() if said_on else "undated")
+    tool = bool(notes)
+    chatter = speaker is not None and not _conversation(drafts, directory, speaker, text, event)
+    if not tool:  # a speaker's words about someone else count too ("Raj: Tomas is moving…")
+        notes += named_people(drafts, directory, text, speaker, said_on, chatter)
+    if chatter and speaker is not None and not drafts:
         notes.append(f"{pf.clip(speaker.name, 60)} said nothing the rules keep: a question, "
                      "greeting, thanks or talk about the listener, no first-person statement, "
                      "plan or named person")
-    if not notes:
-        notes += _named_people(drafts, directory, text, speaker, said_on)
     _drop_false_people(drafts, directory)
     for draft in drafts.values():  # "Marcus Lee" answers to "Marcus" (people.first_name),
         # "张伟" to "Zhang Wei" and its "老张" to "Lao Zhang" (people.romanized): said on a new
@@ -186,8 +204,8 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                            said_on.isoformat() if said_on else "undated")
     if found.findings or found.done or event.get("kind") == "note":
         _cite_titled_project(drafts, directory, event, page, text)
-    if found.done and not any(d.type == "todo" and state_done(d.fields.get("state", ""))
-                              for d in drafts.values()):
+    if any(not d.verb for d in found.done) and not any(
+            d.type == "todo" and state_done(d.fields.get("state", "")) for d in drafts.values()):
         notes.append("a done marker named no open todo among the related objects")
 
     if quoted:
@@ -255,53 +273,20 @@ def _plans(text: str, found: Scan, speaker: speech.Speaker | None,
            said_on: date | None) -> changes.Plans:
     """Dated plans, needs and changes (changes.py) in sentences no explicit rule used; a plan
     a known speaker makes is about them."""
-    taken = [f.sentence for f in found.findings] + [d.sentence for d in found.done]
-    start = speaker.start if speaker else 0
-    free = [s for s in sentences(text) if s.end > start and not any(
-        t.start < s.end and s.start < t.end for t in taken)]
-    plans = changes.scan_plans(free, said_on)
+    # a plain past tense ("Booked the pottery class, it's on April 4") may still hold a plan
+    taken = [f.sentence for f in found.findings] + [d.sentence for d in found.done if not d.verb]
+    plans = changes.scan_plans(_free(text, taken, speaker.start if speaker else 0), said_on,
+                               notes=speaker is None)
     owner = object_id_for("person", speaker.name) if speaker else None
     for finding in plans.findings:
         finding.owner = owner or ""
     return plans
 
 
-def _named_people(drafts: dict[str, Draft], directory: Directory, text: str,
-                  speaker: speech.Speaker | None, said_on: date | None) -> list[str]:
-    """People a sentence names in passing become (or cite) person objects; a sentence about
-    them ("Elena said…") is a dated line of their profile, in the third person as said. A
-    first name alone is the one person whose name starts with it; shared, it names no one
-    (the returned notes say so)."""
-    notes: list[str] = []
-    known = {d.name for d in drafts.values() if d.type == "person"}
-    if speaker:
-        known.add(speaker.name)
-    owner = object_id_for("person", speaker.name) if speaker else ""
-    day = said_on.isoformat() if said_on else "undated"
-    people = {str(o["id"]): names_of(o) for o in directory.of_type("person")}
-    for d in drafts.values():
-        if d.type == "person":
-            people[d.id] = pf.merge_unique(people.get(d.id, []), [d.name, *d.aliases])
-    for hit in find_named(sentences(text), known):
-        if hit.common and directory.find("person", "", [hit.name]) is None:
-            continue  # a dictionary word is a person only once someone said so
-        name = hit.name
-        if " " not in name and name.isascii():  # "Marcus" is the one person it starts
-            owners = people_first_named(name, people)
-            if len(owners) > 1:  # two people share the name: no guess, and no third person
-                notes.append(f"{name} may be any of {', '.join(sorted(owners))}: not guessed")
-                continue
-            if speaker and owners == [object_id_for("person", speaker.name)]:
-                continue
-            name = people[owners[0]][0] if owners else name
-        role = role_as(hit.sentence.text) if hit.subject else ""
-        finding = Finding("person", name, {"identity": "", "role": role, "traits": "",
-                                           "howto": ""}, hit.sentence,
-                          pf.lang_of(hit.sentence.text), owner=owner or "")
-        if hit.subject:
-            finding.lines.append(f"- {day}: {pf.clip(hit.sentence.text, 200)}")
-        draft_for(drafts, directory, finding)
-    return notes
+def _free(text: str, taken: list[Span], start: int = 0) -> list[Span]:
+    """The page's sentences from `start` on that no span in `taken` overlaps."""
+    return [s for s in sentences(text) if s.end > start and not any(
+        t.start < s.end and s.start < t.end for t in taken)]
 
 
 def _said_on(event: dict[str, Any]) -> date | None:

@@ -34,6 +34,9 @@ _SELF_ZH = re.compile(r"我(?:是|叫)(?P<name>" + HAN_RUN + r"{2,4})" + _BOUNDA
 _SELF_EN = re.compile(
     r"\b(?:I'm|I’m|I am|[Mm]y name is)\s+(?P<name>" + EN_NAME + r")\b"
     r"(?:\s*,\s*(?:the|a|an|your|our)\s+(?P<role>[^.,;!?\n—]{2,60}))?"
+    # a note's signature: "Ravi Kapoor here — product manager at Quillstone"
+    r"|^\W*(?P<here>" + EN_NAME + r")\s+here\b(?:\s*(?:[—–,:]|\s-)\s*(?:the\s+|a\s+|an\s+)?"
+    r"(?P<title>[^.,;!?\n—]{2,60}))?"
 )
 _IS_ROLE_ZH = re.compile(
     r"(?P<pre>" + HAN_RUN + r"{2,8}|" + EN_NAME + r")\s*是\s*"
@@ -60,7 +63,13 @@ _SELF_ROLE_ZH = re.compile(r"我是\s*(?P<role>[^，,。.；;！!？?\n（(]{2,2
 _SELF_ROLE_EN = re.compile(
     r"^\s*[,;]?\s*(?:and\s+)?I(?:'m|’m| am)\s+(?:the|a|an)\s+(?P<role>[^.,;!?\n—]{2,60})"
     r"|^\s*[,;]?\s*(?:and\s+)?I\s+(?P<verb>run|lead|manage|head|oversee|coordinate|"
-    r"work as|work on)\s+(?P<what>(?:the|a|an|our|my|[A-Z])[^.,;!?\n—]{1,60})")
+    r"work as|work on)\s+(?P<what>(?:the|a|an|our|my|[A-Z])[^.,;!?\n—]{1,60})"
+    # a subject taught somewhere: "I teach physics at Redfield College"
+    r"|^\s*[,;]?\s*(?:and\s+)?I\s+(?P<teach>teach)\s+(?P<subject>[a-z][\w ]{1,30}?\s+"
+    r"(?:at|in)\s+[A-Z][^.,;!?\n—]{1,50})"
+    # "I just joined as the product designer at Fieldnote"
+    r"|^\s*[,;]?\s*(?:and\s+)?I\s+(?:(?:just|recently)\s+)?joined\s+(?:\w+\s+)?as\s+"
+    r"(?:the|a|an|our)?\s*(?P<joined>[^.,;!?\n—]{2,60})")
 _THIRD = {"run": "runs", "lead": "leads", "manage": "manages", "head": "heads",
           "oversee": "oversees", "coordinate": "coordinates", "work on": "works on"}
 _DUTY_PROJECT = re.compile(r"负责\s*(?P<proj>[A-Z][\w-]{1,30})")
@@ -116,14 +125,42 @@ def role_zh(role: str) -> str | None:
 
 
 def role_en(role: str) -> str | None:
-    """The role phrase if its head ends with a role word ("DevOps lead on Aurora")."""
-    role = role.strip()
+    """The role phrase if its head ends with a role word ("DevOps lead on Aurora"), without a
+    leading "new" ("the new consultant cardiologist" is a consultant cardiologist)."""
+    role = re.sub(r"^(?:new|current|acting|interim)\s+", "", role.strip())
     head = _ROLE_HEAD.split(role, maxsplit=1)[0].strip()
-    words = head.lower().split()
-    last = words[-1] if words else ""
-    if last in ROLES_EN or (last.endswith("s") and last[:-1] in ROLES_EN):
+    words = head.split()
+    if words and role_word(words[-1]):
         return re.split(r"\s+(?:and|who|since|because)\s+", role)[0].strip()
     return None
+
+
+# Words that end like a trade ("-er", "-or", "-ist") but name a thing or an animal.
+_NOT_ROLE_EN = frozenset("""
+number paper letter water river flower corner center centre order dinner winter summer weather
+matter monster character chapter cover filter folder ladder layer meter newspaper pepper powder
+shoulder silver theater theatre tower trigger wonder error door floor color colour mirror motor
+sensor tractor elevator calculator radiator monitor computer printer poster sticker trailer
+hamster lobster spider tiger beaver otter retriever terrier boxer pointer setter power tower
+answer offer other another either neither together however whatever never ever over under
+after later rather better sooner faster bigger smaller longer major minor favor favour flavor
+flavour honor honour humor humour labor labour interior exterior superior senior junior
+christian italian indian asian canadian brazilian persian anyone someone present moment event
+""".split())
+
+
+def role_word(word: str) -> bool:
+    """Does `word` name what someone is: a role word (lexicon.ROLES_EN), an abbreviation in
+    capitals ("HCA", "CTO", "VP"), or a word formed like a trade ("educator", "cardiologist",
+    "librarian"; not "number", "hamster"; "-ee" is left out: "agree", "coffee")?"""
+    w = word.strip(".,;:()")
+    low = w.lower()
+    if low in ROLES_EN or (low.endswith("s") and low[:-1] in ROLES_EN):
+        return True
+    if re.fullmatch(r"[A-Z]{2,5}", w):
+        return True
+    return bool(re.fullmatch(r"[a-z]{3,}(?:ist|ian|or|er|ant)", low)) and (
+        low not in _NOT_ROLE_EN)
 
 
 def self_role_en(rest: str) -> str:
@@ -133,12 +170,33 @@ def self_role_en(rest: str) -> str:
     m = _SELF_ROLE_EN.match(rest)
     if m is None:
         return ""
-    if m.group("role"):
-        return role_en(m.group("role")) or ""
+    if m.group("role") or m.group("joined"):
+        return role_en(m.group("role") or m.group("joined")) or ""
+    if m.group("teach"):
+        return f"teaches {m.group('subject').strip()}"
     what = m.group("what").strip()
     if m.group("verb") == "work as":
         return role_en(re.sub(r"^(?:a|an|the|our)\s+", "", what)) or ""
     return f"{_THIRD[m.group('verb')]} {what}"
+
+
+# A job said after a Chinese self-introduction: "在星辰科技做产品经理", "是这边的后端工程师".
+_JOB_ZH = re.compile(r"^\s*(?:我)?(?P<where>(?:在|于)[^，,。；;！!？?\n]{2,20}?)?"
+                     r"(?P<verb>做|当|担任|任|是)(?P<role>[^，,。；;！!？?\n（(]{2,16})$")
+_HERE_ZH = re.compile(r"^(?:这边|这里|我们|公司|团队|组里)的")
+
+
+def job_zh(rest: str) -> str:
+    """The job one of the first clauses after a Chinese self-introduction states, as said
+    ("在星辰科技做产品经理"; "是这边的后端工程师" -> "后端工程师"), if it ends in a role word."""
+    for clause in re.split(r"[，,；;。]", rest)[:3]:
+        m = _JOB_ZH.match(clause.strip())
+        if m is None or not role_zh(m.group("role")):
+            continue
+        if m.group("where"):
+            return f"{m.group('where')}{m.group('verb')}{m.group('role').strip()}"
+        return _HERE_ZH.sub("", m.group("role").strip())
+    return ""
 
 
 def first_name(name: str) -> str | None:
@@ -212,9 +270,10 @@ def _projects_in(role: str, sentence: str) -> list[str]:
 def find_people(sentences: list[Span]) -> list[PersonHit]:
     """Every person statement in the page's sentences."""
     hits: list[PersonHit] = []
-    for sent in sentences:
+    for index, sent in enumerate(sentences):
         s = sent.text
         local: list[tuple[int, PersonHit]] = []
+        following = sentences[index + 1] if index + 1 < len(sentences) else None
 
         for m in _SELF_ZH.finditer(s):
             if valid_zh_name(m.group("name")):
@@ -222,21 +281,27 @@ def find_people(sentences: list[Span]) -> list[PersonHit]:
                 rest = s[m.end():]
                 duty = _DUTY_ZH.search(rest)
                 said = _SELF_ROLE_ZH.search(rest)
-                if duty:
-                    hit.role = "负责" + duty.group("duty").strip()
-                elif said and (role := role_zh(said.group("role"))):
-                    hit.role = role
+                roles = [job_zh(rest), "负责" + duty.group("duty").strip() if duty else ""]
+                if not any(roles) and said and (role := role_zh(said.group("role"))):
+                    roles = [role]
+                hit.role = "；".join(r for r in roles if r)
                 hit.projects = _projects_in("", rest)
                 local.append((m.start("name"), hit))
         for m in _SELF_EN.finditer(s):
-            name, role = m.group("name"), (m.group("role") or "").strip()
-            role = role_en(role) or ("" if m.group("role") else self_role_en(s[m.end():]))
-            if not valid_en_name(name) or (" " not in name and not role):
+            name = m.group("name") or m.group("here")
+            role = (m.group("role") or m.group("title") or "").strip()
+            role = role_en(role) or ("" if role else self_role_en(s[m.end():]))
+            # "I'm Lena Fischer. I work as a nurse at St James's": the next sentence says it
+            later = self_role_en(following.text) if following and not role else ""
+            if not valid_en_name(name) or (" " not in name and not role and not later):
                 continue
             hit = PersonHit(name, sent, role=role,
                             identity=f"introduced themself as {name}")
             hit.projects = _projects_in(role, "")
-            local.append((m.start("name"), hit))
+            local.append((m.start("name" if m.group("name") else "here"), hit))
+            if later and following is not None:
+                hits.append(PersonHit(name, following, role=later,
+                                      projects=_projects_in(later, "")))
         for m in _IS_ROLE_ZH.finditer(s):
             pre, role = m.group("pre"), role_zh(m.group("role"))
             name = pre if pre.isascii() and valid_en_name(pre) else zh_name_before(pre)
@@ -299,12 +364,28 @@ _PERSON_CUE_EN = re.compile(
 # A name that is the subject of a verb only people do: "Elena said", "Camille is coming".
 _PERSON_SUBJECT_EN = re.compile(
     r"(?:^|(?<=[,;:] )|\b(?:and|but|so|because|when|that|said|says|heard|think|know)\s)"
-    r"(?P<name>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)\s+(?:said|"
+    r"(?P<name>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)"
+    # who they are with it: "Sam from pharmacy", "Ifan from the design team"
+    r"(?:\s+from\s+(?:the\s+)?[A-Za-z]+(?:\s+(?:team|department|office|group))?)?\s+(?:said|"
     r"says|told|asked|wants|wanted|called|emailed|texted|thinks|thought|promised|agreed|offered|"
     r"suggested|mentioned|visited|came|comes|is coming|will come|arrives|arrived|flew|drove|"
     r"moved|lives|works|worked|has had|got married|adopted|graduated|"
     # joining, working somewhere, preferring: what a plan or a fact about a colleague says
-    r"joins|joined|will join|is joining|has worked|has been working|prefers|preferred)\b")
+    r"joins|joined|will join|is joining|has worked|has been working|prefers|preferred|"
+    # moving, handing over, retiring: what changes about them ("starts" is no cue: "Change
+    # starts small")
+    r"is moving|is relocating|relocates|relocated|will move|will relocate|is leaving|will leave|"
+    r"will take over|takes over|took over|is taking over|will cover|will handle|hands over|"
+    r"will hand over|is handing over|is retiring|retires)\b")
+# A clause that starts with a person already known ("Ben is building Mia a bookshelf"): any
+# verb, since the name is no guess.
+_KNOWN_SUBJECT_EN = re.compile(
+    r"(?:^|(?<=[,;:] )|\b(?:but|so|because|when|that)\s)(?P<name>[A-Z][a-z]{2,}"
+    r"(?: [A-Z][a-z]{2,})?)\s+(?=(?:is|was|has|had|will|would|can|could|['’]s|['’]ll|"
+    r"[a-z]{3,}(?:s|ed))\b)|"
+    # after "and" a plain "-s" word is as often a noun ("…and Gatorade deals"): a clear verb
+    r"\band\s(?P<also>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)\s+(?=(?:is|was|has|had|will|would|"
+    r"can|could|['’]s|['’]ll|[a-z]{3,}ed)\b)")
 _NOT_PEOPLE_EN = frozenset({
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
     "October", "November", "December", "God", "Mom", "Dad", "Mum", "Christmas", "Easter",
@@ -334,22 +415,43 @@ def in_dictionary(word: str) -> bool:
     return word in jieba.posseg.dt.word_tag_tab
 
 
-def find_named(sentences: list[Span], skip: set[str]) -> list[PersonHit]:
-    """People a sentence names in passing (not in `skip`): English by a person cue, Chinese
-    by jieba's name tag and a common surname."""
+# News of someone, what a speaker's small talk may still carry: a move, a hand-over, joining
+# or leaving, a wish or a plan ("Amy wants to visit Rome in May").
+_NEWS_VERB = re.compile(r"\s+(?:wants|wanted|would like|hopes|is hoping|plans|is planning|"
+                        r"is going to|will|is moving|is relocating|relocates|relocated|will move|"
+                        r"will relocate|is leaving|will leave|left|will take over|takes over|"
+                        r"took over|is taking over|will cover|hands over|will hand over|"
+                        r"is handing over|is retiring|retires|retired|joins|joined|will join|"
+                        r"is joining|moved|got married|graduated|quit)\b")
+
+
+def find_named(sentences: list[Span], skip: set[str],
+               known: frozenset[str] = frozenset(), news: bool = False) -> list[PersonHit]:
+    """People a sentence names in passing (not in `skip`): English by a person cue, or as the
+    subject of any verb when they are `known` (a name or an alias of a related person),
+    Chinese by jieba's name tag and a common surname (the subject when the sentence starts
+    with them or says it is by or handed to them: "…由赵磊接手", "…交给王丽负责"). With `news`
+    only an English subject of a news verb counts ("Tomas is relocating", not "Woodhaven has
+    had an interesting past")."""
     hits: list[PersonHit] = []
     seen = set(skip)
     for sent in sentences:
         names: list[tuple[str, bool, bool]] = []
         if HAN_RE.search(sent.text):
-            names += [(w, sent.text.startswith(w), in_dictionary(w))
+            names += [(w, sent.text.startswith(w) or re.search(f"(?:由|交给){w}", sent.text)
+                       is not None, in_dictionary(w))
                       for w, flag in zh_words(sent.text) if flag == "nr" and valid_zh_name(w)]
-        for pattern in (_PERSON_CUE_EN, _PERSON_SUBJECT_EN):
+        for pattern in (_PERSON_CUE_EN, _PERSON_SUBJECT_EN, _KNOWN_SUBJECT_EN):
             for m in pattern.finditer(sent.text):
-                name = m.group("name") or m.groupdict().get("end") or ""
+                group = next(g for g in ("name", "end", "also") if m.groupdict().get(g))
+                name = m.group(group)
+                if pattern is _KNOWN_SUBJECT_EN and name not in known:
+                    continue
+                if news and not _NEWS_VERB.match(sent.text, m.end(group)):
+                    continue  # in small talk only news of someone counts
                 if valid_en_name(name) and name.split()[0] not in _NOT_PEOPLE_EN:
-                    names.append((name, pattern is _PERSON_SUBJECT_EN, False))
-        for name, subject, common in names:
+                    names.append((name, pattern is not _PERSON_CUE_EN, False))
+        for name, subject, common in sorted(names, key=lambda n: not n[1]):  # subject first
             if name not in seen:
                 seen.add(name)
                 hits.append(PersonHit(name, sent, subject=subject, common=common))

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from .lexicon import NOT_FIRST_NAMES
-from .people import find_people
+from .people import find_people, zh_words
 from .profiles import clip, lang_of
 from .textspan import Span, sentences
 
@@ -67,7 +67,7 @@ _SPECIFIC_EN = re.compile(r"\d|/|\s[A-Z]|\b(?:I|my|me|we|our|us)\b")
 _REMIND_EN = re.compile(_CLAUSE_START + r"[Rr]emind me (?!of\b)(?:to |that |about )?(?P<body>.+)$")
 _REMEMBER_EN = re.compile(_CLAUSE_START + r"[Rr]emember(?:\s+that|\s*:)\s+(?P<body>[^?]+)$")
 _REMEMBER_ZH = re.compile(r"记住(?:一下)?\s*[：:，,]\s*(?P<body>.+)$")
-_COND_EN = re.compile(
+COND_EN = re.compile(
     r"\s+(?P<cond>(?:by|before|after|until|till|when|once|whenever|tomorrow|tonight|today|"
     r"next\s+\w+|this\s+(?:week|weekend|month|morning|afternoon|evening)|in\s+\d+\s+\w+|"
     r"on\s+(?:(?:the\s+)?\d|" + WD_EN + r"|" + MONTH_EN + r"|weekends?))\b.*)$"
@@ -134,7 +134,38 @@ _DONE_ZH = (
     re.compile(r"(?P<subj>[^\s，,。；;！!？?：:]{2,24}?)(?:约|订|买|报|交|发|取|办|弄|做|寄|打)"
                r"(?:好|完|回来|过)了"),
 )
+# "Paid the rent.", "I booked the train tickets", "Finished the module!": a past tense at the
+# start of a clause (or after I/we), with what it was done to.
+_DONE_EN_PAST = re.compile(
+    r"(?:^|(?<=[.!?;:]\s)|\b(?:I|we)\s+(?:just\s+|finally\s+|already\s+|have\s+)?)"
+    r"(?:(?:[Jj]ust|[Ff]inally|[Aa]lready)\s+)?(?P<verb>[A-Za-z]{2,}ed|[Pp]aid|[Bb]ought|[Ss]ent|"
+    r"[Gg]ot|[Rr]an|[Dd]id|[Mm]ade|[Ww]rote|[Tt]ook|[Ss]old|[Bb]uilt|[Ff]ound|[Gg]ave)\s+"
+    r"(?P<obj>(?:the|a|an|my|our|all|his|her|their)\b[^.,;!?\n]{2,80}|[a-z][^.,;!?\n]{2,80})")
+_IRREGULAR = {"paid": "pay", "bought": "buy", "sent": "send", "got": "get", "ran": "run",
+              "did": "do", "made": "make", "wrote": "write", "took": "take", "sold": "sell",
+              "built": "build", "found": "find", "gave": "give"}
+# "expenses filed", "flights booked.": a note that is only a thing and its past participle.
+_DONE_EN_NOTE = re.compile(r"^\W*(?P<obj>(?:the\s+|my\s+|our\s+)?[A-Za-z][\w' -]{2,40}?)\s+"
+                           r"(?P<verb>[a-z]{2,}ed|paid|sent|done|bought|built)\s*[.!]?$")
+# "房租交了。", "季度报告提前交了。": a bare 了 after paying or handing in, ending the clause.
+_DONE_ZH_BARE = re.compile(r"(?P<subj>[^\s，,。；;！!？?：:]{2,24}?)(?:已经|已|提前|都|也)?"
+                           r"(?:交|付|缴|还|寄)了(?=[，,。；;！!\s]|$)")
 _DONE_STRIP = re.compile(r"[。.!！]+$")
+
+
+def lemma(verb: str) -> str:
+    """A past tense's plain form, near enough to compare with a todo's verb ("paid" -> "pay",
+    "booked" -> "book", "submitted" -> "submit", "renewed" -> "renew")."""
+    v = verb.casefold()
+    if v in _IRREGULAR:
+        return _IRREGULAR[v]
+    if v.endswith("ied"):
+        return v[:-3] + "y"
+    base = v[:-2] if v.endswith("ed") else v
+    if len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "lsz":
+        base = base[:-1]
+    return base
+
 
 
 @dataclass
@@ -158,6 +189,8 @@ class DoneMark:
 
     subject: str
     sentence: Span
+    verb: str = ""  # "pay" for "Paid the rent.": a plain past tense, which closes only a todo
+    # whose own verb it is (drafts.apply_done); an explicit marker ("Done: …") has none
 
 
 @dataclass
@@ -197,7 +230,7 @@ def _todo(body: str, sent: Span) -> Finding | None:
         elif any_cond := _COND_ZH_ANY.search(note):
             cond = any_cond.group("cond")
     else:
-        found = _COND_EN.search(item)
+        found = COND_EN.search(item)
         if found and found.start() > 0:
             cond, item = found.group("cond").strip(), item[: found.start()].strip()
     name = short_name(item)
@@ -336,12 +369,22 @@ def _credentials(sent: Span) -> list[Finding]:
 
 def _done(sent: Span) -> list[DoneMark]:
     out: list[DoneMark] = []
-    patterns = (_DONE_EN, _DONE_EN_PASSIVE, *_DONE_ZH)
+    patterns = (_DONE_EN, _DONE_EN_PASSIVE, *_DONE_ZH, _DONE_ZH_BARE)
     for pattern in patterns:
         for m in pattern.finditer(sent.text):
-            subject = re.sub(r"(?:已经|已)$", "", m.group("subj").strip(" ，,：:"))
+            subject = re.sub(r"(?:已经|已|提前|都|也)$", "", m.group("subj").strip(" ，,：:"))
+            if pattern is _DONE_ZH_BARE and re.search(r"得|要|必须|提醒|把|前", subject):
+                continue  # "我得在月底前把房租交了" is the need, not the deed
             if len(subject) >= 2 and all(d.subject != subject for d in out):
                 out.append(DoneMark(subject, sent))
+    note = _DONE_EN_NOTE.match(sent.text)
+    if not out and note and not re.match(r"(?i)(?:I|we|you|he|she|they|it)\b", note.group("obj")):
+        out.append(DoneMark(f"{note.group('verb')} {note.group('obj').strip()}", sent,
+                            verb=lemma(note.group("verb"))))
+    elif not out and not sent.text.rstrip().endswith("?"):
+        for m in _DONE_EN_PAST.finditer(sent.text):
+            out.append(DoneMark(f"{m.group('verb')} {m.group('obj').strip()}", sent,
+                                verb=lemma(m.group("verb"))))
     return out
 
 
@@ -381,3 +424,41 @@ def scan(text: str) -> Scan:
         findings.extend(_projects(sent))
         done.extend(_done(sent))
     return Scan(findings, done)
+
+
+_EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their", "this",
+                      "that", "with", "from", "for", "to", "of", "on", "in", "at", "and", "up"})
+_WEEKDAY_ZH = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]")
+_WEEKDAY_EN = re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b", re.IGNORECASE)
+
+
+def weekday_word(said: str) -> str:
+    """The weekday a date phrase names by its weekday, as a handle ("下周二" -> "周二", "next
+    Tuesday" -> "Tuesday"), else "": people call a plan by it ("周四的会", "Thursday's call")."""
+    zh = _WEEKDAY_ZH.search(said)
+    if zh:
+        return zh.group()
+    en = _WEEKDAY_EN.search(said)
+    return en.group().capitalize() if en else ""
+
+
+def head_aliases(item: str, lang: str) -> list[str]:
+    """Short handles a later change may call the object by: the head noun ("move", "printer")
+    and, in Chinese, a noun run before a verb ("评审会", "会议室"). The engine finds a related
+    object by its name's or alias's first word, so "the move is postponed" must reach
+    "Larkspur office move" through "move"."""
+    if lang == "zh":
+        nouns = [w for w, flag in zh_words(item) if flag.startswith(("n", "vn")) and
+                 flag != "nr" and len(w) >= 2 and w != item]
+        nouns = list(dict.fromkeys(reversed(nouns)))
+        return [n for i, n in enumerate(nouns) if i == 0 or len(n) >= 3][:3]
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]+", _cut_tail(item)) if w.lower() not in
+             _EN_STOP]
+    out = [words[-1]] if words and len(words[-1]) >= 4 else []
+    if len(words) >= 2:
+        out.append(" ".join(words[-2:]))
+    return out
+
+
+def _cut_tail(item: str) -> str:
+    return re.sub(r"\s+(?:from|with|for|to|by|at|on|in|before|after)\s+.*$", "", item)

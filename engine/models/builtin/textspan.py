@@ -10,8 +10,9 @@ import re
 from dataclasses import dataclass
 
 # A sentence ends at Chinese/full-width enders, at ! ? ; and at '.' followed by space or end of
-# text (so "24.04", "v0.3" and URLs stay whole).
-_END = re.compile(r"[。！？!?；]+|\.(?=\s|$)|…{1,2}(?=\s|$)")
+# text (so "24.04", "v0.3" and URLs stay whole), but not after a title ("Dr. Inês Costa").
+_END = re.compile(r"[。！？!?；]+|(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bMrs)(?<!\bProf)\.(?=\s|$)|"
+                  r"…{1,2}(?=\s|$)")
 HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 

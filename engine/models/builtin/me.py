@@ -1,0 +1,105 @@
+"""What the person says of themself when no name is known: an agent's user, a ChatGPT history.
+
+A turn from the user with no speaker (memory_append without meta, an imported chat) says "I"
+of someone whose name the page does not hold, so it cannot be a line of their person object
+(which is only sent as related when its name is on the page). What such a turn states plainly
+is kept as objects of its own:
+- their work: "I work as a data analyst at Brightwater Insurance in Bristol", "I'm a nurse at
+  St James's", "I lead the backend team" (the role needs a role word, people.self_role_en),
+  a knowledge object whose conclusion is the clause as said;
+- a commitment: "I'll book the pottery class for two then" (a concrete act, not "I'll think
+  about it"), an open todo;
+- a wish with a time said by a pronoun ("She wants to go to Kyoto in April"), a schedule.
+A speaker's own statements are speech.py's; a self-introduction with a name is people.py's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .people import self_role_en
+from .profiles import clip, lang_of
+from .rules import COND_EN, Finding, key_phrase, short_name
+from .textspan import Span
+
+_SELF_START = re.compile(r"(?:^|[,;:]\s*|\b(?:and|but|so|also)\s+)(?=I(?:'m|’m| am| work| lead|"
+                         r" run| manage| head| oversee| coordinate| just joined| joined)\b)")
+_WILL_EN = re.compile(r"(?:^|[,;:]\s*|\b(?:and|so|then)\s+)I(?:'ll|’ll| will)\s+"
+                      r"(?:also\s+|just\s+)?(?P<item>[a-z][^.!?;]{5,120})")
+# "I'll think about it", "I'll let you know", "I'll try": no act anyone could check off.
+_VAGUE_WILL = re.compile(r"(?:think|see|try|let|keep|have to see|check it|do (?:it|that|this)|be\b|"
+                         r"get back|look into it|figure|need|take care|manage|survive|wait)\b")
+
+
+# A wish with a time said of someone by a pronoun: "She wants to go to Kyoto in April",
+# "她想四月去京都". The page does not say who (a name said before the pronoun on the same page
+# is kin.py's), so it is a plan of its own, its time kept as said with the day it was said.
+_WISH_EN = re.compile(r"^\W*(?:She|He|They)\s+(?:wants?|would like|hopes?|plans?)\s+to\s+"
+                      r"(?P<item>[^.!?;]{6,120})")
+_WISH_ZH = re.compile(r"^\W*(?:她|他)(?:们)?(?:想|打算|准备|计划)(?P<item>[^，。！？；]{3,60})")
+_WHEN = re.compile(r"\b(?:in\s+)?(?:early\s+|late\s+)?(?:January|February|March|April|May|June|"
+                   r"July|August|September|October|November|December|spring|summer|autumn|fall|"
+                   r"winter|next\s+(?:week|month|year|spring|summer|autumn|winter))\b|"
+                   r"[一二三四五六七八九十]+月|下个?月|明年|暑假|寒假|五一|国庆|年底")
+
+
+def wishes(sentences: list[Span], said_on: str) -> list[Finding]:
+    """A schedule for each wish with a time said by a pronoun (see above)."""
+    out: list[Finding] = []
+    for sent in sentences:
+        m = _WISH_EN.match(sent.text) or _WISH_ZH.match(sent.text)
+        when = _WHEN.search(sent.text)
+        if m is None or when is None:
+            continue
+        zh = lang_of(sent.text) == "zh"
+        rule = (f"{when.group().strip()}（{said_on} 说的）" if zh else
+                f"{when.group().strip()} (said on {said_on})")
+        fields = {"rule": rule, "item": sent.text.strip(),
+                  "state": "计划（一次）" if zh else "planned (one-off)", "note": ""}
+        out.append(Finding("schedule", short_name(m.group("item").strip(" ,.，"), 60), fields,
+                           sent, "zh" if zh else "en"))
+    return out
+
+
+def self_facts(sentences: list[Span], start: int = 0) -> list[Finding]:
+    """Knowledge and todos for what the user says of themself (see the module doc), from the
+    sentences that start at or after `start`."""
+    out: list[Finding] = []
+    for sent in sentences:
+        if sent.end <= start or sent.text.rstrip().endswith(("?", "？")):
+            continue
+        if lang_of(sent.text) == "zh":
+            continue
+        work = _work(sent)
+        if work is not None:
+            out.append(work)
+            continue
+        will = _WILL_EN.search(sent.text)
+        if will and (todo := _commitment(will.group("item"), sent)) is not None:
+            out.append(todo)
+    return out
+
+
+def _work(sent: Span) -> Finding | None:
+    for m in _SELF_START.finditer(sent.text):
+        clause = re.split(r"[,;]\s+(?!Inc|Ltd)|\s[-–—]\s", sent.text[m.end():])[0].rstrip(" .!")
+        if self_role_en(clause):
+            fields = {"conclusion": clip(clause, 600), "applies": "", "experience": ""}
+            return Finding("knowledge", short_name(clause, 60), fields, sent, "en")
+    return None
+
+
+def _commitment(item: str, sent: Span) -> Finding | None:
+    item = re.split(r",\s+|\s+(?:then|now|later|because|so|but|and then|if)\b", item)[0]
+    item = item.strip(" .!")
+    cond = COND_EN.search(item)
+    condition = cond.group("cond").strip() if cond and cond.start() > 0 else ""
+    item = item[: cond.start()].strip() if condition and cond else item
+    # "I'll write it up tomorrow", "I'll sort that out": what "it" is, the page does not say
+    if len(item.split()) < 3 or _VAGUE_WILL.match(item) or re.search(
+            r"\byou\b|^\w+\s+(?:it|this|that|them|these|those|something|everything)\b", item,
+            re.IGNORECASE):
+        return None
+    fields = {"item": item, "condition": condition, "state": "open", "note": ""}
+    short = key_phrase(item, "en")
+    return Finding("todo", short_name(item), fields, sent, "en", [short] if short else [])
