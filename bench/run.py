@@ -92,6 +92,8 @@ SUITE = (
           ("--n", "20000", "--every", "2000", "--repeat", "2")),
     Bench("restore", "restore.py", "export, and restore step by step vs a sqlite3 .dump replay",
           ("--n", "20000")),
+    Bench("statement_facts", "statement_facts.py",
+          "which plainly stated facts organize keeps, per category, tuning vs validation"),
     Bench("organize_quality", "organize_quality.py", "what organize keeps, scored on LoCoMo",
           needs=("data",)),
     Bench("clause_selector", "clause_selector.py", "a learned clause selector vs hand rules",
