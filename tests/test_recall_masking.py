@@ -105,6 +105,20 @@ def test_read_commands_mask_unless_revealed_and_a_reveal_is_logged(
                                               .splitlines())] == ["event", "find"]
 
 
+def test_a_reveal_that_shows_nothing_hidden_is_not_logged(home: Path, runner: CliRunner) -> None:
+    """After `memvault forget` (or for any event without a secret) `--reveal-secrets` shows
+    the same page as without it: no reveal is logged."""
+    with open_memory(home) as mem:
+        ids = seed(mem)
+        plain = mem.append_event("an ordinary note about lunch")
+    shown = run_cli(runner, "event", str(plain), "--reveal-secrets")
+    assert "nothing revealed, nothing logged" in shown.stderr
+    run_cli(runner, "forget", PASSWORD, "--yes")
+    shown = run_cli(runner, "event", str(ids["short"]), "--reveal-secrets")
+    assert PASSWORD not in shown.stdout and "nothing revealed" in shown.stderr
+    assert not (home / "reveals.log").exists()
+
+
 def test_status_points_at_events_holding_secrets_without_their_values(home: Path) -> None:
     with open_memory(home) as mem:
         ids = seed(mem)

@@ -312,8 +312,13 @@ def event(ctx: click.Context, event_id: str, offset: int, reveal: bool, as_json:
     with open_memory(ctx, readonly=True) as mem:
         data = mem.read(str(parse_event_id(event_id)), offset, reveal=reveal)
         assert data["kind"] == "event"  # parse_event_id took an event's id only
-        if reveal:
+        # A reveal is logged when it shows what the masked page hides; a page with nothing
+        # to hide (say, after `memvault forget`) reveals nothing.
+        if reveal and data != mem.read(str(data["id"]), offset, reveal=False):
             log_reveal(mem, "event", [f"event:{data['id']}"])
+        elif reveal:
+            click.echo(f"event:{data['id']} holds no secret here: nothing revealed, nothing "
+                       "logged", err=True)
     if as_json:
         print_json(data)
         return
