@@ -234,10 +234,11 @@ def _tick_until_finished(mem: Memory, worker: Worker, job_id: int,
             observer.committed()
         elif result.action in ("failed", "terminal"):
             observer.failed(_batch_failed(mem, result, announced))
-        state = get_job(mem.conn, job_id).state
+        job = get_job(mem.conn, job_id)
+        state = job.state
         if result.lasting and result.action == "failed" and result.job_id == job_id \
                 and state not in FINISHED:
-            raise RunStopped(get_job(mem.conn, job_id).mode, job_id, result.error or "")
+            raise RunStopped(job.mode, job_id, result.error or "")
         if state in FINISHED:
             return state
         note = wait_note(mem, result, job_id, frozenset(announced))

@@ -49,7 +49,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"(?:(\d{{4}})\s*年\s*)?{_CJK_MONTH}\s*(?:{_CJK_DAY}\s*[日号號])?"),
      "cjk_numeral"),
 )
-_CJK_NUMERALS = {ch: n for n, ch in enumerate("一二三四五六七八九十", 1)}
+CJK_NUMERALS = {ch: n for n, ch in enumerate("一二三四五六七八九十", 1)}
 
 
 @dataclass(frozen=True)
@@ -113,8 +113,8 @@ def _cjk_numeral(text: str) -> int:
         return int(text)
     tens, ten, ones = text.rpartition("十")
     if not ten:
-        return _CJK_NUMERALS[ones]
-    return (_CJK_NUMERALS[tens] if tens else 1) * 10 + (_CJK_NUMERALS[ones] if ones else 0)
+        return CJK_NUMERALS[ones]
+    return (CJK_NUMERALS[tens] if tens else 1) * 10 + (CJK_NUMERALS[ones] if ones else 0)
 
 
 def _slashed(first: int, second: int) -> tuple[int, int] | None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from functools import partial
 
-from .dates import first_readings
+from .dates import CJK_NUMERALS, first_readings
 
 Span = tuple[date, date]  # first and last day, inclusive
 
@@ -26,7 +26,7 @@ _COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5
            "a couple of": 2, "a couple": 2, "couple of": 2, "a few": 3, "few": 3, "several": 4}
 _COUNT = (r"(\d{1,2}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|several|an?|one|two|three|"
           r"four|five|six|seven|eight|nine|ten|eleven|twelve)")
-_CJK_COUNTS = {ch: n for n, ch in enumerate("一二三四五六七八九十", 1)} | {"两": 2, "几": 3}
+_CJK_COUNTS = CJK_NUMERALS | {"两": 2, "几": 3}  # 两: two, 几: a few
 # Chinese words that hold a date phrase's characters without being one:
 # 目前天气 (前天), 然后天 (后天), 晚上月亮 / 这个月饼 (上月, 这个月), 马上周末 (上周),
 # 路上周围 / 日本周末 (上周, 本周), 一本月刊 (本月), 上周一直 (上周一), 上上周 (上周)
