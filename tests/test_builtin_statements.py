@@ -257,6 +257,50 @@ def test_a_chinese_preference_changes_on_the_same_topic(mem: Memory) -> None:
     assert "- 历史：2026-03-09 之前：我比较喜欢下午开会" in pref["body"]
 
 
+def test_a_new_role_replaces_the_old_one_which_stays_as_history_and_a_version(
+        mem: Memory) -> None:
+    organize_turns(mem, ["Dana Wells is our product manager."])
+    organize_turns(mem, ["Dana Wells is now head of design."], day="2026-03-09")
+    dana = person(mem.conn, "Dana Wells")
+    assert role(dana) == "head of design"
+    assert dana["summary"] == "Dana Wells — head of design"
+    assert "- history: until 2026-03-09: role was product manager" in dana["body"]
+    old = mem.conn.execute("SELECT body FROM object_versions WHERE object_id = ? AND "
+                           "version = 1", (dana["id"],)).fetchone()[0]
+    assert "- role: product manager" in old
+
+
+def test_a_role_said_after_a_change_word_in_a_later_clause_is_the_new_role(mem: Memory) -> None:
+    organize_turns(mem, ["Maya Lewis is our engineering manager.", "Tom Price is our intern."])
+    organize_turns(mem, ["Maya Lewis got promoted, she's director of engineering now.",
+                         "Tom Price is no longer an intern, he's been hired as a junior "
+                         "developer."], day="2026-03-09")
+    assert role(person(mem.conn, "Maya Lewis")) == "director of engineering"
+    assert role(person(mem.conn, "Tom Price")) == "junior developer"
+
+
+def test_a_relatives_new_job_keeps_the_relation(mem: Memory) -> None:
+    organize_turns(mem, ["My brother Rhys is a paramedic in Swansea."])
+    organize_turns(mem, ["Rhys quit the ambulance service, he's a firefighter now."],
+                   day="2026-03-09")
+    assert role(person(mem.conn, "Rhys")) == "brother; firefighter"
+
+
+def test_a_chinese_promotion_is_the_new_role(mem: Memory) -> None:
+    organize_turns(mem, ["我们学校的教务主任王建华，人挺好的。"])
+    organize_turns(mem, ["王建华现在是副校长了，上个月刚升的。"], day="2026-03-09")
+    wang = person(mem.conn, "王建华")
+    assert role(wang) == "副校长"
+    assert "- 历史：2026-03-09 之前原为教务主任" in wang["body"]
+
+
+def test_now_without_a_role_changes_no_role(mem: Memory) -> None:
+    organize_turns(mem, ["Kofi Mensah is our head of maths."])
+    organize_turns(mem, ["Kofi Mensah is now in Leeds for the conference.",
+                         "Is Kofi Mensah now the deputy head?"], day="2026-03-09")
+    assert role(person(mem.conn, "Kofi Mensah")) == "head of maths"
+
+
 def test_a_speakers_preference_is_a_line_of_their_profile_not_an_object(mem: Memory) -> None:
     organize_turns(mem, ["Elif: I prefer async updates over meetings for status reports."],
                    speaker="Elif")

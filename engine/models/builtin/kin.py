@@ -99,6 +99,25 @@ class Kin:
     said: str = ""  # what the sentence says of them, their name for the pronoun
 
 
+# Who someone is to the speaker outside work: kept in a person's role when their job changes
+# (roles.py). Work relations ("manager", "mentor") are left out: a promotion may end them.
+_PERSONAL_EN = re.compile(
+    r"(?:^|['’]s\s+)(?:(?:older|younger|little|big|elder|twin|best|old)\s+)?(?:sister|brother|"
+    r"wife|husband|partner|fianc[eé]e?|girlfriend|boyfriend|mum|mom|mother|dad|father|son|"
+    r"daughter|cousin|aunt|uncle|niece|nephew|grandma|grandmother|grandpa|grandfather|friend|"
+    r"flatmate|roommate|housemate|neighbou?r)$", re.IGNORECASE)
+_PERSONAL_ZH = re.compile(r"(?:^|的)(?:亲)?(?:姐姐|妹妹|哥哥|弟弟|老公|老婆|丈夫|妻子|先生|太太|"
+                          r"爱人|儿子|女儿|爸爸|妈妈|父亲|母亲|表哥|表姐|表弟|表妹|堂哥|堂姐|"
+                          r"朋友|好友|闺蜜|同学|室友|邻居|男朋友|女朋友|未婚夫|未婚妻)$")
+
+
+def relation_word(role: str) -> bool:
+    """Is `role` ("brother", "Owen's sister", "王芳的老公", "同学") a family or personal
+    relation, as opposed to a job?"""
+    role = role.strip()
+    return bool(_PERSONAL_EN.search(role) or _PERSONAL_ZH.search(role))
+
+
 def _name_en(raw: str) -> str | None:
     """A person's name from a match: a title kept only before a surname alone ("Mrs Patel",
     "Dr. Omar Haddad" -> "Omar Haddad"); None when it is no name."""

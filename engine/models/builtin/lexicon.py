@@ -50,6 +50,8 @@ ROLES_ZH: tuple[str, ...] = (
     "程序员", "运营", "销售", "财务", "出纳", "行政", "人事", "前台", "客服", "编辑", "记者",
     "翻译", "药剂师", "厨师", "司机", "保安", "教授", "讲师", "研究员", "研究生", "博士生", "学生",
     "实习生", "主任", "店长", "分析师", "咨询师", "主管", "专员", "助教", "保姆", "快递员", "警察",
+    # heads of a school, an institute or an office ("副校长", "学院院长")
+    "校长", "院长", "所长", "部长", "处长", "科长", "行长", "馆长",
 )
 
 # Role words (English): "Tom Becker is our DevOps lead" names a person only with one of these.
@@ -66,7 +68,7 @@ ROLES_EN: frozenset[str] = frozenset({
     # occupations not formed like a trade (people.role_word reads "-er", "-ist"… itself)
     "vet", "chef", "cook", "clerk", "student", "paramedic", "surgeon", "midwife", "paralegal",
     "nanny", "pilot", "vicar", "priest", "carer", "medic", "physio", "postdoc", "associate",
-    "principal", "dean", "judge", "model", "fellow", "staff",
+    "principal", "dean", "judge", "model", "fellow", "staff", "matron", "headteacher",
 })
 
 # Capitalised words that start sentences but are not first names.

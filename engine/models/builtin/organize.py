@@ -50,6 +50,7 @@ from .me import self_facts, wishes
 from .named import named_people
 from .people import first_name, romanized
 from .prefs import apply_preferences, find_preferences
+from .roles import apply_role_changes, find_role_changes
 from .rules import Finding, Scan, scan, short_name
 from .textspan import Span, blanked, lines, mention_pattern, overlaps, sentences
 
@@ -185,6 +186,9 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     chatter = speaker is not None and not _conversation(drafts, directory, speaker, text, event)
     if not tool:  # a speaker's words about someone else count too ("Raj: Tomas is moving…")
         notes += named_people(drafts, directory, text, speaker, said_on, chatter)
+    if not tool and event.get("source") in ("user", None):  # the newer role is current
+        apply_role_changes(find_role_changes(sentences(text)), drafts, directory,
+                           said_on.isoformat() if said_on else "undated")
     if chatter and speaker is not None and not drafts:
         notes.append(f"{pf.clip(speaker.name, 60)} said nothing the rules keep: a question, "
                      "greeting, thanks or talk about the listener, no first-person statement, "
