@@ -186,15 +186,32 @@ def memory_find(
                               max(OBJECT_CANDIDATES, limit // 2)) if object_types else [])
         if with_events:
             hits += _find_events(conn, parsed, scope.events if scope else None, answer, want)
+        said_last = _said_last(conn, hits)
     hits.sort(key=lambda h: (-h["score"], h["kind"] != "object",  # ties: objects, then newest
                              -h["id"] if h["kind"] == "event" else 0, str(h["id"])))
-    later_first(hits, parsed)
+    later_first(hits, parsed, said_last)
     answer["hits"] = hits[:limit]
     words = add_snippets(conn, answer["hits"], parsed, reveal)
     if reveal:
         return answer
     words |= secret_words([query])
     return mask_tree(answer, words, done=frozenset({"snippet"}))
+
+
+def _said_last(conn: sqlite3.Connection, hits: list[dict[str, Any]]) -> dict[str, str]:
+    """Each object hit's newest evidence time, its own or that of an object merged into it:
+    when the object was last said of (recency.later_first)."""
+    owner = {oid: h["id"] for h in hits if h["kind"] == "object"
+             for oid in [h["id"], *h.get("merged", [])]}
+    if not owner:
+        return {}
+    said: dict[str, str] = {}
+    for object_id, at in conn.execute(
+            "SELECT v.object_id, max(e.occurred_at) FROM evidence v JOIN events e"
+            " ON e.id = v.event_id WHERE v.object_id IN (SELECT value FROM json_each(?))"
+            " GROUP BY v.object_id", (json.dumps(sorted(owner)),)):
+        said[owner[object_id]] = max(said.get(owner[object_id], ""), str(at))
+    return said
 
 
 def _merge_parts(query: str, answers: list[dict[str, Any]], limit: int) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from .index import fold
@@ -39,9 +40,13 @@ def _naming(entities: list[str]) -> re.Pattern[str]:
                                for e in entities))
 
 
-def later_first(hits: list[dict[str, Any]], query: Query) -> None:
+def later_first(hits: list[dict[str, Any]], query: Query,
+                said_last: Mapping[str, str] | None = None) -> None:
     """Reorder `hits` (sorted by score, best first) in place: a later event that ties the event
-    above it and, like it, names one of the query's entities moves up past it. Each swap
+    above it and, like it, names one of the query's entities moves up past it; so does an
+    object that ties an object of its type above it, names the entity too and was last said
+    of later (`said_last`: object id -> its newest evidence's time), so the object holding a
+    newer value ("Preference: calls", rewritten) outranks one holding an older. Each swap
     undoes one inversion of time, so this ends."""
     events = [h for h in hits if h["kind"] == "event"]
     idf = events[0]["_source"][1] if events else {}
@@ -49,15 +54,32 @@ def later_first(hits: list[dict[str, Any]], query: Query) -> None:
     if not entities:
         return
     pattern = _naming(entities)
-    naming = {id(h): h["kind"] == "event" and pattern.search(fold(h["_source"][0])) is not None
-              for h in hits}
+    said_last = said_last or {}
+    naming = {id(h): _names(h, pattern) for h in hits}
+    when = {id(h): h["occurred_at"] if h["kind"] == "event" else said_last.get(h["id"], "")
+            for h in hits}
     swapped = True
     while swapped:
         swapped = False
         for i in range(len(hits) - 1):
             above, below = hits[i], hits[i + 1]
-            if (naming[id(above)] and naming[id(below)]
+            if (naming[id(above)] and naming[id(below)] and _alike(above, below)
                     and below["score"] >= TIE_SHARE * above["score"]
-                    and below["occurred_at"] > above["occurred_at"]):
+                    and when[id(below)] > when[id(above)]):
                 hits[i], hits[i + 1] = below, above
                 swapped = True
+
+
+def _names(hit: dict[str, Any], pattern: re.Pattern[str]) -> bool:
+    """Does the hit's own text (an event's, an object's fields) name one of the entities?"""
+    source = hit.get("_source")
+    if source is None:
+        return False  # a project member found through its project, not by its own words
+    text = source[0] if hit["kind"] == "event" else "\n".join(source[0])
+    return pattern.search(fold(text)) is not None
+
+
+def _alike(above: dict[str, Any], below: dict[str, Any]) -> bool:
+    """Two events, or two objects of one type: what a newer statement may supersede."""
+    return above["kind"] == below["kind"] and (
+        above["kind"] == "event" or above["type"] == below["type"])
