@@ -7,7 +7,13 @@ import pytest
 from memvault import Memory
 from memvault.recall import schema
 from memvault.recall.query import memory_find
-from memvault.recall.terms import MAX_TERMS, keep_informative, parse_query, question_parts
+from memvault.recall.terms import (
+    MAX_TERMS,
+    SMALL_TALK_WEIGHT,
+    keep_informative,
+    parse_query,
+    question_parts,
+)
 from memvault.timeline.events import NewEvent
 
 SMALL_TALK = ("哇，今天天气真好，阳光明媚的，我刚从公园散步回来，心情特别愉快，顺便买了一杯咖啡。"
@@ -60,6 +66,22 @@ def test_a_question_that_points_back_keeps_the_sentence_before_it() -> None:
     assert not parse_query("Would Tim enjoy books by C. S. Lewis or Dr. Seuss?").weights
     chatty = parse_query("我今天去公园散步了。我哥的手机号是多少？")
     assert chatty.weights and "公园" in chatty.weights and "手机" not in chatty.weights
+
+
+def test_a_tag_question_before_the_question_is_small_talk() -> None:
+    weights = parse_query("Not sure you'll know this, but it's worth a try, right? "
+                          "Where did Dana move?").weights or {}
+    assert weights.get("worth") == SMALL_TALK_WEIGHT and "dana" not in weights
+    yes_no = parse_query("Sorry to ask again, okay? Did Dana move to Lisbon?").weights or {}
+    assert "sorry" in yes_no and "lisbon" not in yes_no
+
+
+def test_a_tag_question_that_is_the_last_question_is_the_question() -> None:
+    assert not parse_query("I don't like working out, right?").weights  # one sentence
+    weights = parse_query("What a week. I don't like working out, right?").weights or {}
+    assert "week" in weights and "working" not in weights
+    # two real questions: neither is small talk
+    assert not parse_query("Where did Dana move? When did she leave?").weights
 
 
 def test_a_lone_cjk_character_matches_inside_the_index_bigrams(mem: Memory) -> None:

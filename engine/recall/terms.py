@@ -188,12 +188,15 @@ def question_parts(text: str) -> list[str]:
 
 
 def _sentences(folded: str) -> tuple[list[bool], list[int]]:
-    """Whether each sentence of `folded` asks (ends with "?"), and where each starts; ([], [])
+    """Whether each sentence of `folded` asks (ends with "?"; before the last such sentence,
+    also with a question word or as a yes/no question: _asks), and where each starts; ([], [])
     when no sentence asks or one sentence is all there is."""
     asked, starts, start = [], [], 0
+    tags: list[bool] = []  # a "?" sentence that does not ask by its words ("…, right?")
     for end in _SENTENCE_END.finditer(folded):
         if folded[start : end.start()].strip():
             asked.append("?" in end.group())
+            tags.append(asked[-1] and not _asks(folded[start : end.start()]))
             starts.append(start)
             if asked[-1] and len(asked) > 1 and _POINTS_BACK.search(folded, start, end.start()):
                 asked[-2] = True
@@ -201,7 +204,23 @@ def _sentences(folded: str) -> tuple[list[bool], list[int]]:
     if folded[start:].strip():
         asked.append(False)
         starts.append(start)
+    last = max((i for i, a in enumerate(asked) if a), default=-1)
+    # a tag question before the last question is small talk; the last one is the question
+    asked = [a and (i == last or not (i < len(tags) and tags[i])) for i, a in enumerate(asked)]
     return (asked, starts) if any(asked) and not all(asked) else ([], [])
+
+
+# A yes/no question starts with an auxiliary ("Did Dana move?", "Can you tell me…?").
+_AUXILIARY_START = re.compile(r"\s*(?:do|does|did|is|are|was|were|am|can|could|would|will|"
+                              r"shall|should|may|might|must|has|have|had)\b")
+
+
+def _asks(sentence: str) -> bool:
+    """Does a sentence that ends with "?" ask by its words: a question word or particle, or a
+    yes/no question? A tag question ("…, but it's worth a try, right?", "okay?") does not:
+    before another question it is small talk (a tag question alone is the question: "I don't
+    like working out, right?")."""
+    return bool(_ASKS.search(sentence) or _AUXILIARY_START.match(sentence))
 
 
 def _small_talk(terms: tuple[Term, ...], in_question: set[str]) -> dict[str, float]:
