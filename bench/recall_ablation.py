@@ -69,6 +69,10 @@ def _nothing(*args: Any, **kwargs: Any) -> None:
     return None
 
 
+def _always(*args: Any, **kwargs: Any) -> bool:
+    return True
+
+
 def _first_terms(parsed: terms.Query, df: Any) -> terms.Query:
     """The cut this replaced: the first MAX_TERMS terms in parser order."""
     return dataclasses.replace(parsed, terms=parsed.terms[: terms.MAX_TERMS])
@@ -94,6 +98,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "CJK phrase bonus": [(rank, "PHRASE_BONUS", 0.0)],
     "rarest terms kept (the first ones instead)": [(query, "keep_informative", _first_terms)],
     "small talk weighs less (1.0)": [(terms, "SMALL_TALK_WEIGHT", 1.0)],
+    "a tag question before the question is small talk": [(terms, "_asks", _always)],
     "lone CJK characters as candidates": [(rank, "LONE_CJK_CANDIDATES", False)],
     "several questions, a share each": [(query, "SPLIT_QUESTIONS", False)],
 }
