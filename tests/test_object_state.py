@@ -250,6 +250,24 @@ def test_the_vault_shows_the_state_in_front_matter_and_the_index(mem: Memory) ->
     assert "cancelled" not in ahead and "scheduled" not in ahead
 
 
+def test_accept_edit_takes_a_state_changed_in_the_front_matter(
+        runner: CliRunner, home: Path) -> None:
+    with Memory.open(home) as mem:
+        schedule(mem, "off", FUTURE)
+        project(mem)
+    path = home / "vault" / object_path("schedule:off")
+    text = path.read_text("utf-8")
+    path.write_text(text.replace("state: scheduled\n", "state: cancelled\n", 1), "utf-8")
+    run_cli(runner, "accept-edit", str(path))
+    with Memory.open(home) as mem:
+        assert get_object(mem.conn, "schedule:off").state == "cancelled"
+    text = path.read_text("utf-8")
+    assert "state: cancelled\n" in text  # rendered again from memory
+    path.write_text(text.replace("state: cancelled\n", "state: open\n", 1), "utf-8")
+    refused = run_cli(runner, "accept-edit", str(path), code=1).output
+    assert "'open' is not a schedule state" in refused and "nothing changed" in refused
+
+
 def test_memory_context_says_each_plans_state_and_marks_one_no_longer_ahead(
         home: Path) -> None:
     clock = ManualClock(T0)

@@ -144,11 +144,12 @@ def accept_edit(ctx: click.Context, file: str, force: bool, as_json: bool) -> No
     """Take a hand-edited object file of the vault as your correction.
 
     FILE is objects/<type>/<hash>.md or a conflict copy beside it (<hash>.conflict-1.md).
-    The name (title), aliases (front matter), summary, body and cues you changed are saved as a
-    new version made by you; relations and sources in the file are not read. Refused, nothing
-    changed: a file outside the vault, a link or special file, a mangled front matter (or one
-    naming a key twice), a name another object of its type answers to, the file
-    of another object, or (without --force) an object changed since the file was rendered."""
+    The name (title), aliases and state (front matter), summary, body and cues you changed are
+    saved as a new version made by you; relations and sources in the file are not read.
+    Refused, nothing changed: a file outside the vault, a link or special file, a mangled front
+    matter (or one naming a key twice), a name another object of its type answers to, a state
+    its type does not have, the file of another object, or (without --force) an object changed
+    since the file was rendered."""
     from ..objects.corrections import Correction
     from ..vault.files import check_root
     from ..vault.hand_edit import read_hand_edit
@@ -160,8 +161,8 @@ def accept_edit(ctx: click.Context, file: str, force: bool, as_json: bool) -> No
                               max_links=mem.config.settings.vault.max_links_per_file,
                               max_bytes=mem.config.settings.graph.max_proposal_bytes)
         if not hand.changed:
-            line = (f"{hand.rel_path}: nothing to accept: its name, aliases, summary, body and "
-                    f"cues are what {hand.object_id} version {hand.version} holds")
+            line = (f"{hand.rel_path}: nothing to accept: its name, aliases, state, summary, "
+                    f"body and cues are what {hand.object_id} version {hand.version} holds")
             if as_json:
                 print_json({"object": hand.object_id, "changed": False, "message": line})
             else:
