@@ -39,7 +39,8 @@ _RULE_LINE = re.compile(
     r"^\s*[-*]?\s*(?:time rule|time|when|date|时间规则|时间|日期)\s*[:：]\s*(?P<value>.*)$",
     re.IGNORECASE | re.MULTILINE)
 _ISO_DAY = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
-_RECURRING = re.compile(r"recurring|repeat|every|weekly|daily|monthly|重复|每", re.IGNORECASE)
+_RECURRING = re.compile(r"\b(?:recurring|repeat\w*|every|weekly|daily|monthly)\b|重复|每",
+                        re.IGNORECASE)
 # What a state line's words mean, checked in this order (a "moved" line names its old day).
 _WORDS = (
     ("cancelled", re.compile(r"cancel|called off|取消", re.IGNORECASE)),
