@@ -381,9 +381,9 @@ def test_list_reads_well_at_80_columns_and_piped(
                                            name="Call the bank", summary="On Monday"), T0)
     lines = run(runner, "list", "todo").output.splitlines()
     assert lines[0] == "todo (2)"
-    hotel = lines.index("todo:book-the-hotel-for-the-beijing-trip  active")
+    hotel = lines.index("todo:book-the-hotel-for-the-beijing-trip  active, open")
     assert " ".join(line.strip() for line in lines[hotel + 1:hotel + 3]) == summary
-    bank = lines.index("todo:call-the-bank  active  Call the bank")  # the summary lacks it
+    bank = lines.index("todo:call-the-bank  active, open  Call the bank")  # the summary lacks it
     assert lines[bank + 1] == "    On Monday"
     assert all(len(line) <= 80 for line in lines)
 

@@ -67,7 +67,7 @@ def recall(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
 
     # Over MCP secrets are never revealed: every call must leave `reveal` false.
     def memory_find(conn: Any, query: str, types: Any = None, project: Any = None,
-                    limit: int = 20, reveal: bool = False) -> dict[str, Any]:
+                    limit: int = 20, reveal: bool = False, today: Any = None) -> dict[str, Any]:
         assert not reveal
         calls.append(("find", query, types, project, limit))
         return {"query": query, "hits": [{"id": "person:qhy", "name": "浩宇"}]}

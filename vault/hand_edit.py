@@ -65,6 +65,7 @@ class _Parsed:
     summary: str
     body: str
     cues: tuple[str, ...]
+    state: str | None = None  # front matter `state:` (a schedule's or todo's)
 
 
 def vault_relative(vault: Path, path: str | Path) -> str:
@@ -219,10 +220,14 @@ def _parse(rel: str, meta: dict[str, Any], content: str) -> _Parsed:
     aliases = meta.get("aliases") or []
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         raise InputError(f"{rel}: front matter `aliases` must be a list of names")
+    state = meta.get("state")
+    if state is not None and not isinstance(state, str):
+        raise InputError(f"{rel}: front matter `state` must be one word (cancelled, done, …)")
     return _Parsed(
         name=lines[title][2:].strip(), aliases=tuple(aliases),
         summary=_field("summary", lines[meta_line + 1:body_at]),
-        body=_field("body", lines[body_at + 1:cues_at]), cues=tuple(c for c in cues if c))
+        body=_field("body", lines[body_at + 1:cues_at]), cues=tuple(c for c in cues if c),
+        state=state)
 
 
 def _heading(lines: list[str], heading: str, after: int, first: bool) -> int | None:
@@ -241,6 +246,9 @@ def _edit(mine: _Parsed, base: _Parsed, base_name: str) -> tuple[ProfileEdit, tu
     """The fields `mine` changes from `base`, as a ProfileEdit (unchanged fields left None)."""
     changed = tuple(f for f in ("name", "aliases", "summary", "body", "cues")
                     if getattr(mine, f) != getattr(base, f))
+    # A state taken out of the front matter is no state to set: only a new one counts.
+    if mine.state is not None and mine.state != base.state:
+        changed += ("state",)
     name = mine.name if "name" in changed else None
     aliases = None
     if "aliases" in changed:
@@ -253,4 +261,5 @@ def _edit(mine: _Parsed, base: _Parsed, base_name: str) -> tuple[ProfileEdit, tu
         name=name, aliases=aliases,
         summary=mine.summary if "summary" in changed else None,
         body=mine.body if "body" in changed else None,
-        cues=mine.cues if "cues" in changed else None), changed
+        cues=mine.cues if "cues" in changed else None,
+        state=mine.state if "state" in changed else None), changed

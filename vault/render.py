@@ -30,6 +30,7 @@ from ..base.display import for_markdown
 from ..objects.corefiles import CORE_FILES, read_core_file
 from ..objects.ids import OBJECT_TYPES, ObjectStatus
 from ..objects.records import ObjectRecord, object_links, resolve_redirect
+from ..objects.states import is_current, state_of
 from .page_links import (
     Relation,
     Source,
@@ -319,6 +320,7 @@ class Renderer:
             "id": obj.id,
             "type": obj.type,
             "status": status,
+            **({"state": obj.state} if obj.state else {}),
             "aliases": aliases,
             "tags": [f"memvault/{obj.type}"],
             "updated": obsidian_datetime(obj.updated_at),
@@ -344,6 +346,7 @@ class Renderer:
             front_matter=front_matter(fields),
             merged_into=merged_into,
             status=status,
+            state=obj.state or "",
             version=obj.version,
             updated_at=obj.updated_at,
             summary=obj.summary.strip(),
@@ -402,7 +405,7 @@ class Renderer:
     def render_directory(self) -> Rendered:
         """objects/README.md: every object by type, then name; only files that exist are linked."""
         rows = self.conn.execute(
-            "SELECT o.id, o.type, o.name, o.status, o.summary, o.redirect_to,"
+            "SELECT o.id, o.type, o.name, o.status, o.state, o.body, o.summary, o.redirect_to,"
             " p.object_id IS NOT NULL AS projected"
             " FROM objects o LEFT JOIN projection p ON p.object_id = o.id"
         ).fetchall()
@@ -431,10 +434,14 @@ class Renderer:
                 summary = one_line(row["summary"])
                 if len(summary) > README_SUMMARY_CHARS:
                     summary = summary[:README_SUMMARY_CHARS - 1].rstrip() + "…"
+                plan = state_of(row["type"], row["state"], row["body"])
                 entries.append({
                     "link": link,
                     "id": row["id"],
                     "status": "" if row["status"] == ObjectStatus.ACTIVE else f" ({row['status']})",
+                    # a plan no longer ahead reads `— cancelled` before its summary (the vault
+                    # reads no clock: a one-off whose day has gone is not marked past here)
+                    "state": "" if is_current(plan) else f" — {plan}",
                     "summary": summary,
                 })
             groups.append({

@@ -43,18 +43,21 @@ def _token_option(f: Any) -> Any:
 @click.option("--remove-alias", multiple=True, help="Remove an alias (repeatable).")
 @click.option("--add-cue", multiple=True, help="Add a cue: a question it answers (repeatable).")
 @click.option("--remove-cue", multiple=True, help="Remove a cue (repeatable).")
+@click.option("--state", default=None, metavar="STATE",
+              help="A schedule's state (scheduled, moved, cancelled, done) or a todo's (open, "
+                   "done, dropped).")
 @_token_option
 @json_option
 @click.pass_context
 def edit(ctx: click.Context, ref: str, name: str | None, summary: str | None,
          body: str | None, body_file: str | None, add_alias: tuple[str, ...],
          remove_alias: tuple[str, ...], add_cue: tuple[str, ...], remove_cue: tuple[str, ...],
-         token: str | None, as_json: bool) -> None:
+         state: str | None, token: str | None, as_json: bool) -> None:
     """Correct fields of one object (ID: an id, or a unique name or alias).
 
     Fields not given are kept. Refused, nothing changed: an unknown or ambiguous ID, a field
     past its limit, a secret-looking value, removing an alias or cue it does not have, a name
-    or alias another object of the same type answers to."""
+    or alias another object of the same type answers to, a state its type does not have."""
     from ..objects.corrections import Correction, ProfileEdit
 
     if body is not None and body_file is not None:
@@ -64,7 +67,7 @@ def edit(ctx: click.Context, ref: str, name: str | None, summary: str | None,
             body = _read_text(body_file, mem.config.settings.objects.body_max_chars)
         change = ProfileEdit(name=name, summary=summary, body=body, add_aliases=add_alias,
                              remove_aliases=remove_alias, add_cues=add_cue,
-                             remove_cues=remove_cue)
+                             remove_cues=remove_cue, state=state)
         _run(mem, Correction("edit", [ref], change, **_token(token)), as_json)
 
 
@@ -141,11 +144,12 @@ def accept_edit(ctx: click.Context, file: str, force: bool, as_json: bool) -> No
     """Take a hand-edited object file of the vault as your correction.
 
     FILE is objects/<type>/<hash>.md or a conflict copy beside it (<hash>.conflict-1.md).
-    The name (title), aliases (front matter), summary, body and cues you changed are saved as a
-    new version made by you; relations and sources in the file are not read. Refused, nothing
-    changed: a file outside the vault, a link or special file, a mangled front matter (or one
-    naming a key twice), a name another object of its type answers to, the file
-    of another object, or (without --force) an object changed since the file was rendered."""
+    The name (title), aliases and state (front matter), summary, body and cues you changed are
+    saved as a new version made by you; relations and sources in the file are not read.
+    Refused, nothing changed: a file outside the vault, a link or special file, a mangled front
+    matter (or one naming a key twice), a name another object of its type answers to, a state
+    its type does not have, the file of another object, or (without --force) an object changed
+    since the file was rendered."""
     from ..objects.corrections import Correction
     from ..vault.files import check_root
     from ..vault.hand_edit import read_hand_edit
@@ -157,8 +161,8 @@ def accept_edit(ctx: click.Context, file: str, force: bool, as_json: bool) -> No
                               max_links=mem.config.settings.vault.max_links_per_file,
                               max_bytes=mem.config.settings.graph.max_proposal_bytes)
         if not hand.changed:
-            line = (f"{hand.rel_path}: nothing to accept: its name, aliases, summary, body and "
-                    f"cues are what {hand.object_id} version {hand.version} holds")
+            line = (f"{hand.rel_path}: nothing to accept: its name, aliases, state, summary, "
+                    f"body and cues are what {hand.object_id} version {hand.version} holds")
             if as_json:
                 print_json({"object": hand.object_id, "changed": False, "message": line})
             else:

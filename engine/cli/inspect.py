@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..objects.ids import OBJECT_TYPES
+from ..objects.states import marked_summary
 from .app import (
     SQLITE_MAX_INT,
     LazyConsole,
@@ -156,15 +157,18 @@ _SHOWN = {"usage", "disk", "vault", "home", "quick_check", "graph_revision", "ev
 
 @click.command("list")
 @click.argument("type_", metavar="TYPE", type=click.Choice(OBJECT_TYPES))
+@click.option("--current", is_flag=True,
+              help="Only what is still ahead or open: no schedule or todo that is cancelled, "
+                   "done, dropped or past (a one-off whose day has gone).")
 @reveal_option
 @json_option
 @click.pass_context
-def list_(ctx: click.Context, type_: str, reveal: bool, as_json: bool) -> None:
-    """List the objects of one type."""
+def list_(ctx: click.Context, type_: str, current: bool, reveal: bool, as_json: bool) -> None:
+    """List the objects of one type (a schedule's or todo's state as of today)."""
     from ..recall.masking import mask_tree
 
     with open_memory(ctx, readonly=True) as mem:
-        rows = mem.list_objects(type_)
+        rows = mem.list_objects(type_, current=current)
         if reveal:
             log_reveal(mem, "list", [row["id"] for row in rows])
         else:
@@ -192,20 +196,27 @@ def print_object_table(type_: str, rows: Sequence[Mapping[str, Any]]) -> None:
     table = Table(id_column(row["id"] for row in rows), "name", "status", "summary",
                   title=f"{type_} ({len(rows)})", title_justify="left")
     for row in rows:
-        table.add_row(escape(row["id"]), escape(row["name"]), row["status"],
-                      escape(row["summary"][:80]))
+        table.add_row(escape(row["id"]), escape(row["name"]), _status(row),
+                      escape(marked_summary(row.get("state"), row["summary"])[:80]))
     console.print(table)
+
+
+def _status(row: Mapping[str, Any]) -> str:
+    """The status a list shows: the lifecycle, then a schedule's or todo's state (`active,
+    cancelled`)."""
+    state = row.get("state")
+    return f"{row['status']}, {state}" if state else str(row["status"])
 
 
 def print_object_entry(row: Mapping[str, Any], width: int) -> None:
     """`memvault list` at 80 columns or piped: the id whole on its own line (with the status,
     and the name when the summary does not say it), then the summary indented and wrapped, so
     `grep` finds an object by id or word and no column is squeezed to a word a line."""
-    head = f"{row['id']}  {row['status']}"
+    head = f"{row['id']}  {_status(row)}"
     if row["name"].casefold() not in row["summary"].casefold():
         head += f"  {row['name']}"
     console.print(escape(head), highlight=False, soft_wrap=True)
-    summary = " ".join(row["summary"].split())
+    summary = " ".join(marked_summary(row.get("state"), row["summary"]).split())
     lines = textwrap.wrap(summary, width=max(width - 4, 20)) or [""]
     for line in lines[:3]:
         console.print("    " + escape(line), highlight=False, soft_wrap=True)

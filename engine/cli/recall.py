@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..objects.ids import OBJECT_TYPES
+from ..objects.states import is_current, marked_summary
 from ..recall.index import sync_index
 from ..store.connection import write
 from .app import (
@@ -86,7 +87,11 @@ def find(
     table = Table("#", "kind", ids, "score", "name / when", "snippet", "why",
                   title=f"find {text!r}: {len(data['hits'])} hits", title_justify="left")
     for rank, hit in enumerate(data["hits"], 1):
-        label = hit["name"] if hit["kind"] == "object" else hit["occurred_at"]
+        if hit["kind"] == "object":
+            state = hit.get("state")  # a plan no longer ahead says so
+            label = hit["name"] if is_current(state) else f"{hit['name']} ({state})"
+        else:
+            label = hit["occurred_at"]
         table.add_row(str(rank), hit["kind"] if hit["kind"] == "event" else hit["type"],
                       _text(hit["id"]), f"{hit['score']:.3f}", _text(label),
                       _text(hit["snippet"], data["terms"]), _text("; ".join(hit["why"])))
@@ -134,9 +139,11 @@ def print_profile(data: Mapping[str, Any]) -> None:
     if data["redirected_from"]:
         console.print(_text(f"{data['redirected_from']} was merged into {obj['id']}"),
                       style="yellow")
-    console.print(_text(f"{obj['name']}  {obj['id']}  ({obj['status']}, v{obj['version']})"),
-                  style="bold")
-    for label, value in (("aliases", ", ".join(obj["aliases"])), ("summary", obj["summary"]),
+    state = f", {obj['state']}" if obj.get("state") else ""
+    console.print(_text(f"{obj['name']}  {obj['id']}  ({obj['status']}{state}, "
+                        f"v{obj['version']})"), style="bold")
+    for label, value in (("aliases", ", ".join(obj["aliases"])),
+                         ("summary", marked_summary(obj.get("state"), obj["summary"])),
                          ("cues", "; ".join(obj["cues"])),
                          ("merged here", ", ".join(data["merged"]))):
         if value:

@@ -266,14 +266,26 @@ class Memory:
             core_files=core,
             directory=objects.object_directory(
                 self.conn, self.config.settings.context.directory_max_entries,
-                self.config.settings.context.directory_max_bytes,
+                self.config.settings.context.directory_max_bytes, today=self.clock.now().date(),
             ),
             timeline=self.timeline_view(),
         )
 
     # -- objects ------------------------------------------------------------------------------
-    def list_objects(self, type_: str | None = None) -> list[objects.ObjectProfile]:
-        return [o.to_dict() for o in objects.list_objects(self.conn, type_)]
+    def list_objects(self, type_: str | None = None,
+                     current: bool = False) -> list[objects.ObjectProfile]:
+        """The live objects (of one type), each schedule's and todo's `state` as of today (a
+        one-off whose day has gone reads `past`); `current`: only those still ahead or open
+        (not cancelled, done, dropped or past)."""
+        from ..objects.states import is_current, shown_state
+
+        today = self.clock.now().date()
+        rows = []
+        for obj in objects.list_objects(self.conn, type_):
+            obj.state = shown_state(obj.type, obj.state, obj.body, obj.summary, today)
+            if not current or is_current(obj.state):
+                rows.append(obj.to_dict())
+        return rows
 
     def read_object(self, object_id: str, offset: int = 0) -> objects.ObjectPage:
         return objects.read_object(self.conn, object_id, offset)
@@ -287,7 +299,8 @@ class Memory:
 
         # recall builds plain dicts; tests/test_answer_types.py checks they match the type
         return cast("FindAnswer", memory_find(self.conn, query, types=types, project=project,
-                                              limit=limit, reveal=reveal))
+                                              limit=limit, reveal=reveal,
+                                              today=self.clock.now().date()))
 
     def read(self, object_id: str, offset: int = 0, reveal: bool = False) -> ReadAnswer:
         """memory_read: an object's profile, relations and evidence list, paged (masked

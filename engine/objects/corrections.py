@@ -47,6 +47,7 @@ from .ids import (
 )
 from .proposals import Merge, ObjectWrite
 from .records import ObjectRecord, get_object, object_exists
+from .states import state_problem
 from .versions import changed_since, describe_changes
 
 MAX_ALIASES = 32  # proposals.ObjectWrite.aliases: a merge adds the loser's names up to this
@@ -73,16 +74,23 @@ class ProfileEdit:
     cues: tuple[str, ...] | None = None
     add_cues: tuple[str, ...] = ()
     remove_cues: tuple[str, ...] = ()
+    state: str | None = None  # a schedule's or todo's (objects/states.py)
 
     def is_empty(self) -> bool:
         return (self.name is None and self.summary is None and self.body is None
-                and self.aliases is None and self.cues is None
+                and self.aliases is None and self.cues is None and self.state is None
                 and not (self.add_aliases or self.remove_aliases or self.add_cues
                          or self.remove_cues))
 
     def applied_to(self, obj: ObjectRecord) -> dict[str, Any]:
-        """The whole profile (ObjectWrite's fields) after this edit of `obj`."""
-        return {
+        """The whole profile (ObjectWrite's fields) after this edit of `obj`; no state given
+        leaves the stored one to the write's rule (graph_write: kept, unless the edited body's
+        state line says another)."""
+        problem = None if self.state is None else state_problem(obj.type, self.state)
+        if problem:
+            raise InputError(f"refused, nothing changed: state: {problem}")
+        state = {} if self.state is None else {"state": self.state}
+        return {**state,
             "id": obj.id,
             "name": obj.name if self.name is None else self.name,
             "summary": obj.summary if self.summary is None else self.summary,

@@ -44,6 +44,7 @@ from .records import (
     save_object,
     save_read_objects,
 )
+from .states import has_state, state_from_body, state_of, state_problem
 
 
 @dataclass
@@ -230,6 +231,9 @@ def _check_objects(config: Config, objects: list[ObjectWrite], rules: WriteRules
             limit = config.settings.objects.body_max_chars
             raise FieldError(f"objects.{i}.body", f"at most {limit} chars")
         _check_status(obj, row, i)
+        if obj.state is not None and (problem := state_problem(obj.id.partition(":")[0],
+                                                               obj.state)):
+            raise FieldError(f"objects.{i}.state", problem)
     return seen
 
 
@@ -354,9 +358,26 @@ def _record(obj: ObjectWrite, row: sqlite3.Row | None) -> ObjectRecord:
     is a candidate, anything else new is active)."""
     new = ObjectStatus.CANDIDATE if obj.id.startswith("project:") else ObjectStatus.ACTIVE
     status = obj.status or (row["status"] if row is not None else new)
-    return ObjectRecord(id=obj.id, type=obj.id.split(":", 1)[0], name=obj.name,
+    type_ = obj.id.split(":", 1)[0]
+    return ObjectRecord(id=obj.id, type=type_, name=obj.name,
                         aliases=list(dict.fromkeys(obj.aliases)), summary=obj.summary,
-                        body=obj.body, cues=list(dict.fromkeys(obj.cues)), status=status)
+                        body=obj.body, cues=list(dict.fromkeys(obj.cues)), status=status,
+                        state=_state(type_, obj, row))
+
+
+def _state(type_: str, obj: ObjectWrite, row: sqlite3.Row | None) -> str | None:
+    """The state an ObjectWrite stores: the one it gives; else a new object's is what its body
+    says, and a stored one is kept unless the body's state line now says another (a model
+    that rewrote the body but left the field out)."""
+    if not has_state(type_):
+        return None
+    if obj.state is not None:
+        return obj.state
+    said = state_from_body(type_, obj.body)
+    if row is None:
+        return said
+    stored = state_of(type_, row["state"], row["body"])
+    return said if said != state_from_body(type_, row["body"]) else stored
 
 
 def merge_objects(conn: sqlite3.Connection, loser: str, survivor: str, now: datetime,

@@ -71,6 +71,9 @@ Label = Literal["member_of", "related_to", "assigned_to", "depends_on", "about",
                 "knows"]
 CoreName = Literal["AGENTS.md", "SOUL.md", "USER.md"]
 Outcome = Literal["continue", "linked", "archive_only"]
+# objects/states.py ALL_STATES (tests/test_object_state.py keeps the two alike); which state
+# fits which type is checked with the store (graph_write), naming the valid ones.
+State = Literal["scheduled", "moved", "cancelled", "done", "open", "dropped"]
 
 
 class Strict(BaseModel):
@@ -120,6 +123,11 @@ class ObjectWrite(Strict):
                             description="future questions this object answers")
     status: Literal["candidate", "active", "archived"] | None = Field(
         default=None, description="lifecycle only; a new project must be candidate")
+    state: State | None = Field(
+        default=None,
+        description="schedule: scheduled | moved | cancelled | done; todo: open | done | "
+                    "dropped; no other type has one. Set it when a plan is cancelled, moved or "
+                    "done, or a todo done or dropped; omitted keeps the stored state")
 
 
 class RelationWrite(Strict):

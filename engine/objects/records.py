@@ -12,7 +12,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, NotRequired, TypedDict, cast
 
 from ..base.clock import iso
@@ -20,6 +20,7 @@ from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
 from ..store.forget_rows import forget_in_rows
 from .ids import OBJECT_TYPES, RELATION_LABELS, ObjectStatus, check_object_id
+from .states import check_state, marked_summary, shown_state, state_of
 
 READ_PAGE = 50
 
@@ -35,6 +36,7 @@ class ObjectProfile(TypedDict):
     body: str
     cues: list[str]
     status: str  # an ObjectStatus
+    state: str | None  # a schedule's or todo's (objects/states.py); None for other types
     version: int
     redirect_to: str | None  # the survivor it was merged into
     created_at: str
@@ -53,6 +55,7 @@ class ObjectRecord:
     body: str = ""
     cues: list[str] = field(default_factory=list)
     status: str = ObjectStatus.ACTIVE
+    state: str | None = None  # objects/states.py: a schedule's or todo's, else None
     version: int = 1
     redirect_to: str | None = None
     created_at: str = ""
@@ -63,7 +66,8 @@ class ObjectRecord:
         return cls(
             id=row["id"], type=row["type"], name=row["name"], aliases=json.loads(row["aliases"]),
             summary=row["summary"], body=row["body"], cues=json.loads(row["cues"]),
-            status=row["status"], version=row["version"], redirect_to=row["redirect_to"],
+            status=row["status"], state=state_of(row["type"], row["state"], row["body"]),
+            version=row["version"], redirect_to=row["redirect_to"],
             created_at=row["created_at"], updated_at=row["updated_at"],
         )
 
@@ -166,14 +170,18 @@ def _check_record(obj: ObjectRecord) -> None:
     kind, _ = check_object_id(obj.id)
     if obj.type != kind:
         raise InputError(f"object {obj.id}: type {obj.type!r} does not match its id")
+    if obj.state is not None:
+        check_state(obj.type, obj.state)
 
 
 _VERSION_SQL = (
     "INSERT INTO object_versions (object_id, version, name, aliases, summary, body, cues,"
-    " status, redirect_to, changed_at, batch_id, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")
+    " status, state, redirect_to, changed_at, batch_id, origin)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
-_PROFILE_COLUMNS = ("name", "aliases", "summary", "body", "cues", "status", "redirect_to")
+_PROFILE_COLUMNS = ("name", "aliases", "summary", "body", "cues", "status", "state",
+                    "redirect_to")
 
 
 def _write_object(
@@ -186,19 +194,19 @@ def _write_object(
     stamp = iso(now)
     values = (
         obj.name, json.dumps(obj.aliases, ensure_ascii=False), obj.summary, obj.body,
-        json.dumps(obj.cues, ensure_ascii=False), obj.status, obj.redirect_to,
+        json.dumps(obj.cues, ensure_ascii=False), obj.status, obj.state, obj.redirect_to,
     )
     if current is None:
         version = 1
         conn.execute(
-            "INSERT INTO objects (id, type, name, aliases, summary, body, cues, status,"
-            " redirect_to, version, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO objects (id, type, name, aliases, summary, body, cues, status, state,"
+            " redirect_to, version, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (obj.id, obj.type, *values, version, stamp, stamp),
         )
         obj.created_at = stamp
     else:
         old = (current["name"], current["aliases"], current["summary"], current["body"],
-               current["cues"], current["status"], current["redirect_to"])
+               current["cues"], current["status"], current["state"], current["redirect_to"])
         if old == values:
             return ObjectRecord.from_row(current)
         version = current["version"] + 1
@@ -406,18 +414,22 @@ def cited_slices(conn: sqlite3.Connection, object_id: str, limit: int = -1, offs
 class ObjectDirectory(TypedDict):
     """The bounded directory of live objects in the resident context."""
 
-    entries: list[dict[str, Any]]  # id, type, name, summary (cut at 160 chars), status
+    # id, type, name, summary (cut at 160 chars; one of a plan no longer ahead marked
+    # `[cancelled] …`), status, and a schedule's or todo's state as of today (`past` too)
+    entries: list[dict[str, Any]]
     total: int  # live objects in all
     omitted: int  # live objects that did not fit
     bytes: int  # the entries' size as JSON
 
 
 def object_directory(
-    conn: sqlite3.Connection, max_entries: int, max_bytes: int
+    conn: sqlite3.Connection, max_entries: int, max_bytes: int, today: date | None = None,
 ) -> ObjectDirectory:
     """A bounded directory of live objects (id, type, name, summary), most recently updated first.
 
-    Says how many objects were left out, so a bounded view is never mistaken for the whole.
+    Says how many objects were left out, so a bounded view is never mistaken for the whole. A
+    schedule or todo says its state (as of `today`: a one-off whose day has gone is `past`), and
+    the summary of one no longer ahead says so first, so it never reads as an upcoming plan.
     """
     total = conn.execute(
         "SELECT COUNT(*) FROM objects WHERE redirect_to IS NULL AND status != 'archived'"
@@ -425,13 +437,19 @@ def object_directory(
     entries: list[dict[str, Any]] = []
     used = 0
     for row in conn.execute(
-        "SELECT id, type, name, summary, status FROM objects"
+        "SELECT id, type, name, summary, status, state, body FROM objects"
         " WHERE redirect_to IS NULL AND status != 'archived' ORDER BY updated_at DESC, id"
         " LIMIT ?",
         (max_entries,),
     ):
         entry = dict(row)
-        entry["summary"] = entry["summary"][:160]
+        body = entry.pop("body")
+        state = shown_state(row["type"], row["state"], body, row["summary"], today)
+        entry["summary"] = marked_summary(state, entry["summary"])[:160]
+        if state is None:
+            del entry["state"]
+        else:
+            entry["state"] = state
         cost = len(json.dumps(entry, ensure_ascii=False).encode("utf-8"))
         if used + cost > max_bytes:
             break

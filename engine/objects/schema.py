@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 
 from ..store.script import run_script, sql_in
+from .states import state_from_body
 
 # The value lists m001's CHECK constraints were written with. A migration's text is history: it
 # does not follow the domain's live lists (objects.ids.OBJECT_TYPES and RELATION_LABELS,
@@ -190,3 +191,30 @@ def m016_correction_create(conn: sqlite3.Connection) -> None:
         ALTER TABLE corrections_m016 RENAME TO corrections;
         """,
     )
+
+
+# The states m018 allows, frozen as it wrote them (objects.states holds the live lists; a new
+# value needs a migration of its own, and tests/test_migrations.py checks the two agree).
+M018_STATES = ("scheduled", "moved", "cancelled", "done", "open", "dropped")
+
+
+def m018_object_state(conn: sqlite3.Connection) -> None:
+    """An object's state as a field: `objects.state` (and each version's), NULL for a type
+    without states. Which state fits which type is the writer's rule (objects.states); the
+    column only refuses a word that is no state at all. Every schedule and todo written before
+    gets the state its body's state line says (`- state: cancelled`), its versions too."""
+    run_script(
+        conn,
+        f"""
+        ALTER TABLE objects ADD COLUMN state TEXT
+            CHECK (state IS NULL OR state IN {sql_in(M018_STATES)});
+        ALTER TABLE object_versions ADD COLUMN state TEXT;
+        """,
+    )
+    for table, key in (("objects", "id"), ("object_versions", "object_id")):
+        rows = conn.execute(
+            f"SELECT rowid, {key}, body FROM {table}"
+            f" WHERE substr({key}, 1, instr({key}, ':') - 1) IN ('schedule', 'todo')").fetchall()
+        conn.executemany(
+            f"UPDATE {table} SET state = ? WHERE rowid = ?",
+            [(state_from_body(row[1].partition(":")[0], row[2]), row[0]) for row in rows])

@@ -15,7 +15,8 @@ from ..base.errors import NotFound
 from .records import ObjectRecord
 
 # The profile fields a version holds, in the order a person reads them.
-PROFILE_FIELDS = ("name", "aliases", "summary", "body", "cues", "status", "redirect_to")
+PROFILE_FIELDS = ("name", "aliases", "summary", "body", "cues", "status", "state",
+                  "redirect_to")
 _JSON_FIELDS = ("aliases", "cues")
 
 
@@ -36,11 +37,14 @@ def object_history(conn: sqlite3.Connection, object_id: str) -> list[dict[str, A
     before: dict[str, Any] | None = None
     for row in rows:
         profile = _profile(row)
-        changed = (list(PROFILE_FIELDS[:-1]) if before is None else
+        # A first version sets every field it has: a type without states has no state.
+        changed = ([name for name in PROFILE_FIELDS[:-1]
+                    if name != "state" or profile["state"] is not None] if before is None else
                    [name for name in PROFILE_FIELDS if profile[name] != before[name]])
         history.append({"version": row["version"], "changed_at": row["changed_at"],
                         "origin": row["origin"], "batch_id": row["batch_id"],
-                        "status": row["status"], "redirect_to": row["redirect_to"],
+                        "status": row["status"], "state": row["state"],
+                        "redirect_to": row["redirect_to"],
                         "changed": changed})
         before = profile
     return history

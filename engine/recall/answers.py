@@ -23,6 +23,9 @@ class ObjectHit(TypedDict):
     snippet: str
     why: list[str]  # what matched, at most 8 reasons
     merged: NotRequired[list[str]]  # ids merged into it that matched
+    # a schedule's or todo's state as of today (objects/states.py: `past` too); the snippet of
+    # one no longer ahead starts `[cancelled] `, and it ranks below a current one
+    state: NotRequired[str]
 
 
 class EventHit(TypedDict):

@@ -23,6 +23,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from ..base.errors import InputError, NotFound
@@ -33,6 +34,7 @@ from ..objects.records import (
     read_object,
     resolve_redirect,
 )
+from ..objects.states import marked_summary, shown_state
 from ..timeline.events import parse_event_id, read_event_page
 from .context import (
     DATE_BONUS,
@@ -57,6 +59,7 @@ from .rank import (
     DATE_TERM,
     Stats,
     candidates,
+    plan_share,
     score_object,
     score_text,
     tail_candidates,
@@ -145,7 +148,7 @@ def _merged_into(conn: sqlite3.Connection, survivor: str) -> list[str]:
 def memory_find(
     conn: sqlite3.Connection, query: str, types: Sequence[str] | None = None,
     project: str | None = None, limit: int = 20, include_events: bool = True,
-    reveal: bool = False,
+    reveal: bool = False, today: date | None = None,
 ) -> dict[str, Any]:
     """Ranked hits over objects (name, aliases, cues, summary, body, direct project membership)
     and raw events, for Chinese and English text; each hit with a snippet and why it matched.
@@ -155,13 +158,15 @@ def memory_find(
     the events they cite as evidence. Read-only. Raises InputError for an empty query, one over
     1,000 chars, a bad `types`, `project` or `limit`; never for query content.
     Secret-looking values are masked (engine/recall/masking.py) unless `reveal`.
+    A schedule or todo hit says its state as of `today` (a one-off whose day has gone: `past`;
+    None: no day, none is past); one no longer ahead ranks below a current one (rank.plan_share).
     """
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"limit must be an integer from 1 to {MAX_LIMIT}")
     parsed = parse_query(query)
     parts = question_parts(query) if SPLIT_QUESTIONS and parsed.terms else [query]
     if len(parts) > 1:
-        answers = [memory_find(conn, part, types, project, limit, include_events, reveal)
+        answers = [memory_find(conn, part, types, project, limit, include_events, reveal, today)
                    for part in parts]
         return _merge_parts(query, answers, limit)
     object_types, with_events = _check_types(types)
@@ -183,7 +188,8 @@ def memory_find(
             parsed, as_words = keep_informative(parsed, df), keep_informative(as_words, df)
             answer["terms"], answer["notice"] = [t.text for t in parsed.terms], parsed.notice
         hits = (_find_objects(conn, as_words, object_types, scope,
-                              max(OBJECT_CANDIDATES, limit // 2)) if object_types else [])
+                              max(OBJECT_CANDIDATES, limit // 2), today)
+                if object_types else [])
         if with_events:
             hits += _find_events(conn, parsed, scope.events if scope else None, answer, want)
         said_last = _said_last(conn, hits)
@@ -192,6 +198,9 @@ def memory_find(
     later_first(hits, parsed, said_last)
     answer["hits"] = hits[:limit]
     words = add_snippets(conn, answer["hits"], parsed, reveal)
+    for hit in answer["hits"]:
+        if hit.get("state"):
+            hit["snippet"] = marked_summary(hit["state"], hit["snippet"])
     if reveal:
         return answer
     words |= secret_words([query])
@@ -337,6 +346,7 @@ def _find_events(
 
 def _find_objects(
     conn: sqlite3.Connection, query: Query, types: set[str], scope: _Scope | None, want: int,
+    today: date | None = None,
 ) -> list[dict[str, Any]]:
     dirty = [r[0] for r in conn.execute("SELECT object_id FROM recall_dirty")]
     exclude = {r[0] for r in conn.execute(
@@ -375,22 +385,23 @@ def _find_objects(
             continue
         names = {fold(x) for x in (fields[0], *fields[1].split("\n"))}
         score += EXACT_NAME_BONUS if exact in names else 0.0
-        _add_object_hit(conn, found, row, score, why, (fields, why, stats.idf))
+        _add_object_hit(conn, found, row, score, why, (fields, why, stats.idf), today)
     for hit in [h for h in found.values() if h["type"] == "project"]:
-        _add_members(conn, found, hit)
+        _add_members(conn, found, hit, today)
     return [h for h in found.values() if h["type"] in types
             and (scope is None or h["id"] in scope.members)]
 
 
-_OBJECT_COLS = "id, name, aliases, cues, summary, body, type, status, redirect_to"
+_OBJECT_COLS = "id, name, aliases, cues, summary, body, type, status, redirect_to, state"
 
 
 def _add_object_hit(
     conn: sqlite3.Connection, found: dict[str, dict[str, Any]], row: Sequence[Any],
     score: float, why: list[str],
-    source: tuple[Sequence[str], list[str], dict[str, float]] | None,
+    source: tuple[Sequence[str], list[str], dict[str, float]] | None, today: date | None,
 ) -> None:
-    """Record a hit under the surviving id; keep the best score, gather every reason."""
+    """Record a hit under the surviving id; keep the best score, gather every reason. A
+    schedule or todo says its state, and keeps plan_share of the score for it."""
     object_id = row[0]
     if row[8] is not None:  # merged: report the survivor
         target = resolve_redirect(conn, object_id)
@@ -403,9 +414,13 @@ def _add_object_hit(
             "score": 0.0, "snippet": "", "why": [], "_source": None,
             "_summary": row[4],
         }
+        state = shown_state(row[6], row[9], row[5], row[4], today)
+        if state is not None:
+            hit["state"] = state
     if row[0] != object_id:
         hit.setdefault("merged", []).append(object_id)
         why = [f"via merged {object_id}: {w}" for w in why]
+    score *= plan_share(hit.get("state"))
     if score > hit["score"]:
         hit["score"] = round(score, 4)
         if source is not None and row[0] == object_id:
@@ -414,7 +429,8 @@ def _add_object_hit(
 
 
 def _add_members(
-    conn: sqlite3.Connection, found: dict[str, dict[str, Any]], project: dict[str, Any]
+    conn: sqlite3.Connection, found: dict[str, dict[str, Any]], project: dict[str, Any],
+    today: date | None,
 ) -> None:
     """Direct members of a matching project become hits at half its score."""
     ids = [project["id"], *project.get("merged", [])]
@@ -427,7 +443,7 @@ def _add_members(
     ).fetchall()
     share = round(project["score"] * PROJECT_MEMBER_SHARE, 4)
     for row in rows:
-        _add_object_hit(conn, found, row, share, [f"member of {project['id']}"], None)
+        _add_object_hit(conn, found, row, share, [f"member of {project['id']}"], None, today)
 
 
 # -- memory_read, memory_evidence -------------------------------------------------------------

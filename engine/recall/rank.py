@@ -23,6 +23,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..objects.states import is_current
 from .index import CJK_RUN, fold, fts_phrase, prefix_match, units
 from .stem import MIN_WORD, stem
 from .terms import Query, Term
@@ -41,6 +42,15 @@ FIELD_LABELS = ("name", "alias", "cue", "summary", "body")
 SNIPPET_CHARS = 160
 LONE_CJK_CANDIDATES = True  # a lone CJK character brings candidates beside other terms too
 STEM_CREDIT = 1.0  # an inflection of a query word ("countries" for "country")
+# A schedule or todo no longer ahead (cancelled, done, dropped, past) keeps this share of its
+# score: it still answers "what happened to the dentist?", but below a current plan about the
+# same thing (objects/states.py; bench/recall.py measured it changes no bench answer).
+CLOSED_PLAN_SHARE = 0.7
+
+
+def plan_share(state: str | None) -> float:
+    """The share of its score a hit keeps for its state (1.0: still ahead, open, or none)."""
+    return 1.0 if is_current(state) else CLOSED_PLAN_SHARE
 
 
 # The dates a query names stand as one term whose documents are the events they find (on the

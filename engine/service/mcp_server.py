@@ -80,6 +80,8 @@ INSTRUCTIONS = (
     "AGENTS.md, SOUL.md, USER.md, a bounded object directory and the hot timeline (its `notice` "
     "says what the view cut). Recall is lexical and synchronous: memory_find (names, aliases, "
     "cues; Chinese or English), then memory_read (a profile) and memory_evidence (raw text). "
+    "A schedule's or todo's `state` says whether it is still ahead: cancelled, done, dropped "
+    "or past ones are not upcoming plans. "
     "memory_organize only queues work and returns a receipt; memory_status shows progress. "
     "Say memory_busy(true) while you are working so background batches wait, and false after. "
     "A new project stays a candidate until you ask your user and call memory_project_approve."

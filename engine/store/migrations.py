@@ -60,6 +60,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     recall_schema.m015_recall_more_date_forms,
     objects_schema.m016_correction_create,
     recall_schema.m017_recall_fold_every_script,
+    objects_schema.m018_object_state,
 ]
 
 

@@ -46,9 +46,10 @@ SYSTEM = (
     "2023-05-08: Audrey has had her dogs for 3 years\"); greetings, questions, thanks and "
     "chatter are not facts. A plan with a day is a schedule, something to do a todo. When the "
     "page changes one (moved/postponed to, cancelled, done), rewrite that object so its "
-    "current value is the new one and keep the old value as a history line; do not make a "
-    "second object. A person named in the text is a person object, related to the speaker by "
-    "knows or to what it is about by related_to/about. Relations use short "
+    "current value is the new one and keep the old value as a history line, and set its "
+    "`state` field (schedule: scheduled, moved, cancelled, done; todo: open, done, dropped); "
+    "do not make a second object. A person named in the text is a person object, related to "
+    "the speaker by knows or to what it is about by related_to/about. Relations use short "
     "labels only. Cite evidence as char ranges of this page, never inside a `memory_output` "
     "span (the memory's own answers echoed back; the words around them still count). A new "
     "project is `candidate`. A credential keeps purpose and where the secret lives, never the "
@@ -73,6 +74,7 @@ class ObjectPayload(TypedDict):
     body: str
     cues: list[str]
     status: str
+    state: str | None  # a schedule's or todo's (objects/states.py); None for other types
     version: int
     created_at: str
     updated_at: str
@@ -82,7 +84,7 @@ def object_payload(obj: ObjectRecord) -> ObjectPayload:
     """The object's profile as a payload shows it (all of it but its redirect)."""
     return ObjectPayload(id=obj.id, type=obj.type, name=obj.name, aliases=obj.aliases,
                          summary=obj.summary, body=obj.body, cues=obj.cues, status=obj.status,
-                         version=obj.version, created_at=obj.created_at,
+                         state=obj.state, version=obj.version, created_at=obj.created_at,
                          updated_at=obj.updated_at)
 
 

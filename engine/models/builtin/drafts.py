@@ -15,6 +15,7 @@ from typing import Any
 
 from ...base.errors import InputError
 from ...objects.ids import check_object_id, make_slug
+from ...objects.states import default_state, has_state, state_from_text
 from ...secrets.detector import find_secret
 from . import profiles as pf
 from .changes import Change
@@ -239,7 +240,7 @@ def apply_done(found: Scan, drafts: dict[str, Draft], directory: Directory) -> N
 
 def _closable(mark: DoneMark, kind: str, state: str, item: str) -> bool:
     """Can `mark` close an object of this kind, state and item (see apply_done)?"""
-    if state_done(state) or re.search(r"cancel|取消", state, re.IGNORECASE):
+    if state_done(state) or re.search(r"cancel|取消|dropped|已放弃", state, re.IGNORECASE):
         return False
     zh = pf.lang_of(mark.subject) == "zh"
     if kind == "schedule":
@@ -351,6 +352,10 @@ def _change(draft: Draft, change: Change, day: str) -> None:
             draft.drop = draft.drop - {weekday_word(change.said)}
         history = (f"{old_rule} → {new}（{day} 改期）" if zh
                    else f"{old_rule} -> {new} (moved on {day})")
+    elif draft.type == "todo":  # a todo called off is dropped (objects/states.py)
+        draft.fields["state"] = "已放弃" if zh else "dropped"
+        history = (f"{day} 放弃（原为 {old_state or '未知'}）" if zh
+                   else f"dropped on {day} (was {old_state or 'unknown'})")
     else:
         draft.fields["state"] = "已取消" if zh else "cancelled"
         history = (f"{day} 取消（原为 {old_state or '未知'}）" if zh
@@ -419,6 +424,8 @@ def write_profile(draft: Draft) -> dict[str, Any] | None:
         out = {"id": draft.id, "name": draft.name, "aliases": draft.aliases[:32],
                "summary": summary_of(draft, draft.fields), "body": body[:16_000],
                "cues": cues_of(draft), "status": status}
+        if has_state(draft.type):
+            out["state"] = state_from_text(draft.type, draft.fields.get("state", ""))
         return out if status else {k: v for k, v in out.items() if k != "status"}
     old = draft.existing
     old_body, old_summary = str(old.get("body") or ""), str(old.get("summary") or "")
@@ -442,6 +449,12 @@ def write_profile(draft: Draft) -> dict[str, Any] | None:
            "body": body, "cues": cues}
     if old.get("status") in ("candidate", "active", "archived"):
         out["status"] = old["status"]
+    said = state_from_text(draft.type, draft.fields.get("state", ""))
+    if said is not None and said != default_state(draft.type):
+        # Only a change this page said (moved, cancelled, done, dropped) is given: a rewrite
+        # for another reason leaves the stored state to the write's rule (kept, unless the
+        # body's state line now says another), so a state a person set by hand stays.
+        out["state"] = said
     return out
 
 
