@@ -15,6 +15,7 @@ from memvault import ManualClock, Memory
 from memvault.cli import main
 from memvault.objects.records import ObjectRecord, add_relation, save_object
 from memvault.store.connection import write
+from memvault.timeline.events import NewEvent
 
 run = run_cli
 
@@ -385,6 +386,30 @@ def test_list_reads_well_at_80_columns_and_piped(
     assert " ".join(line.strip() for line in lines[hotel + 1:hotel + 3]) == summary
     bank = lines.index("todo:call-the-bank  active, open  Call the bank")  # the summary lacks it
     assert lines[bank + 1] == "    On Monday"
+    assert all(len(line) <= 80 for line in lines)
+
+
+def test_find_reads_well_at_80_columns_and_piped(
+        runner: CliRunner, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piped at 80 columns, each hit is a line with its rank, id, score and name (an event's
+    time), then its snippet and why it matched, indented; no column squeezed, no line over."""
+    monkeypatch.setenv("COLUMNS", "80")
+    with Memory.open(home, clock=ManualClock(T0)) as mem:
+        (event,) = mem.append_events([NewEvent(
+            "The dentist appointment moved to Friday because the clinic is closed on Thursday "
+            "for a training day, so I will go after work.", "2026-12-01T09:00:00+00:00")])
+        with write(mem.conn):
+            save_object(mem.conn, ObjectRecord(
+                id="schedule:dentist-appointment", type="schedule", name="Dentist appointment",
+                summary="Dentist appointment — Friday after work"), T0)
+    lines = run(runner, "find", "dentist").output.splitlines()
+    assert lines[0] == "find 'dentist': 2 hits"
+    assert lines[1].startswith("1. schedule:dentist-appointment  ")
+    assert lines[1].endswith("  Dentist appointment")
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"2. event {event}  "))
+    assert lines[at].endswith("2026-12-01T09:00:00+00:00")
+    assert lines[at + 1].startswith("    The dentist appointment moved to Friday")
+    assert lines[-1].startswith("    why: ") and "dentist" in lines[-1]
     assert all(len(line) <= 80 for line in lines)
 
 

@@ -8,6 +8,7 @@ scanned (the answer says how many). read/evidence answers carry next_offset; pas
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -81,26 +82,57 @@ def find(
     if as_json:
         print_json(data)
         return
+    if console.is_terminal and console.width >= WIDE_FIND:
+        _print_hit_table(text, data)
+    else:
+        console.print(f"find {text!r}: {len(data['hits'])} hits", highlight=False)
+        for rank, hit in enumerate(data["hits"], 1):
+            _print_hit_entry(rank, hit, data["terms"], console.width)
+    if data.get("unindexed_events"):
+        console.print(f"[yellow]{data['unindexed_events']} events are not indexed yet and were "
+                      "scanned directly (`memvault reindex` catches up)[/yellow]")
+    if data.get("notice"):
+        console.print(_text(data["notice"]), style="yellow")
+
+
+# The hit table's seven columns need this many to leave the snippet readable.
+WIDE_FIND = 140
+
+
+def _label(hit: Mapping[str, Any]) -> str:
+    """An object's name (with its state when the plan is no longer ahead), an event's time."""
+    if hit["kind"] != "object":
+        return str(hit["occurred_at"])
+    state = hit.get("state")
+    return str(hit["name"]) if is_current(state) else f"{hit['name']} ({state})"
+
+
+def _print_hit_table(text: str, data: Mapping[str, Any]) -> None:
+    """`memvault find` on a wide terminal: one table row a hit."""
     from rich.table import Table
 
     ids = id_column(str(hit["id"]) for hit in data["hits"])
     table = Table("#", "kind", ids, "score", "name / when", "snippet", "why",
                   title=f"find {text!r}: {len(data['hits'])} hits", title_justify="left")
     for rank, hit in enumerate(data["hits"], 1):
-        if hit["kind"] == "object":
-            state = hit.get("state")  # a plan no longer ahead says so
-            label = hit["name"] if is_current(state) else f"{hit['name']} ({state})"
-        else:
-            label = hit["occurred_at"]
         table.add_row(str(rank), hit["kind"] if hit["kind"] == "event" else hit["type"],
-                      _text(hit["id"]), f"{hit['score']:.3f}", _text(label),
+                      _text(hit["id"]), f"{hit['score']:.3f}", _text(_label(hit)),
                       _text(hit["snippet"], data["terms"]), _text("; ".join(hit["why"])))
     console.print(table)
-    if data.get("unindexed_events"):
-        console.print(f"[yellow]{data['unindexed_events']} events are not indexed yet and were "
-                      "scanned directly (`memvault reindex` catches up)[/yellow]")
-    if data.get("notice"):
-        console.print(_text(data["notice"]), style="yellow")
+
+
+def _print_hit_entry(rank: int, hit: Mapping[str, Any], terms: list[str], width: int) -> None:
+    """`memvault find` at 80 columns or piped: the rank, id, score and name or time on one
+    line (an event's id as `event N`), then the snippet wrapped and why it matched, indented;
+    no column is squeezed to a word a line."""
+    record = hit["id"] if hit["kind"] == "object" else f"event {hit['id']}"
+    console.print(_text(f"{rank}. {record}  {hit['score']:.3f}  {_label(hit)}"),
+                  soft_wrap=True)
+    snippet = " ".join(str(hit["snippet"]).split())
+    for line in (textwrap.wrap(snippet, width=max(width - 4, 20)) or [""])[:4]:
+        console.print(_text("    ").append_text(_text(line, terms)), soft_wrap=True)
+    if hit["why"]:
+        console.print(_text("    why: " + "; ".join(hit["why"])), soft_wrap=True)
 
 
 @click.command(cls=NumericArgsCommand)
