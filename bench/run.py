@@ -86,7 +86,7 @@ SUITE = (
     Bench("cli_startup", "cli_startup.py", "a whole CLI process vs a bare Python",
           ("--runs", "5")),
     Bench("import_speed", "import_speed.py", "import chatgpt vs plain ingest",
-          ("--messages", "5000")),
+          ("--messages", "5000", "--long", "20000")),
     Bench("status_batches", "status_batches.py", "status's batches part on a long history"),
     Bench("forget", "forget.py", "forget and masked recall at scale",
           ("--n", "20000", "--every", "2000", "--repeat", "2")),

@@ -270,6 +270,47 @@ def test_deep_nesting_is_refused_early_in_constant_memory(
     assert stored_events(home) == []
 
 
+def _long_export(fmt: str, messages: int, unkept: str) -> bytes:
+    """One conversation of `messages` short messages, each with `unkept` beside it (metadata,
+    an attachment's extracted text) that no event keeps."""
+    if fmt == "claude":
+        return json.dumps([{"uuid": "long", "name": "long", "chat_messages": [
+            {"uuid": f"m{i}", "sender": "human", "text": f"message {i}",
+             "attachments": [{"extracted_content": unkept}]} for i in range(messages)]}]).encode()
+    mapping: dict[str, dict] = {"root": {"parent": None, "children": ["n0"], "message": None}}
+    for i in range(messages):
+        mapping[f"n{i}"] = {"parent": f"n{i - 1}" if i else "root", "children": [f"n{i + 1}"],
+                            "message": {"id": f"m{i}", "author": {"role": "user"},
+                                        "create_time": 1700000000 + i,
+                                        "content": {"content_type": "text",
+                                                    "parts": [f"message {i}"]},
+                                        "metadata": {"unkept": unkept}}}
+    return json.dumps([{"id": "long", "title": "long", "mapping": mapping,
+                        "current_node": f"n{messages - 1}"}]).encode()
+
+
+@pytest.mark.parametrize("fmt", ["chatgpt", "claude"])
+def test_a_long_conversation_is_read_a_message_at_a_time_never_held_whole(fmt: str) -> None:
+    """A conversation's mapping (or message list) is walked node by node, each reduced to
+    what its events need: 16 MB of what no event keeps never sits in memory at once (read
+    whole, as before, the parse peaked at 22 MB; now about 2)."""
+    import io
+    import tracemalloc
+
+    from memvault.timeline.chat_exports import read_conversations
+
+    data = _long_export(fmt, 2_000, "x" * 8_000)
+    tracemalloc.start()
+    try:
+        (parsed,) = read_conversations(fmt, io.BytesIO(data))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [e.text for e in parsed.events[:2]] == ["message 0", "message 1"]
+    assert len(parsed.events) == 2_000 and parsed.events[-1].key == f"{fmt}:long:m1999"
+    assert peak < len(data) / 4, f"{peak:,} bytes held reading {len(data):,}"
+
+
 def test_nesting_within_the_limit_and_brackets_inside_strings_are_fine(tmp_path: Path) -> None:
     import io
 

@@ -159,7 +159,8 @@ def test_a_date_mentioned_too_often_to_read_from_the_index_gives_the_same_reason
 # -- the quick test before the patterns -------------------------------------------------------
 
 _PIECES = ["2026", "12", "3", "-", ".", "/", " ", ",", "May", "may", "Sept", "ſep", "of ", "in ",
-           "月", "日", "号", "年", "五", "十二", "th", "#", "Dec", "DECEMBER", "x", "\u0663"]
+           "月", "日", "号", "年", "五", "十二", "th", "#", "Dec", "DECEMBER", "x", "\u0663",
+           "during ", "Jan.", "decide", "Mayfair", "1-", "\u3000", "_", "3rd "]
 
 
 def _read_by_every_pattern(text: str) -> list:
@@ -172,6 +173,8 @@ def _read_by_every_pattern(text: str) -> list:
     "#12", "3 people came", "10.5% more", "2026-12-16", "25/12/2023", "2024.01.10", "May 3",
     "in March", "五月", "十二月二十五号", "12月16日", "the 3rd of may, 2024", "ſep 3, 2024",
     "\u0663/\u0664/2024", "nothing at all", "2026年5月3日 and May 4, 2026 and 2026-05-05",
+    "1-2024-05-03", "12/2024/05/03", "the 3rd of May. 2024", "in May.x", "Mayfair 3", "may3 2024",
+    "2024-05-03-04", "3 May 2024 May 2025",
 ])
 def test_only_the_patterns_a_turn_can_match_run_and_it_reads_the_same(text: str) -> None:
     from memvault.recall.dates import mention_readings

@@ -178,6 +178,7 @@ def _store_all(memory: Memory, conversations: Iterable[Conversation], report: Im
                               conversation.id) from None
         if progress is not None:
             progress()
+        del conversation  # stored: not held while the next one is read
 
 
 def _store_one(memory: Memory, conversation: Conversation, report: ImportReport) -> None:

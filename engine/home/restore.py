@@ -284,7 +284,7 @@ def _rows(path: Path, limit: int) -> Iterator[tuple[int, dict[str, Any]]]:
             if not isinstance(row, dict):
                 raise _refused(path, number, "expected a JSON object (one row), got "
                                              f"{type(row).__name__}")
-            if any(type(v) is dict for v in row.values()):
+            if dict in map(type, row.values()):  # a BLOB (one test in C: millions of rows)
                 row = {k: _blob(path, number, v) if type(v) is dict and BLOB in v else v
                        for k, v in row.items()}
             yield number, row

@@ -23,8 +23,13 @@ llm-conversations-viewer `docs/formats.md`, mitkury/chatgpt-export-parser
 - `claude-code`, `codex`: an agent host's session transcript, one file one conversation, read
   by memvault.timeline.transcripts with the keys its capture hooks use.
 
-Invariants: the file is read as a stream (ijson), never whole, so memory stays bounded by one
-conversation; nesting past 64 levels is refused before ijson reads it (memvault.base.json_depth);
+Invariants: the file is read as ijson's event stream (memvault.base.json_events), never whole,
+and no conversation is built whole either: a ChatGPT mapping node or a Claude message is built
+one at a time and reduced to what ordering and its events need (a record: parent, last child,
+role, kept text, id, time), so memory is bounded by one conversation's kept text and a small
+record per node, not by its JSON (a 100,000-message conversation peaked at 320 MB built whole);
+fields no reader uses are skipped unbuilt; nesting past 64 levels is refused before ijson reads
+it (memvault.base.json_depth);
 a file that is not a JSON array of conversations is refused, never taken as an empty export;
 each message keeps its own time, else its conversation's (and says so in meta); system and
 tool messages, empty messages and dropped branches are counted, never stored.
@@ -33,7 +38,8 @@ tool messages, empty messages and dropped branches are counted, never stored.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -41,6 +47,7 @@ import ijson
 
 from ..base.errors import InputError
 from ..base.json_depth import DepthCheckedStream, JsonTooDeep
+from ..base.json_events import JsonEvents
 from .events import NewEvent
 from .ingest import bounded_lines, parse_line
 from .messages import message_events, message_key, message_time
@@ -64,6 +71,12 @@ class Conversation:
     dropped_branch: int = 0  # edited/regenerated branches off the current path
     conversation_time: int = 0  # messages that took the conversation's time
     no_time: int = 0  # messages with neither time: stored at import time
+    # {id, title} in every message's meta: one dict for them all (a conversation of 100,000
+    # messages held 100,000 copies); meta is only ever read (encoded), never changed.
+    about: dict[str, str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.about = {"id": self.id, "title": self.title}
 
 
 class ExportError(InputError):
@@ -87,75 +100,196 @@ def read_conversations(fmt: str, stream: IO[bytes]) -> Iterator[Conversation]:
         return
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
-    parse = _chatgpt if fmt == "chatgpt" else _claude
-    position = 0
+    reader = _CHATGPT if fmt == "chatgpt" else _CLAUDE
     # Every byte passes the depth guard before ijson reads it: ijson's memory grows with the
     # square of the depth (memvault.base.json_depth).
-    checked = DepthCheckedStream(stream)
-    items = ijson.items(checked, "item", use_float=True)
+    events = JsonEvents(DepthCheckedStream(stream))
+    position = 1
     while True:
-        position += 1
         try:
-            raw = next(items)
-        except StopIteration:
-            if checked.guard.first != ord("["):  # {"not": "a list"} holds no item at all
-                raise ExportError(f"not a {fmt} export: its conversations.json is a JSON "
-                                  "array of conversations, and this file is not one",
-                                  0, None) from None
-            return
+            raw = _next_conversation(events, fmt, position, reader)
         except JsonTooDeep as exc:
             raise ExportError(str(exc), position, None) from None
         except ijson.JSONError as exc:
             raise ExportError(f"broken JSON: {exc}", position, None) from None
         except UnicodeDecodeError as exc:
             raise ExportError(f"not UTF-8 text (byte {exc.start})", position, None) from None
-        if not isinstance(raw, dict):
-            raise ExportError(f"expected a conversation object, got {type(raw).__name__}",
-                              position, None)
+        if raw is None:
+            return
         conv_id = raw.get("id") or raw.get("conversation_id") or raw.get("uuid")
         if not isinstance(conv_id, str) or not conv_id:
             raise ExportError("no conversation id", position, None)
         try:
-            yield parse(raw, conv_id)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            conversation = reader.build(raw, conv_id)
+        except _STRUCTURE as exc:
             raise ExportError(f"unexpected structure: {type(exc).__name__} {exc}",
                               position, conv_id) from None
+        # Neither the records (the events hold what is kept of them) nor, while the next
+        # conversation is read, this one stays held here.
+        del raw
+        yield conversation
+        del conversation
+        position += 1
+
+
+@dataclass(frozen=True)
+class _Reader:
+    """How one format's conversation is read from the event stream: the fields it reads whole,
+    the member it walks one item at a time (`streamed`, when it is an object or array as
+    `container` says: a ChatGPT mapping's nodes, a Claude conversation's messages), what it
+    keeps of each item (`keep`, into a record made by `records`) and how the kept fields and
+    records become a Conversation (`build`)."""
+
+    fields: frozenset[str]
+    streamed: str
+    container: str
+    records: Callable[[], Any]
+    keep: Callable[[Any, str | None, Any], None]
+    build: Callable[[dict[str, Any], str], Conversation]
+
+
+def _next_conversation(events: JsonEvents, fmt: str, position: int,
+                       reader: _Reader) -> dict[str, Any] | None:
+    """The next conversation's kept fields (its streamed member as records), or None after
+    the last one."""
+    if position == 1:
+        _open_array(events, fmt)
+    event, value = events.next() or ("end_array", None)  # (the parser names a cut file)
+    if event == "end_array":
+        events.rest()
+        return None
+    if event != "start_map":
+        kind = "list" if event == "start_array" else type(value).__name__
+        raise ExportError(f"expected a conversation object, got {kind}", position, None)
+    raw: dict[str, Any] = {}
+    for key, event, value in events.members():
+        if key == reader.streamed and event == reader.container:
+            records = raw[key] = reader.records()
+            for item_key, item_event, item_value in events.members():
+                reader.keep(records, item_key, events.value(item_event, item_value))
+        elif key in reader.fields or key == reader.streamed:
+            raw[key] = events.value(event, value)
+        else:
+            events.skip(event)  # nothing read: never built
+    return raw
+
+
+def _open_array(events: JsonEvents, fmt: str) -> None:
+    """Read the export's opening bracket; refuse a file that is not a JSON array (once the
+    parser has read all of it: broken JSON is named as such)."""
+    first = events.next()
+    if first is not None and first[0] == "start_array":
+        return
+    if first is not None:
+        events.skip(first[0])
+        events.rest()
+    raise ExportError(f"not a {fmt} export: its conversations.json is a JSON array of "
+                      "conversations, and this file is not one", 0, None)
+
+
+@dataclass(slots=True)
+class _Message:
+    """The fields of one message its events are made of. The text of a message skipped
+    wherever it stands (scaffolding, a role not kept) is not kept."""
+
+    role: Any
+    text: str
+    message_id: Any
+    own_time: Any
+    hidden: bool = False
+
+
+@dataclass(slots=True)
+class _Node:
+    """What ordering needs of one ChatGPT mapping node, and its message. What reading the node
+    raised is kept, not raised, until the node is read on the path (off it, it did no harm): a
+    node that is not an object (`not_object`: its type), its children, its message."""
+
+    parent: Any = None
+    last_child: Any = None  # or the exception reading the children raised
+    message: _Message | Exception | None = None
+    not_object: str | None = None
+
+    def read(self) -> _Node:
+        """The node, read as an object (raises as reading it as one did)."""
+        if self.not_object is not None:
+            raise AttributeError(f"'{self.not_object}' object has no attribute 'get'")
+        return self
+
+    def next_child(self) -> Any:
+        """The node's last child: the newest edit or regeneration."""
+        if isinstance(self.read().last_child, Exception):
+            raise self.last_child
+        return self.last_child
+
+
+_STRUCTURE = (KeyError, TypeError, ValueError, AttributeError)  # a conversation's odd shape
 
 
 def _chatgpt(raw: dict[str, Any], conv_id: str) -> Conversation:
-    mapping: dict[str, Any] = raw.get("mapping") or {}
-    if not isinstance(mapping, dict):
+    nodes: dict[str, _Node] = raw.get("mapping") or {}
+    if not isinstance(nodes, dict):
         raise TypeError("mapping is not an object")
     conv = Conversation(conv_id, str(raw.get("title") or "")[:TITLE_MAX_CHARS])
-    path = _current_path(mapping, raw.get("current_node"))
+    path = _current_path(nodes, raw.get("current_node"))
     on_path = set(path)
-    conv.dropped_branch = sum(1 for node_id, node in mapping.items()
-                              if node_id not in on_path and _has_message(node))
+    conv.dropped_branch = sum(1 for node_id, node in nodes.items()
+                              if node_id not in on_path and node.message is not None)
     for node_id in path:
-        message = mapping[node_id].get("message")
-        if not message:
+        message = nodes[node_id].message
+        if message is None:
             continue  # the tree's root holds no message
-        role = (message.get("author") or {}).get("role")
-        content = message.get("content") or {}
-        parts = content.get("parts") or []
-        text = "\n".join(p for p in parts if isinstance(p, str) and p.strip())
-        # Scaffolding, not a turn the person had: messages hidden from them (custom
-        # instructions), a model's call to a tool (recipient other than "all", e.g. code for
-        # "python"), and content other than text (thoughts, browsing results, tool output).
-        scaffolding = (
-            bool((message.get("metadata") or {}).get("is_visually_hidden_from_conversation"))
-            or message.get("recipient", "all") != "all"
-            or content.get("content_type") not in (None, "text", "multimodal_text"))
-        _add(conv, "chatgpt", role, text, message.get("id") or node_id,
-             message.get("create_time"), raw.get("create_time"), hidden=scaffolding)
+        if isinstance(message, Exception):
+            raise message
+        _add(conv, "chatgpt", message.role, message.text, message.message_id,
+             message.own_time, raw.get("create_time"), hidden=message.hidden)
     return conv
 
 
-def _has_message(node: Any) -> bool:
-    return isinstance(node, dict) and bool(node.get("message"))
+def _keep_node(nodes: dict[str, _Node], node_id: str | None, node: Any) -> None:
+    """Keep what the path and the events need of one mapping node, as it is read. Ids are
+    interned: a node's id, its children's parent links and its parent's children are one
+    string, not three."""
+    node_id = sys.intern(str(node_id))
+    if not isinstance(node, dict):
+        nodes[node_id] = _Node(not_object=type(node).__name__)
+        return
+    kept = _Node(_interned(node.get("parent")))
+    try:
+        children = node.get("children") or []
+        kept.last_child = _interned(children[-1]) if children else None
+    except _STRUCTURE as exc:
+        kept.last_child = exc
+    if node.get("message"):
+        try:
+            kept.message = _chatgpt_message(node["message"], node_id)
+        except _STRUCTURE as exc:
+            kept.message = exc
+    nodes[node_id] = kept
 
 
-def _current_path(mapping: dict[str, Any], current: Any) -> list[str]:
+def _chatgpt_message(message: Any, node_id: str) -> _Message:
+    role = (message.get("author") or {}).get("role")
+    content = message.get("content") or {}
+    parts = content.get("parts") or []
+    text = "\n".join(p for p in parts if isinstance(p, str) and p.strip())
+    # Scaffolding, not a turn the person had: messages hidden from them (custom
+    # instructions), a model's call to a tool (recipient other than "all", e.g. code for
+    # "python"), and content other than text (thoughts, browsing results, tool output).
+    scaffolding = (
+        bool((message.get("metadata") or {}).get("is_visually_hidden_from_conversation"))
+        or message.get("recipient", "all") != "all"
+        or content.get("content_type") not in (None, "text", "multimodal_text"))
+    kept_text = text if _source(role) and not scaffolding else ""
+    return _Message(role, kept_text, _interned(message.get("id") or node_id),
+                    message.get("create_time"), scaffolding)
+
+
+def _interned(value: Any) -> Any:
+    return sys.intern(value) if isinstance(value, str) else value
+
+
+def _current_path(nodes: dict[str, _Node], current: Any) -> list[str]:
     """Node ids from the root down to `current_node` (the branch the person saw last).
 
     Without a current node (some older exports), the path follows each node's last child:
@@ -163,22 +297,21 @@ def _current_path(mapping: dict[str, Any], current: Any) -> list[str]:
     looked up in a set (a list made a conversation of 100,000 messages quadratic)."""
     path: list[str] = []
     seen: set[str] = set()
-    if not isinstance(current, str) or current not in mapping:
-        roots = [k for k, n in mapping.items() if not n.get("parent")]
+    if not isinstance(current, str) or current not in nodes:
+        roots = [k for k, n in nodes.items() if not n.read().parent]
         node_id = roots[0] if roots else None
-        while node_id is not None and node_id in mapping and node_id not in seen:
+        while node_id is not None and node_id in nodes and node_id not in seen:
             path.append(node_id)
             seen.add(node_id)
-            children = mapping[node_id].get("children") or []
-            node_id = children[-1] if children else None
+            node_id = nodes[node_id].next_child()
         return path
     node_id = current
-    while node_id is not None and node_id in mapping:
+    while node_id is not None and node_id in nodes:
         if node_id in seen:
             raise ValueError(f"the parent links loop at node {node_id}")
         path.append(node_id)
         seen.add(node_id)
-        node_id = mapping[node_id].get("parent")
+        node_id = nodes[node_id].read().parent
     return path[::-1]
 
 
@@ -187,21 +320,48 @@ def _claude(raw: dict[str, Any], conv_id: str) -> Conversation:
     messages = raw.get("chat_messages") or []
     if not isinstance(messages, list):
         raise TypeError("chat_messages is not a list")
-    for number, message in enumerate(messages):
+    for message in messages:
+        if isinstance(message, Exception):
+            raise message
+        _add(conv, "claude", message.role, message.text, message.message_id,
+             message.own_time, raw.get("created_at"))
+    return conv
+
+
+def _keep_claude_message(messages: list[_Message | Exception], _key: str | None,
+                         message: Any) -> None:
+    """Keep the fields of one message as it is read (or what reading it raised, raised in
+    its turn)."""
+    try:
         text = message.get("text") or ""
         if not text.strip():
             text = "\n".join(c.get("text") or "" for c in message.get("content") or []
                              if isinstance(c, dict) and c.get("type") == "text").strip()
-        _add(conv, "claude", message.get("sender"), text, message.get("uuid") or str(number),
-             message.get("created_at"), raw.get("created_at"))
-    return conv
+        role = message.get("sender")
+        messages.append(_Message(role, text if _source(role) else "",
+                                 message.get("uuid") or str(len(messages)),
+                                 message.get("created_at")))
+    except _STRUCTURE as exc:
+        messages.append(exc)
+
+
+_CONVERSATION_ID = frozenset(("id", "conversation_id", "uuid"))
+_CHATGPT = _Reader(_CONVERSATION_ID | {"title", "create_time", "current_node"}, "mapping",
+                   "start_map", dict, _keep_node, _chatgpt)
+_CLAUDE = _Reader(_CONVERSATION_ID | {"name", "created_at"}, "chat_messages", "start_array",
+                  list, _keep_claude_message, _claude)
+
+
+def _source(role: Any) -> str | None:
+    """The source a message's role is stored as; None: a role not kept (system, tool)."""
+    return _ROLES.get(role) if isinstance(role, str) else None
 
 
 def _add(conv: Conversation, fmt: str, role: Any, text: str, message_id: str, own_time: Any,
          conversation_time: Any, hidden: bool = False) -> None:
     """Append one message as events (several when longer than an event holds), or count why
     it was skipped."""
-    source = _ROLES.get(role) if isinstance(role, str) else None
+    source = _source(role)
     if source is None or hidden:
         conv.skipped_roles += 1
         return
@@ -215,7 +375,7 @@ def _add(conv: Conversation, fmt: str, role: Any, text: str, message_id: str, ow
     if when is None:
         time_from = "import"
         conv.no_time += 1
-    meta = {"import": fmt, "conversation": {"id": conv.id, "title": conv.title},
+    meta = {"import": fmt, "conversation": conv.about,
             "message_id": message_id, "time_from": time_from}
     conv.events += message_events(text, when, source, meta, message_key(fmt, conv.id,
                                                                          message_id))
