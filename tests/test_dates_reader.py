@@ -3,11 +3,13 @@ the three readings that recall and the builtin model both call."""
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import pytest
 from memvault.dates.reader import (
     CJK_WEEKDAYS,
+    COUNT_WORDS,
     DateWindow,
     coming_weekday,
     count,
@@ -34,6 +36,9 @@ def test_month_names_and_numbers_read_in_every_spelling() -> None:
     assert [month_number(n) for n in ("Jan", "january", "SEPT", "ſep", "dec")] == [1, 1, 9, 9, 12]
     assert month_number("xyz") is None
     assert [count(w) for w in ("3", "two", "A  couple of", "several")] == [3, 2, 2, 4]
+    words = re.compile(rf"(?:{COUNT_WORDS})\b")
+    found = [m.group() for t in ("a couple of days", "an hour", "a few") if (m := words.match(t))]
+    assert found == ["a couple of", "an", "a few"]  # the longest words first
 
 
 def test_a_slashed_date_is_read_only_when_one_side_cannot_be_a_month() -> None:

@@ -46,6 +46,9 @@ COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
           "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
           "a couple of": 2, "a couple": 2, "couple of": 2, "a few": 3, "few": 3, "several": 4}
 CJK_COUNTS = CJK_NUMERALS | {"两": 2, "几": 3}  # 两: two, 几: a few
+# The counts in words as a pattern, longest first ("a couple of" before "a couple", "an" before
+# "a"), any run of spaces between words.
+COUNT_WORDS = "|".join(word.replace(" ", r"\s+") for word in sorted(COUNTS, key=len, reverse=True))
 # Days named relative to the day of saying, in days from it.
 RELATIVE_DAYS = {"today": 0, "tomorrow": 1, "yesterday": -1,
                  "今天": 0, "明天": 1, "后天": 2, "大后天": 3, "昨天": -1}

@@ -18,6 +18,7 @@ from functools import partial
 from ..dates.reader import (
     CJK_COUNTS,
     CJK_WEEKDAYS,
+    COUNT_WORDS,
     WEEKDAYS,
     Span,
     count,
@@ -31,8 +32,7 @@ from ..dates.reader import (
     weekend_of,
 )
 
-_COUNT = (r"(\d{1,2}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|several|an?|one|two|three|"
-          r"four|five|six|seven|eight|nine|ten|eleven|twelve)")
+_COUNT = rf"(\d{{1,2}}|{COUNT_WORDS})"
 # Chinese words that hold a date phrase's characters without being one:
 # 目前天气 (前天), 然后天 (后天), 晚上月亮 / 这个月饼 (上月, 这个月), 马上周末 (上周),
 # 路上周围 / 日本周末 (上周, 本周), 一本月刊 (本月), 上周一直 (上周一), 上上周 (上周)
