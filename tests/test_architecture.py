@@ -31,12 +31,13 @@ USES: dict[str, set[str]] = {
     "base": set(),                     # clock, errors, tokens, settings, home trust, display
     "store": {"base"},                 # SQLite plumbing: connection, migration registry
     "secrets": {"base"},               # the secret detector
+    "dates": set(),                    # the one date reader: words, calendar, patterns
     "timeline": _KERNEL,               # events, keys, ingest, the hot timeline, archive queue
     "objects": _KERNEL | {"secrets", "timeline"},  # objects, relations, evidence, core files
-    "recall": _KERNEL | {"secrets", "timeline", "objects"},  # index, terms, dates, ranking
+    "recall": _KERNEL | {"secrets", "timeline", "objects", "dates"},  # index, terms, ranking
     "vault": _KERNEL | {"secrets", "objects"},  # the Markdown projection, the core-file watcher
     "legacy": _KERNEL | {"timeline", "objects"},  # a database of the original design
-    "models": {"base", "secrets", "objects"},  # providers behind one protocol
+    "models": {"base", "secrets", "objects", "dates"},  # providers behind one protocol
     "jobs": _KERNEL | {"secrets", "timeline", "objects", "recall", "models"},  # jobs and modes
     "home": _KERNEL | {"secrets", "timeline", "objects", "recall", "legacy", "models", "jobs",
                        "vault"},       # Memory: one home as a library
@@ -248,7 +249,7 @@ LAZY_IMPORTS: dict[str, str] = {
                             "objects.corrections 186 ms (pydantic), home.runs 266 ms (jinja2), "
                             "recall.masking 34 ms, jobs.requests 24 ms, recall.query 12 ms",
     "memvault.models": "third-party libraries of one provider: openai, jieba (a second), "
-                       "pypinyin, dateparser, loaded when that provider runs",
+                       "pypinyin, loaded when that provider runs",
     "memvault.jobs.worker": "`memvault.models` looked up when a provider is built, so a test "
                             "that wraps make_provider is the one used",
     "memvault.service.client": "the mcp SDK's client (about a second) for `open_client` only",

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from datetime import MAXYEAR, MINYEAR, UTC, date, datetime
 from typing import Any
 
-from .dates import DateWindow, day_us, may_name_in_words, mention_tokens, window_token
+from ..dates.reader import DateWindow, day_us
+from .dates import may_name_in_words, mention_tokens, window_token
 from .index import units, year_of_iso
 from .rank import Stats, score_text
 from .spoken import spoken_spans

@@ -15,18 +15,24 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from functools import partial
 
-from .dates import CJK_NUMERALS, first_readings
+from ..dates.reader import (
+    CJK_COUNTS,
+    CJK_WEEKDAYS,
+    COUNT_WORDS,
+    WEEKDAYS,
+    Span,
+    count,
+    day_at,
+    first_readings,
+    last_weekday,
+    month_of,
+    next_weekday,
+    week_of,
+    weekday_in_week,
+    weekend_of,
+)
 
-Span = tuple[date, date]  # first and last day, inclusive
-
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_CJK_WEEKDAYS = "一二三四五六日天"
-_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-           "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-           "a couple of": 2, "a couple": 2, "couple of": 2, "a few": 3, "few": 3, "several": 4}
-_COUNT = (r"(\d{1,2}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|several|an?|one|two|three|"
-          r"four|five|six|seven|eight|nine|ten|eleven|twelve)")
-_CJK_COUNTS = CJK_NUMERALS | {"两": 2, "几": 3}  # 两: two, 几: a few
+_COUNT = rf"(\d{{1,2}}|{COUNT_WORDS})"
 # Chinese words that hold a date phrase's characters without being one:
 # 目前天气 (前天), 然后天 (后天), 晚上月亮 / 这个月饼 (上月, 这个月), 马上周末 (上周),
 # 路上周围 / 日本周末 (上周, 本周), 一本月刊 (本月), 上周一直 (上周一), 上上周 (上周)
@@ -39,49 +45,17 @@ _NOT_WEEK = r"(?![围边])"
 _NOT_WEEKDAY = r"(?![直起些次定样共切般点气空])"
 
 
-def _day(said: date, offset: int) -> Span:
-    day = said + timedelta(days=offset)
+def _one_day(day: date) -> Span:
     return day, day
 
 
-def _week(said: date, weeks: int) -> Span:
-    monday = said - timedelta(days=said.weekday()) + timedelta(weeks=weeks)
-    return monday, monday + timedelta(days=6)
-
-
-def _month(said: date, months: int) -> Span:
-    index = said.year * 12 + said.month - 1 + months
-    first = date(index // 12, index % 12 + 1, 1)
-    after = date((index + 1) // 12, (index + 1) % 12 + 1, 1)
-    return first, after - timedelta(days=1)
-
-
-def _weekend(said: date, weeks: int) -> Span:
-    saturday = said - timedelta(days=said.weekday()) + timedelta(days=5, weeks=weeks)
-    return saturday, saturday + timedelta(days=1)
-
-
-def _last_weekday(said: date, weekday: int) -> Span:
-    """The latest such weekday before the day of saying (1 to 7 days back)."""
-    return _day(said, -((said.weekday() - weekday - 1) % 7 + 1))
-
-
-def _next_weekday(said: date, weekday: int) -> Span:
-    """The first such weekday after the day of saying (1 to 7 days on)."""
-    return _day(said, (weekday - said.weekday() - 1) % 7 + 1)
-
-
-def _count(word: str) -> int:
-    return int(word) if word.isdigit() else _COUNTS[" ".join(word.split())]
-
-
-def _ago(unit: str, count: int, said: date) -> Span:
+def _ago(unit: str, n: int, said: date) -> Span:
     if unit.startswith("day"):
-        return _day(said, -count)
+        return day_at(said, -n)
     if unit.startswith("week"):  # "two weeks ago": that week, give or take a few days
-        middle = said - timedelta(weeks=count)
+        middle = said - timedelta(weeks=n)
         return middle - timedelta(days=3), middle + timedelta(days=3)
-    return _month(said, -count)
+    return month_of(said, -n)
 
 
 _Reader = Callable[[re.Match[str], date], Span]
@@ -90,29 +64,29 @@ _RULES: tuple[tuple[re.Pattern[str], _Reader], ...] = (
     (re.compile(r"(?<![\d一二三四五六七八九十两几])(\d{1,2}|[一二三四五六七八九十两几])\s*"
                 r"(天|周|个?星期|个月)前"),
      lambda m, d: _ago({"天": "day", "个月": "month"}.get(m.group(2), "week"),
-                       _CJK_COUNTS.get(m.group(1)) or int(m.group(1)), d)),
+                       CJK_COUNTS.get(m.group(1)) or int(m.group(1)), d)),
     (re.compile(rf"\b(?:the\s+)?day\s+before\s+yesterday\b|{_NOT_BEFORE_DAY}前天{_NOT_AFTER_DAY}"),
-     lambda m, d: _day(d, -2)),
+     lambda m, d: day_at(d, -2)),
     (re.compile(rf"\b(?:the\s+)?day\s+after\s+tomorrow\b|{_NOT_BEFORE_DAY}[后後]天{_NOT_AFTER_DAY}"),
-     lambda m, d: _day(d, 2)),
+     lambda m, d: day_at(d, 2)),
     (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b|今天|今晚|今早"),
-     lambda m, d: _day(d, 0)),
-    (re.compile(r"\b(?:yesterday|last\s+night)\b|昨天|昨晚"), lambda m, d: _day(d, -1)),
-    (re.compile(r"\btomorrow\b|明天|明晚"), lambda m, d: _day(d, 1)),
+     lambda m, d: day_at(d, 0)),
+    (re.compile(r"\b(?:yesterday|last\s+night)\b|昨天|昨晚"), lambda m, d: day_at(d, -1)),
+    (re.compile(r"\btomorrow\b|明天|明晚"), lambda m, d: day_at(d, 1)),
     (re.compile(rf"\b{_COUNT}\s+(day|week|month)s?\s+ago\b"),
-     lambda m, d: _ago(m.group(2), _count(m.group(1)), d)),
+     lambda m, d: _ago(m.group(2), count(m.group(1)), d)),
     (re.compile(r"\b(last|this|next)\s+weekend\b"),
-     lambda m, d: _weekend(d, _STEP[m.group(1)])),
-    (re.compile(rf"\b(last|next)\s+({'|'.join(_WEEKDAYS)})\b"),
-     lambda m, d: (_last_weekday if m.group(1) == "last" else _next_weekday)(
-         d, _WEEKDAYS.index(m.group(2)))),
-    (re.compile(rf"{_NOT_STEP}(上|下)(?:个)?(?:周|星期|礼拜)([{_CJK_WEEKDAYS}]){_NOT_WEEKDAY}"),
-     lambda m, d: _day(_week(d, _STEP[m.group(1)])[0],
-                       min(_CJK_WEEKDAYS.index(m.group(2)), 6))),
+     lambda m, d: weekend_of(d, _STEP[m.group(1)])),
+    (re.compile(rf"\b(last|next)\s+({'|'.join(WEEKDAYS)})\b"),
+     lambda m, d: _one_day((last_weekday if m.group(1) == "last" else next_weekday)(
+         d, WEEKDAYS.index(m.group(2))))),
+    (re.compile(rf"{_NOT_STEP}(上|下)(?:个)?(?:周|星期|礼拜)([{CJK_WEEKDAYS}]){_NOT_WEEKDAY}"),
+     lambda m, d: _one_day(weekday_in_week(d, _STEP[m.group(1)],
+                                           min(CJK_WEEKDAYS.index(m.group(2)), 6)))),
     (re.compile(rf"\b(last|this|next)\s+week\b|{_CJK_STEP}(?:个)?(?:周|星期|礼拜){_NOT_WEEK}"),
-     lambda m, d: _week(d, _STEP[m.group(1) or m.group(2)])),
+     lambda m, d: week_of(d, _STEP[m.group(1) or m.group(2)])),
     (re.compile(rf"\b(last|this|next)\s+month\b|{_CJK_STEP}(?:个)?月{_NOT_MONTH}"),
-     lambda m, d: _month(d, _STEP[m.group(1) or m.group(2)])),
+     lambda m, d: month_of(d, _STEP[m.group(1) or m.group(2)])),
 )
 # Each rule's phrase holds one of its needles (in _RULES' order; a test checks it).
 _RULE_NEEDLES: tuple[tuple[str, ...], ...] = (

@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from ..base.errors import InputError
+from ..dates.reader import DateMentions, DateWindow, date_mentions
 from ..timeline.fragments import find_lone_surrogate
-from .dates import DateMentions, DateWindow, date_mentions
 from .index import CJK_CHARS, CJK_RUN, fold, fts_phrase
 from .stem import MIN_WORD, root, stem
 

@@ -1,0 +1,1 @@
+"""Dates in text, read in one place: reader.py (see its docstring)."""
