@@ -317,6 +317,17 @@ def schedule(conn: sqlite3.Connection, name_part: str) -> sqlite3.Row:
     return rows[0]
 
 
+def test_a_day_of_the_month_said_alone_is_a_plan_ahead_not_after_a_past_verb(
+        mem: Memory) -> None:
+    organize_turns(mem, ["Piano recital on the 26th at 4pm, in the school hall.",
+                         "We went to the old harbour on the 2nd, lovely day."],
+                   day="2026-04-20")
+    recital = schedule(mem.conn, "recital")
+    assert "2026-04-26" in recital["body"]
+    assert not any("harbour" in r["name"] for r in mem.conn.execute(
+        "SELECT name FROM objects WHERE type = 'schedule'"))
+
+
 def test_a_chinese_postponement_by_weekday_is_resolved_from_the_turns_date(
         mem: Memory) -> None:
     organize_turns(mem, ["周四下午三点跟供应商开会。"], day="2026-03-02")  # a Monday

@@ -97,3 +97,25 @@ def test_recall_and_the_builtin_read_a_relative_weekday_as_the_same_day() -> Non
                                   "3 people", "#12", "I may go"])
 def test_the_quick_window_reader_reads_what_every_pattern_reads(text: str) -> None:
     assert windows_in(text) == date_windows(text)
+
+
+@pytest.mark.parametrize(("text", "day"), [
+    ("五月二十日上午九点体检", date(2027, 5, 20)),
+    ("九月三十号晚上七点家庭聚餐", date(2027, 9, 30)),
+    ("Piano recital on the 26th at 4pm", date(2026, 12, 26)),
+    ("the review moved to the 2nd", date(2027, 1, 2)),  # before today's day: next month's
+    ("on the 4th", FRIDAY),  # today's day itself
+    ("下个月3号之前交表", date(2027, 1, 3)),
+    ("5号交房租", date(2026, 12, 5)),
+])
+def test_a_day_said_by_numerals_or_alone_is_the_next_such_day(text: str, day: date) -> None:
+    assert [d.day for d in find_dates(text, FRIDAY)] == [day]
+
+
+@pytest.mark.parametrize("text", ["住在3号楼", "坐5号线", "一个月后", "on the 31st"])
+def test_a_number_that_is_no_day_of_the_month_gives_none(text: str) -> None:
+    assert find_dates(text, date(2026, 11, 20)) == []  # November has no 31st: no guess
+
+
+def test_a_day_said_alone_needs_the_day_of_saying() -> None:
+    assert find_dates("on the 4th", None) == []

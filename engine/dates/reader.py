@@ -406,8 +406,10 @@ DATE_EN = re.compile(
     r"in\s+(?:a\s+week|(?P<n>two|three|four|five|six|\d+)\s+(?P<unit>days|weeks)))\b",
     re.IGNORECASE,
 )
+_ZH_NUMBER = r"\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九]"
 DATE_ZH = re.compile(
-    r"(?P<when>(?:(?P<y>\d{4})\s*年\s*)?(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*[日号]|"
+    r"(?P<when>(?:(?P<y>\d{4})\s*年\s*)?(?P<m>\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*"
+    rf"(?P<d>{_ZH_NUMBER})\s*[日号]|"
     rf"(?P<iso>\d{{4}}-\d{{1,2}}-\d{{1,2}})|"
     rf"(?P<rel>{'|'.join(k for k in RELATIVE_DAYS if not k.isascii())})|"
     rf"(?<![每隔])(?P<wk>下下|下|这|本)?(?:个)?(?:周|星期|礼拜)(?P<wd>[{CJK_WEEKDAYS}]))")
@@ -434,6 +436,17 @@ class Dated:
     day: date
 
 
+# A day of the month said alone, the month understood: the next such day from the day of
+# saying ("Piano recital on the 26th", "retro moved to the 5th", "5号交房租"), or next month's
+# ("下个月3号"). English after a word that takes a day; Chinese before 号 and not a number's
+# other uses (3号楼, 5号线, 2号床).
+_DAY_ALONE = re.compile(
+    r"\b(?:on|by|to|until|till|for|before|after)\s+the\s+(?P<de>\d{1,2})(?:st|nd|rd|th)\b"
+    r"(?!\s+(?:of\b|(?i:" + _MONTH_WORDS + r")\b))|"
+    rf"(?:(?P<nm>下个?月)|(?<![月\d一二三四五六七八九十]))(?P<dz>{_ZH_NUMBER})\s*号"
+    r"(?![楼线床门房位码店口厅馆车桌机台场院])")
+
+
 def find_dates(text: str, said_on: date | None, numeric: bool = False) -> list[Dated]:
     """Every phrase of `text` that names one calendar day, in order (with `numeric`, also a
     bare "12-16"), relative to `said_on`, the day the sentence was said: without it a relative
@@ -447,7 +460,33 @@ def find_dates(text: str, said_on: date | None, numeric: bool = False) -> list[D
     out += [d for m in DATE_EN.finditer(text)
             if not any(a < m.end() and m.start() < b for a, b in taken)
             and (d := _day_en(m, said_on))]
+    taken = [(d.start, d.end) for d in out]
+    out += [d for m in _DAY_ALONE.finditer(text)
+            if not any(a < m.end() and m.start() < b for a, b in taken)
+            and (d := _day_alone(m, said_on))]
     return sorted(out, key=lambda d: d.start)
+
+
+def _day_alone(m: re.Match[str], said_on: date | None) -> Dated | None:
+    """The day a day of the month said alone names: the next one from `said_on` (that day
+    itself included), or next month's after 下个月; None without the day of saying."""
+    if said_on is None:
+        return None
+    number = int(m.group("de")) if m.group("de") else cjk_numeral(m.group("dz"))
+    year, month = said_on.year, said_on.month
+    if m.group("nm") or number < said_on.day:
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    try:
+        day = date(year, month, number)
+    except ValueError:  # "the 31st" in a month of 30 days: no day, not a guess
+        return None
+    start = m.start("de") if m.group("de") else m.start()
+    return Dated(start, m.end(), text_of(m, start), day)
+
+
+def text_of(m: re.Match[str], start: int) -> str:
+    """What the match says from `start` on."""
+    return m.string[start:m.end()]
 
 
 def _day_zh(m: re.Match[str], said_on: date | None) -> Dated | None:
@@ -458,7 +497,7 @@ def _day_zh(m: re.Match[str], said_on: date | None) -> Dated | None:
             day = date(*(int(part) for part in m.group("iso").split("-")))
         elif found.get("m"):
             year = int(found.get("y") or base.year)
-            day = date(year, int(m.group("m")), int(m.group("d")))
+            day = date(year, cjk_numeral(m.group("m")), cjk_numeral(m.group("d")))
             if not found.get("y") and said_on and day < said_on - timedelta(days=60):
                 day = date(year + 1, day.month, day.day)  # "1月21日" said in December
         elif said_on is None:  # relative: no day without the day of saying

@@ -172,8 +172,10 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     # ("I signed up for the half marathon on March 29", "booked a table for May 3"); a
     # relative day after a past verb is the past ("I started pottery classes on Monday"), and
     # "until November 7" arranges nothing.
+    # A day of the month alone after a past verb ("I went there on the 4th") is a past day.
     if past and not (said_on and re.match(r"\d|[A-Za-z]{3}", when.said) and not re.match(
-            r"(?:on|next|this|last|in|tomorrow|yesterday|today)\b", when.said, re.I)
+            r"(?:on|next|this|last|in|tomorrow|yesterday|today)\b|\d{1,2}(?:st|nd|rd|th)$",
+            when.said, re.I)
             and re.search(r"\b(?:on|for)\s+(?:the\s+)?$", sent.text[:when.start])
             and _PAST_EN.search(re.split(r"[,;:”\"]", sent.text[:when.start])[-1])):
         return None
