@@ -112,7 +112,8 @@ def test_a_day_said_by_numerals_or_alone_is_the_next_such_day(text: str, day: da
     assert [d.day for d in find_dates(text, FRIDAY)] == [day]
 
 
-@pytest.mark.parametrize("text", ["住在3号楼", "坐5号线", "一个月后", "on the 31st"])
+@pytest.mark.parametrize("text", ["住在3号楼", "坐5号线", "05 号 runner 没起来", "2号机器",
+                                  "一个月后", "on the 31st"])
 def test_a_number_that_is_no_day_of_the_month_gives_none(text: str) -> None:
     assert find_dates(text, date(2026, 11, 20)) == []  # November has no 31st: no guess
 

@@ -438,13 +438,14 @@ class Dated:
 
 # A day of the month said alone, the month understood: the next such day from the day of
 # saying ("Piano recital on the 26th", "retro moved to the 5th", "5号交房租"), or next month's
-# ("下个月3号"). English after a word that takes a day; Chinese before 号 and not a number's
-# other uses (3号楼, 5号线, 2号床).
+# ("下个月3号"). English after a word that takes a day; Chinese right before 号 and not a
+# number's other uses (3号楼, 5号线, 2号床, "05 号 runner": a label, not a day).
 _DAY_ALONE = re.compile(
     r"\b(?:on|by|to|until|till|for|before|after)\s+the\s+(?P<de>\d{1,2})(?:st|nd|rd|th)\b"
     r"(?!\s+(?:of\b|(?i:" + _MONTH_WORDS + r")\b))|"
-    rf"(?:(?P<nm>下个?月)|(?<![月\d一二三四五六七八九十]))(?P<dz>{_ZH_NUMBER})\s*号"
-    r"(?![楼线床门房位码店口厅馆车桌机台场院])")
+    r"(?:(?P<nm>下个?月)|(?<![月\d一二三四五六七八九十]))"
+    r"(?P<dz>[1-9]\d?|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])号"
+    r"(?![楼线床门房位码店口厅馆车桌机台场院]|\s*[A-Za-z0-9])")
 
 
 def find_dates(text: str, said_on: date | None, numeric: bool = False) -> list[Dated]:
