@@ -25,6 +25,7 @@ from .app import (
     open_memory,
     print_json,
     reveal_option,
+    space_option,
 )
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ def _table(title: str, *columns: str) -> Table:
 
 
 @click.command()
+@space_option
 @json_option
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
@@ -155,6 +157,7 @@ _SHOWN = {"usage", "disk", "vault", "home", "quick_check", "graph_revision", "ev
 
 
 @click.command("list")
+@space_option
 @click.argument("type_", metavar="TYPE", type=click.Choice(OBJECT_TYPES))
 @reveal_option
 @json_option
@@ -212,6 +215,7 @@ def print_object_entry(row: Mapping[str, Any], width: int) -> None:
 
 
 @click.command("object", cls=NumericArgsCommand)
+@space_option
 @click.argument("object_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @click.option("--versions", is_flag=True,
@@ -265,6 +269,7 @@ def _print_versions(ctx: click.Context, ref: str, as_json: bool) -> None:
 
 
 @click.command(cls=NumericArgsCommand)
+@space_option
 @click.argument("start", metavar="FROM")
 @click.argument("end", metavar="TO")
 @click.argument("cursor", required=False)
@@ -299,6 +304,7 @@ def events(
 
 
 @click.command(cls=NumericArgsCommand)
+@space_option
 @click.argument("event_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @reveal_option
@@ -326,6 +332,7 @@ def event(ctx: click.Context, event_id: str, offset: int, reveal: bool, as_json:
 
 
 @click.command()
+@space_option
 @click.option("--max-bytes", type=click.IntRange(min=1), default=None,
               help="Bytes the view may carry (default timeline.view_max_bytes).")
 @reveal_option
@@ -357,6 +364,7 @@ def timeline(ctx: click.Context, max_bytes: int | None, reveal: bool, as_json: b
 
 
 @click.command(cls=NumericArgsCommand)
+@space_option
 @click.argument("node_id", metavar="NODE", type=click.IntRange(1, SQLITE_MAX_INT))
 @reveal_option
 @json_option

@@ -24,6 +24,7 @@ from .app import (
     open_memory,
     print_json,
     reveal_option,
+    space_option,
 )
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ def id_column(ids: Iterable[str], header: str = "id") -> Column:
 
 
 @click.command()
+@space_option
 @click.argument("query", nargs=-1, required=True)
 @click.option("--type", "types", multiple=True, type=click.Choice([*OBJECT_TYPES, "event"]),
               help="Only these kinds (repeat the option); 'event' means raw events.")
@@ -99,6 +101,7 @@ def find(
 
 
 @click.command(cls=NumericArgsCommand)
+@space_option
 @click.argument("record_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @reveal_option
@@ -173,6 +176,7 @@ def print_event(data: Mapping[str, Any]) -> None:
 
 
 @click.command(cls=NumericArgsCommand)
+@space_option
 @click.argument("record_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @reveal_option

@@ -23,6 +23,7 @@ from ..base.clock import Clock, SystemClock, parse_time
 from ..base.config import Config, load_config, tighten_home
 from ..base.errors import IngestError, InputError
 from ..base.home_trust import clear_bad_lock
+from ..base.spaces import EVERY_SPACE, Spaces
 from ..jobs.ledger import UsageSummary, usage_summary
 from ..objects import records as objects
 from ..objects.ids import ObjectStatus
@@ -67,19 +68,24 @@ class Ingested(Appended):
 
 
 class Memory:
-    """One memory home: its config, its database connection and its clock."""
+    """One memory home: its config, its database connection, its clock and the spaces it is
+    bound to (memvault.base.spaces): every read filters by them, every write is stamped with
+    the bound space. Unbound (the owner's command line), it sees every space and writes
+    `shared`."""
 
-    def __init__(self, config: Config, conn: sqlite3.Connection, clock: Clock) -> None:
+    def __init__(self, config: Config, conn: sqlite3.Connection, clock: Clock,
+                 spaces: Spaces = EVERY_SPACE) -> None:
         self.config = config
         self.conn = conn
         self.clock = clock
+        self.spaces = spaces
         # What opening did that the person should hear about once (e.g. tightened permissions).
         self.notices: list[str] = []
 
     @classmethod
     def open(
         cls, home: str | Path | None = None, clock: Clock | None = None, readonly: bool = False,
-        allow_other_owner: bool | None = None,
+        allow_other_owner: bool | None = None, space: str | None = None,
     ) -> Memory:
         """Open a home (creating it, its config and database unless `readonly`).
 
@@ -88,13 +94,17 @@ class Memory:
         variable MEMVAULT_ALLOW_OTHER_OWNER). It also makes an older home private (0700, files
         0600; see memvault.base.config) and records what it changed in `notices`. A read-only
         open changes nothing: `memvault check` reports a home others can read or own.
+
+        `space` binds it to that space (checked: a bad name is an InputError before anything
+        opens); None sees every space.
         """
+        spaces = Spaces.of(space)
         config = load_config(home, create=not readonly, allow_other_owner=allow_other_owner)
         tz = cls._zone(config)
         # Before SQLite opens the file: it gives a new -wal/-shm the database file's mode.
         notes = [] if readonly else [tighten_home(config.home), clear_bad_lock(config.home)]
         conn = open_db(config.db_path, readonly=readonly)
-        memory = cls(config, conn, clock or SystemClock(tz))
+        memory = cls(config, conn, clock or SystemClock(tz), spaces)
         memory.notices += [note for note in notes if note]
         if not readonly:
             memory._ensure_builtin_objects()
@@ -177,7 +187,8 @@ class Memory:
         find right after an append runs at indexed speed. `index=False` leaves that to the
         worker's next poll (or `memvault reindex`): for bulk loads that index once at the end.
         """
-        appended = append_events(self.conn, list(batch), self.clock.now(), self.tz)
+        appended = append_events(self.conn, list(batch), self.clock.now(), self.tz,
+                                 self.spaces.writes)
         if index and appended.new:
             self._index_appended(len(appended.new))
         return appended
@@ -187,7 +198,8 @@ class Memory:
         was stored for recall, once. A bad line raises IngestError after the lines before it
         are stored (and indexed)."""
         try:
-            appended = ingest_lines(self.conn, lines, self.clock.now(), self.tz)
+            appended = ingest_lines(self.conn, lines, self.clock.now(), self.tz,
+                                    self.spaces.writes)
         except IngestError as exc:
             self._index_appended(len(exc.stored))
             raise
@@ -210,7 +222,8 @@ class Memory:
         return None
 
     def read_event(self, event_id: str | int, offset: int = 0) -> events.EventPage:
-        return events.read_event_page(self.conn, events.parse_event_id(event_id), offset)
+        return events.read_event_page(self.conn, events.parse_event_id(event_id), offset,
+                                      spaces=self.spaces)
 
     def list_events(
         self, start: str | datetime, end: str | datetime, cursor: str | None = None,
@@ -219,7 +232,7 @@ class Memory:
         lo, hi = (self._time(t, name) for t, name in ((start, "FROM"), (end, "TO")))
         if hi <= lo:
             raise InputError("TO must be later than FROM")
-        return events.list_events(self.conn, lo, hi, cursor, limit)
+        return events.list_events(self.conn, lo, hi, cursor, limit, self.spaces)
 
     def _time(self, value: str | datetime, name: str) -> datetime:
         if isinstance(value, datetime):
@@ -232,10 +245,10 @@ class Memory:
     # -- hot timeline -------------------------------------------------------------------------
     def timeline_view(self, max_bytes: int | None = None) -> TimelineView:
         limit = max_bytes if max_bytes is not None else self.config.settings.timeline.view_max_bytes
-        return timeline.timeline_view(self.conn, limit)
+        return timeline.timeline_view(self.conn, limit, self.spaces)
 
     def expand(self, node_id: int) -> list[timeline.NodeView]:
-        return [n.to_dict() for n in timeline.expand(self.conn, node_id)]
+        return [n.to_dict() for n in timeline.expand(self.conn, node_id, self.spaces)]
 
     # -- core files and context ---------------------------------------------------------------
     def read_core_file(self, name: str) -> CoreFile | None:
@@ -266,17 +279,17 @@ class Memory:
             core_files=core,
             directory=objects.object_directory(
                 self.conn, self.config.settings.context.directory_max_entries,
-                self.config.settings.context.directory_max_bytes,
+                self.config.settings.context.directory_max_bytes, self.spaces,
             ),
             timeline=self.timeline_view(),
         )
 
     # -- objects ------------------------------------------------------------------------------
     def list_objects(self, type_: str | None = None) -> list[objects.ObjectProfile]:
-        return [o.to_dict() for o in objects.list_objects(self.conn, type_)]
+        return [o.to_dict() for o in objects.list_objects(self.conn, type_, spaces=self.spaces)]
 
     def read_object(self, object_id: str, offset: int = 0) -> objects.ObjectPage:
-        return objects.read_object(self.conn, object_id, offset)
+        return objects.read_object(self.conn, object_id, offset, self.spaces)
 
     # -- recall -------------------------------------------------------------------------------
     def find(self, query: str, types: Sequence[str] | None = None, project: str | None = None,
@@ -287,14 +300,14 @@ class Memory:
 
         # recall builds plain dicts; tests/test_answer_types.py checks they match the type
         return cast("FindAnswer", memory_find(self.conn, query, types=types, project=project,
-                                              limit=limit, reveal=reveal))
+                                              limit=limit, reveal=reveal, spaces=self.spaces))
 
     def read(self, object_id: str, offset: int = 0, reveal: bool = False) -> ReadAnswer:
         """memory_read: an object's profile, relations and evidence list, paged (masked
         unless `reveal`)."""
         from ..recall.query import memory_read
 
-        return cast("ReadAnswer", memory_read(self.conn, object_id, offset, reveal))
+        return cast("ReadAnswer", memory_read(self.conn, object_id, offset, reveal, self.spaces))
 
     def evidence(self, id_or_event: str, offset: int = 0, reveal: bool = False,
                  ) -> EvidenceAnswer:
@@ -302,7 +315,8 @@ class Memory:
         (masked unless `reveal`)."""
         from ..recall.query import memory_evidence
 
-        return cast("EvidenceAnswer", memory_evidence(self.conn, id_or_event, offset, reveal))
+        return cast("EvidenceAnswer", memory_evidence(self.conn, id_or_event, offset, reveal,
+                                                      self.spaces))
 
     def sync_recall_index(self, max_events: int | None = 5_000) -> dict[str, int]:
         """Index new events and changed objects for recall (one bounded write transaction).
@@ -322,7 +336,7 @@ class Memory:
 
     # -- status -------------------------------------------------------------------------------
     def status(self) -> StatusReport:
-        report = memory_status(self.conn)
+        report = memory_status(self.conn, spaces=self.spaces)
         report["home"] = str(self.config.home)
         return report
 

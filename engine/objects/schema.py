@@ -190,3 +190,16 @@ def m016_correction_create(conn: sqlite3.Connection) -> None:
         ALTER TABLE corrections_m016 RENAME TO corrections;
         """,
     )
+
+
+def m019_object_spaces(conn: sqlite3.Connection) -> None:
+    """The space each object belongs to (that of the event that created it; `memvault space
+    move` re-places it): every existing object, `project:daily` among them, is `shared`."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE objects ADD COLUMN space TEXT NOT NULL DEFAULT 'shared'
+            CHECK (length(space) BETWEEN 1 AND 32);
+        CREATE INDEX objects_space ON objects (space, updated_at);
+        """,
+    )

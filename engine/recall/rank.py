@@ -23,6 +23,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..base.spaces import EVERY_SPACE, Spaces
 from .index import CJK_RUN, fold, fts_phrase, prefix_match, units
 from .stem import MIN_WORD, stem
 from .terms import Query, Term
@@ -103,24 +104,45 @@ def _exact(term: Term, terms: Sequence[Term], vocab: bool) -> Term:
     return term
 
 
-def _rowids(conn: sqlite3.Connection, table: str, match: str, limit: int = -1) -> list[int]:
-    """Rowids matching one FTS5 expression, newest first (one JSON array: faster than rows)."""
+# How a posting of each index reaches the space of its row: an event's rowid is its id, an
+# object's is its recall_object_keys.rid.
+_SPACE_JOINS = {
+    "recall_events_fts": " JOIN events s ON s.id = f.rowid",
+    "recall_objects_fts": " JOIN recall_object_keys k ON k.rid = f.rowid"
+                          " JOIN objects s ON s.id = k.object_id",
+}
+
+
+def _rowids(conn: sqlite3.Connection, table: str, match: str, limit: int = -1,
+            spaces: Spaces = EVERY_SPACE) -> list[int]:
+    """Rowids matching one FTS5 expression whose rows `spaces` sees, newest first (one JSON
+    array: faster than rows). A bound client's postings are filtered in the query, by a join
+    on the row's space, so the LIMIT counts only rows it may see."""
+    if spaces.visible is None:
+        row = conn.execute(
+            f"SELECT json_group_array(rowid) FROM (SELECT rowid FROM {table} WHERE {table}"
+            " MATCH ? ORDER BY rowid DESC LIMIT ?)", (match, limit),
+        ).fetchone()
+        return json.loads(row[0])
+    seen, args = spaces.sql("s.space")
     row = conn.execute(
-        f"SELECT json_group_array(rowid) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ?"
-        " ORDER BY rowid DESC LIMIT ?)", (match, limit),
+        f"SELECT json_group_array(rowid) FROM (SELECT f.rowid AS rowid FROM {table} f"
+        f"{_SPACE_JOINS[table]} WHERE f.{table} MATCH ? AND {seen}"
+        " ORDER BY f.rowid DESC LIMIT ?)", (match, *args, limit),
     ).fetchone()
     return json.loads(row[0])
 
 
 def _lookup(
-    conn: sqlite3.Connection, table: str, term: Term, stats: Stats, top_id: int
+    conn: sqlite3.Connection, table: str, term: Term, stats: Stats, top_id: int,
+    spaces: Spaces = EVERY_SPACE,
 ) -> tuple[list[int] | None, float, list[str]]:
     """(rowids holding `term`, or None when more than CAP do; its document frequency; the
     FTS5 expressions whose newest postings stand for it when every term is common)."""
     match = prefix_match(conn, table, term.text) if term.fts.endswith("*") else None
     match = term.fts if match is None else match  # "": no token starts with the prefix
     try:
-        postings = _rowids(conn, table, match, CAP + 1) if match else []
+        postings = _rowids(conn, table, match, CAP + 1, spaces) if match else []
     except sqlite3.OperationalError:  # a term the tokenizer reduces to nothing
         return [], 0.0, []
     if len(postings) <= CAP:
@@ -131,13 +153,14 @@ def _lookup(
 
 
 def _lookup_vocab(
-    conn: sqlite3.Connection, table: str, term: Term, stats: Stats
+    conn: sqlite3.Connection, table: str, term: Term, stats: Stats,
+    spaces: Spaces = EVERY_SPACE,
 ) -> tuple[list[int] | None, float, list[str]]:
     """_lookup through recall_vocab: exact document counts without reading postings, and a
     prefix expanded to the tokens it starts (never an FTS5 prefix query: its cost is unbounded).
     """
     if term.stem:
-        return _lookup_family(conn, table, term, stats)
+        return _lookup_family(conn, table, term, stats, spaces)
     fts = term.fts
     words = [] if term.credit and term.kind != "word" else conn.execute(
         "SELECT term, docs FROM recall_vocab WHERE term = ?", (term.text,)).fetchall()
@@ -147,11 +170,11 @@ def _lookup_vocab(
             (term.text, term.text + "\U0010ffff", MAX_EXPANSIONS),
         ).fetchall()
         fts = fts_phrase(term.text) + "*"
-    return _vocab_postings(conn, table, words, stats, fts)
+    return _vocab_postings(conn, table, words, stats, fts, spaces)
 
 
 def _lookup_family(
-    conn: sqlite3.Connection, table: str, term: Term, stats: Stats
+    conn: sqlite3.Connection, table: str, term: Term, stats: Stats, spaces: Spaces,
 ) -> tuple[list[int] | None, float, list[str]]:
     """_lookup_vocab of an English word with its inflections ("countries": "country"), and the
     tokens it starts when it is a prefix term or is itself absent ("customize": "customized")."""
@@ -163,7 +186,8 @@ def _lookup_family(
     longer = term.kind == "prefix" or (term.credit and absent)
     words = [(w, n) for w, n in near if w == term.text or _kin(w, term)
              or (longer and w.startswith(term.text))]
-    return _vocab_postings(conn, table, words, stats, " OR ".join(fts_phrase(w) for w, _ in words))
+    return _vocab_postings(conn, table, words, stats,
+                           " OR ".join(fts_phrase(w) for w, _ in words), spaces)
 
 
 def _kin(word: str, term: Term) -> bool:
@@ -174,6 +198,7 @@ def _kin(word: str, term: Term) -> bool:
 
 def _vocab_postings(
     conn: sqlite3.Connection, table: str, words: list[tuple[str, int]], stats: Stats, fts: str,
+    spaces: Spaces,
 ) -> tuple[list[int] | None, float, list[str]]:
     """The postings of the vocabulary `words` (term, docs) through the FTS expression `fts`, or
     None with the 3 commonest words when they hold more than CAP documents in all."""
@@ -184,16 +209,18 @@ def _vocab_postings(
     if not words:
         return [], 0.0, []
     # at most CAP postings in all: now even a prefix query reads few (one statement for all)
-    return _rowids(conn, table, fts), df, []
+    return _rowids(conn, table, fts, spaces=spaces), df, []
 
 
 def candidates(
     conn: sqlite3.Connection, table: str, query: Query, stats: Stats, top_id: int,
     allowed: set[int] | None, exclude: set[int], want: int, vocab: bool = False,
+    spaces: Spaces = EVERY_SPACE,
 ) -> list[int]:
-    """Up to `want` rowids of `table` (only `allowed` ones when given, never `exclude`d ones),
-    best first by the summed idf of the rare terms they hold. Sets every term's document
-    frequency in `stats`. With `vocab`, terms are looked up in recall_vocab first."""
+    """Up to `want` rowids of `table` (only `allowed` ones when given, never `exclude`d ones,
+    only those of rows `spaces` sees), best first by the summed idf of the rare terms they
+    hold. Sets every term's document frequency in `stats` (counted over the whole index: a
+    weight, never a hit). With `vocab`, terms are looked up in recall_vocab first."""
     lists: dict[str, list[int]] = {}
     fallback: dict[str, list[str]] = {}
     for term in query.terms:
@@ -201,10 +228,10 @@ def candidates(
             stats.set_df(term.text, stats.n / 10)  # unknown: a middling idf for stage 2
             continue
         if vocab:
-            postings, df, newest = _lookup_vocab(conn, table, term, stats)
+            postings, df, newest = _lookup_vocab(conn, table, term, stats, spaces)
         else:
             postings, df, newest = _lookup(conn, table, _exact(term, query.terms, vocab),
-                                           stats, top_id)
+                                           stats, top_id, spaces)
         stats.set_df(term.text, df)
         if postings is None:
             fallback[term.text] = newest
@@ -221,7 +248,7 @@ def candidates(
         for name, matches in fallback.items():
             # the newest CAP of their OR: the same rows as the newest CAP of each, merged and
             # cut, in one statement that stops at the LIMIT
-            lists[name] = _rowids(conn, table, " OR ".join(matches), CAP)
+            lists[name] = _rowids(conn, table, " OR ".join(matches), CAP, spaces)
             chosen.append(name)
     # up to POSTINGS_BUDGET postings: the loop stays lean (no filter when nothing is filtered,
     # and (score, rowid) pairs that compare in C instead of a key function per posting)

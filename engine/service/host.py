@@ -246,8 +246,10 @@ class Service:
         self, home: str | Path, listen: Listen, *, worker: WorkerFactory | None = None,
         tasks: Sequence[BackgroundTask] = (), bearer_token: str | None = None,
         pool_size: int = DEFAULT_POOL_SIZE, shutdown_grace_s: float = 30.0,
+        space: str | None = None,
     ) -> None:
         self.home = Path(home)
+        self.space = space  # the space every API call is bound to (None: every space)
         self.listen = listen
         self.worker = worker
         self.tasks = list(tasks)
@@ -289,7 +291,7 @@ class Service:
             return self._run()
 
     def _run(self) -> int:
-        pool = MemoryPool.for_home(self.home, self.pool_size)  # opens nothing yet
+        pool = MemoryPool.for_home(self.home, self.pool_size, space=self.space)  # opens nothing
         server = self.build(pool)
         sock = None
         if not self.listen.stdio:

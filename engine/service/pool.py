@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..base.clock import Clock
 from ..base.errors import MemvaultError
+from ..base.spaces import Spaces
 from ..home.memory import Memory
 
 DEFAULT_POOL_SIZE = 4
@@ -42,9 +43,11 @@ class MemoryPool:
 
     @classmethod
     def for_home(cls, home: str | Path | None, size: int = DEFAULT_POOL_SIZE,
-                 clock: Clock | None = None) -> MemoryPool:
-        """A pool opening `Memory.open(home)` connections (each its own sqlite3 connection)."""
-        return cls(lambda: Memory.open(home, clock=clock), size)
+                 clock: Clock | None = None, space: str | None = None) -> MemoryPool:
+        """A pool opening `Memory.open(home)` connections (each its own sqlite3 connection),
+        each bound to `space` (None: every space)."""
+        Spaces.of(space)  # a bad name is refused now, not at the first call
+        return cls(lambda: Memory.open(home, clock=clock, space=space), size)
 
     @classmethod
     def wrap(cls, mem: Memory) -> MemoryPool:

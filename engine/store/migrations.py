@@ -60,6 +60,8 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     recall_schema.m015_recall_more_date_forms,
     objects_schema.m016_correction_create,
     recall_schema.m017_recall_fold_every_script,
+    timeline_schema.m018_spaces,
+    objects_schema.m019_object_spaces,
 ]
 
 

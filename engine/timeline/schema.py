@@ -105,3 +105,19 @@ def m007_event_keys(conn: sqlite3.Connection) -> None:
         CREATE UNIQUE INDEX events_key ON events (key) WHERE key IS NOT NULL;
         """,
     )
+
+
+def m018_spaces(conn: sqlite3.Connection) -> None:
+    """The space each event and hot node was written in (memvault.base.spaces): every existing
+    row is `shared`. Recall's tail scan and a bound listing read events by (space, id); a
+    head's space is its children's (compaction never folds two spaces under one head)."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE events ADD COLUMN space TEXT NOT NULL DEFAULT 'shared'
+            CHECK (length(space) BETWEEN 1 AND 32);
+        CREATE INDEX events_space ON events (space, id);
+        ALTER TABLE hot_nodes ADD COLUMN space TEXT NOT NULL DEFAULT 'shared'
+            CHECK (length(space) BETWEEN 1 AND 32);
+        """,
+    )

@@ -93,7 +93,8 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
     whose name or alias occurs in the text (case-insensitive; `named`, when the caller has
     looked them up for this same text), the most specific match first (names.named_objects:
     an alias many objects share comes after a person's own name, so it cannot crowd the person
-    out of the RELATED_MAX considered); each taken in that order while it fits `budget` bytes."""
+    out of the RELATED_MAX considered); each taken in that order while it fits `budget` bytes.
+    Only objects of the event's own space: the only ones the batch may write into."""
     if citing is None:
         citing = event_citers(conn, event_id)
     if named is None:
@@ -101,11 +102,12 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
     ids = list(dict.fromkeys([*citing, *named]))[:RELATED_MAX]
     # One read for all candidates (not one per object), then taken in the order above.
     rows = object_rows(conn, ids, live_only=True)
+    space = conn.execute("SELECT space FROM events WHERE id = ?", (event_id,)).fetchone()
     chosen: list[ObjectPayload] = []
     used = 0
     for object_id in ids:
         row = rows.get(object_id)
-        if row is None:
+        if row is None or (space is not None and row["space"] != space[0]):
             continue
         item = object_payload(ObjectRecord.from_row(row))
         cost = len(json.dumps(item, ensure_ascii=False).encode())
@@ -289,9 +291,10 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
             raise CommitRefused(f"refused: event {event_id} is no longer waiting to be organized")
         write = GraphWrite(proposal.objects, proposal.relations, proposal.evidence,
                            proposal.core_files)
+        space = ctx.conn.execute("SELECT space FROM events WHERE id = ?", (event_id,)).fetchone()
         rules = WriteRules(ctx.read_ids,
                            (event_id, claim.page_start, claim.page_end), "organize",
-                           ctx.batch.id)
+                           ctx.batch.id, space[0] if space else None)
         validated = validate_write(ctx.conn, ctx.config, write, rules,
                                    len(proposal.model_dump_json().encode()))
         # Source anti-backflow: the memory's own output in the page is never new evidence.

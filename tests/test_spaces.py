@@ -1,0 +1,248 @@
+"""Spaces hold on every read: a client bound to one space sees it and `shared`, never another.
+
+The home holds two spaces, work and home, whose events and objects say the same words (a
+dentist appointment with Lee on Thursday); only a marker word tells them apart. Every MCP tool
+and every CLI reader is walked bound to work, with every id of both spaces and queries naming
+the shared words and the home marker: nothing of home may come back. The recall index, the
+tail of unindexed events, evidence, relations (a project's members too) and memory_context's
+directory and timeline are all in the walk.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from click.testing import CliRunner
+from mcp.client import Client
+from memvault import Memory, NewEvent
+from memvault.base.clock import ManualClock
+from memvault.base.errors import InputError, NotFound
+from memvault.base.spaces import Spaces, check_space
+from memvault.cli import main
+from memvault.objects.records import ObjectRecord, add_evidence_items, add_relation, save_object
+from memvault.service.mcp_server import TOOL_NAMES, build_server
+from memvault.store.connection import write
+from test_mcp_masking import texts_of
+
+WORK, HOME = "wkmarkerseven", "hmmarkernine"  # the one word each space's texts do not share
+WORDS = "dentist appointment with Lee on Thursday"
+
+
+def _space_items(mem: Memory, space: str, marker: str) -> dict[str, list[Any]]:
+    """Events, objects, evidence and relations of one space, all saying WORDS."""
+    bound = Memory(mem.config, mem.conn, mem.clock, Spaces(space))
+    events = bound.append_events([
+        NewEvent(f"{WORDS} {marker}"),
+        NewEvent(f"Lee moved the dentist appointment to 2027-01-21, {marker}"),
+        NewEvent(f"remember: Lee's dentist is on Thursday {marker} " + "filler words " * 400),
+    ])
+    person, project = f"person:lee-{space}", f"project:dentist-{space}"
+    with write(mem.conn):
+        now = mem.clock.now()
+        for record in (
+            ObjectRecord(id=person, type="person", name="Lee", aliases=[f"Lee {marker}"],
+                         summary=f"{WORDS} {marker}", body=f"Lee, the dentist {marker}",
+                         cues=["dentist", marker], space=space),
+            ObjectRecord(id=project, type="project", name=f"Dentist {space}",
+                         summary=f"the dentist appointment {marker}", space=space),
+        ):
+            save_object(mem.conn, record, now)
+        add_relation(mem.conn, person, "member_of", project, now)
+        add_evidence_items(mem.conn, [(person, events[0], 0, 20)], now)
+    return {"events": events, "objects": [person, project]}
+
+
+def seed(mem: Memory) -> dict[str, dict[str, list[Any]]]:
+    """Both spaces, organized (heads and objects of the model too), then a few raw turns and
+    unindexed events on top; a relation across the two spaces, as a bad write might leave."""
+    seeded = {space: _space_items(mem, space, marker)
+              for space, marker in (("work", WORK), ("home", HOME))}
+    mem.organize(wait=True)
+    for space, marker in (("work", WORK), ("home", HOME)):
+        bound = Memory(mem.config, mem.conn, mem.clock, Spaces(space))
+        seeded[space]["events"] += bound.append_events(
+            [NewEvent(f"later: {WORDS} {marker}")], index=False)
+    with write(mem.conn):
+        add_relation(mem.conn, "person:lee-work", "knows", "person:lee-home", mem.clock.now())
+    home_ids = [r[0] for r in mem.conn.execute("SELECT id FROM objects WHERE space = 'home'")]
+    seeded["home"]["objects"] = sorted(set(seeded["home"]["objects"]) | set(home_ids))
+    return seeded
+
+
+def unechoed(text: str, args: list[str]) -> str:
+    """`text` without the caller's own arguments: an answer may repeat what it was asked
+    ("no object person:lee-home", a query's terms); that tells nothing."""
+    for arg in sorted(args, key=len, reverse=True):
+        text = text.replace(arg, "").replace(json.dumps(arg)[1:-1], "")
+        for word in arg.lower().split():  # the query's terms, folded
+            text = text.replace(f'"{word}"', "")
+    return text
+
+
+def leaks(texts: list[str], seeded: dict[str, dict[str, list[Any]]]) -> list[str]:
+    """What of home a text shows: its marker or one of its object ids."""
+    found = {HOME for text in texts if HOME in text}
+    found |= {oid for oid in seeded["home"]["objects"] for text in texts if oid in text}
+    return sorted(found)
+
+
+def mcp_plan(seeded: dict[str, dict[str, list[Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """Each tool's calls: every id of both spaces, queries of the shared words and markers."""
+    ids = [*seeded["work"]["events"], *seeded["home"]["events"],
+           *seeded["work"]["objects"], *seeded["home"]["objects"]]
+    queries = [WORDS, "dentist", "Lee", HOME, f"Lee {HOME}", "Thursday", "2027-01-21",
+               "dentist appointment? and where is Lee?", "filler words"]
+    return {
+        "memory_append": [{"text": "a work note"}],
+        "memory_context": [{}],
+        "memory_find": [{"query": q} for q in queries]
+        + [{"query": "dentist", "types": ["event"]}, {"query": "Lee", "types": ["person"]},
+           {"query": "dentist", "project": "project:dentist-work"},
+           {"query": "dentist", "project": "project:dentist-home"}],
+        "memory_read": [{"id": i} for i in ids] + [{"id": "Lee"}, {"id": f"Lee {HOME}"}],
+        "memory_evidence": [{"id": i} for i in ids],
+        "memory_organize": [{"scope": HOME}],
+        "memory_status": [{}],
+        "memory_project_approve": [{"id": "project:dentist-home"}],
+        "memory_busy": [{"busy": True}, {"busy": False}],
+    }
+
+
+def test_no_mcp_tool_bound_to_a_space_returns_another_spaces_item(
+        mem: Memory, home: Path, clock: ManualClock) -> None:
+    seeded = seed(mem)
+    work = Memory.open(home, clock=clock, space="work")
+    server = build_server(work)
+    plan = mcp_plan(seeded)
+    registered = {tool.name for tool in server._tool_manager.list_tools()}
+    assert registered == set(TOOL_NAMES) == set(plan), (
+        "every registered MCP tool needs its calls in mcp_plan")
+
+    async def walk() -> dict[str, list[Any]]:
+        async with Client(server) as client:
+            return {name: [await client.call_tool(name, args) for args in calls]
+                    for name, calls in plan.items()}
+
+    results = anyio.run(walk)
+    answers = {name: [unechoed(t, [str(v) for v in args.values()])
+                      for r, args in zip(rs, plan[name], strict=True) for t in texts_of(r)]
+               for name, rs in results.items()}
+    assert {name: leaks(texts, seeded) for name, texts in answers.items()
+            if leaks(texts, seeded)} == {}
+    # the walk saw work (not merely empty answers): its marker came back from each reader
+    for name in ("memory_context", "memory_find", "memory_read", "memory_evidence"):
+        assert any(WORK in text for text in answers[name]), name
+    context = results["memory_context"][0].structured_content
+    assert context["timeline"]["nodes"] and context["directory"]["entries"]
+    assert set(results["memory_status"][0].structured_content["spaces"]) <= {"work", "shared"}
+    work.close()
+
+
+READERS = [
+    ["find", WORDS], ["find", HOME], ["find", "dentist", "--type", "event"],
+    ["find", "Lee", "--json"], ["list", "--json"], ["status", "--json"],
+    ["timeline", "--json"], ["events", "2000-01-01", "2100-01-01", "--json"],
+]
+
+
+def test_no_cli_reader_with_space_returns_another_spaces_item(
+        mem: Memory, runner: CliRunner) -> None:
+    seeded = seed(mem)
+    calls = [*READERS]
+    for oid in [*seeded["home"]["objects"], *seeded["work"]["objects"]]:
+        calls += [["read", oid], ["evidence", oid], ["object", oid]]
+    for event_id in [*seeded["home"]["events"], *seeded["work"]["events"]]:
+        calls += [["read", str(event_id)], ["evidence", str(event_id)], ["event", str(event_id)]]
+    for (node,) in mem.conn.execute("SELECT id FROM hot_nodes WHERE kind = 'head'"):
+        calls.append(["expand", str(node), "--json"])
+    outputs = [unechoed(runner.invoke(main, [*call[:1], "--space", "work", *call[1:]]).output,
+                        call[1:]) for call in calls]
+    assert leaks(outputs, seeded) == []
+    assert any(WORK in out for out in outputs)
+    # the owner, bound to nothing, sees both
+    both = runner.invoke(main, ["find", WORDS, "--json"]).output
+    assert HOME in both and WORK in both
+
+
+def test_a_bound_read_of_another_spaces_item_is_not_found_as_a_missing_one(
+        mem: Memory, home: Path, clock: ManualClock) -> None:
+    seeded = seed(mem)
+    with Memory.open(home, clock=clock, space="work") as work:
+        for event_id in seeded["home"]["events"]:
+            with pytest.raises(NotFound, match=f"no event {event_id}"):
+                work.read_event(event_id)
+        with pytest.raises(NotFound, match="no object person:lee-home"):
+            work.read("person:lee-home")
+        assert [h["id"] for h in work.find(HOME)["hits"]] == []
+        assert work.read("person:lee-work")["object"]["space"] == "work"
+
+
+def test_appends_are_stamped_with_the_bound_space_and_no_argument_widens_it(
+        mem: Memory, home: Path, clock: ManualClock) -> None:
+    with Memory.open(home, clock=clock, space="research") as research:
+        event_id = research.append_event("a paper on sleep")
+        assert research.spaces.visible == ("research", "shared")
+    row = mem.conn.execute("SELECT space FROM events WHERE id = ?", (event_id,)).fetchone()
+    assert row[0] == "research"
+    assert mem.append_event("unbound owner") and mem.conn.execute(
+        "SELECT space FROM events ORDER BY id DESC LIMIT 1").fetchone()[0] == "shared"
+    with Memory.open(home, clock=clock, space="work") as work:
+        with pytest.raises(NotFound):
+            work.read_event(event_id)
+
+
+def test_existing_rows_are_shared_after_the_migration(mem: Memory) -> None:
+    assert mem.conn.execute("SELECT space FROM objects WHERE id = 'project:daily'"
+                            ).fetchone()[0] == "shared"
+    event_id = mem.append_event("hello")
+    assert mem.conn.execute("SELECT space FROM events WHERE id = ?", (event_id,)
+                            ).fetchone()[0] == "shared"
+
+
+@pytest.mark.parametrize("bad", ["", "Work", "a b", "x" * 33, "-lead", "wörk", "../etc"])
+def test_a_bad_space_name_is_refused_clearly(bad: str, home: Path, runner: CliRunner) -> None:
+    with pytest.raises(InputError, match="space name"):
+        check_space(bad)
+    result = runner.invoke(main, ["find", "x", "--space", bad])
+    assert result.exit_code == 2 and "space name" in result.output
+
+
+def test_compaction_never_folds_two_spaces_under_one_head(mem: Memory) -> None:
+    for space in ("work", "home", "work"):
+        bound = Memory(mem.config, mem.conn, mem.clock, Spaces(space))
+        bound.append_events([NewEvent(f"{space} turn {i}: " + "words " * 60) for i in range(6)])
+    mem.compact(wait=True)
+    heads = mem.conn.execute("SELECT id, space FROM hot_nodes WHERE kind = 'head'").fetchall()
+    assert heads
+    for head_id, space in heads:
+        children = {r[0] for r in mem.conn.execute(
+            "SELECT space FROM hot_nodes WHERE parent_id = ?", (head_id,))}
+        assert children == {space}
+
+
+def test_organize_files_an_event_only_into_objects_of_its_space(mem: Memory) -> None:
+    work = Memory(mem.config, mem.conn, mem.clock, Spaces("work"))
+    work.append_event("记住：浩宇对花生过敏")
+    mem.organize(wait=True)
+    spaces = {r[0] for r in mem.conn.execute(
+        "SELECT o.space FROM evidence v JOIN objects o ON o.id = v.object_id")}
+    assert spaces <= {"work"}
+    linked = mem.conn.execute(
+        "SELECT count(*) FROM evidence v JOIN events e ON e.id = v.event_id"
+        " JOIN objects o ON o.id = v.object_id WHERE o.space != e.space").fetchone()[0]
+    assert linked == 0
+
+
+def test_status_counts_per_space(mem: Memory) -> None:
+    Memory(mem.config, mem.conn, mem.clock, Spaces("work")).append_event("a work note")
+    mem.append_event("a shared note")
+    counts = mem.status()["spaces"]
+    assert counts["work"]["events"] == 1 and counts["shared"]["events"] == 1
+    assert counts["shared"]["objects"] >= 1  # project:daily
+    work_view = Memory(mem.config, mem.conn, mem.clock, Spaces("home")).status()["spaces"]
+    assert "work" not in work_view
+    assert json.dumps(work_view)
