@@ -246,3 +246,55 @@ def test_status_counts_per_space(mem: Memory) -> None:
     work_view = Memory(mem.config, mem.conn, mem.clock, Spaces("home")).status()["spaces"]
     assert "work" not in work_view
     assert json.dumps(work_view)
+
+
+def test_space_move_replaces_an_object_and_an_event_by_hand(
+        mem: Memory, home: Path, clock: ManualClock, runner: CliRunner) -> None:
+    seeded = seed(mem)
+    moved = json.loads(runner.invoke(
+        main, ["space", "move", "person:lee-home", "work", "--json"]).output)
+    assert moved["moved"] == ["person:lee-home"] and moved["was"] == "home"
+    origin = mem.conn.execute("SELECT origin FROM object_versions WHERE object_id = ?"
+                              " ORDER BY version DESC LIMIT 1", ("person:lee-home",)).fetchone()
+    assert origin[0] == "person"
+    event_id = seeded["home"]["events"][0]
+    result = runner.invoke(main, ["space", "move", f"event:{event_id}", "work"])
+    assert result.exit_code == 0, result.output
+    with Memory.open(home, clock=clock, space="work") as work:
+        assert work.read("person:lee-home")["object"]["space"] == "work"
+        assert HOME in work.read_event(event_id)["text"]
+        with pytest.raises(InputError, match="bound to a space"):
+            work.move_space("person:lee-work", "home")
+    text = mem.conn.execute("SELECT text FROM events WHERE id = ?", (event_id,)).fetchone()[0]
+    assert HOME in text  # the text itself stays immutable
+    with pytest.raises(Exception, match="immutable"), write(mem.conn):
+        mem.conn.execute("UPDATE events SET text = 'x' WHERE id = ?", (event_id,))
+
+
+def test_export_and_restore_keep_spaces(mem: Memory, runner: CliRunner, tmp_path: Path) -> None:
+    seed(mem)
+    before = mem.conn.execute("SELECT id, space FROM events ORDER BY id").fetchall()
+    objects_before = mem.conn.execute("SELECT id, space FROM objects ORDER BY id").fetchall()
+    out = tmp_path / "export"
+    assert runner.invoke(main, ["export", str(out)]).exit_code == 0
+    target = tmp_path / "restored"
+    result = runner.invoke(main, ["--home", str(target), "restore", str(out)])
+    assert result.exit_code == 0, result.output
+    with Memory.open(target) as restored:
+        assert [tuple(r) for r in restored.conn.execute(
+            "SELECT id, space FROM events ORDER BY id")] == [tuple(r) for r in before]
+        assert [tuple(r) for r in restored.conn.execute(
+            "SELECT id, space FROM objects ORDER BY id")] == [tuple(r) for r in objects_before]
+
+
+def test_the_vault_shows_each_objects_space_in_front_matter_tags_and_the_index(
+        mem: Memory, runner: CliRunner, home: Path) -> None:
+    seed(mem)
+    assert runner.invoke(main, ["project-vault"]).exit_code == 0
+    vault = home / "vault" / "objects"
+    page = next(p for p in (vault / "person").glob("*.md")
+                if "person:lee-work" in p.read_text(encoding="utf-8"))
+    text = page.read_text(encoding="utf-8")
+    assert "space: work" in text and "memvault/space/work" in text
+    index = (vault / "README.md").read_text(encoding="utf-8")
+    assert "| work |" in index and "| home |" in index and "tag:#memvault/space/home" in index

@@ -69,7 +69,8 @@ COMMANDS: dict[str, str] = {
     "object": "inspect:object_", "organize": "work:organize", "project": "work:project",
     "project-vault": "vault:project_vault", "read": "recall:read", "reindex": "recall:reindex",
     "restore": "maintenance:restore",
-    "serve": "serve:serve", "status": "inspect:status", "timeline": "inspect:timeline",
+    "serve": "serve:serve", "space": "edits:space", "status": "inspect:status",
+    "timeline": "inspect:timeline",
     "usage": "work:usage", "watch": "vault:watch", "worker": "work:worker",
 }
 

@@ -59,6 +59,17 @@ class ResidentContext(TypedDict):
     timeline: TimelineView  # the hot timeline view, with what it cut
 
 
+class SpaceMove(TypedDict):
+    """What `Memory.move_space` did: the item, its space before and now, the ids moved (empty
+    when it was there already)."""
+
+    kind: str  # event | object
+    id: str
+    space: str
+    was: str
+    moved: list[str]
+
+
 @dataclass
 class Ingested(Appended):
     """What `Memory.ingest` did: the events stored and skipped, and why indexing them for
@@ -462,6 +473,33 @@ class Memory:
         from ..objects.corrections import correct
 
         return correct(self.conn, self.config, correction, self.clock.now())
+
+    def move_space(self, ref: str | int, space: str) -> SpaceMove:
+        """`memvault space move`: re-place an event (42, event:42) or an object (an id, or a
+        unique name or alias; the objects merged into it go with it) into `space`, by hand, in
+        one transaction. An object's move is a new version whose origin is `person` and moves
+        the graph revision (a batch that read it before is refused as stale). Only the owner,
+        bound to no space, moves anything."""
+        from ..base.spaces import check_space
+        from ..objects.ids import resolve_object_ref
+        from ..store.connection import bump_revision
+
+        if self.spaces.bound is not None:
+            raise InputError("a client bound to a space cannot move anything between spaces")
+        check_space(space)
+        with write(self.conn):
+            if isinstance(ref, int) or str(ref).isdigit() or str(ref).startswith("event:"):
+                event_id = events.parse_event_id(ref)
+                was = events.move_event(self.conn, event_id, space)
+                return SpaceMove(kind="event", id=str(event_id), space=space, was=was,
+                                 moved=[str(event_id)] if was != space else [])
+            object_id = objects.resolve_redirect(
+                self.conn, resolve_object_ref(self.conn, str(ref)))
+            was = objects.get_object(self.conn, object_id).space
+            moved = objects.move_object(self.conn, object_id, space, self.clock.now())
+            if moved:
+                bump_revision(self.conn)
+            return SpaceMove(kind="object", id=object_id, space=space, was=was, moved=moved)
 
     def approve_project(self, project_id: str) -> ProjectApproval:
         """memory_project_approve: activate a candidate project (nothing else does)."""

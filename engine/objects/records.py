@@ -229,6 +229,29 @@ def _write_object(
     return obj
 
 
+def move_object(conn: sqlite3.Connection, object_id: str, space: str,
+                now: datetime) -> list[str]:
+    """Re-place an object, and the objects merged into it, into `space` by hand (`memvault
+    space move`), inside the caller's transaction: each moved object gets a new version whose
+    origin is `person`. Returns the ids moved (none when it was there already)."""
+    target = resolve_redirect(conn, object_id)
+    get_object(conn, target)
+    ids = [target, *(i for i in merged_ids(conn) if i != target
+                     and resolve_redirect(conn, i) == target)]
+    moved = [i for i in ids if conn.execute(
+        "SELECT space FROM objects WHERE id = ?", (i,)).fetchone()[0] != space]
+    stamp = iso(now)
+    for moved_id in moved:
+        conn.execute("UPDATE objects SET space = ?, version = version + 1, updated_at = ?"
+                     " WHERE id = ?", (space, stamp, moved_id))
+        conn.execute(
+            "INSERT INTO object_versions (object_id, version, name, aliases, summary, body, cues,"
+            " status, redirect_to, changed_at, batch_id, origin) SELECT id, version, name,"
+            " aliases, summary, body, cues, status, redirect_to, ?, NULL, 'person'"
+            " FROM objects WHERE id = ?", (stamp, moved_id))
+    return moved
+
+
 def redirect_targets(
     conn: sqlite3.Connection, object_ids: Iterable[str],
     rows: Mapping[str, sqlite3.Row | None] | None = None,

@@ -30,7 +30,7 @@ from ..base.spaces import EVERY_SPACE, SHARED, Spaces
 from ..base.tokens import estimate_tokens
 from ..store.forget_rows import forget_in_rows
 from .fragments import EVENT_MAX_CHARS, FRAGMENT_CHARS, find_lone_surrogate, split_fragments
-from .hot import insert_raw_nodes, next_node_id
+from .hot import insert_raw_nodes, move_event_nodes, next_node_id
 
 PAGE_CHARS = 8_000  # what one `event ID OFFSET` answer returns
 META_MAX_BYTES = 16 * 1024  # an event's meta, as UTF-8 JSON text
@@ -438,6 +438,18 @@ def list_events(
     ]
     next_cursor = f"{rows[-1]['occurred_us']}:{rows[-1]['id']}" if more and rows else None
     return EventListing(events=items, cursor=next_cursor)
+
+
+def move_event(conn: sqlite3.Connection, event_id: int, space: str) -> str:
+    """Re-place an event (and its hot fragments) into `space` by hand, inside the caller's
+    transaction; return the space it was in. Its text stays as it is (the immutability
+    trigger leaves only `space` writable)."""
+    row = conn.execute("SELECT space FROM events WHERE id = ?", (event_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no event {event_id}")
+    conn.execute("UPDATE events SET space = ? WHERE id = ?", (space, event_id))
+    move_event_nodes(conn, event_id, space)
+    return str(row[0])
 
 
 _NO_UPDATE_TRIGGER = "events_no_update"

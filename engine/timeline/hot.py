@@ -245,6 +245,12 @@ def add_head(
     return head
 
 
+def move_event_nodes(conn: sqlite3.Connection, event_id: int, space: str) -> None:
+    """An event's raw fragments follow it into `space` (`memvault space move`); a head that
+    already folded them keeps its own (its summary was written in that space)."""
+    conn.execute("UPDATE hot_nodes SET space = ? WHERE event_id = ?", (space, event_id))
+
+
 def fold_under(conn: sqlite3.Connection, head: int, node_ids: Sequence[int]) -> None:
     """Take `node_ids` off the timeline, each keeping `head` as its parent (for `expand`)."""
     marks = ",".join("?" * len(node_ids))
