@@ -1,7 +1,7 @@
 """Spaces at scale: how fast is memory_find bound to a space, beside unbound, at 1,000,000 events?
 
     python bench/spaces.py --db /tmp/spaces-scale.db            # 1,000,000 events (built once)
-    python bench/spaces.py --db /tmp/s.db --events 50000 --objects 1000 --queries 10   # quick
+    python bench/spaces.py --events 50000 --objects 1000 --queries 10   # quick, in a temp dir
 
 The memory is bench/recall.py's scale memory (section 4: synthetic LoCoMo and MemoryBank turns,
 10,000 objects), built when the file holds fewer events. Its events and objects are then dealt
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -25,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from memvault.base.spaces import Spaces  # noqa: E402
+from memvault.recall.index import sync_index  # noqa: E402
+from memvault.recall.masking import mark_objects  # noqa: E402
 from memvault.recall.query import memory_find  # noqa: E402
 from memvault.store.connection import open_db, write  # noqa: E402
 from recall import DATA, Synth, _ms, build_scale, scale_queries, source_texts, table  # noqa: E402
@@ -50,6 +53,8 @@ def deal_spaces(path: Path) -> float:
                      " WHERE id != 'project:daily'")
         conn.execute("UPDATE hot_nodes SET space = (SELECT space FROM events"
                      " WHERE events.id = hot_nodes.event_id) WHERE event_id IS NOT NULL")
+        sync_index(conn)  # the objects' UPDATE marked each one for the recall index again
+        mark_objects(conn, None)  # and for its secret marks (as `memvault reindex` does)
     conn.close()
     return time.perf_counter() - start
 
@@ -67,7 +72,8 @@ def outside(conn: object, answer: dict, spaces: Spaces) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--db", required=True, help="the scale memory (built when missing)")
+    parser.add_argument("--db", default=None,
+                        help="the scale memory (built when missing; default: a temporary one)")
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--objects", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=40, help="queries per kind")
@@ -75,7 +81,7 @@ def main() -> None:
     parser.add_argument("--memorybank", default=str(DATA / "memorybank"))
     parser.add_argument("--cjk-share", type=float, default=0.3)
     args = parser.parse_args()
-    path = Path(args.db)
+    path = Path(args.db) if args.db else Path(tempfile.mkdtemp()) / "spaces.db"
     en, cn = source_texts(Path(args.locomo), Path(args.memorybank))
     synth = Synth(en, cn, args.cjk_share, seed=3)
     start = time.perf_counter()

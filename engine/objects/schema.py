@@ -194,12 +194,15 @@ def m016_correction_create(conn: sqlite3.Connection) -> None:
 
 def m019_object_spaces(conn: sqlite3.Connection) -> None:
     """The space each object belongs to (that of the event that created it; `memvault space
-    move` re-places it): every existing object, `project:daily` among them, is `shared`."""
+    move` re-places it): every existing object, `project:daily` among them, is `shared`.
+    objects_id_space answers "whose space is object X" without reading the row (the column
+    comes after a body of up to 16,000 chars): recall checks it for every posting."""
     run_script(
         conn,
         """
         ALTER TABLE objects ADD COLUMN space TEXT NOT NULL DEFAULT 'shared'
             CHECK (length(space) BETWEEN 1 AND 32);
         CREATE INDEX objects_space ON objects (space, updated_at);
+        CREATE INDEX objects_id_space ON objects (id, space);
         """,
     )

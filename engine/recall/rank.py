@@ -104,45 +104,35 @@ def _exact(term: Term, terms: Sequence[Term], vocab: bool) -> Term:
     return term
 
 
-# How a posting of each index reaches the space of its row: an event's rowid is its id, an
-# object's is its recall_object_keys.rid.
+# How a candidate ({key}) of each index reaches the space of its row: an event's rowid is its
+# id, an object's is its recall_object_keys.rid. CROSS JOIN keeps the candidates the outer
+# loop (SQLite never reorders it): one seek each, never a scan of a space probing them.
 _SPACE_JOINS = {
-    "recall_events_fts": " JOIN events s ON s.id = f.rowid",
-    "recall_objects_fts": " JOIN recall_object_keys k ON k.rid = f.rowid"
-                          " JOIN objects s ON s.id = k.object_id",
+    "recall_events_fts": " CROSS JOIN events s ON s.id = {key}",
+    "recall_objects_fts": " CROSS JOIN recall_object_keys k ON k.rid = {key}"
+                          " CROSS JOIN objects s ON s.id = k.object_id",
 }
+VISIBLE_STEP = 64  # ranked candidates whose space one statement checks, at least
 
 
-def _rowids(conn: sqlite3.Connection, table: str, match: str, limit: int = -1,
-            spaces: Spaces = EVERY_SPACE) -> list[int]:
-    """Rowids matching one FTS5 expression whose rows `spaces` sees, newest first (one JSON
-    array: faster than rows). A bound client's postings are filtered in the query, by a join
-    on the row's space, so the LIMIT counts only rows it may see."""
-    if spaces.visible is None:
-        row = conn.execute(
-            f"SELECT json_group_array(rowid) FROM (SELECT rowid FROM {table} WHERE {table}"
-            " MATCH ? ORDER BY rowid DESC LIMIT ?)", (match, limit),
-        ).fetchone()
-        return json.loads(row[0])
-    seen, args = spaces.sql("s.space")
+def _rowids(conn: sqlite3.Connection, table: str, match: str, limit: int = -1) -> list[int]:
+    """Rowids matching one FTS5 expression, newest first (one JSON array: faster than rows)."""
     row = conn.execute(
-        f"SELECT json_group_array(rowid) FROM (SELECT f.rowid AS rowid FROM {table} f"
-        f"{_SPACE_JOINS[table]} WHERE f.{table} MATCH ? AND {seen}"
-        " ORDER BY f.rowid DESC LIMIT ?)", (match, *args, limit),
+        f"SELECT json_group_array(rowid) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ?"
+        " ORDER BY rowid DESC LIMIT ?)", (match, limit),
     ).fetchone()
     return json.loads(row[0])
 
 
 def _lookup(
-    conn: sqlite3.Connection, table: str, term: Term, stats: Stats, top_id: int,
-    spaces: Spaces = EVERY_SPACE,
+    conn: sqlite3.Connection, table: str, term: Term, stats: Stats, top_id: int
 ) -> tuple[list[int] | None, float, list[str]]:
     """(rowids holding `term`, or None when more than CAP do; its document frequency; the
     FTS5 expressions whose newest postings stand for it when every term is common)."""
     match = prefix_match(conn, table, term.text) if term.fts.endswith("*") else None
     match = term.fts if match is None else match  # "": no token starts with the prefix
     try:
-        postings = _rowids(conn, table, match, CAP + 1, spaces) if match else []
+        postings = _rowids(conn, table, match, CAP + 1) if match else []
     except sqlite3.OperationalError:  # a term the tokenizer reduces to nothing
         return [], 0.0, []
     if len(postings) <= CAP:
@@ -153,14 +143,13 @@ def _lookup(
 
 
 def _lookup_vocab(
-    conn: sqlite3.Connection, table: str, term: Term, stats: Stats,
-    spaces: Spaces = EVERY_SPACE,
+    conn: sqlite3.Connection, table: str, term: Term, stats: Stats
 ) -> tuple[list[int] | None, float, list[str]]:
     """_lookup through recall_vocab: exact document counts without reading postings, and a
     prefix expanded to the tokens it starts (never an FTS5 prefix query: its cost is unbounded).
     """
     if term.stem:
-        return _lookup_family(conn, table, term, stats, spaces)
+        return _lookup_family(conn, table, term, stats)
     fts = term.fts
     words = [] if term.credit and term.kind != "word" else conn.execute(
         "SELECT term, docs FROM recall_vocab WHERE term = ?", (term.text,)).fetchall()
@@ -170,11 +159,11 @@ def _lookup_vocab(
             (term.text, term.text + "\U0010ffff", MAX_EXPANSIONS),
         ).fetchall()
         fts = fts_phrase(term.text) + "*"
-    return _vocab_postings(conn, table, words, stats, fts, spaces)
+    return _vocab_postings(conn, table, words, stats, fts)
 
 
 def _lookup_family(
-    conn: sqlite3.Connection, table: str, term: Term, stats: Stats, spaces: Spaces,
+    conn: sqlite3.Connection, table: str, term: Term, stats: Stats
 ) -> tuple[list[int] | None, float, list[str]]:
     """_lookup_vocab of an English word with its inflections ("countries": "country"), and the
     tokens it starts when it is a prefix term or is itself absent ("customize": "customized")."""
@@ -186,8 +175,7 @@ def _lookup_family(
     longer = term.kind == "prefix" or (term.credit and absent)
     words = [(w, n) for w, n in near if w == term.text or _kin(w, term)
              or (longer and w.startswith(term.text))]
-    return _vocab_postings(conn, table, words, stats,
-                           " OR ".join(fts_phrase(w) for w, _ in words), spaces)
+    return _vocab_postings(conn, table, words, stats, " OR ".join(fts_phrase(w) for w, _ in words))
 
 
 def _kin(word: str, term: Term) -> bool:
@@ -198,7 +186,6 @@ def _kin(word: str, term: Term) -> bool:
 
 def _vocab_postings(
     conn: sqlite3.Connection, table: str, words: list[tuple[str, int]], stats: Stats, fts: str,
-    spaces: Spaces,
 ) -> tuple[list[int] | None, float, list[str]]:
     """The postings of the vocabulary `words` (term, docs) through the FTS expression `fts`, or
     None with the 3 commonest words when they hold more than CAP documents in all."""
@@ -209,7 +196,7 @@ def _vocab_postings(
     if not words:
         return [], 0.0, []
     # at most CAP postings in all: now even a prefix query reads few (one statement for all)
-    return _rowids(conn, table, fts, spaces=spaces), df, []
+    return _rowids(conn, table, fts), df, []
 
 
 def candidates(
@@ -218,9 +205,10 @@ def candidates(
     spaces: Spaces = EVERY_SPACE,
 ) -> list[int]:
     """Up to `want` rowids of `table` (only `allowed` ones when given, never `exclude`d ones,
-    only those of rows `spaces` sees), best first by the summed idf of the rare terms they
-    hold. Sets every term's document frequency in `stats` (counted over the whole index: a
-    weight, never a hit). With `vocab`, terms are looked up in recall_vocab first."""
+    only those of rows `spaces` sees: _visible_first), best first by the summed idf of the
+    rare terms they hold. Sets every term's document frequency in `stats` (counted over the
+    whole index: a weight, never a hit). With `vocab`, terms are looked up in recall_vocab
+    first."""
     lists: dict[str, list[int]] = {}
     fallback: dict[str, list[str]] = {}
     for term in query.terms:
@@ -228,10 +216,10 @@ def candidates(
             stats.set_df(term.text, stats.n / 10)  # unknown: a middling idf for stage 2
             continue
         if vocab:
-            postings, df, newest = _lookup_vocab(conn, table, term, stats, spaces)
+            postings, df, newest = _lookup_vocab(conn, table, term, stats)
         else:
             postings, df, newest = _lookup(conn, table, _exact(term, query.terms, vocab),
-                                           stats, top_id, spaces)
+                                           stats, top_id)
         stats.set_df(term.text, df)
         if postings is None:
             fallback[term.text] = newest
@@ -248,7 +236,7 @@ def candidates(
         for name, matches in fallback.items():
             # the newest CAP of their OR: the same rows as the newest CAP of each, merged and
             # cut, in one statement that stops at the LIMIT
-            lists[name] = _rowids(conn, table, " OR ".join(matches), CAP, spaces)
+            lists[name] = _rowids(conn, table, " OR ".join(matches), CAP)
             chosen.append(name)
     # up to POSTINGS_BUDGET postings: the loop stays lean (no filter when nothing is filtered,
     # and (score, rowid) pairs that compare in C instead of a key function per posting)
@@ -262,7 +250,34 @@ def candidates(
                         if (allowed is None or r in allowed) and r not in exclude]
         for rowid in postings:
             acc[rowid] = get(rowid, 0.0) + weight
-    return [r for _, r in heapq.nlargest(want, zip(acc.values(), acc.keys(), strict=True))]
+    if spaces.visible is None or not acc:
+        return [r for _, r in heapq.nlargest(want, zip(acc.values(), acc.keys(), strict=True))]
+    ranked = [r for _, r in sorted(zip(acc.values(), acc.keys(), strict=True), reverse=True)]
+    return _visible_first(conn, table, ranked, want, spaces)
+
+
+def _visible_first(conn: sqlite3.Connection, table: str, ranked: list[int], want: int,
+                   spaces: Spaces) -> list[int]:
+    """The first `want` of the `ranked` rowids whose rows `spaces` sees, best first.
+
+    The space is checked in SQL, a step of the best candidates at a time, until `want` are
+    found: a few dozen seeks, where a join on every posting (thousands a term) cost a bound
+    find 2-3x an unbound one at 1,000,000 events (bench/spaces.py). Stage 1 reads the same
+    postings whatever the binding (they only weigh candidates); every row a bound answer is
+    built from passed this query."""
+    seen, args = spaces.sql("s.space")
+    join = _SPACE_JOINS[table].format(key="j.value")
+    step = max(2 * want, VISIBLE_STEP)
+    out: list[int] = []
+    for start in range(0, len(ranked), step):
+        chunk = ranked[start:start + step]
+        visible = set(json.loads(conn.execute(
+            f"SELECT json_group_array(j.value) FROM json_each(?) j{join} WHERE {seen}",
+            (json.dumps(chunk), *args)).fetchone()[0]))
+        out += [r for r in chunk if r in visible]
+        if len(out) >= want:
+            break
+    return out[:want]
 
 
 # -- stage 2 ----------------------------------------------------------------------------------

@@ -418,7 +418,7 @@ def list_events(
             raise InputError(f"not a cursor from a previous listing: {cursor!r}") from None
         if cursor_us >= lo_us:  # a cursor never reaches back before FROM
             lo_us, lo_id = cursor_us, cursor_id
-    seen, args = spaces.sql("space")
+    seen, args = spaces.sql("+space")  # the time index answers, not the space one
     rows = conn.execute(
         "SELECT id, occurred_at, occurred_us, source, kind, meta, chars, est_tokens, ingested_at,"
         " substr(text, 1, 120) AS text FROM events"
