@@ -298,3 +298,74 @@ def test_the_vault_shows_each_objects_space_in_front_matter_tags_and_the_index(
     assert "space: work" in text and "memvault/space/work" in text
     index = (vault / "README.md").read_text(encoding="utf-8")
     assert "| work |" in index and "| home |" in index and "tag:#memvault/space/home" in index
+
+
+def _http_call(client: Any, token: str, name: str, arguments: dict[str, Any]) -> str:
+    headers = {"Accept": "application/json, text/event-stream",
+               "Authorization": f"Bearer {token}"}
+    started = client.post("/mcp", headers=headers, json={
+        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}})
+    assert started.status_code == 200, started.text
+    headers["mcp-session-id"] = started.headers["mcp-session-id"]
+    client.post("/mcp", headers=headers,
+                json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    answer = client.post("/mcp", headers=headers, json={
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments}})
+    assert answer.status_code == 200, answer.text
+    return str(answer.text)
+
+
+def test_each_service_token_binds_its_calls_to_its_space(
+        mem: Memory, home: Path, clock: ManualClock) -> None:
+    from memvault.service.mcp_server import MemoryPool, http_app
+    from starlette.testclient import TestClient
+
+    seed(mem)
+    pool = MemoryPool.for_home(home, 2, clock)
+    server = build_server(pool, bearer_token="owner-token",
+                          space_tokens={"work-token": "work", "home-token": "home"})
+    with TestClient(http_app(server), base_url="http://127.0.0.1:8765") as client:
+        work = _http_call(client, "work-token", "memory_find", {"query": WORDS})
+        assert WORK in work and HOME not in work
+        homes = _http_call(client, "home-token", "memory_find", {"query": WORDS})
+        assert HOME in homes and WORK not in homes
+        owner = _http_call(client, "owner-token", "memory_find", {"query": WORDS})
+        assert HOME in owner and WORK in owner
+        appended = _http_call(client, "work-token", "memory_append", {"text": "from work"})
+        assert "event_id" in appended
+        refused = client.post("/mcp", headers={"Authorization": "Bearer nope"}, json={})
+        assert refused.status_code == 401
+    server.pools.close()
+    pool.close()
+    row = mem.conn.execute("SELECT space FROM events WHERE text = 'from work'").fetchone()
+    assert row[0] == "work"
+
+
+def test_a_token_env_that_is_unset_or_repeated_is_refused_by_name() -> None:
+    from memvault.service.auth import space_tokens_from_env
+
+    assert space_tokens_from_env(["A=work", "B=home"], {"A": "t1", "B": "t2"}) == {
+        "t1": "work", "t2": "home"}
+    with pytest.raises(InputError, match=r"\$B holds no usable token"):
+        space_tokens_from_env(["A=work", "B=home"], {"A": "t1"})
+    with pytest.raises(InputError, match="another --token-env"):
+        space_tokens_from_env(["A=work", "B=home"], {"A": "t1", "B": "t1"})
+    with pytest.raises(InputError, match="space name"):
+        space_tokens_from_env(["A=Work"], {"A": "t1"})
+    with pytest.raises(InputError, match="NAME=SPACE"):
+        space_tokens_from_env(["A"], {"A": "t1"})
+
+
+def test_a_bound_client_cannot_approve_another_spaces_project(
+        mem: Memory, home: Path, clock: ManualClock) -> None:
+    with write(mem.conn):
+        save_object(mem.conn, ObjectRecord(id="project:garden", type="project", name="Garden",
+                                           status="candidate", space="home"), mem.clock.now())
+    with Memory.open(home, clock=clock, space="work") as work:
+        with pytest.raises(NotFound, match="no object project:garden"):
+            work.approve_project("project:garden")
+    assert mem.conn.execute("SELECT status FROM objects WHERE id = 'project:garden'"
+                            ).fetchone()[0] == "candidate"

@@ -181,11 +181,14 @@ def _serve_token(config: Config, tcp: bool, no_auth: bool) -> str | None:
 @click.option("--vault/--no-vault", "with_vault", default=True, show_default=True,
               help="Run the vault projector heartbeat and the core-file watcher here.")
 @space_option
+@click.option("--token-env", "token_envs", multiple=True, metavar="NAME=SPACE",
+              help="One more bearer token, read from the environment variable NAME, whose "
+                   "calls are bound to SPACE (repeat it: one token for each agent).")
 @log_level_option
 @click.pass_context
 def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: int | None,
           no_auth: bool, print_config: bool, model: str | None, with_worker: bool,
-          with_vault: bool, log_level: str) -> None:
+          with_vault: bool, token_envs: tuple[str, ...], log_level: str) -> None:
     """Run the memory service: the agent's MCP API (streamable HTTP at /mcp on 127.0.0.1:8765,
     or on a Unix socket), the worker, the vault projector and watcher. SIGINT/SIGTERM stop it
     cleanly.
@@ -193,7 +196,9 @@ def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: i
     TCP needs a bearer token (`Authorization: Bearer <token>`): $MEMVAULT_TOKEN (the variable
     named by service.token_env) when set, else the home's service.token, made on first start.
     `--print-config` prints the host config that carries it. With --space NAME every API call
-    is bound to that space (it and shared are seen; appends are written there).
+    is bound to that space (it and shared are seen; appends are written there). Each
+    `--token-env NAME=SPACE` adds a token (the value of $NAME) whose calls are bound to SPACE:
+    several agents, one service, each seeing only its own space and shared.
     """
     if socket_path is not None and (host or port is not None):
         raise click.UsageError("give --socket or --host/--port, not both")
@@ -209,6 +214,12 @@ def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: i
         path = Path(socket_path).expanduser() if socket_path else config.home / default
         listen = Listen(socket=path.absolute())
     token = _serve_token(config, tcp, no_auth)
+    from ..service.auth import space_tokens_from_env
+
+    space_tokens = space_tokens_from_env(token_envs, os.environ)
+    if token and token in space_tokens:
+        raise click.UsageError("a --token-env variable holds the service's own token: give "
+                               "each agent a token of its own")
     if print_config:
         if not tcp:
             raise click.UsageError("a host config needs a URL: a Unix socket has none (use TCP, "
@@ -225,7 +236,7 @@ def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: i
         bearer_token=token,
         pool_size=config.settings.service.api_connections,
         shutdown_grace_s=config.settings.service.shutdown_grace_s,
-        space=ctx.meta.get(SPACE_KEY),
+        space=ctx.meta.get(SPACE_KEY), space_tokens=space_tokens,
     )
     ctx.exit(service.run())
 

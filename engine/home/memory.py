@@ -502,8 +502,17 @@ class Memory:
             return SpaceMove(kind="object", id=object_id, space=space, was=was, moved=moved)
 
     def approve_project(self, project_id: str) -> ProjectApproval:
-        """memory_project_approve: activate a candidate project (nothing else does)."""
+        """memory_project_approve: activate a candidate project (nothing else does). A project
+        of a space this Memory does not see is not found, as one that does not exist."""
+        from ..base.errors import NotFound
+        from ..objects.ids import resolve_object_ref
         from ..objects.projects import approve_project
 
+        if self.spaces.bound is not None:
+            target = objects.resolve_redirect(
+                self.conn, resolve_object_ref(self.conn, project_id, self.spaces))
+            row = self.conn.execute("SELECT space FROM objects WHERE id = ?", (target,)).fetchone()
+            if row is None or not self.spaces.sees(row[0]):
+                raise NotFound(f"no object {project_id}")
         return approve_project(self.conn, project_id, self.clock.now())
 

@@ -438,7 +438,7 @@ def cited_slices(conn: sqlite3.Connection, object_id: str, limit: int = -1, offs
     (-1: all)."""
     text = (", substr(e.text, v.start_char + 1, v.end_char - v.start_char) AS text"
             if with_text else "")
-    seen, args = spaces.sql("e.space")
+    seen, args = spaces.sql("+e.space")  # joined by id, never by a scan of a space
     return conn.execute(
         f"SELECT v.event_id, v.start_char, v.end_char, e.occurred_at{text} FROM evidence v"
         f" JOIN events e ON e.id = v.event_id WHERE v.object_id = ? AND {seen}"

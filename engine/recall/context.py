@@ -95,13 +95,13 @@ def events_mentioning(
     """Ids of the events `spaces` sees whose text mentions a date inside the query's windows
     (their date tokens: recall/dates.py), indexed or in the scanned `tail` (which holds only
     events it sees), when at most DATE_FETCH."""
-    seen, args = spaces.sql("e.space")
+    seen, args = spaces.sql("+e.space")
     tokens = sorted({t for w in windows if (t := window_token(w))})
     if not tokens:
         return set()
     match = " OR ".join(f'"{t}"' for t in tokens)
     found = {r[0] for r in conn.execute(
-        "SELECT f.rowid FROM recall_events_fts f JOIN events e ON e.id = f.rowid"
+        "SELECT f.rowid FROM recall_events_fts f CROSS JOIN events e ON e.id = f.rowid"
         f" WHERE f.recall_events_fts MATCH ? AND {seen} LIMIT ?",
         (match, *args, DATE_FETCH + 1))}
     wanted = set(tokens)

@@ -422,7 +422,8 @@ def _add_members(
     """Direct members of a matching project that `spaces` sees become hits at half its score."""
     ids = [project["id"], *project.get("merged", [])]
     cols = ", ".join(f"o.{c.strip()}" for c in _OBJECT_COLS.split(","))
-    seen, args = spaces.sql("o.space")
+    # "+": the planner joins by id; an index on space would have it scan a whole space
+    seen, args = spaces.sql("+o.space")
     rows = conn.execute(
         f"SELECT {cols} FROM relations r JOIN objects o ON o.id = r.src_id"
         " WHERE r.label = 'member_of' AND r.archived = 0 AND r.dst_id IN"
@@ -479,7 +480,7 @@ def memory_evidence(
         if _is_event_ref(id_or_event):
             event_id = parse_event_id(id_or_event)
             page = _event_page(conn, event_id, offset, reveal, spaces)
-            seen, args = spaces.sql("o.space")
+            seen, args = spaces.sql("+o.space")
             cited = [
                 {"object_id": r[0], "start_char": r[1], "end_char": r[2]}
                 for r in conn.execute(
@@ -515,7 +516,7 @@ def _evidence_page(
     conn: sqlite3.Connection, asked: str, target: str, offset: int, spaces: Spaces,
 ) -> dict[str, Any]:
     owners = [target, *_merged_into(conn, target)]
-    seen, args = spaces.sql("e.space")
+    seen, args = spaces.sql("+e.space")
     links = conn.execute(
         "SELECT v.object_id, v.event_id, v.start_char, min(v.end_char, e.chars), e.occurred_at,"
         " e.source FROM evidence v JOIN events e ON e.id = v.event_id"

@@ -252,8 +252,15 @@ def candidates(
             acc[rowid] = get(rowid, 0.0) + weight
     if spaces.visible is None or not acc:
         return [r for _, r in heapq.nlargest(want, zip(acc.values(), acc.keys(), strict=True))]
-    ranked = [r for _, r in sorted(zip(acc.values(), acc.keys(), strict=True), reverse=True)]
-    return _visible_first(conn, table, ranked, want, spaces)
+    # the best few first (most are seen: a bound client sees its space and shared); all of
+    # them, in order, only when those hold too few it sees
+    best = [r for _, r in heapq.nlargest(4 * want, zip(acc.values(), acc.keys(), strict=True))]
+    found = _visible_first(conn, table, best, want, spaces)
+    if len(found) < want < len(acc) and len(best) < len(acc):
+        ranked = [r for _, r in sorted(zip(acc.values(), acc.keys(), strict=True),
+                                       reverse=True)]
+        found = _visible_first(conn, table, ranked, want, spaces)
+    return found
 
 
 def _visible_first(conn: sqlite3.Connection, table: str, ranked: list[int], want: int,
