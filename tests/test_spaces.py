@@ -369,3 +369,19 @@ def test_a_bound_client_cannot_approve_another_spaces_project(
             work.approve_project("project:garden")
     assert mem.conn.execute("SELECT status FROM objects WHERE id = 'project:garden'"
                             ).fetchone()[0] == "candidate"
+
+
+def test_organize_files_a_second_spaces_same_fact_as_a_separate_object(mem: Memory) -> None:
+    for space in ("work", "home"):
+        Memory(mem.config, mem.conn, mem.clock, Spaces(space)).append_event(
+            "记住：浩宇对花生过敏")
+    mem.organize(wait=True)
+    states = {tuple(r) for r in mem.conn.execute(
+        "SELECT e.space, q.state FROM archive_queue q JOIN events e ON e.id = q.event_id")}
+    assert states == {("work", "linked"), ("home", "linked")}
+    spaces = {r[0]: r[1] for r in mem.conn.execute("SELECT id, space FROM objects")}
+    home_ids = [i for i, s in spaces.items() if s == "home"]
+    assert home_ids and all(i.endswith("-home") for i in home_ids)
+    assert mem.conn.execute(
+        "SELECT count(*) FROM evidence v JOIN events e ON e.id = v.event_id"
+        " JOIN objects o ON o.id = v.object_id WHERE o.space != e.space").fetchone()[0] == 0

@@ -70,6 +70,12 @@ def render_status(report: Mapping[str, Any]) -> None:
     console.print(ev)
     tl = report["timeline"]
     console.print(f"hot timeline: {tl['nodes']} nodes, ~{tl['est_tokens']:,} estimated tokens")
+    if len(report.get("spaces", {})) > 1:  # one space (shared) is every memory before spaces
+        sp = _table("spaces", "space", "events", "live objects", "hot nodes")
+        for space, counts in report["spaces"].items():
+            sp.add_row(escape(space), str(counts["events"]), str(counts["objects"]),
+                       str(counts["hot_nodes"]))
+        console.print(sp)
     if report["objects"]:
         ob = _table("objects", "type", "by status")
         for type_, counts in sorted(report["objects"].items()):

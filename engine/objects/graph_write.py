@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TypedDict
 
@@ -128,6 +128,7 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
     # Before any rule that repeats a value back (an unknown id, a duplicate): a secret in an id
     # must be refused without ever being echoed.
     check_write_secrets(write)
+    write = _separate_spaces(conn, write, rules)
     # Every row the checks need, read at once (and kept for apply_write).
     rows = _read_rows(conn, _named_ids(write))
     written = _check_objects(config, write.objects, rules, rows)
@@ -167,11 +168,39 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
     return ValidatedWrite(write, rows, targets)
 
 
+def _separate_spaces(conn: sqlite3.Connection, write: GraphWrite,
+                     rules: WriteRules) -> GraphWrite:
+    """An object an organize write would change that belongs to another space is filed as a
+    separate object of the event's space instead: its id takes the space as a suffix
+    (`person:lee` -> `person:lee-home`) wherever the write names it. Trigger: two spaces'
+    events name the same person, and the model (the builtin one derives ids from the text)
+    gives both the same id; refusing it left the second event with no object at all."""
+    if rules.space is None or not write.objects:
+        return write
+    rows = object_rows(conn, [o.id for o in write.objects])
+    moved = {oid: f"{oid}-{rules.space}" for oid, row in rows.items()
+             if row["space"] != rules.space}
+    if not moved:
+        return write
+
+    def own(object_id: str) -> str:
+        return moved.get(object_id, object_id)
+
+    return replace(
+        write,
+        objects=[o.model_copy(update={"id": own(o.id)}) for o in write.objects],
+        relations=[r.model_copy(update={"src": own(r.src), "dst": own(r.dst)})
+                   for r in write.relations],
+        evidence=[e.model_copy(update={"object_id": own(e.object_id)})
+                  for e in write.evidence])
+
+
 def _check_spaces(write: GraphWrite, rules: WriteRules, rows: dict[str, sqlite3.Row | None],
                   targets: dict[str, str]) -> None:
-    """An event of one space never goes into an object of another, and an event of a space
-    other than shared never into a core file: the model is told to file it under a new object
-    (created in the event's space) instead. Merges keep to one space, whoever asks."""
+    """An event of one space never goes into an object of another (an object written is
+    separated first: _separate_spaces; evidence cited into another space's object is refused,
+    and the model told to file it under a new object), and an event of a space other than
+    shared never into a core file. Merges keep to one space, whoever asks."""
     for m, merge in enumerate(write.merges):
         loser, survivor = rows[merge.loser], rows[merge.survivor]
         if loser is not None and survivor is not None and loser["space"] != survivor["space"]:
