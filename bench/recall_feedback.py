@@ -46,6 +46,7 @@ from functools import cached_property
 from typing import Any
 from unittest import mock
 
+from memvault.base.spaces import EVERY_SPACE, Spaces
 from memvault.recall import query as find
 from memvault.recall.context import add_neighbours, event_rows
 from memvault.recall.index import CJK_RUN, analyze_words, fold, fts_phrase, get_stat, units
@@ -257,17 +258,18 @@ def _tail(conn: sqlite3.Connection, watermark: int,
 def add_neighbours_with_feedback(
     conn: sqlite3.Connection, query: Query, stats: Stats,
     own: dict[int, tuple[float, list[str]]], by_id: dict[int, Sequence[Any]],
-    allowed: set[int] | None, unread: tuple[int, int],
+    allowed: set[int] | None, unread: tuple[int, int], spaces: Spaces = EVERY_SPACE,
 ) -> None:
     """memory_find's neighbour step with feedback around it: a question (CONTEXT_MIN_TERMS
     terms or more) gets feedback on the events scored so far, then the turns around the hits
-    are read, and scored by the feedback terms too."""
+    are read, and scored by the feedback terms too. (Measured unbound: `spaces` only reaches
+    the neighbour step.)"""
     feedback = None
     if len(query.terms) >= find.CONTEXT_MIN_TERMS:
         watermark = get_stat(conn, "events_indexed_to")
         feedback = with_feedback(conn, query, stats, own, by_id,
                                  _tail(conn, watermark, allowed), watermark, allowed)
-    add_neighbours(conn, query, stats, own, by_id, allowed, unread)
+    add_neighbours(conn, query, stats, own, by_id, allowed, unread, spaces)
     if feedback is not None:
         blend(feedback, own, by_id)
 

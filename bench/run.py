@@ -88,6 +88,8 @@ SUITE = (
     Bench("import_speed", "import_speed.py", "import chatgpt vs plain ingest",
           ("--messages", "5000", "--long", "20000")),
     Bench("status_batches", "status_batches.py", "status's batches part on a long history"),
+    Bench("spaces", "spaces.py", "find bound to a space vs unbound at scale",
+          ("--events", "50000", "--objects", "1000", "--queries", "10"), needs=("data",)),
     Bench("forget", "forget.py", "forget and masked recall at scale",
           ("--n", "20000", "--every", "2000", "--repeat", "2")),
     Bench("restore", "restore.py", "export, and restore step by step vs a sqlite3 .dump replay",

@@ -157,7 +157,8 @@ def test_a_chunk_the_database_refuses_names_what_was_stored(
     monkeypatch.setattr(ingest_module, "CHUNK", 2)
     calls: list[int] = []
 
-    def store(conn: object, events: list[NewEvent], now: object, tz: object) -> Appended:
+    def store(conn: object, events: list[NewEvent], now: object, tz: object,
+              space: str = "shared") -> Appended:
         if calls:
             raise sqlite3.OperationalError("database or disk is full")
         calls.extend(range(1, len(events) + 1))

@@ -67,13 +67,14 @@ def recall(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
 
     # Over MCP secrets are never revealed: every call must leave `reveal` false.
     def memory_find(conn: Any, query: str, types: Any = None, project: Any = None,
-                    limit: int = 20, reveal: bool = False, today: Any = None) -> dict[str, Any]:
+                    limit: int = 20, reveal: bool = False, today: Any = None,
+                    spaces: Any = None) -> dict[str, Any]:
         assert not reveal
         calls.append(("find", query, types, project, limit))
         return {"query": query, "hits": [{"id": "person:qhy", "name": "浩宇"}]}
 
     def memory_read(conn: Any, object_id: str, offset: int = 0,
-                    reveal: bool = False) -> dict[str, Any]:
+                    reveal: bool = False, spaces: Any = None) -> dict[str, Any]:
         assert not reveal
         if object_id == "person:nobody":
             raise NotFound("no object person:nobody")
@@ -81,7 +82,7 @@ def recall(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
         return {"id": object_id, "offset": offset, "next_offset": None}
 
     def memory_evidence(conn: Any, id_or_event: str, offset: int = 0,
-                        reveal: bool = False) -> dict[str, Any]:
+                        reveal: bool = False, spaces: Any = None) -> dict[str, Any]:
         assert not reveal
         calls.append(("evidence", id_or_event, offset))
         return {"target": id_or_event, "offset": offset, "items": []}

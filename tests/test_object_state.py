@@ -245,7 +245,8 @@ def test_the_vault_shows_the_state_in_front_matter_and_the_index(mem: Memory) ->
         (vault / object_path("person:ana")).read_text("utf-8")).metadata
     index = (vault / DIRECTORY_PATH).read_text("utf-8").splitlines()
     off = next(line for line in index if "`schedule:off`" in line)
-    assert off.endswith(f"`schedule:off` — cancelled — Dentist appointment — {FUTURE}")
+    assert off.endswith(f"`schedule:off` · #memvault/space/shared — cancelled — "
+                        f"Dentist appointment — {FUTURE}")
     ahead = next(line for line in index if "`schedule:ahead`" in line)
     assert "cancelled" not in ahead and "scheduled" not in ahead
 

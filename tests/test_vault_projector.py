@@ -346,11 +346,12 @@ def test_front_matter_is_one_block_with_obsidian_properties(mem) -> None:
     post = frontmatter.loads(text)
     assert not post.content.lstrip().startswith("---")  # exactly one front-matter block
     meta = post.metadata
-    assert list(meta) == ["id", "type", "status", "aliases", "tags", "updated", "version",
-                          "relations", "sources"]
+    assert list(meta) == ["id", "type", "status", "aliases", "tags", "space", "updated",
+                          "version", "relations", "sources"]
     assert all(k == k.lower() for k in meta)
     assert meta["id"] == "person:秦浩宇" and meta["aliases"] == ["秦浩宇 😀", "浩宇", "qhy", "yes"]
-    assert meta["tags"] == ["memvault/person"]
+    assert meta["tags"] == ["memvault/person", "memvault/space/shared"]
+    assert meta["space"] == "shared"
     assert meta["updated"].isoformat() == "2026-10-05T09:00:01"
     assert "title" not in meta and "# 秦浩宇 😀" in post.content
     assert "谁是浩宇" in post.content

@@ -322,7 +322,9 @@ class Renderer:
             "status": status,
             **({"state": obj.state} if obj.state else {}),
             "aliases": aliases,
-            "tags": [f"memvault/{obj.type}"],
+            # the space as a tag too: Obsidian's tag pane and search filter by it
+            "tags": [f"memvault/{obj.type}", f"memvault/space/{obj.space}"],
+            "space": obj.space,
             "updated": obsidian_datetime(obj.updated_at),
             "version": obj.version,
             "relations": n_relations,
@@ -406,6 +408,7 @@ class Renderer:
         """objects/README.md: every object by type, then name; only files that exist are linked."""
         rows = self.conn.execute(
             "SELECT o.id, o.type, o.name, o.status, o.state, o.body, o.summary, o.redirect_to,"
+            " o.space,"
             " p.object_id IS NOT NULL AS projected"
             " FROM objects o LEFT JOIN projection p ON p.object_id = o.id"
         ).fetchall()
@@ -438,6 +441,7 @@ class Renderer:
                 entries.append({
                     "link": link,
                     "id": row["id"],
+                    "space": row["space"],
                     "status": "" if row["status"] == ObjectStatus.ACTIVE else f" ({row['status']})",
                     # a plan no longer ahead reads `— cancelled` before its summary (the vault
                     # reads no clock: a one-off whose day has gone is not marked past here)
@@ -451,5 +455,10 @@ class Renderer:
                 "entries": entries,
                 "merged": merged,
             })
-        text = self._directory.render(groups=groups, total=len(rows), pending=pending)
+        spaces: dict[str, int] = {}
+        for row in rows:
+            if not row["redirect_to"]:
+                spaces[row["space"]] = spaces.get(row["space"], 0) + 1
+        text = self._directory.render(groups=groups, total=len(rows), pending=pending,
+                                      spaces=sorted(spaces.items()))
         return Rendered(DIRECTORY_KEY, 0, {DIRECTORY_PATH: _finish(text)})

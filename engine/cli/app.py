@@ -69,7 +69,8 @@ COMMANDS: dict[str, str] = {
     "object": "inspect:object_", "organize": "work:organize", "project": "work:project",
     "project-vault": "vault:project_vault", "read": "recall:read", "reindex": "recall:reindex",
     "restore": "maintenance:restore",
-    "serve": "serve:serve", "status": "inspect:status", "timeline": "inspect:timeline",
+    "serve": "serve:serve", "space": "edits:space", "status": "inspect:status",
+    "timeline": "inspect:timeline",
     "usage": "work:usage", "watch": "vault:watch", "worker": "work:worker",
 }
 
@@ -205,7 +206,7 @@ def open_memory(ctx: click.Context, readonly: bool = False, create: bool = False
     home = ctx.find_root().obj["home"]
     if not readonly and not create:
         require_home(home)
-    memory = Memory.open(home, readonly=readonly)
+    memory = Memory.open(home, readonly=readonly, space=ctx.meta.get(SPACE_KEY))
     for notice in memory.notices:
         click.echo(notice, err=True)
     return memory
@@ -260,6 +261,28 @@ def escape(text: str) -> str:
 
 def print_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+SPACE_KEY = "memvault.space"
+
+
+def _set_space(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    from ..base.spaces import check_space
+
+    if value is not None:
+        try:
+            ctx.meta[SPACE_KEY] = check_space(value)
+        except MemvaultError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+
+def space_option(f: Any) -> Any:
+    """`--space NAME`: the command sees (and writes) only that space and `shared`; without
+    it, the owner's command line sees every space (open_memory binds the Memory)."""
+    return click.option(
+        "--space", callback=_set_space, expose_value=False, is_eager=True, metavar="NAME",
+        help="Only this space and shared (work, home, ...): what an agent bound to it sees, "
+             "and where writes go. Default: every space (writes go to shared).")(f)
 
 
 def json_option(f: Any) -> Any:

@@ -254,3 +254,32 @@ def receipt_lines(receipt: Mapping[str, Any]) -> list[str]:
         lines.append(f"  {object_id}: version {version}{note}")
     lines.append(f"receipt: correction {receipt['correction_id']}, token {receipt['token']}")
     return lines
+
+
+@click.group("space")
+def space() -> None:
+    """Spaces: which agent's part of the memory an event or object is in (docs/spec.md 1.8)."""
+
+
+@space.command("move")
+@click.argument("ref", metavar="OBJECT|EVENT")
+@click.argument("target", metavar="SPACE")
+@json_option
+@click.pass_context
+def space_move(ctx: click.Context, ref: str, target: str, as_json: bool) -> None:
+    """Re-place an object (an id, or a unique name or alias; what was merged into it goes
+    with it) or an event (42 or event:42) into SPACE, by hand.
+
+    An object's move is a new version made by a person; an event's text stays as it is, its
+    hot fragments follow it (a summary head that already folded it keeps its own space).
+    """
+    with open_memory(ctx) as mem:
+        done = mem.move_space(ref, target)
+    if as_json:
+        print_json(done)
+        return
+    if not done["moved"]:
+        click.echo(f"{done['kind']} {done['id']} is already in space {target}")
+        return
+    click.echo(f"moved {done['kind']} {done['id']} from space {done['was']} to {target}"
+               + (f" (with {', '.join(done['moved'][1:])})" if len(done["moved"]) > 1 else ""))

@@ -17,6 +17,7 @@ import click
 
 from ..base.config import resolve_home
 from ..base.errors import MemvaultError
+from .app import SPACE_KEY, space_option
 
 PAYLOAD_MAX_BYTES = 16 * 1024 * 1024  # a Stop hook carries the last reply; never more than this
 HOOK_TIMEOUT_S = 10  # what the printed configs give the host: a backstop, the hook ends sooner
@@ -37,6 +38,7 @@ def hook() -> None:
 
 
 @hook.command("claude-code")
+@space_option
 @click.option("--print-config", "print_config", is_flag=True,
               help="Print the hooks block for Claude Code's settings.json (Stop, PreCompact, "
                    "SessionEnd; absolute paths) and exit.")
@@ -48,19 +50,21 @@ def claude_code(ctx: click.Context, print_config: bool) -> None:
     "hooks" into ~/.claude/settings.json.
     """
     started = time.monotonic()
-    home = _home(ctx, print_config)
+    home, space = _home(ctx, print_config), ctx.meta.get(SPACE_KEY)
     if home is None:
         return
     if print_config:
-        _echo_json({"hooks": {event: [{"hooks": [_command_hook(home, "claude-code")]}]
+        _echo_json({"hooks": {event: [{"hooks": [_command_hook(home, "claude-code", space)]}]
                               for event in CLAUDE_CODE_EVENTS}})
         return
     from ..home.capture import STEP_SECONDS, run_hook
 
-    run_hook(home, "claude-code", read_payload(started + STEP_SECONDS), started)
+    run_hook(home, "claude-code", read_payload(started + STEP_SECONDS), started,
+             space=ctx.meta.get(SPACE_KEY))
 
 
 @hook.command("codex")
+@space_option
 @click.argument("payload", required=False)
 @click.option("--print-config", "print_config", is_flag=True,
               help="Print the `notify` line for ~/.codex/config.toml (absolute paths) and exit.")
@@ -77,19 +81,20 @@ def codex(ctx: click.Context, payload: str | None, print_config: bool,
     in ~/.codex/config.toml (or `--print-hooks-config` into ~/.codex/hooks.json).
     """
     started = time.monotonic()
-    home = _home(ctx, print_config or print_hooks)
+    home, space = _home(ctx, print_config or print_hooks), ctx.meta.get(SPACE_KEY)
     if home is None:
         return
     if print_config or print_hooks:
         if print_hooks:
-            _echo_json({"hooks": {"Stop": [{"hooks": [_command_hook(home, "codex")]}]}})
+            _echo_json({"hooks": {"Stop": [{"hooks": [_command_hook(home, "codex", space)]}]}})
         else:  # a JSON array of strings is a TOML array too
-            click.echo("notify = " + json.dumps(_argv(home, "codex"), ensure_ascii=False))
+            click.echo("notify = " + json.dumps(_argv(home, "codex", space),
+                                                 ensure_ascii=False))
         return
     from ..home.capture import STEP_SECONDS, run_hook
 
     raw = payload if payload is not None else read_payload(started + STEP_SECONDS)
-    run_hook(home, "codex", raw, started)
+    run_hook(home, "codex", raw, started, space=ctx.meta.get(SPACE_KEY))
 
 
 def _home(ctx: click.Context, printing: bool) -> Path | None:
@@ -104,16 +109,17 @@ def _home(ctx: click.Context, printing: bool) -> Path | None:
         return None
 
 
-def _argv(home: Path, host: str) -> list[str]:
+def _argv(home: Path, host: str, space: str | None = None) -> list[str]:
     """The absolute command a host runs: the memvault beside this interpreter (as `memvault
-    mcp --print-config` prints it), this home, the hook."""
+    mcp --print-config` prints it), this home, the hook (bound to `space` when given)."""
     from .serve import stdio_command
 
-    return [*stdio_command(), "--home", str(home), "hook", host]
+    bound = ["--space", space] if space else []
+    return [*stdio_command(), "--home", str(home), "hook", host, *bound]
 
 
-def _command_hook(home: Path, host: str) -> dict[str, Any]:
-    return {"type": "command", "command": shlex.join(_argv(home, host)),
+def _command_hook(home: Path, host: str, space: str | None = None) -> dict[str, Any]:
+    return {"type": "command", "command": shlex.join(_argv(home, host, space)),
             "timeout": HOOK_TIMEOUT_S}
 
 

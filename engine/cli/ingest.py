@@ -10,7 +10,7 @@ import click
 
 from ..base.config import DB_NAME, resolve_home
 from ..base.errors import IngestError
-from .app import LazyConsole, json_option, open_memory, print_json
+from .app import LazyConsole, json_option, open_memory, print_json, space_option
 
 if TYPE_CHECKING:
     from ..home.chat_import import ImportReport
@@ -19,6 +19,7 @@ progress_console = LazyConsole(stderr=True, highlight=False, soft_wrap=True, emo
 
 
 @click.command()
+@space_option
 @click.argument("source", type=click.Path(allow_dash=True, dir_okay=False, exists=True))
 @json_option
 @click.pass_context
@@ -72,6 +73,7 @@ TRANSCRIPT_FILES = {"claude-code": "*.jsonl", "codex": "rollout-*.jsonl"}
 
 
 @click.command("import")
+@space_option
 @click.argument("fmt", metavar="FORMAT",
                 type=click.Choice(["chatgpt", "claude", "jsonl", *TRANSCRIPT_FILES]))
 @click.argument("source", metavar="FILE|DIR", type=click.Path(exists=True))

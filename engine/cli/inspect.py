@@ -26,6 +26,7 @@ from .app import (
     open_memory,
     print_json,
     reveal_option,
+    space_option,
 )
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ def _table(title: str, *columns: str) -> Table:
 
 
 @click.command()
+@space_option
 @json_option
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
@@ -69,6 +71,12 @@ def render_status(report: Mapping[str, Any]) -> None:
     console.print(ev)
     tl = report["timeline"]
     console.print(f"hot timeline: {tl['nodes']} nodes, ~{tl['est_tokens']:,} estimated tokens")
+    if len(report.get("spaces", {})) > 1:  # one space (shared) is every memory before spaces
+        sp = _table("spaces", "space", "events", "live objects", "hot nodes")
+        for space, counts in report["spaces"].items():
+            sp.add_row(escape(space), str(counts["events"]), str(counts["objects"]),
+                       str(counts["hot_nodes"]))
+        console.print(sp)
     if report["objects"]:
         ob = _table("objects", "type", "by status")
         for type_, counts in sorted(report["objects"].items()):
@@ -156,6 +164,7 @@ _SHOWN = {"usage", "disk", "vault", "home", "quick_check", "graph_revision", "ev
 
 
 @click.command("list")
+@space_option
 @click.argument("type_", metavar="TYPE", type=click.Choice(OBJECT_TYPES))
 @click.option("--current", is_flag=True,
               help="Only what is still ahead or open: no schedule or todo that is cancelled, "
@@ -223,6 +232,7 @@ def print_object_entry(row: Mapping[str, Any], width: int) -> None:
 
 
 @click.command("object", cls=NumericArgsCommand)
+@space_option
 @click.argument("object_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @click.option("--versions", is_flag=True,
@@ -276,6 +286,7 @@ def _print_versions(ctx: click.Context, ref: str, as_json: bool) -> None:
 
 
 @click.command(cls=NumericArgsCommand)
+@space_option
 @click.argument("start", metavar="FROM")
 @click.argument("end", metavar="TO")
 @click.argument("cursor", required=False)
@@ -310,6 +321,7 @@ def events(
 
 
 @click.command(cls=NumericArgsCommand)
+@space_option
 @click.argument("event_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @reveal_option
@@ -337,6 +349,7 @@ def event(ctx: click.Context, event_id: str, offset: int, reveal: bool, as_json:
 
 
 @click.command()
+@space_option
 @click.option("--max-bytes", type=click.IntRange(min=1), default=None,
               help="Bytes the view may carry (default timeline.view_max_bytes).")
 @reveal_option
@@ -368,6 +381,7 @@ def timeline(ctx: click.Context, max_bytes: int | None, reveal: bool, as_json: b
 
 
 @click.command(cls=NumericArgsCommand)
+@space_option
 @click.argument("node_id", metavar="NODE", type=click.IntRange(1, SQLITE_MAX_INT))
 @reveal_option
 @json_option

@@ -26,6 +26,7 @@ from .app import (
     open_memory,
     print_json,
     reveal_option,
+    space_option,
 )
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def id_column(ids: Iterable[str], header: str = "id") -> Column:
 
 
 @click.command()
+@space_option
 @click.argument("query", nargs=-1, required=True)
 @click.option("--type", "types", multiple=True, type=click.Choice([*OBJECT_TYPES, "event"]),
               help="Only these kinds (repeat the option); 'event' means raw events.")
@@ -136,6 +138,7 @@ def _print_hit_entry(rank: int, hit: Mapping[str, Any], terms: list[str], width:
 
 
 @click.command(cls=NumericArgsCommand)
+@space_option
 @click.argument("record_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @reveal_option
@@ -212,6 +215,7 @@ def print_event(data: Mapping[str, Any]) -> None:
 
 
 @click.command(cls=NumericArgsCommand)
+@space_option
 @click.argument("record_id", metavar="ID")
 @click.argument("offset", type=click.IntRange(min=0), default=0)
 @reveal_option

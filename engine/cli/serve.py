@@ -22,6 +22,7 @@ from ..base.config import Config, load_config
 from ..home.memory import Memory
 from ..vault.projector import ProjectionBusy, render_vault
 from ..vault.watcher import VaultWatcher, WatchOutcome
+from .app import SPACE_KEY, space_option
 from .work import make_worker, model_option
 
 if TYPE_CHECKING:  # the service (and the mcp SDK, ~1 s to import) loads only when serving
@@ -123,10 +124,14 @@ def stdio_command() -> list[str]:
             "import sys; from memvault.cli import main; sys.exit(main())"]
 
 
-def stdio_host_config(home: Path, background: bool) -> dict[str, Any]:
-    """The mcpServers entry that starts `memvault mcp` over stdio on `home`."""
+def stdio_host_config(home: Path, background: bool,
+                      space: str | None = None) -> dict[str, Any]:
+    """The mcpServers entry that starts `memvault mcp` over stdio on `home` (bound to `space`
+    when given)."""
     command = stdio_command()
     args = [*command[1:], "--home", str(home.absolute()), "mcp"]
+    if space:
+        args += ["--space", space]
     if background:
         args.append("--background")
     return {"mcpServers": {"memvault": {"command": command[0], "args": args}}}
@@ -175,18 +180,25 @@ def _serve_token(config: Config, tcp: bool, no_auth: bool) -> str | None:
               help="Run the worker here (--no-worker when a separate `memvault worker` runs).")
 @click.option("--vault/--no-vault", "with_vault", default=True, show_default=True,
               help="Run the vault projector heartbeat and the core-file watcher here.")
+@space_option
+@click.option("--token-env", "token_envs", multiple=True, metavar="NAME=SPACE",
+              help="One more bearer token, read from the environment variable NAME, whose "
+                   "calls are bound to SPACE (repeat it: one token for each agent).")
 @log_level_option
 @click.pass_context
 def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: int | None,
           no_auth: bool, print_config: bool, model: str | None, with_worker: bool,
-          with_vault: bool, log_level: str) -> None:
+          with_vault: bool, token_envs: tuple[str, ...], log_level: str) -> None:
     """Run the memory service: the agent's MCP API (streamable HTTP at /mcp on 127.0.0.1:8765,
     or on a Unix socket), the worker, the vault projector and watcher. SIGINT/SIGTERM stop it
     cleanly.
 
     TCP needs a bearer token (`Authorization: Bearer <token>`): $MEMVAULT_TOKEN (the variable
     named by service.token_env) when set, else the home's service.token, made on first start.
-    `--print-config` prints the host config that carries it.
+    `--print-config` prints the host config that carries it. With --space NAME every API call
+    is bound to that space (it and shared are seen; appends are written there). Each
+    `--token-env NAME=SPACE` adds a token (the value of $NAME) whose calls are bound to SPACE:
+    several agents, one service, each seeing only its own space and shared.
     """
     if socket_path is not None and (host or port is not None):
         raise click.UsageError("give --socket or --host/--port, not both")
@@ -202,6 +214,12 @@ def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: i
         path = Path(socket_path).expanduser() if socket_path else config.home / default
         listen = Listen(socket=path.absolute())
     token = _serve_token(config, tcp, no_auth)
+    from ..service.auth import space_tokens_from_env
+
+    space_tokens = space_tokens_from_env(token_envs, os.environ)
+    if token and token in space_tokens:
+        raise click.UsageError("a --token-env variable holds the service's own token: give "
+                               "each agent a token of its own")
     if print_config:
         if not tcp:
             raise click.UsageError("a host config needs a URL: a Unix socket has none (use TCP, "
@@ -218,11 +236,13 @@ def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: i
         bearer_token=token,
         pool_size=config.settings.service.api_connections,
         shutdown_grace_s=config.settings.service.shutdown_grace_s,
+        space=ctx.meta.get(SPACE_KEY), space_tokens=space_tokens,
     )
     ctx.exit(service.run())
 
 
 @click.command("mcp")
+@space_option
 @click.option("--background", is_flag=True,
               help="Also run the worker in this process (as `serve` does): compaction and "
                    "organizing; leave it off when `memvault serve` or `memvault worker` runs.")
@@ -239,10 +259,14 @@ def mcp_stdio(ctx: click.Context, background: bool, print_config: bool, model: s
     The vault is kept rendered batch by batch, and hand edits of the core files imported, while
     it runs (the projector takes a lock, so a `memvault serve` for the same home never renders
     at the same time). Logs go to stderr as JSON lines; stdout carries only the protocol.
+
+    With --space NAME the agent is bound to that space: it sees that space and shared, its
+    appends are written there, and no tool argument widens it.
     """
     config = _config(ctx)
+    space = ctx.meta.get(SPACE_KEY)
     if print_config:
-        _print_config(stdio_host_config(config.home, background=True))
+        _print_config(stdio_host_config(config.home, background=True, space=space))
         click.echo("(drop \"--background\" from args when `memvault serve` runs for this home)",
                    err=True)
         return
@@ -255,5 +279,6 @@ def mcp_stdio(ctx: click.Context, background: bool, print_config: bool, model: s
         tasks=vault_tasks(config),
         pool_size=config.settings.service.api_connections,
         shutdown_grace_s=config.settings.service.shutdown_grace_s,
+        space=space,
     )
     ctx.exit(service.run())

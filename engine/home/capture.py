@@ -292,17 +292,18 @@ def _codex_payload(memory: Memory, payload: dict[str, Any], thread: str,
 
 # -- the hook process ----------------------------------------------------------------------------
 def run_hook(home: Path, host: str, raw: bytes | str | None, started: float,
-             codex_home: Path | None = None) -> Captured | None:
-    """Everything a hook does, never raising: parse the host's JSON, open the home, capture
-    within the bounds counted from `started` (time.monotonic() when the hook began), log what
-    went wrong. Returns what was captured (None when nothing could be)."""
+             codex_home: Path | None = None, space: str | None = None) -> Captured | None:
+    """Everything a hook does, never raising: parse the host's JSON, open the home (bound to
+    `space`: what it captures is written there), capture within the bounds counted from
+    `started` (time.monotonic() when the hook began), log what went wrong. Returns what was
+    captured (None when nothing could be)."""
     session: Any = None
     try:
         payload = _payload(raw)
         session = payload.get("session_id") or payload.get("thread-id")
         deadline = started + STEP_SECONDS
         bounds = Bounds(STEP_BYTES, STEP_EVENTS, deadline)
-        with Memory.open(home) as memory:
+        with Memory.open(home, space=space) as memory:
             left_ms = int((deadline - time.monotonic()) * 1000)
             memory.conn.execute(f"PRAGMA busy_timeout = {max(BUSY_MIN_MS, left_ms)}")
             if host == "claude-code":

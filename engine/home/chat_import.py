@@ -188,7 +188,8 @@ def _store_one(memory: Memory, conversation: Conversation, report: ImportReport)
     keys = [check_key(e.key) for e in conversation.events]
     if rows:
         with write(memory.conn):
-            appended = append_rows(memory.conn, rows, keys, now, hot=False)
+            appended = append_rows(memory.conn, rows, keys, now, hot=False,
+                                   space=memory.spaces.writes)
             enqueue_departed(memory.conn, set(appended.new), None, now)
         new = set(appended.new)
         report.events += len(new)

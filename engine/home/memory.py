@@ -23,6 +23,7 @@ from ..base.clock import Clock, SystemClock, parse_time
 from ..base.config import Config, load_config, tighten_home
 from ..base.errors import IngestError, InputError
 from ..base.home_trust import clear_bad_lock
+from ..base.spaces import EVERY_SPACE, Spaces
 from ..jobs.ledger import UsageSummary, usage_summary
 from ..objects import records as objects
 from ..objects.ids import ObjectStatus
@@ -58,6 +59,17 @@ class ResidentContext(TypedDict):
     timeline: TimelineView  # the hot timeline view, with what it cut
 
 
+class SpaceMove(TypedDict):
+    """What `Memory.move_space` did: the item, its space before and now, the ids moved (empty
+    when it was there already)."""
+
+    kind: str  # event | object
+    id: str
+    space: str
+    was: str
+    moved: list[str]
+
+
 @dataclass
 class Ingested(Appended):
     """What `Memory.ingest` did: the events stored and skipped, and why indexing them for
@@ -67,19 +79,24 @@ class Ingested(Appended):
 
 
 class Memory:
-    """One memory home: its config, its database connection and its clock."""
+    """One memory home: its config, its database connection, its clock and the spaces it is
+    bound to (memvault.base.spaces): every read filters by them, every write is stamped with
+    the bound space. Unbound (the owner's command line), it sees every space and writes
+    `shared`."""
 
-    def __init__(self, config: Config, conn: sqlite3.Connection, clock: Clock) -> None:
+    def __init__(self, config: Config, conn: sqlite3.Connection, clock: Clock,
+                 spaces: Spaces = EVERY_SPACE) -> None:
         self.config = config
         self.conn = conn
         self.clock = clock
+        self.spaces = spaces
         # What opening did that the person should hear about once (e.g. tightened permissions).
         self.notices: list[str] = []
 
     @classmethod
     def open(
         cls, home: str | Path | None = None, clock: Clock | None = None, readonly: bool = False,
-        allow_other_owner: bool | None = None,
+        allow_other_owner: bool | None = None, space: str | None = None,
     ) -> Memory:
         """Open a home (creating it, its config and database unless `readonly`).
 
@@ -88,13 +105,17 @@ class Memory:
         variable MEMVAULT_ALLOW_OTHER_OWNER). It also makes an older home private (0700, files
         0600; see memvault.base.config) and records what it changed in `notices`. A read-only
         open changes nothing: `memvault check` reports a home others can read or own.
+
+        `space` binds it to that space (checked: a bad name is an InputError before anything
+        opens); None sees every space.
         """
+        spaces = Spaces.of(space)
         config = load_config(home, create=not readonly, allow_other_owner=allow_other_owner)
         tz = cls._zone(config)
         # Before SQLite opens the file: it gives a new -wal/-shm the database file's mode.
         notes = [] if readonly else [tighten_home(config.home), clear_bad_lock(config.home)]
         conn = open_db(config.db_path, readonly=readonly)
-        memory = cls(config, conn, clock or SystemClock(tz))
+        memory = cls(config, conn, clock or SystemClock(tz), spaces)
         memory.notices += [note for note in notes if note]
         if not readonly:
             memory._ensure_builtin_objects()
@@ -177,7 +198,8 @@ class Memory:
         find right after an append runs at indexed speed. `index=False` leaves that to the
         worker's next poll (or `memvault reindex`): for bulk loads that index once at the end.
         """
-        appended = append_events(self.conn, list(batch), self.clock.now(), self.tz)
+        appended = append_events(self.conn, list(batch), self.clock.now(), self.tz,
+                                 self.spaces.writes)
         if index and appended.new:
             self._index_appended(len(appended.new))
         return appended
@@ -187,7 +209,8 @@ class Memory:
         was stored for recall, once. A bad line raises IngestError after the lines before it
         are stored (and indexed)."""
         try:
-            appended = ingest_lines(self.conn, lines, self.clock.now(), self.tz)
+            appended = ingest_lines(self.conn, lines, self.clock.now(), self.tz,
+                                    self.spaces.writes)
         except IngestError as exc:
             self._index_appended(len(exc.stored))
             raise
@@ -210,7 +233,8 @@ class Memory:
         return None
 
     def read_event(self, event_id: str | int, offset: int = 0) -> events.EventPage:
-        return events.read_event_page(self.conn, events.parse_event_id(event_id), offset)
+        return events.read_event_page(self.conn, events.parse_event_id(event_id), offset,
+                                      spaces=self.spaces)
 
     def list_events(
         self, start: str | datetime, end: str | datetime, cursor: str | None = None,
@@ -219,7 +243,7 @@ class Memory:
         lo, hi = (self._time(t, name) for t, name in ((start, "FROM"), (end, "TO")))
         if hi <= lo:
             raise InputError("TO must be later than FROM")
-        return events.list_events(self.conn, lo, hi, cursor, limit)
+        return events.list_events(self.conn, lo, hi, cursor, limit, self.spaces)
 
     def _time(self, value: str | datetime, name: str) -> datetime:
         if isinstance(value, datetime):
@@ -232,10 +256,10 @@ class Memory:
     # -- hot timeline -------------------------------------------------------------------------
     def timeline_view(self, max_bytes: int | None = None) -> TimelineView:
         limit = max_bytes if max_bytes is not None else self.config.settings.timeline.view_max_bytes
-        return timeline.timeline_view(self.conn, limit)
+        return timeline.timeline_view(self.conn, limit, self.spaces)
 
     def expand(self, node_id: int) -> list[timeline.NodeView]:
-        return [n.to_dict() for n in timeline.expand(self.conn, node_id)]
+        return [n.to_dict() for n in timeline.expand(self.conn, node_id, self.spaces)]
 
     # -- core files and context ---------------------------------------------------------------
     def read_core_file(self, name: str) -> CoreFile | None:
@@ -267,6 +291,7 @@ class Memory:
             directory=objects.object_directory(
                 self.conn, self.config.settings.context.directory_max_entries,
                 self.config.settings.context.directory_max_bytes, today=self.clock.now().date(),
+                spaces=self.spaces,
             ),
             timeline=self.timeline_view(),
         )
@@ -274,21 +299,21 @@ class Memory:
     # -- objects ------------------------------------------------------------------------------
     def list_objects(self, type_: str | None = None,
                      current: bool = False) -> list[objects.ObjectProfile]:
-        """The live objects (of one type), each schedule's and todo's `state` as of today (a
-        one-off whose day has gone reads `past`); `current`: only those still ahead or open
-        (not cancelled, done, dropped or past)."""
+        """The live objects (of one type) this memory's space sees, each schedule's and
+        todo's `state` as of today (a one-off whose day has gone reads `past`); `current`: only
+        those still ahead or open (not cancelled, done, dropped or past)."""
         from ..objects.states import is_current, shown_state
 
         today = self.clock.now().date()
         rows = []
-        for obj in objects.list_objects(self.conn, type_):
+        for obj in objects.list_objects(self.conn, type_, spaces=self.spaces):
             obj.state = shown_state(obj.type, obj.state, obj.body, obj.summary, today)
             if not current or is_current(obj.state):
                 rows.append(obj.to_dict())
         return rows
 
     def read_object(self, object_id: str, offset: int = 0) -> objects.ObjectPage:
-        return objects.read_object(self.conn, object_id, offset)
+        return objects.read_object(self.conn, object_id, offset, self.spaces)
 
     # -- recall -------------------------------------------------------------------------------
     def find(self, query: str, types: Sequence[str] | None = None, project: str | None = None,
@@ -300,14 +325,14 @@ class Memory:
         # recall builds plain dicts; tests/test_answer_types.py checks they match the type
         return cast("FindAnswer", memory_find(self.conn, query, types=types, project=project,
                                               limit=limit, reveal=reveal,
-                                              today=self.clock.now().date()))
+                                              today=self.clock.now().date(), spaces=self.spaces))
 
     def read(self, object_id: str, offset: int = 0, reveal: bool = False) -> ReadAnswer:
         """memory_read: an object's profile, relations and evidence list, paged (masked
         unless `reveal`)."""
         from ..recall.query import memory_read
 
-        return cast("ReadAnswer", memory_read(self.conn, object_id, offset, reveal))
+        return cast("ReadAnswer", memory_read(self.conn, object_id, offset, reveal, self.spaces))
 
     def evidence(self, id_or_event: str, offset: int = 0, reveal: bool = False,
                  ) -> EvidenceAnswer:
@@ -315,7 +340,8 @@ class Memory:
         (masked unless `reveal`)."""
         from ..recall.query import memory_evidence
 
-        return cast("EvidenceAnswer", memory_evidence(self.conn, id_or_event, offset, reveal))
+        return cast("EvidenceAnswer", memory_evidence(self.conn, id_or_event, offset, reveal,
+                                                      self.spaces))
 
     def sync_recall_index(self, max_events: int | None = 5_000) -> dict[str, int]:
         """Index new events and changed objects for recall (one bounded write transaction).
@@ -335,7 +361,7 @@ class Memory:
 
     # -- status -------------------------------------------------------------------------------
     def status(self) -> StatusReport:
-        report = memory_status(self.conn)
+        report = memory_status(self.conn, spaces=self.spaces)
         report["home"] = str(self.config.home)
         return report
 
@@ -462,9 +488,45 @@ class Memory:
 
         return correct(self.conn, self.config, correction, self.clock.now())
 
+    def move_space(self, ref: str | int, space: str) -> SpaceMove:
+        """`memvault space move`: re-place an event (42, event:42) or an object (an id, or a
+        unique name or alias; the objects merged into it go with it) into `space`, by hand, in
+        one transaction. An object's move is a new version whose origin is `person` and moves
+        the graph revision (a batch that read it before is refused as stale). Only the owner,
+        bound to no space, moves anything."""
+        from ..base.spaces import check_space
+        from ..objects.ids import resolve_object_ref
+        from ..store.connection import bump_revision
+
+        if self.spaces.bound is not None:
+            raise InputError("a client bound to a space cannot move anything between spaces")
+        check_space(space)
+        with write(self.conn):
+            if isinstance(ref, int) or str(ref).isdigit() or str(ref).startswith("event:"):
+                event_id = events.parse_event_id(ref)
+                was = events.move_event(self.conn, event_id, space)
+                return SpaceMove(kind="event", id=str(event_id), space=space, was=was,
+                                 moved=[str(event_id)] if was != space else [])
+            object_id = objects.resolve_redirect(
+                self.conn, resolve_object_ref(self.conn, str(ref)))
+            was = objects.get_object(self.conn, object_id).space
+            moved = objects.move_object(self.conn, object_id, space, self.clock.now())
+            if moved:
+                bump_revision(self.conn)
+            return SpaceMove(kind="object", id=object_id, space=space, was=was, moved=moved)
+
     def approve_project(self, project_id: str) -> ProjectApproval:
-        """memory_project_approve: activate a candidate project (nothing else does)."""
+        """memory_project_approve: activate a candidate project (nothing else does). A project
+        of a space this Memory does not see is not found, as one that does not exist."""
+        from ..base.errors import NotFound
+        from ..objects.ids import resolve_object_ref
         from ..objects.projects import approve_project
 
+        if self.spaces.bound is not None:
+            target = objects.resolve_redirect(
+                self.conn, resolve_object_ref(self.conn, project_id, self.spaces))
+            row = self.conn.execute("SELECT space FROM objects WHERE id = ?", (target,)).fetchone()
+            if row is None or not self.spaces.sees(row[0]):
+                raise NotFound(f"no object {project_id}")
         return approve_project(self.conn, project_id, self.clock.now())
 

@@ -32,6 +32,7 @@ from typing import Any
 from ..base.clock import to_micros
 from ..base.errors import InputError
 from ..base.json_depth import JsonTooDeep, check_depth
+from ..base.spaces import check_space
 from ..base.tokens import estimate_tokens
 from ..timeline.events import NewEvent, validate_event
 from ..timeline.keys import check_key
@@ -127,6 +128,8 @@ def event_row(row: Row) -> Row:
     event = NewEvent(row["text"], row["occurred_at"], row["source"], row["kind"], parsed)
     validate_event(event, datetime.now(UTC), UTC)
     check_key(row.get("key"))
+    if "space" in row:  # an export made before spaces has none: the column's default, shared
+        check_space(row["space"])
     derived = {"chars": len(row["text"]), "est_tokens": estimate_tokens(row["text"])}
     try:
         given = datetime.fromisoformat(row["occurred_at"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, NotRequired, TypedDict
 
+from ..base.spaces import EVERY_SPACE, Spaces
 from ..jobs.ledger import UsageSummary, usage_summary
 from ..jobs.progress import BatchReport, batch_report
 from ..objects.corefiles import CORE_FILES
@@ -26,30 +27,55 @@ SECRET_SCAN_EVENTS = 200
 SECRET_IDS_SHOWN = 10
 
 
-def event_counts(conn: sqlite3.Connection) -> dict[str, int]:
-    """Events in all, still hot, and per archive-queue state."""
-    total_events = conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+def event_counts(conn: sqlite3.Connection, spaces: Spaces = EVERY_SPACE) -> dict[str, int]:
+    """Events (of the spaces `spaces` sees) in all, still hot, and per archive-queue state."""
+    seen, args = spaces.sql("space")
+    total_events = conn.execute(f"SELECT COUNT(*) FROM events WHERE {seen}", args).fetchone()[0]
     states = dict.fromkeys(EVENT_STATES, 0)
-    for state, count in conn.execute("SELECT state, COUNT(*) FROM archive_queue GROUP BY state"):
+    queued = ("SELECT state, COUNT(*) FROM archive_queue GROUP BY state" if spaces.bound is None
+              else "SELECT q.state, COUNT(*) FROM archive_queue q JOIN events e"
+                   f" ON e.id = q.event_id WHERE {spaces.sql('e.space')[0]} GROUP BY q.state")
+    for state, count in conn.execute(queued, args):
         states[state] = count
     return {"total": total_events, "hot": total_events - sum(states.values()), **states}
 
 
-def object_counts(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
-    """Objects per type and status (a merged object counts as 'merged')."""
+def object_counts(conn: sqlite3.Connection,
+                  spaces: Spaces = EVERY_SPACE) -> dict[str, dict[str, int]]:
+    """Objects (of the spaces `spaces` sees) per type and status (a merged object counts as
+    'merged')."""
     objects: dict[str, dict[str, int]] = {}
+    seen, args = spaces.sql("space")
     for type_, status, count in conn.execute(
         "SELECT type, CASE WHEN redirect_to IS NULL THEN status ELSE 'merged' END, COUNT(*)"
-        " FROM objects GROUP BY 1, 2"
+        f" FROM objects WHERE {seen} GROUP BY 1, 2", args,
     ):
         objects.setdefault(type_, {})[status] = count
     return objects
+
+
+def space_counts(conn: sqlite3.Connection,
+                 spaces: Spaces = EVERY_SPACE) -> dict[str, dict[str, int]]:
+    """Per space `spaces` sees: its events, its live objects and its active hot nodes."""
+    seen, args = spaces.sql("space")
+    counts: dict[str, dict[str, int]] = {}
+    for what, sql in (
+        ("events", f"SELECT space, COUNT(*) FROM events WHERE {seen} GROUP BY space"),
+        ("objects", "SELECT space, COUNT(*) FROM objects WHERE redirect_to IS NULL"
+                    f" AND {seen} GROUP BY space"),
+        ("hot_nodes", f"SELECT space, COUNT(*) FROM hot_nodes WHERE active = 1 AND {seen}"
+                      " GROUP BY space"),
+    ):
+        for space, count in conn.execute(sql, args):
+            counts.setdefault(space, {"events": 0, "objects": 0, "hot_nodes": 0})[what] = count
+    return dict(sorted(counts.items()))
 
 
 class StatusReport(TypedDict):
     """memory_status's answer: counts, what is unfinished, jobs, sizes and health."""
 
     events: dict[str, int]  # total, hot and one count per archive-queue state
+    spaces: dict[str, dict[str, int]]  # space -> events, objects, hot_nodes
     objects: dict[str, dict[str, int]]  # type -> status (or 'merged') -> count
     relations: int
     evidence: int
@@ -67,19 +93,23 @@ class StatusReport(TypedDict):
     home: NotRequired[str]  # Memory.status adds the home's path
 
 
-def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> StatusReport:
-    """A snapshot of the whole memory, cheap enough to call every turn."""
-    events = event_counts(conn)
-    objects = object_counts(conn)
+def memory_status(conn: sqlite3.Connection, oldest: int = 20,
+                  spaces: Spaces = EVERY_SPACE) -> StatusReport:
+    """A snapshot of the whole memory, cheap enough to call every turn. A bound client's
+    counts, unfinished events and secret pointers are those of the spaces it sees; the
+    timeline's size stays the whole timeline's (compaction's threshold is on all of it)."""
+    events = event_counts(conn, spaces)
+    objects = object_counts(conn, spaces)
+    seen, args = spaces.sql("e.space")
     jobs = dict(conn.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetchall())
     unfinished = [
         dict(r)
         for r in conn.execute(
             "SELECT q.event_id, q.state, q.enqueued_at, q.page_cursor, e.chars, e.occurred_at,"
             " substr(e.text, 1, 60) AS preview FROM archive_queue q JOIN events e"
-            f" ON e.id = q.event_id WHERE q.state IN {UNFINISHED!r}"
+            f" ON e.id = q.event_id WHERE q.state IN {UNFINISHED!r} AND {seen}"
             " ORDER BY q.enqueued_at, q.event_id LIMIT ?",
-            (oldest,),
+            (*args, oldest),
         )
     ]
     _mask_previews(conn, unfinished)
@@ -92,6 +122,7 @@ def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> StatusReport:
     }
     return StatusReport(
         events=events,
+        spaces=space_counts(conn, spaces),
         objects=objects,
         relations=conn.execute("SELECT COUNT(*) FROM relations").fetchone()[0],
         evidence=conn.execute("SELECT COUNT(*) FROM evidence").fetchone()[0],
@@ -105,7 +136,7 @@ def memory_status(conn: sqlite3.Connection, oldest: int = 20) -> StatusReport:
         disk=disk_usage(conn),
         usage=usage_summary(conn, days=7),
         quick_check=conn.execute("PRAGMA quick_check").fetchone()[0],
-        secrets=secret_pointer(conn),
+        secrets=secret_pointer(conn, spaces=spaces),
     )
 
 
@@ -128,14 +159,17 @@ class SecretPointer(TypedDict):
     hint: str | None  # how to see one and remove it (None when there is none)
 
 
-def secret_pointer(conn: sqlite3.Connection, newest: int = SECRET_SCAN_EVENTS) -> SecretPointer:
+def secret_pointer(conn: sqlite3.Connection, newest: int = SECRET_SCAN_EVENTS,
+                   spaces: Spaces = EVERY_SPACE) -> SecretPointer:
     """Which of the newest `newest` events hold secret-looking text (count, the newest ids),
     with how to remove a value. Names kinds only, never a value."""
     found: list[int] = []
     kinds: set[str] = set()
     scanned = 0
+    seen, args = spaces.sql("space")
     for event_id, text in conn.execute(
-            "SELECT id, text FROM events ORDER BY id DESC LIMIT ?", (newest,)):
+            f"SELECT id, text FROM events WHERE {seen} ORDER BY id DESC LIMIT ?",
+            (*args, newest)):
         scanned += 1
         kind = find_secret(text)
         if kind:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TypedDict
 
 from ..base.config import Config
 from ..base.errors import FieldError, InputError
+from ..base.spaces import SHARED
 from ..secrets.detector import check_no_secret, check_no_split_secret, scan_once
 from .corefiles import write_core_file
 from .ids import ObjectStatus, check_object_id
@@ -75,6 +76,10 @@ class WriteRules:
     evidence_range: tuple[int, int, int] | None  # (event_id, start, end) the batch may cite
     origin: str  # "organize" | "deep" | "person" (a correction: its versions say so)
     batch_id: int | None = None
+    # The space of the event an organize batch reads (memvault.base.spaces): the write may
+    # create objects there, update and cite evidence into objects of it only, and (unless it
+    # is shared) write no core file. None: no event's space binds the write (deep, a person).
+    space: str | None = None
 
     @property
     def version_origin(self) -> str:
@@ -124,6 +129,7 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
     # Before any rule that repeats a value back (an unknown id, a duplicate): a secret in an id
     # must be refused without ever being echoed.
     check_write_secrets(write)
+    write = _separate_spaces(conn, write, rules)
     # Every row the checks need, read at once (and kept for apply_write).
     rows = _read_rows(conn, _named_ids(write))
     written = _check_objects(config, write.objects, rules, rows)
@@ -159,7 +165,66 @@ def validate_write(conn: sqlite3.Connection, config: Config, write: GraphWrite,
             raise FieldError(f"core_files.{c}.content", "larger than vault.core_file_max_bytes")
     _check_merges(write.merges, rules, rows)
     _check_archives(conn, write, rules)
+    _check_spaces(write, rules, rows, targets)
     return ValidatedWrite(write, rows, targets)
+
+
+def _separate_spaces(conn: sqlite3.Connection, write: GraphWrite,
+                     rules: WriteRules) -> GraphWrite:
+    """An object an organize write would change that belongs to another space is filed as a
+    separate object of the event's space instead: its id takes the space as a suffix
+    (`person:lee` -> `person:lee-home`) wherever the write names it. Trigger: two spaces'
+    events name the same person, and the model (the builtin one derives ids from the text)
+    gives both the same id; refusing it left the second event with no object at all."""
+    if rules.space is None or not write.objects:
+        return write
+    rows = object_rows(conn, [o.id for o in write.objects])
+    moved = {oid: f"{oid}-{rules.space}" for oid, row in rows.items()
+             if row["space"] != rules.space}
+    if not moved:
+        return write
+
+    def own(object_id: str) -> str:
+        return moved.get(object_id, object_id)
+
+    return replace(
+        write,
+        objects=[o.model_copy(update={"id": own(o.id)}) for o in write.objects],
+        relations=[r.model_copy(update={"src": own(r.src), "dst": own(r.dst)})
+                   for r in write.relations],
+        evidence=[e.model_copy(update={"object_id": own(e.object_id)})
+                  for e in write.evidence])
+
+
+def _check_spaces(write: GraphWrite, rules: WriteRules, rows: dict[str, sqlite3.Row | None],
+                  targets: dict[str, str]) -> None:
+    """An event of one space never goes into an object of another (an object written is
+    separated first: _separate_spaces; evidence cited into another space's object is refused,
+    and the model told to file it under a new object), and an event of a space other than
+    shared never into a core file. Merges keep to one space, whoever asks."""
+    for m, merge in enumerate(write.merges):
+        loser, survivor = rows[merge.loser], rows[merge.survivor]
+        if loser is not None and survivor is not None and loser["space"] != survivor["space"]:
+            raise FieldError(f"merges.{m}", f"{merge.loser} (space {loser['space']}) and "
+                             f"{merge.survivor} (space {survivor['space']}) are of different "
+                             "spaces: objects of different spaces are never merged")
+    space = rules.space
+    if space is None:
+        return
+    advice = f"; file what this event says under a new object id (it is of space {space})"
+    for i, obj in enumerate(write.objects):
+        row = rows[obj.id]
+        if row is not None and row["space"] != space:
+            raise FieldError(f"objects.{i}.id",
+                             f"{obj.id} belongs to space {row['space']}{advice}")
+    for k, ev in enumerate(write.evidence):
+        row = rows.get(targets.get(ev.object_id, ev.object_id)) or rows.get(ev.object_id)
+        if row is not None and row["space"] != space:
+            raise FieldError(f"evidence.{k}.object_id",
+                             f"{ev.object_id} belongs to space {row['space']}{advice}")
+    if write.core_files and space != SHARED:
+        raise FieldError("core_files", f"an event of space {space} never writes a core file "
+                                       "(core files are shared)")
 
 
 def write_texts(write: GraphWrite) -> Iterator[tuple[str, str]]:
@@ -331,7 +396,8 @@ def apply_write(conn: sqlite3.Connection, reads: ValidatedWrite, rules: WriteRul
     if not conn.in_transaction:
         raise RuntimeError("apply_write outside the transaction that validated the write")
     write = reads.write
-    items = [(_record(obj, reads.rows[obj.id]), reads.rows[obj.id]) for obj in write.objects]
+    items = [(_record(obj, reads.rows[obj.id], rules.space), reads.rows[obj.id])
+             for obj in write.objects]
     saved = save_read_objects(conn, items, now, rules.batch_id, rules.version_origin)
     changed = sum(record.version != (row["version"] if row is not None else 0)
                   for record, (_, row) in zip(saved, items, strict=True))
@@ -353,16 +419,17 @@ def apply_write(conn: sqlite3.Connection, reads: ValidatedWrite, rules: WriteRul
                         merged=[m.loser for m in write.merges], relations_archived=archived)
 
 
-def _record(obj: ObjectWrite, row: sqlite3.Row | None) -> ObjectRecord:
+def _record(obj: ObjectWrite, row: sqlite3.Row | None, space: str | None) -> ObjectRecord:
     """The profile an ObjectWrite stores; no status given keeps the stored one (a new project
-    is a candidate, anything else new is active)."""
+    is a candidate, anything else new is active). A new object is of `space` (the event's;
+    shared when none), a stored one keeps its own."""
     new = ObjectStatus.CANDIDATE if obj.id.startswith("project:") else ObjectStatus.ACTIVE
     status = obj.status or (row["status"] if row is not None else new)
     type_ = obj.id.split(":", 1)[0]
     return ObjectRecord(id=obj.id, type=type_, name=obj.name,
                         aliases=list(dict.fromkeys(obj.aliases)), summary=obj.summary,
                         body=obj.body, cues=list(dict.fromkeys(obj.cues)), status=status,
-                        state=_state(type_, obj, row))
+                        state=_state(type_, obj, row), space=space or SHARED)
 
 
 def _state(type_: str, obj: ObjectWrite, row: sqlite3.Row | None) -> str | None:

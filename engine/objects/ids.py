@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..base.errors import InputError
+from ..base.spaces import EVERY_SPACE, Spaces
 
 
 class ObjectStatus(StrEnum):
@@ -84,20 +85,23 @@ def _index_terms(ref: str) -> set[str]:
     return {word.lower(), "".join(ch.lower() if ch.isascii() else ch for ch in word)}
 
 
-def objects_named(conn: sqlite3.Connection, ref: str) -> list[tuple[str, str]]:
-    """(id, name) of every live (not merged) object whose name or an alias is `ref`,
-    case-folded and NFKC-normalised. Indexed lookup first; a full scan only on a miss."""
+def objects_named(conn: sqlite3.Connection, ref: str,
+                  spaces: Spaces = EVERY_SPACE) -> list[tuple[str, str]]:
+    """(id, name) of every live (not merged) object `spaces` sees whose name or an alias is
+    `ref`, case-folded and NFKC-normalised. Indexed lookup first; a full scan only on a miss."""
     want = _name_key(ref)
     if not want:
         return []
-    sql = ("SELECT id, name, aliases FROM objects WHERE redirect_to IS NULL{} ORDER BY id")
+    seen, args = spaces.sql("space")
+    sql = ("SELECT id, name, aliases FROM objects WHERE redirect_to IS NULL AND "
+           + seen + "{} ORDER BY id")
     terms = sorted(_index_terms(ref))
     rows = conn.execute(sql.format(
         f" AND id IN (SELECT object_id FROM object_names WHERE term IN "
-        f"({', '.join('?' * len(terms))}))"), terms).fetchall() if len(want) >= 2 else []
+        f"({', '.join('?' * len(terms))}))"), (*args, *terms)).fetchall() if len(want) >= 2 else []
     matches = _matching(rows, want)
     if not matches:
-        matches = _matching(conn.execute(sql.format("")).fetchall(), want)
+        matches = _matching(conn.execute(sql.format(""), args).fetchall(), want)
     return matches
 
 
@@ -106,11 +110,13 @@ def _matching(rows: list[sqlite3.Row], want: str) -> list[tuple[str, str]]:
             if want in {_name_key(row[1]), *(_name_key(a) for a in json.loads(row[2] or "[]"))}]
 
 
-def resolve_object_ref(conn: sqlite3.Connection, ref: Any) -> str:
-    """An object id as given, or the id of the one live object named `ref` (its name or an
-    alias, case-folded; Chinese too). No match keeps the id error; several list the ids."""
+def resolve_object_ref(conn: sqlite3.Connection, ref: Any,
+                       spaces: Spaces = EVERY_SPACE) -> str:
+    """An object id as given, or the id of the one live object `spaces` sees named `ref` (its
+    name or an alias, case-folded; Chinese too). No match keeps the id error; several list
+    the ids."""
     if isinstance(ref, str) and ref.partition(":")[0] not in OBJECT_TYPES:
-        matches = objects_named(conn, ref)
+        matches = objects_named(conn, ref, spaces)
         if len(matches) == 1:
             return matches[0][0]
         if len(matches) > 1:

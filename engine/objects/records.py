@@ -18,6 +18,7 @@ from typing import Any, NotRequired, TypedDict, cast
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
+from ..base.spaces import EVERY_SPACE, SHARED, Spaces, check_space
 from ..store.forget_rows import forget_in_rows
 from .ids import OBJECT_TYPES, RELATION_LABELS, ObjectStatus, check_object_id
 from .states import check_state, marked_summary, shown_state, state_of
@@ -41,6 +42,7 @@ class ObjectProfile(TypedDict):
     redirect_to: str | None  # the survivor it was merged into
     created_at: str
     updated_at: str
+    space: str  # the space it belongs to (memvault.base.spaces)
 
 
 @dataclass
@@ -60,6 +62,7 @@ class ObjectRecord:
     redirect_to: str | None = None
     created_at: str = ""
     updated_at: str = ""
+    space: str = SHARED  # set when created; only `memvault space move` changes it
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> ObjectRecord:
@@ -68,7 +71,7 @@ class ObjectRecord:
             summary=row["summary"], body=row["body"], cues=json.loads(row["cues"]),
             status=row["status"], state=state_of(row["type"], row["state"], row["body"]),
             version=row["version"], redirect_to=row["redirect_to"],
-            created_at=row["created_at"], updated_at=row["updated_at"],
+            created_at=row["created_at"], updated_at=row["updated_at"], space=row["space"],
         )
 
     def to_dict(self) -> ObjectProfile:
@@ -123,12 +126,16 @@ def resolve_redirect(conn: sqlite3.Connection, object_id: str) -> str:
 
 
 def list_objects(
-    conn: sqlite3.Connection, type_: str | None = None, include_merged: bool = False
+    conn: sqlite3.Connection, type_: str | None = None, include_merged: bool = False,
+    spaces: Spaces = EVERY_SPACE,
 ) -> list[ObjectRecord]:
+    """Objects (of `type_`; merged ones only with `include_merged`) that `spaces` sees, by
+    type and name."""
     if type_ is not None and type_ not in OBJECT_TYPES:
         raise InputError(f"unknown type {type_!r} (one of {', '.join(OBJECT_TYPES)})")
-    sql = "SELECT * FROM objects WHERE 1=1"
-    args: list[Any] = []
+    seen, visible = spaces.sql("space")
+    sql = f"SELECT * FROM objects WHERE {seen}"
+    args: list[Any] = list(visible)
     if type_:
         sql += " AND type = ?"
         args.append(type_)
@@ -200,8 +207,9 @@ def _write_object(
         version = 1
         conn.execute(
             "INSERT INTO objects (id, type, name, aliases, summary, body, cues, status, state,"
-            " redirect_to, version, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (obj.id, obj.type, *values, version, stamp, stamp),
+            " redirect_to, version, created_at, updated_at, space)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (obj.id, obj.type, *values, version, stamp, stamp, check_space(obj.space)),
         )
         obj.created_at = stamp
     else:
@@ -219,7 +227,7 @@ def _write_object(
             "version=?, updated_at=? WHERE id=?",
             (*(new for _, new in changed), version, stamp, obj.id),
         )
-        obj.created_at = current["created_at"]
+        obj.created_at, obj.space = current["created_at"], current["space"]
     version_row = (obj.id, version, *values, stamp, batch_id, origin)
     if versions is None:
         conn.execute(_VERSION_SQL, version_row)
@@ -227,6 +235,29 @@ def _write_object(
         versions.append(version_row)
     obj.version, obj.updated_at = version, stamp
     return obj
+
+
+def move_object(conn: sqlite3.Connection, object_id: str, space: str,
+                now: datetime) -> list[str]:
+    """Re-place an object, and the objects merged into it, into `space` by hand (`memvault
+    space move`), inside the caller's transaction: each moved object gets a new version whose
+    origin is `person`. Returns the ids moved (none when it was there already)."""
+    target = resolve_redirect(conn, object_id)
+    get_object(conn, target)
+    ids = [target, *(i for i in merged_ids(conn) if i != target
+                     and resolve_redirect(conn, i) == target)]
+    moved = [i for i in ids if conn.execute(
+        "SELECT space FROM objects WHERE id = ?", (i,)).fetchone()[0] != space]
+    stamp = iso(now)
+    for moved_id in moved:
+        conn.execute("UPDATE objects SET space = ?, version = version + 1, updated_at = ?"
+                     " WHERE id = ?", (space, stamp, moved_id))
+        conn.execute(
+            "INSERT INTO object_versions (object_id, version, name, aliases, summary, body, cues,"
+            " status, redirect_to, changed_at, batch_id, origin) SELECT id, version, name,"
+            " aliases, summary, body, cues, status, redirect_to, ?, NULL, 'person'"
+            " FROM objects WHERE id = ?", (stamp, moved_id))
+    return moved
 
 
 def redirect_targets(
@@ -358,17 +389,22 @@ class ObjectPage(TypedDict):
     merged: NotRequired[list[str]]  # memory_read adds the ids merged into the object
 
 
-def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0) -> ObjectPage:
+def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0,
+                spaces: Spaces = EVERY_SPACE) -> ObjectPage:
     """Profile, relations and evidence of an object, links paged READ_PAGE at a time.
 
-    A merged id is followed to its survivor; `redirected_from` says so.
+    A merged id is followed to its survivor; `redirected_from` says so. An object `spaces`
+    does not see is NotFound, as one that does not exist (its existence is not told); so are
+    the relations to such objects and the evidence in events it does not see.
     """
     check_object_id(object_id)
     target = resolve_redirect(conn, object_id)
     obj = get_object(conn, target)
+    if not spaces.sees(obj.space):
+        raise NotFound(f"no object {object_id}")
     if offset < 0:
         raise InputError("offset must be >= 0")
-    links = object_links(conn, target)
+    links = object_links(conn, target, spaces)
     page = links[offset : offset + READ_PAGE]
     end = offset + len(page)
     return ObjectPage(
@@ -381,34 +417,41 @@ def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0) -> Ob
     )
 
 
-def object_links(conn: sqlite3.Connection, object_id: str) -> list[dict[str, Any]]:
-    """Relations (outgoing, then incoming), then evidence, in a stable order."""
+def object_links(conn: sqlite3.Connection, object_id: str,
+                 spaces: Spaces = EVERY_SPACE) -> list[dict[str, Any]]:
+    """Relations (outgoing, then incoming), then evidence, in a stable order; only those
+    whose other object and whose event `spaces` sees."""
     links: list[dict[str, Any]] = []
+    seen, args = spaces.sql("o.space")
+    # a relation to an object that does not exist (o.space NULL) is shown as before
+    seen = f"(o.space IS NULL OR {seen})"
     for row in conn.execute(
         "SELECT r.label, r.dst_id AS other, o.name, r.legacy, r.archived, 'out' AS direction"
-        " FROM relations r LEFT JOIN objects o ON o.id = r.dst_id WHERE r.src_id = ?"
+        f" FROM relations r LEFT JOIN objects o ON o.id = r.dst_id WHERE r.src_id = ? AND {seen}"
         " UNION ALL SELECT r.label, r.src_id, o.name, r.legacy, r.archived, 'in'"
-        " FROM relations r LEFT JOIN objects o ON o.id = r.src_id WHERE r.dst_id = ?"
+        f" FROM relations r LEFT JOIN objects o ON o.id = r.src_id WHERE r.dst_id = ? AND {seen}"
         " ORDER BY direction DESC, label, other",
-        (object_id, object_id),
+        (object_id, *args, object_id, *args),
     ):
         links.append({"kind": "relation", **dict(row)})
-    for row in cited_slices(conn, object_id):
+    for row in cited_slices(conn, object_id, spaces=spaces):
         links.append({"kind": "evidence", **dict(row)})
     return links
 
 
 def cited_slices(conn: sqlite3.Connection, object_id: str, limit: int = -1, offset: int = 0,
-                 with_text: bool = False) -> list[sqlite3.Row]:
+                 with_text: bool = False, spaces: Spaces = EVERY_SPACE) -> list[sqlite3.Row]:
     """The object's evidence as (event_id, start_char, end_char, occurred_at[, text: the cited
-    slice]) rows, oldest event first; `limit` rows from `offset` (-1: all)."""
+    slice]) rows, oldest event first, in events `spaces` sees; `limit` rows from `offset`
+    (-1: all)."""
     text = (", substr(e.text, v.start_char + 1, v.end_char - v.start_char) AS text"
             if with_text else "")
+    seen, args = spaces.sql("+e.space")  # joined by id, never by a scan of a space
     return conn.execute(
         f"SELECT v.event_id, v.start_char, v.end_char, e.occurred_at{text} FROM evidence v"
-        " JOIN events e ON e.id = v.event_id WHERE v.object_id = ?"
+        f" JOIN events e ON e.id = v.event_id WHERE v.object_id = ? AND {seen}"
         " ORDER BY e.occurred_us, v.event_id, v.start_char LIMIT ? OFFSET ?",
-        (object_id, limit, offset)).fetchall()
+        (object_id, *args, limit, offset)).fetchall()
 
 
 class ObjectDirectory(TypedDict):
@@ -424,23 +467,27 @@ class ObjectDirectory(TypedDict):
 
 def object_directory(
     conn: sqlite3.Connection, max_entries: int, max_bytes: int, today: date | None = None,
+    spaces: Spaces = EVERY_SPACE,
 ) -> ObjectDirectory:
-    """A bounded directory of live objects (id, type, name, summary), most recently updated first.
+    """A bounded directory of live objects (id, type, name, summary) that `spaces` sees, most
+    recently updated first.
 
     Says how many objects were left out, so a bounded view is never mistaken for the whole. A
     schedule or todo says its state (as of `today`: a one-off whose day has gone is `past`), and
     the summary of one no longer ahead says so first, so it never reads as an upcoming plan.
     """
+    seen, args = spaces.sql("space")
     total = conn.execute(
-        "SELECT COUNT(*) FROM objects WHERE redirect_to IS NULL AND status != 'archived'"
+        f"SELECT COUNT(*) FROM objects WHERE redirect_to IS NULL AND status != 'archived'"
+        f" AND {seen}", args,
     ).fetchone()[0]
     entries: list[dict[str, Any]] = []
     used = 0
     for row in conn.execute(
         "SELECT id, type, name, summary, status, state, body FROM objects"
-        " WHERE redirect_to IS NULL AND status != 'archived' ORDER BY updated_at DESC, id"
-        " LIMIT ?",
-        (max_entries,),
+        f" WHERE redirect_to IS NULL AND status != 'archived' AND {seen}"
+        " ORDER BY updated_at DESC, id LIMIT ?",
+        (*args, max_entries),
     ):
         entry = dict(row)
         body = entry.pop("body")

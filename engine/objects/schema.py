@@ -218,3 +218,19 @@ def m018_object_state(conn: sqlite3.Connection) -> None:
         conn.executemany(
             f"UPDATE {table} SET state = ? WHERE rowid = ?",
             [(state_from_body(row[1].partition(":")[0], row[2]), row[0]) for row in rows])
+
+
+def m020_object_spaces(conn: sqlite3.Connection) -> None:
+    """The space each object belongs to (that of the event that created it; `memvault space
+    move` re-places it): every existing object, `project:daily` among them, is `shared`.
+    objects_id_space answers "whose space is object X" without reading the row (the column
+    comes after a body of up to 16,000 chars): recall checks it for every posting."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE objects ADD COLUMN space TEXT NOT NULL DEFAULT 'shared'
+            CHECK (length(space) BETWEEN 1 AND 32);
+        CREATE INDEX objects_space ON objects (space, updated_at);
+        CREATE INDEX objects_id_space ON objects (id, space);
+        """,
+    )

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from datetime import MAXYEAR, MINYEAR, UTC, date, datetime
 from typing import Any
 
+from ..base.spaces import EVERY_SPACE, Spaces
 from ..dates.reader import DateWindow, day_us
 from .dates import may_name_in_words, mention_tokens, window_token
 from .index import units, year_of_iso
@@ -51,20 +52,24 @@ def tail_units(tail: Sequence[Sequence[Any]], indexed: int, indexed_units: int) 
     return round(len(tail) * indexed_units / indexed)
 
 
-def event_rows(conn: sqlite3.Connection, ids: Sequence[int]) -> list[Sequence[Any]]:
-    """The EVENT_COLS of the events with these ids (one statement)."""
+def event_rows(conn: sqlite3.Connection, ids: Sequence[int],
+               spaces: Spaces = EVERY_SPACE) -> list[Sequence[Any]]:
+    """The EVENT_COLS of the events with these ids that `spaces` sees (one statement)."""
+    seen, args = spaces.sql("space")
     return conn.execute(
-        f"SELECT {EVENT_COLS} FROM events WHERE id IN (SELECT value FROM json_each(?))",
-        (json.dumps(list(ids)),),
+        f"SELECT {EVENT_COLS} FROM events WHERE id IN (SELECT value FROM json_each(?))"
+        f" AND {seen}", (json.dumps(list(ids)), *args),
     ).fetchall()
 
 
 def events_in_windows(
     conn: sqlite3.Connection, windows: list[DateWindow], allowed: set[int] | None,
-    unread: tuple[int, int],
+    unread: tuple[int, int], spaces: Spaces = EVERY_SPACE,
 ) -> set[int]:
-    """Ids of the events dated inside the query's windows, when there are at most DATE_FETCH
-    of them (more: the window only lifts events found by their words)."""
+    """Ids of the events `spaces` sees dated inside the query's windows, when there are at
+    most DATE_FETCH of them (more: the window only lifts events found by their words)."""
+    # "+space": the time index answers the window; the space index would scan a whole space
+    seen, args = spaces.sql("+space")
     years = event_years(conn)
     if years is None:  # events over too many years: a window without a year only lifts
         years = []
@@ -74,7 +79,7 @@ def events_in_windows(
     for low, high in spans:
         rows = conn.execute(
             "SELECT id, occurred_at FROM events WHERE occurred_us >= ? AND occurred_us < ?"
-            " LIMIT ?", (low, high, DATE_FETCH + 1 - read),
+            f" AND {seen} LIMIT ?", (low, high, *args, DATE_FETCH + 1 - read),
         ).fetchall()
         read += len(rows)
         if read > DATE_FETCH:  # a busy window: too many to read on every find
@@ -86,17 +91,20 @@ def events_in_windows(
 
 def events_mentioning(
     conn: sqlite3.Connection, windows: list[DateWindow], allowed: set[int] | None,
-    tail: Sequence[Sequence[Any]],
+    tail: Sequence[Sequence[Any]], spaces: Spaces = EVERY_SPACE,
 ) -> set[int]:
-    """Ids of the events whose text mentions a date inside the query's windows (their date
-    tokens: recall/dates.py), indexed or in the scanned `tail`, when at most DATE_FETCH."""
+    """Ids of the events `spaces` sees whose text mentions a date inside the query's windows
+    (their date tokens: recall/dates.py), indexed or in the scanned `tail` (which holds only
+    events it sees), when at most DATE_FETCH."""
+    seen, args = spaces.sql("+e.space")
     tokens = sorted({t for w in windows if (t := window_token(w))})
     if not tokens:
         return set()
     match = " OR ".join(f'"{t}"' for t in tokens)
     found = {r[0] for r in conn.execute(
-        "SELECT rowid FROM recall_events_fts WHERE recall_events_fts MATCH ? LIMIT ?",
-        (match, DATE_FETCH + 1))}
+        "SELECT f.rowid FROM recall_events_fts f CROSS JOIN events e ON e.id = f.rowid"
+        f" WHERE f.recall_events_fts MATCH ? AND {seen} LIMIT ?",
+        (match, *args, DATE_FETCH + 1))}
     wanted = set(tokens)
     found |= {row[0] for row in tail if wanted & set(mention_tokens(row[1], None))}
     if len(found) > DATE_FETCH:  # a date mentioned everywhere only lifts events found by words
@@ -192,10 +200,11 @@ def year_of(micros: int) -> int:
 def add_neighbours(
     conn: sqlite3.Connection, query: Query, stats: Stats,
     own: dict[int, tuple[float, list[str]]], by_id: dict[int, Sequence[Any]],
-    allowed: set[int] | None, unread: tuple[int, int],
+    allowed: set[int] | None, unread: tuple[int, int], spaces: Spaces = EVERY_SPACE,
 ) -> None:
     """Read and score the turns up to NEIGHBOUR_REACH before and after the best NEIGHBOUR_SEEDS
-    hits: the answer to a question is often a turn or two after the one that echoes it."""
+    hits: the answer to a question is often a turn or two after the one that echoes it. Only
+    turns `spaces` sees are read: another space's turn ends the conversation there."""
     seeds = heapq.nlargest(NEIGHBOUR_SEEDS, (i for i in own if own[i][0] > 0),
                            key=lambda i: own[i][0])
     steps = [d for d in range(-NEIGHBOUR_REACH, NEIGHBOUR_REACH + 1) if d]
@@ -203,7 +212,7 @@ def add_neighbours(
               if i + d not in by_id and i + d > 0 and not unread[0] < i + d < unread[1]}
     if allowed is not None:
         wanted &= allowed
-    for row in event_rows(conn, sorted(wanted)):
+    for row in event_rows(conn, sorted(wanted), spaces):
         own[row[0]] = score_text(query, stats, row[6])
         by_id[row[0]] = row
 

@@ -27,10 +27,10 @@ from datetime import date
 from typing import Any
 
 from ..base.errors import InputError, NotFound
+from ..base.spaces import EVERY_SPACE, Spaces
 from ..objects.ids import OBJECT_TYPES, check_object_id, resolve_object_ref
 from ..objects.records import (
     merged_ids,
-    object_exists,
     read_object,
     resolve_redirect,
 )
@@ -116,12 +116,12 @@ class _Scope:
     events: set[int]
 
 
-def _project_scope(conn: sqlite3.Connection, project: str) -> _Scope:
+def _project_scope(conn: sqlite3.Connection, project: str, spaces: Spaces) -> _Scope:
     kind, _ = check_object_id(project)
     if kind != "project":
         raise InputError(f"project must be a project id like project:daily, got {project!r}")
     target = resolve_redirect(conn, project)
-    if not object_exists(conn, target):
+    if not _visible_object(conn, target, spaces):
         raise NotFound(f"no object {project}")
     members = {target}
     for (src,) in conn.execute(
@@ -138,6 +138,14 @@ def _project_scope(conn: sqlite3.Connection, project: str) -> _Scope:
     return _Scope(members, object_ids, events)
 
 
+def _visible_object(conn: sqlite3.Connection, object_id: str, spaces: Spaces) -> bool:
+    """Whether the object exists and `spaces` sees it (one that it does not see is answered
+    as one that does not exist)."""
+    seen, args = spaces.sql("space")
+    return conn.execute(f"SELECT 1 FROM objects WHERE id = ? AND {seen}",
+                        (object_id, *args)).fetchone() is not None
+
+
 def _merged_into(conn: sqlite3.Connection, survivor: str) -> list[str]:
     """Ids whose redirect chain ends at `survivor` (not including it)."""
     return sorted(
@@ -148,7 +156,7 @@ def _merged_into(conn: sqlite3.Connection, survivor: str) -> list[str]:
 def memory_find(
     conn: sqlite3.Connection, query: str, types: Sequence[str] | None = None,
     project: str | None = None, limit: int = 20, include_events: bool = True,
-    reveal: bool = False, today: date | None = None,
+    reveal: bool = False, today: date | None = None, spaces: Spaces = EVERY_SPACE,
 ) -> dict[str, Any]:
     """Ranked hits over objects (name, aliases, cues, summary, body, direct project membership)
     and raw events, for Chinese and English text; each hit with a snippet and why it matched.
@@ -160,14 +168,16 @@ def memory_find(
     Secret-looking values are masked (engine/recall/masking.py) unless `reveal`.
     A schedule or todo hit says its state as of `today` (a one-off whose day has gone: `past`;
     None: no day, none is past); one no longer ahead ranks below a current one (rank.plan_share).
+    Only events and objects `spaces` sees are candidates (filtered in each query,
+    memvault.base.spaces).
     """
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"limit must be an integer from 1 to {MAX_LIMIT}")
     parsed = parse_query(query)
     parts = question_parts(query) if SPLIT_QUESTIONS and parsed.terms else [query]
     if len(parts) > 1:
-        answers = [memory_find(conn, part, types, project, limit, include_events, reveal, today)
-                   for part in parts]
+        answers = [memory_find(conn, part, types, project, limit, include_events, reveal, today,
+                               spaces) for part in parts]
         return _merge_parts(query, answers, limit)
     object_types, with_events = _check_types(types)
     with_events = with_events and include_events
@@ -178,7 +188,7 @@ def memory_find(
         return answer
     want = max(CANDIDATES, 2 * limit)
     with _snapshot(conn):
-        scope = _project_scope(conn, project) if project is not None else None
+        scope = _project_scope(conn, project, spaces) if project is not None else None
         # Events answer a date by their day and the dates indexed in their text; objects have
         # no date index, so for them the date's words stay words ("2027-01-21" finds the
         # schedule that says it).
@@ -188,10 +198,11 @@ def memory_find(
             parsed, as_words = keep_informative(parsed, df), keep_informative(as_words, df)
             answer["terms"], answer["notice"] = [t.text for t in parsed.terms], parsed.notice
         hits = (_find_objects(conn, as_words, object_types, scope,
-                              max(OBJECT_CANDIDATES, limit // 2), today)
+                              max(OBJECT_CANDIDATES, limit // 2), today, spaces)
                 if object_types else [])
         if with_events:
-            hits += _find_events(conn, parsed, scope.events if scope else None, answer, want)
+            hits += _find_events(conn, parsed, scope.events if scope else None, answer, want,
+                                 spaces)
         said_last = _said_last(conn, hits)
     hits.sort(key=lambda h: (-h["score"], h["kind"] != "object",  # ties: objects, then newest
                              -h["id"] if h["kind"] == "event" else 0, str(h["id"])))
@@ -280,17 +291,20 @@ def _term_docs(conn: sqlite3.Connection, terms: set[str]) -> dict[str, float]:
 
 def _find_events(
     conn: sqlite3.Connection, query: Query, allowed: set[int] | None, answer: dict[str, Any],
-    want: int,
+    want: int, spaces: Spaces,
 ) -> list[dict[str, Any]]:
     watermark = get_stat(conn, "events_indexed_to")
-    tail = conn.execute("SELECT id, text FROM events WHERE id > ? ORDER BY id DESC LIMIT ?",
-                        (watermark, TAIL_SCAN_MAX + 1)).fetchall()
+    seen, args = spaces.sql("space")
+    tail = conn.execute(f"SELECT id, text FROM events WHERE id > ? AND {seen}"
+                        " ORDER BY id DESC LIMIT ?",
+                        (watermark, *args, TAIL_SCAN_MAX + 1)).fetchall()
     if tail:  # scanned, and counted into the statistics
         answer["unindexed_events"] = len(tail)
     if len(tail) > TAIL_SCAN_MAX:
         tail = tail[:TAIL_SCAN_MAX]
         answer["unindexed_events"] = conn.execute(
-            "SELECT count(*) FROM events WHERE id > ?", (watermark,)).fetchone()[0]
+            f"SELECT count(*) FROM events WHERE id > ? AND {seen}",
+            (watermark, *args)).fetchone()[0]
         answer["notice"] = (f"{answer['unindexed_events']:,} events are not indexed yet; "
                             f"searched the newest {TAIL_SCAN_MAX:,} of them")
     # past the watermark, only the scanned tail is searched (neighbours included)
@@ -302,14 +316,14 @@ def _find_events(
     total = total_units + tail_units(tail, docs - len(tail), total_units)
     stats = Stats(docs, total / max(docs, 1), query.weights)
     ids = candidates(conn, "recall_events_fts", query, stats, watermark, allowed, set(), want,
-                     vocab=True)
+                     vocab=True, spaces=spaces)
     ids += tail_candidates(query, stats, tail, want)
     windows = list(query.windows)
-    dated = (events_in_windows(conn, windows, allowed, unread)
-             | events_mentioning(conn, windows, allowed, tail)) if windows else set()
+    dated = (events_in_windows(conn, windows, allowed, unread, spaces)
+             | events_mentioning(conn, windows, allowed, tail, spaces)) if windows else set()
     if windows:  # the date is a term whose documents are the events it finds
         stats.set_df(DATE_TERM, len(dated))
-    rows = event_rows(conn, sorted(set(ids) | dated))
+    rows = event_rows(conn, sorted(set(ids) | dated), spaces)
     own: dict[int, tuple[float, list[str]]] = {}
     by_id: dict[int, Sequence[Any]] = {}
     for row in rows:
@@ -317,7 +331,7 @@ def _find_events(
         by_id[row[0]] = row
     # a name or a keyword asks where it is mentioned; a question may be answered next door
     asks = len(query.terms) >= CONTEXT_MIN_TERMS
-    add_neighbours(conn, query, stats, own, by_id, allowed, unread)
+    add_neighbours(conn, query, stats, own, by_id, allowed, unread, spaces)
     # the date tokens of indexed events come from the index (the tail's are read from text)
     held = indexed_mentions(conn, windows, [i for i in by_id if i <= watermark]) if windows else {}
     indexed, held = (watermark, held) if held is not None else (0, {})  # None: read texts
@@ -346,7 +360,8 @@ def _find_events(
 
 def _find_objects(
     conn: sqlite3.Connection, query: Query, types: set[str], scope: _Scope | None, want: int,
-    today: date | None = None,
+    today: date | None,
+    spaces: Spaces,
 ) -> list[dict[str, Any]]:
     dirty = [r[0] for r in conn.execute("SELECT object_id FROM recall_dirty")]
     exclude = {r[0] for r in conn.execute(
@@ -369,12 +384,14 @@ def _find_objects(
     n, top = get_stat(conn, "objects_docs"), conn.execute(
         "SELECT coalesce(max(rid), 0) FROM recall_object_keys").fetchone()[0]
     stats = Stats(n, get_stat(conn, "objects_body_units") / max(n, 1), query.weights)
-    rids = candidates(conn, "recall_objects_fts", query, stats, top, allowed, exclude, want)
+    rids = candidates(conn, "recall_objects_fts", query, stats, top, allowed, exclude, want,
+                      spaces=spaces)
+    seen, args = spaces.sql("space")
     rows = conn.execute(
         f"SELECT {_OBJECT_COLS} FROM objects WHERE id IN (SELECT object_id FROM"
         " recall_object_keys WHERE rid IN (SELECT value FROM json_each(?))"
-        " UNION SELECT value FROM json_each(?))",
-        (json.dumps(rids), json.dumps(dirty)),
+        f" UNION SELECT value FROM json_each(?)) AND {seen}",
+        (json.dumps(rids), json.dumps(dirty), *args),
     ).fetchall()
     exact = fold(query.text).strip()
     found: dict[str, dict[str, Any]] = {}
@@ -385,28 +402,33 @@ def _find_objects(
             continue
         names = {fold(x) for x in (fields[0], *fields[1].split("\n"))}
         score += EXACT_NAME_BONUS if exact in names else 0.0
-        _add_object_hit(conn, found, row, score, why, (fields, why, stats.idf), today)
+        _add_object_hit(conn, found, row, score, why, (fields, why, stats.idf), today, spaces)
     for hit in [h for h in found.values() if h["type"] == "project"]:
-        _add_members(conn, found, hit, today)
+        _add_members(conn, found, hit, today, spaces)
     return [h for h in found.values() if h["type"] in types
             and (scope is None or h["id"] in scope.members)]
 
 
-_OBJECT_COLS = "id, name, aliases, cues, summary, body, type, status, redirect_to, state"
+_OBJECT_COLS = ("id, name, aliases, cues, summary, body, type, status, redirect_to, state,"
+                " space")
 
 
 def _add_object_hit(
     conn: sqlite3.Connection, found: dict[str, dict[str, Any]], row: Sequence[Any],
     score: float, why: list[str],
     source: tuple[Sequence[str], list[str], dict[str, float]] | None, today: date | None,
+    spaces: Spaces,
 ) -> None:
     """Record a hit under the surviving id; keep the best score, gather every reason. A
-    schedule or todo says its state, and keeps plan_share of the score for it."""
+    schedule or todo says its state, and keeps plan_share of the score for it. A survivor
+    `spaces` does not see is no hit (merges keep to one space; a guard all the same)."""
     object_id = row[0]
     if row[8] is not None:  # merged: report the survivor
         target = resolve_redirect(conn, object_id)
         row = conn.execute(f"SELECT {_OBJECT_COLS} FROM objects WHERE id = ?",
                            (target,)).fetchone() or row
+    if not spaces.sees(row[10]):
+        return
     hit = found.get(row[0])
     if hit is None:
         hit = found[row[0]] = {
@@ -431,19 +453,23 @@ def _add_object_hit(
 def _add_members(
     conn: sqlite3.Connection, found: dict[str, dict[str, Any]], project: dict[str, Any],
     today: date | None,
+    spaces: Spaces,
 ) -> None:
-    """Direct members of a matching project become hits at half its score."""
+    """Direct members of a matching project that `spaces` sees become hits at half its score."""
     ids = [project["id"], *project.get("merged", [])]
     cols = ", ".join(f"o.{c.strip()}" for c in _OBJECT_COLS.split(","))
+    # "+": the planner joins by id; an index on space would have it scan a whole space
+    seen, args = spaces.sql("+o.space")
     rows = conn.execute(
         f"SELECT {cols} FROM relations r JOIN objects o ON o.id = r.src_id"
         " WHERE r.label = 'member_of' AND r.archived = 0 AND r.dst_id IN"
-        " (SELECT value FROM json_each(?)) ORDER BY o.name, o.id LIMIT ?",
-        (json.dumps(ids), PROJECT_MEMBERS_MAX),
+        f" (SELECT value FROM json_each(?)) AND {seen} ORDER BY o.name, o.id LIMIT ?",
+        (json.dumps(ids), *args, PROJECT_MEMBERS_MAX),
     ).fetchall()
     share = round(project["score"] * PROJECT_MEMBER_SHARE, 4)
     for row in rows:
-        _add_object_hit(conn, found, row, share, [f"member of {project['id']}"], None, today)
+        _add_object_hit(conn, found, row, share, [f"member of {project['id']}"], None, today,
+                        spaces)
 
 
 # -- memory_read, memory_evidence -------------------------------------------------------------
@@ -456,17 +482,20 @@ def _is_event_ref(value: object) -> bool:
 
 def memory_read(
     conn: sqlite3.Connection, object_id: str | int, offset: int = 0, reveal: bool = False,
+    spaces: Spaces = EVERY_SPACE,
 ) -> dict[str, Any]:
     """An object's profile, relations and evidence list, paged by next_offset (redirects
     followed; `merged` lists ids merged into it). An event id (42, "event:42") reads the event;
     a unique name or alias stands for its object's id. Secrets are masked unless `reveal`.
+    What `spaces` does not see is NotFound, as what does not exist.
     """
     if not isinstance(offset, int) or offset < 0:
         raise InputError("offset must be an integer >= 0")
     with _snapshot(conn):
         if _is_event_ref(object_id):
-            return _event_page(conn, parse_event_id(object_id), offset, reveal)
-        data = read_object(conn, resolve_object_ref(conn, str(object_id)), offset)
+            return _event_page(conn, parse_event_id(object_id), offset, reveal, spaces)
+        data = read_object(conn, resolve_object_ref(conn, str(object_id), spaces), offset,
+                           spaces)
         data["merged"] = _merged_into(conn, data["object"]["id"])
     answer = {"kind": "object", **data}
     return answer if reveal else mask_tree(answer)
@@ -474,42 +503,46 @@ def memory_read(
 
 def memory_evidence(
     conn: sqlite3.Connection, id_or_event: str | int, offset: int = 0, reveal: bool = False,
+    spaces: Spaces = EVERY_SPACE,
 ) -> dict[str, Any]:
     """The raw text behind an object's evidence (its own and that of objects merged into it),
     oldest first, at most EVIDENCE_PAGE_CHARS chars a page; `offset`/`next_offset` count chars
     of evidence text. For an event id: the event's text, paged, and the objects citing it.
-    Secrets are masked unless `reveal` (the pages are cut from the raw text first).
+    Secrets are masked unless `reveal` (the pages are cut from the raw text first). Only
+    objects and events `spaces` sees are read or named.
     """
     if not isinstance(offset, int) or offset < 0:
         raise InputError("offset must be an integer >= 0")
     with _snapshot(conn):
         if _is_event_ref(id_or_event):
             event_id = parse_event_id(id_or_event)
-            page = _event_page(conn, event_id, offset, reveal)
+            page = _event_page(conn, event_id, offset, reveal, spaces)
+            seen, args = spaces.sql("+o.space")
             cited = [
                 {"object_id": r[0], "start_char": r[1], "end_char": r[2]}
                 for r in conn.execute(
-                    "SELECT object_id, start_char, end_char FROM evidence WHERE event_id = ?"
-                    " ORDER BY object_id, start_char", (event_id,),
+                    "SELECT v.object_id, v.start_char, v.end_char FROM evidence v"
+                    f" JOIN objects o ON o.id = v.object_id WHERE v.event_id = ? AND {seen}"
+                    " ORDER BY v.object_id, v.start_char", (event_id, *args),
                 )
             ]
             return {**page, "cited_by": cited}
-        object_id = resolve_object_ref(conn, id_or_event)
+        object_id = resolve_object_ref(conn, id_or_event, spaces)
         target = resolve_redirect(conn, object_id)
-        if not object_exists(conn, target):
+        if not _visible_object(conn, target, spaces):
             raise NotFound(f"no object {id_or_event}")
-        answer = _evidence_page(conn, object_id, target, offset)
+        answer = _evidence_page(conn, object_id, target, offset, spaces)
         if not reveal:
             answer["items"] = mask_evidence_items(conn, answer["items"])
         return answer
 
 
 def _event_page(
-    conn: sqlite3.Connection, event_id: int, offset: int, reveal: bool,
+    conn: sqlite3.Connection, event_id: int, offset: int, reveal: bool, spaces: Spaces,
 ) -> dict[str, Any]:
     """read_event_page with the event's own kind as `event_kind` (`kind` says "event"),
-    masked unless `reveal`."""
-    page: dict[str, Any] = dict(read_event_page(conn, event_id, offset))
+    masked unless `reveal`; NotFound for an event `spaces` does not see."""
+    page: dict[str, Any] = dict(read_event_page(conn, event_id, offset, spaces=spaces))
     if not reveal:
         page = mask_event_page(conn, page)
     page["event_kind"] = page.pop("kind")
@@ -517,15 +550,16 @@ def _event_page(
 
 
 def _evidence_page(
-    conn: sqlite3.Connection, asked: str, target: str, offset: int
+    conn: sqlite3.Connection, asked: str, target: str, offset: int, spaces: Spaces,
 ) -> dict[str, Any]:
     owners = [target, *_merged_into(conn, target)]
+    seen, args = spaces.sql("+e.space")
     links = conn.execute(
         "SELECT v.object_id, v.event_id, v.start_char, min(v.end_char, e.chars), e.occurred_at,"
         " e.source FROM evidence v JOIN events e ON e.id = v.event_id"
         " WHERE v.object_id IN (SELECT value FROM json_each(?)) AND v.start_char < e.chars"
-        " ORDER BY e.occurred_us, v.event_id, v.start_char, v.object_id",
-        (json.dumps(owners),),
+        f" AND {seen} ORDER BY e.occurred_us, v.event_id, v.start_char, v.object_id",
+        (json.dumps(owners), *args),
     ).fetchall()
     total = sum(end - start for _, _, start, end, _, _ in links)
     if offset > total:

@@ -23,6 +23,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..base.spaces import EVERY_SPACE, Spaces
 from ..objects.states import is_current
 from .index import CJK_RUN, fold, fts_phrase, prefix_match, units
 from .stem import MIN_WORD, stem
@@ -113,6 +114,17 @@ def _exact(term: Term, terms: Sequence[Term], vocab: bool) -> Term:
     return term
 
 
+# How a candidate ({key}) of each index reaches the space of its row: an event's rowid is its
+# id, an object's is its recall_object_keys.rid. CROSS JOIN keeps the candidates the outer
+# loop (SQLite never reorders it): one seek each, never a scan of a space probing them.
+_SPACE_JOINS = {
+    "recall_events_fts": " CROSS JOIN events s ON s.id = {key}",
+    "recall_objects_fts": " CROSS JOIN recall_object_keys k ON k.rid = {key}"
+                          " CROSS JOIN objects s ON s.id = k.object_id",
+}
+VISIBLE_STEP = 64  # ranked candidates whose space one statement checks, at least
+
+
 def _rowids(conn: sqlite3.Connection, table: str, match: str, limit: int = -1) -> list[int]:
     """Rowids matching one FTS5 expression, newest first (one JSON array: faster than rows)."""
     row = conn.execute(
@@ -200,10 +212,13 @@ def _vocab_postings(
 def candidates(
     conn: sqlite3.Connection, table: str, query: Query, stats: Stats, top_id: int,
     allowed: set[int] | None, exclude: set[int], want: int, vocab: bool = False,
+    spaces: Spaces = EVERY_SPACE,
 ) -> list[int]:
-    """Up to `want` rowids of `table` (only `allowed` ones when given, never `exclude`d ones),
-    best first by the summed idf of the rare terms they hold. Sets every term's document
-    frequency in `stats`. With `vocab`, terms are looked up in recall_vocab first."""
+    """Up to `want` rowids of `table` (only `allowed` ones when given, never `exclude`d ones,
+    only those of rows `spaces` sees: _visible_first), best first by the summed idf of the
+    rare terms they hold. Sets every term's document frequency in `stats` (counted over the
+    whole index: a weight, never a hit). With `vocab`, terms are looked up in recall_vocab
+    first."""
     lists: dict[str, list[int]] = {}
     fallback: dict[str, list[str]] = {}
     for term in query.terms:
@@ -245,7 +260,41 @@ def candidates(
                         if (allowed is None or r in allowed) and r not in exclude]
         for rowid in postings:
             acc[rowid] = get(rowid, 0.0) + weight
-    return [r for _, r in heapq.nlargest(want, zip(acc.values(), acc.keys(), strict=True))]
+    if spaces.visible is None or not acc:
+        return [r for _, r in heapq.nlargest(want, zip(acc.values(), acc.keys(), strict=True))]
+    # the best few first (most are seen: a bound client sees its space and shared); all of
+    # them, in order, only when those hold too few it sees
+    best = [r for _, r in heapq.nlargest(4 * want, zip(acc.values(), acc.keys(), strict=True))]
+    found = _visible_first(conn, table, best, want, spaces)
+    if len(found) < want < len(acc) and len(best) < len(acc):
+        ranked = [r for _, r in sorted(zip(acc.values(), acc.keys(), strict=True),
+                                       reverse=True)]
+        found = _visible_first(conn, table, ranked, want, spaces)
+    return found
+
+
+def _visible_first(conn: sqlite3.Connection, table: str, ranked: list[int], want: int,
+                   spaces: Spaces) -> list[int]:
+    """The first `want` of the `ranked` rowids whose rows `spaces` sees, best first.
+
+    The space is checked in SQL, a step of the best candidates at a time, until `want` are
+    found: a few dozen seeks, where a join on every posting (thousands a term) cost a bound
+    find 2-3x an unbound one at 1,000,000 events (bench/spaces.py). Stage 1 reads the same
+    postings whatever the binding (they only weigh candidates); every row a bound answer is
+    built from passed this query."""
+    seen, args = spaces.sql("s.space")
+    join = _SPACE_JOINS[table].format(key="j.value")
+    step = max(2 * want, VISIBLE_STEP)
+    out: list[int] = []
+    for start in range(0, len(ranked), step):
+        chunk = ranked[start:start + step]
+        visible = set(json.loads(conn.execute(
+            f"SELECT json_group_array(j.value) FROM json_each(?) j{join} WHERE {seen}",
+            (json.dumps(chunk), *args)).fetchone()[0]))
+        out += [r for r in chunk if r in visible]
+        if len(out) >= want:
+            break
+    return out[:want]
 
 
 # -- stage 2 ----------------------------------------------------------------------------------

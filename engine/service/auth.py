@@ -16,29 +16,68 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from mcp.server.auth.provider import AccessToken
 
 from ..base.errors import InputError
+from ..base.spaces import check_space
 
 TOKEN_FILE = "service.token"
 TOKEN_BYTES = 32
 
 
-class StaticTokenVerifier:
-    """The SDK's `TokenVerifier` for one shared secret (compared in constant time)."""
+SPACE_SCOPE = "space:"  # an access token's scope naming the space its client is bound to
 
-    def __init__(self, token: str) -> None:
-        if not token:
+
+class StaticTokenVerifier:
+    """The SDK's `TokenVerifier` for one shared secret, and for more, each bound to a space
+    (`space_tokens`: token -> space; `memvault serve --token-env NAME=SPACE`). Every secret is
+    compared in constant time, all of them on every request."""
+
+    def __init__(self, token: str | None, space_tokens: Mapping[str, str] | None = None
+                 ) -> None:
+        tokens: dict[str, str | None] = dict(space_tokens or {})
+        if token:
+            tokens[token] = None
+        if not tokens or not all(tokens):
             raise ValueError("an empty bearer token protects nothing")
-        self._token = token.encode()
+        self._tokens = [(secret.encode(), space) for secret, space in tokens.items()]
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        """The access token for the right secret, None (-> 401) for anything else."""
-        if hmac.compare_digest(token.encode(), self._token):
-            return AccessToken(token="static", client_id="memvault-agent", scopes=[])
-        return None
+        """The access token for a right secret (scoped to its space, when bound to one), None
+        (-> 401) for anything else."""
+        given = token.encode()
+        found: list[str | None] = []
+        for secret, space in self._tokens:  # no early exit: the time tells nothing
+            if hmac.compare_digest(given, secret):
+                found.append(space)
+        if not found:
+            return None
+        scopes = [SPACE_SCOPE + found[0]] if found[0] else []
+        return AccessToken(token="static", client_id="memvault-agent", scopes=scopes)
+
+
+def space_tokens_from_env(pairs: Sequence[str], environ: Mapping[str, str]) -> dict[str, str]:
+    """token -> space from `NAME=SPACE` pairs, each token read from the variable NAME. A bad
+    pair, an unset or empty variable, or one token given twice is an InputError naming the
+    variable (never the token)."""
+    tokens: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, space = pair.partition("=")
+        if not sep or not name:
+            raise InputError(f"--token-env wants NAME=SPACE (a variable and a space), got "
+                             f"{pair[:80]!r}")
+        check_space(space)
+        secret = environ.get(name, "").strip()
+        if not secret or any(c.isspace() for c in secret):
+            raise InputError(f"${name} holds no usable token (--token-env {name}={space})")
+        if secret in tokens:
+            raise InputError(f"${name} holds a token another --token-env already names: each "
+                             "space needs its own")
+        tokens[secret] = space
+    return tokens
 
 
 def home_token(home: Path, create: bool = True) -> str | None:

@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -246,8 +246,11 @@ class Service:
         self, home: str | Path, listen: Listen, *, worker: WorkerFactory | None = None,
         tasks: Sequence[BackgroundTask] = (), bearer_token: str | None = None,
         pool_size: int = DEFAULT_POOL_SIZE, shutdown_grace_s: float = 30.0,
+        space: str | None = None, space_tokens: Mapping[str, str] | None = None,
     ) -> None:
         self.home = Path(home)
+        self.space = space  # the space every API call is bound to (None: every space)
+        self.space_tokens = dict(space_tokens or {})  # token -> the space its calls are bound to
         self.listen = listen
         self.worker = worker
         self.tasks = list(tasks)
@@ -268,7 +271,7 @@ class Service:
     def _auth(self) -> str:
         if self.listen.stdio:
             return "process"  # whoever starts it owns it
-        if self.bearer_token:
+        if self.bearer_token or self.space_tokens:
             return "bearer"
         return "socket-permissions" if self.listen.socket is not None else "none"
 
@@ -281,7 +284,8 @@ class Service:
 
     def build(self, pool: MemoryPool) -> MemvaultMCP:
         """The MCP server this service runs over `pool` (bench/service.py adds a no-op tool)."""
-        return build_server(pool, bearer_token=self.bearer_token)
+        return build_server(pool, bearer_token=self.bearer_token,
+                            space_tokens=self.space_tokens)
 
     def run(self) -> int:
         """Serve until stopped; return the process exit status (0 after a clean stop)."""
@@ -289,7 +293,7 @@ class Service:
             return self._run()
 
     def _run(self) -> int:
-        pool = MemoryPool.for_home(self.home, self.pool_size)  # opens nothing yet
+        pool = MemoryPool.for_home(self.home, self.pool_size, space=self.space)  # opens nothing
         server = self.build(pool)
         sock = None
         if not self.listen.stdio:
@@ -300,7 +304,7 @@ class Service:
         log_event(log, "service_starting", pid=os.getpid(), home=str(self.home),
                   worker=self.worker is not None, tasks=[t.name for t in self.tasks],
                   auth=self._auth(), **self.listen.describe())
-        if self.listen.port is not None and not self.bearer_token:
+        if self.listen.port is not None and not (self.bearer_token or self.space_tokens):
             log_event(log, "service_unauthenticated", logging.WARNING,
                       note="serving loopback TCP WITHOUT a token (--no-auth): every local user "
                            "can read and write this memory")
@@ -314,6 +318,7 @@ class Service:
             finally:
                 self.stop("shutdown" if status == 0 else "failure")
                 self._join_background()
+                server.pools.close()
                 pool.close()
                 if sock is not None:
                     sock.close()

@@ -65,6 +65,7 @@ from .client import open_client as open_client
 from .client import tool_payload as tool_payload
 from .pool import DEFAULT_POOL_SIZE as DEFAULT_POOL_SIZE
 from .pool import MemoryPool as MemoryPool
+from .pool import SpacePools
 from .sessions import BusySessions
 from .stdio_frames import serve_stdio
 
@@ -103,8 +104,10 @@ class MemvaultMCP(MCPServer[Any]):
             super().__init__(name, instructions=INSTRUCTIONS, version=_version(),
                              log_level="WARNING", **options)
         self.pool = pool
+        # each call borrows from its request's pool: a token bound to a space gets its own
+        self.pools = SpacePools(pool)
         self.busy_sessions = BusySessions(lambda: _clear_busy(pool))
-        _register_tools(self, pool, self.busy_sessions)
+        _register_tools(self, self.pools.current, self.busy_sessions)
         for tool in self._tool_manager.list_tools():
             # hosts that check arguments against the schema refuse unknown ones before sending
             tool.parameters["additionalProperties"] = False
@@ -180,22 +183,26 @@ def _is_type_tag(part: object) -> bool:
 
 
 def build_server(source: Memory | MemoryPool, *, bearer_token: str | None = None,
+                 space_tokens: Mapping[str, str] | None = None,
                  name: str = "memvault") -> MemvaultMCP:
     """The MCP server with the nine memory tools over `source` (a Memory or a MemoryPool).
 
     With `bearer_token`, the HTTP app it makes answers 401 to any request without
     `Authorization: Bearer <token>` (stdio is unaffected: whoever starts it owns it).
+    `space_tokens` (token -> space) are more tokens, each binding its requests to its space:
+    their calls borrow Memories bound to it (`source` must be a pool `MemoryPool.for_home`
+    made).
     """
     pool = source if isinstance(source, MemoryPool) else MemoryPool.wrap(source)
     auth: dict[str, Any] = {}
-    if bearer_token:
+    if bearer_token or space_tokens:
         # Resource-server-only auth: no OAuth routes, no metadata; issuer_url is required by
         # the settings model but unused without an authorization-server provider.
-        auth = {"token_verifier": StaticTokenVerifier(bearer_token),
+        auth = {"token_verifier": StaticTokenVerifier(bearer_token, space_tokens),
                 "auth": AuthSettings(issuer_url=AnyHttpUrl("http://127.0.0.1"),
                                      resource_server_url=None, required_scopes=[])}
     server = MemvaultMCP(pool, name, **auth)
-    server.custom_route("/", methods=["GET"])(_index(bearer=bool(bearer_token)))
+    server.custom_route("/", methods=["GET"])(_index(bearer=bool(bearer_token or space_tokens)))
     return server
 
 
@@ -299,9 +306,10 @@ Offset = Annotated[int, Field(ge=0, le=10_000_000, description="from an earlier 
                                                                "next_offset; 0 = start")]
 
 
-def _register_tools(server: MCPServer[Any], pool: MemoryPool,
+def _register_tools(server: MCPServer[Any], pick: Callable[[], MemoryPool],
                     sessions: BusySessions) -> None:
-    """Define the nine tools as closures over `pool` (names exactly as the spec gives them)."""
+    """Define the nine tools (names exactly as the spec gives them), each calling on the pool
+    `pick` gives for the request being served (its token's space)."""
 
     @server.tool(annotations=APPEND)
     def memory_append(
@@ -325,7 +333,7 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool,
     ) -> CallToolResult:
         """Append one event to memory (immutable raw text; it enters the hot timeline)."""
         event = NewEvent(text, occurred_at, source, kind, meta, key)
-        done = _call(pool, "memory_append", lambda m: m.append([event]))
+        done = _call(pick(), "memory_append", lambda m: m.append([event]))
         # `skipped` only when true: every byte of the answer is the model's context
         answer = AppendAnswer(event_id=done.ids[0])
         if done.skipped:
@@ -337,7 +345,7 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool,
         """The resident context: core files, a bounded object directory and the hot timeline
         view (its `notice`/cut fields say explicitly what did not fit)."""
         # on a thread: the timeline view grows with an uncompacted timeline (seconds at 200k)
-        return _result(_call(pool, "memory_context", agent_context))
+        return _result(_call(pick(), "memory_context", agent_context))
 
     @server.tool(annotations=READ_ONLY)
     async def memory_find(
@@ -353,7 +361,7 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool,
         limit: Annotated[int, Field(ge=1, le=100, description="most hits returned")] = 20,
     ) -> CallToolResult:
         """Lexical recall: ranked hits over objects and raw events."""
-        return _result(await _read(pool, "memory_find",
+        return _result(await _read(pick(), "memory_find",
                                    lambda m: m.find(query, types=types, project=project,
                                                     limit=limit)))
 
@@ -361,13 +369,13 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool,
     async def memory_read(id: RecordId, offset: Offset = 0) -> CallToolResult:
         """An object's profile, relations and evidence list, or an event's text (paged by
         offset: pass the answer's next_offset)."""
-        return _result(await _read(pool, "memory_read", lambda m: m.read(str(id), offset)))
+        return _result(await _read(pick(), "memory_read", lambda m: m.read(str(id), offset)))
 
     @server.tool(annotations=READ_ONLY)
     async def memory_evidence(id: RecordId, offset: Offset = 0) -> CallToolResult:
         """The raw text behind an object's evidence, or one event's text and the objects
         citing it (paged by offset)."""
-        return _result(await _read(pool, "memory_evidence",
+        return _result(await _read(pick(), "memory_evidence",
                                    lambda m: m.evidence(str(id), offset)))
 
     @server.tool(annotations=APPEND)
@@ -384,14 +392,14 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool,
     ) -> CallToolResult:
         """Queue an organize or deep job; returns the enqueue receipt only (work happens in
         the background; watch memory_status)."""
-        return _result(_call(pool, "memory_organize",
+        return _result(_call(pick(), "memory_organize",
                              lambda m: m.organize(mode, scope, retry_blocked)))
 
     @server.tool(annotations=READ_ONLY)
     def memory_status() -> CallToolResult:
         """Counts per state, the oldest unfinished records, jobs and the timeline's size."""
         # on a thread: status runs PRAGMA quick_check, which grows with the database
-        return _result(_call(pool, "memory_status", lambda m: m.status()))
+        return _result(_call(pick(), "memory_status", lambda m: m.status()))
 
     @server.tool(annotations=SETTING)
     def memory_project_approve(
@@ -406,7 +414,7 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool,
         """Activate a candidate project, after asking your user (nothing else activates one).
         Takes `id` like the other tools (`project_id` is deprecated)."""
         ref = str(id or project_id)  # exactly one of them: MemvaultMCP.call_tool checked
-        return _result(_call(pool, "memory_project_approve", lambda m: m.approve_project(ref)))
+        return _result(_call(pick(), "memory_project_approve", lambda m: m.approve_project(ref)))
 
     @server.tool(annotations=SETTING)
     async def memory_busy(
@@ -423,7 +431,7 @@ def _register_tools(server: MCPServer[Any], pool: MemoryPool,
             still = sessions.release(session)
         if busy or not still:  # false from one session leaves another session's busy on
             await anyio.to_thread.run_sync(
-                _call, pool, "memory_busy", lambda m: m.set_busy(busy))
+                _call, pick(), "memory_busy", lambda m: m.set_busy(busy))
         answer = BusyAnswer(busy=busy)
         if still:
             answer["other_sessions_busy"] = still

@@ -13,9 +13,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from mcp.server.auth.middleware.auth_context import get_access_token
+
 from ..base.clock import Clock
 from ..base.errors import MemvaultError
+from ..base.spaces import Spaces
 from ..home.memory import Memory
+from .auth import SPACE_SCOPE
 
 DEFAULT_POOL_SIZE = 4
 
@@ -39,12 +43,18 @@ class MemoryPool:
         self._opened = 0
         self._lock = threading.Lock()
         self._closed = False
+        # A pool like this one bound to another space (for_home's pools know how to make one).
+        self.bound_to: Callable[[str], MemoryPool] | None = None
 
     @classmethod
     def for_home(cls, home: str | Path | None, size: int = DEFAULT_POOL_SIZE,
-                 clock: Clock | None = None) -> MemoryPool:
-        """A pool opening `Memory.open(home)` connections (each its own sqlite3 connection)."""
-        return cls(lambda: Memory.open(home, clock=clock), size)
+                 clock: Clock | None = None, space: str | None = None) -> MemoryPool:
+        """A pool opening `Memory.open(home)` connections (each its own sqlite3 connection),
+        each bound to `space` (None: every space)."""
+        Spaces.of(space)  # a bad name is refused now, not at the first call
+        pool = cls(lambda: Memory.open(home, clock=clock, space=space), size)
+        pool.bound_to = lambda other: cls.for_home(home, size, clock, other)
+        return pool
 
     @classmethod
     def wrap(cls, mem: Memory) -> MemoryPool:
@@ -115,3 +125,37 @@ class MemoryPool:
         if self._owned:
             for mem in opened:
                 mem.close()
+
+
+class SpacePools:
+    """The pool each request's calls borrow from: `default`, or, for a request whose bearer
+    token is bound to a space (memvault.service.auth), a pool of Memories bound to it, opened
+    on first use. The binding comes from the token the service checked, never from an
+    argument."""
+
+    def __init__(self, default: MemoryPool) -> None:
+        self.default = default
+        self._bound: dict[str, MemoryPool] = {}
+        self._lock = threading.Lock()
+
+    def current(self) -> MemoryPool:
+        """The pool of the request being served."""
+        token = get_access_token()
+        spaces = [s[len(SPACE_SCOPE):] for s in (token.scopes if token else [])
+                  if s.startswith(SPACE_SCOPE)]
+        if not spaces:
+            return self.default
+        with self._lock:
+            pool = self._bound.get(spaces[0])
+            if pool is None:
+                if self.default.bound_to is None:
+                    raise MemvaultError("this service cannot bind a call to a space")
+                pool = self._bound[spaces[0]] = self.default.bound_to(spaces[0])
+            return pool
+
+    def close(self) -> None:
+        """Close the pools opened for spaces (the default one is its owner's to close)."""
+        with self._lock:
+            pools, self._bound = list(self._bound.values()), {}
+        for pool in pools:
+            pool.close()

@@ -61,6 +61,8 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     objects_schema.m016_correction_create,
     recall_schema.m017_recall_fold_every_script,
     objects_schema.m018_object_state,
+    timeline_schema.m019_spaces,
+    objects_schema.m020_object_spaces,
 ]
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime, tzinfo
 
 from ..base.clock import iso
+from ..base.spaces import SHARED
 from ..store.connection import set_state, write
 from .events import NewEvent, validate_event
 from .keys import Appended, append_rows, check_key
@@ -23,14 +24,14 @@ LAST_ACTIVITY_KEY = "agent.last_activity"
 
 
 def append_events(conn: sqlite3.Connection, batch: Sequence[NewEvent], now: datetime,
-                  tz: tzinfo | None) -> Appended:
-    """Store `batch` in one write transaction (all or none): which events were new, and which
-    were skipped because their key was already stored with the same text."""
+                  tz: tzinfo | None, space: str = SHARED) -> Appended:
+    """Store `batch` in one write transaction (all or none), in `space`: which events were
+    new, and which were skipped because their key was already stored with the same text."""
     rows = [validate_event(e, now, tz, check_encoding=False) for e in batch]
     event_keys = [check_key(e.key) for e in batch]
     try:
         with write(conn):
-            appended = append_rows(conn, rows, event_keys, now)
+            appended = append_rows(conn, rows, event_keys, now, space=space)
             if appended.new:
                 set_state(conn, LAST_ACTIVITY_KEY, iso(now))
     except UnicodeEncodeError:

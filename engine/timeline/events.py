@@ -26,10 +26,11 @@ import orjson
 from ..base.clock import iso, parse_time, to_micros
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
+from ..base.spaces import EVERY_SPACE, SHARED, Spaces
 from ..base.tokens import estimate_tokens
 from ..store.forget_rows import forget_in_rows
 from .fragments import EVENT_MAX_CHARS, FRAGMENT_CHARS, find_lone_surrogate, split_fragments
-from .hot import insert_raw_nodes, next_node_id
+from .hot import insert_raw_nodes, move_event_nodes, next_node_id
 
 PAGE_CHARS = 8_000  # what one `event ID OFFSET` answer returns
 META_MAX_BYTES = 16 * 1024  # an event's meta, as UTF-8 JSON text
@@ -263,7 +264,7 @@ def _iso_cached(now: datetime) -> str:
 
 def insert_events(
     conn: sqlite3.Connection, rows: Iterable[tuple], now: datetime,
-    keys: Sequence[str | None] | None = None, hot: bool = True,
+    keys: Sequence[str | None] | None = None, hot: bool = True, space: str = SHARED,
 ) -> list[int]:
     """Insert validated rows and their raw hot nodes; the caller holds the transaction.
 
@@ -274,6 +275,7 @@ def insert_events(
     Ids are assigned here as MAX(id) + 1, ..., exactly what SQLite would choose, so both tables
     go in with one executemany each; the caller's write transaction keeps them unique. `keys`
     (one per row, checked and known to be new: memvault.timeline.keys) fill the key column.
+    Every event and fragment is stamped with `space` (memvault.base.spaces), the writer's.
     """
     created = iso(now)
     first_event = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM events").fetchone()[0]
@@ -285,7 +287,7 @@ def insert_events(
         chars = len(text)
         tokens = estimate_tokens(text)
         event_rows.append((event_id, occurred_at, occurred_us, ingested_at, source, kind, meta,
-                           text, chars, tokens))
+                           text, chars, tokens, space))
         if chars <= FRAGMENT_CHARS:  # most events: one fragment, the whole text
             nodes.append((next_node, event_id, 0, 1, 0, chars, tokens, occurred_at, created))
             next_node += 1
@@ -301,21 +303,26 @@ def insert_events(
     if keys is None:
         conn.executemany(
             "INSERT INTO events (id, occurred_at, occurred_us, ingested_at, source, kind, meta,"
-            " text, chars, est_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " text, chars, est_tokens, space) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             event_rows,
         )
     else:
         conn.executemany(
             "INSERT INTO events (id, occurred_at, occurred_us, ingested_at, source, kind, meta,"
-            " text, chars, est_tokens, key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " text, chars, est_tokens, space, key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(*row, key) for row, key in zip(event_rows, keys, strict=True)],
         )
-    insert_raw_nodes(conn, nodes)
+    insert_raw_nodes(conn, nodes, space)
     return list(range(first_event, event_id))
 
 
-def get_event(conn: sqlite3.Connection, event_id: int) -> StoredEvent:
-    row = conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
+def get_event(conn: sqlite3.Connection, event_id: int,
+              spaces: Spaces = EVERY_SPACE) -> StoredEvent:
+    """The event, NotFound when there is none or `spaces` does not see it (alike, so a bound
+    client learns nothing of another space's events)."""
+    seen, args = spaces.sql("space")
+    row = conn.execute(f"SELECT * FROM events WHERE id = ? AND {seen}",
+                       (event_id, *args)).fetchone()
     if row is None:
         raise NotFound(f"no event {event_id}")
     return StoredEvent.from_row(row)
@@ -361,10 +368,12 @@ class EventPage(TypedDict):
 
 
 def read_event_page(
-    conn: sqlite3.Connection, event_id: int, offset: int = 0, page_chars: int = PAGE_CHARS
+    conn: sqlite3.Connection, event_id: int, offset: int = 0, page_chars: int = PAGE_CHARS,
+    spaces: Spaces = EVERY_SPACE,
 ) -> EventPage:
-    """One page of an event's text from `offset`, with `next_offset` (None at the end)."""
-    event = get_event(conn, event_id)
+    """One page of an event's text from `offset`, with `next_offset` (None at the end); an
+    event `spaces` does not see is NotFound."""
+    event = get_event(conn, event_id, spaces)
     if offset < 0 or offset > event.chars:
         raise InputError(f"offset {offset} is outside event {event_id} (0–{event.chars})")
     end = min(event.chars, offset + page_chars)
@@ -392,9 +401,10 @@ class EventListing(TypedDict):
 
 def list_events(
     conn: sqlite3.Connection, start: datetime, end: datetime, cursor: str | None = None,
-    limit: int = 50,
+    limit: int = 50, spaces: Spaces = EVERY_SPACE,
 ) -> EventListing:
-    """Events with start <= occurred_at < end, oldest first; `cursor` continues a listing."""
+    """Events with start <= occurred_at < end that `spaces` sees, oldest first; `cursor`
+    continues a listing."""
     if limit < 1:
         raise InputError(f"limit must be at least 1, got {limit}")
     lo_us, lo_id = to_micros(start), 0
@@ -408,12 +418,13 @@ def list_events(
             raise InputError(f"not a cursor from a previous listing: {cursor!r}") from None
         if cursor_us >= lo_us:  # a cursor never reaches back before FROM
             lo_us, lo_id = cursor_us, cursor_id
+    seen, args = spaces.sql("+space")  # the time index answers, not the space one
     rows = conn.execute(
         "SELECT id, occurred_at, occurred_us, source, kind, meta, chars, est_tokens, ingested_at,"
         " substr(text, 1, 120) AS text FROM events"
         " WHERE (occurred_us > ? OR (occurred_us = ? AND id >= ?)) AND occurred_us < ?"
-        " ORDER BY occurred_us, id LIMIT ?",
-        (lo_us, lo_us, lo_id, to_micros(end), limit + 1),
+        f" AND {seen} ORDER BY occurred_us, id LIMIT ?",
+        (lo_us, lo_us, lo_id, to_micros(end), *args, limit + 1),
     ).fetchall()
     more = len(rows) > limit
     rows = rows[:limit]
@@ -427,6 +438,18 @@ def list_events(
     ]
     next_cursor = f"{rows[-1]['occurred_us']}:{rows[-1]['id']}" if more and rows else None
     return EventListing(events=items, cursor=next_cursor)
+
+
+def move_event(conn: sqlite3.Connection, event_id: int, space: str) -> str:
+    """Re-place an event (and its hot fragments) into `space` by hand, inside the caller's
+    transaction; return the space it was in. Its text stays as it is (the immutability
+    trigger leaves only `space` writable)."""
+    row = conn.execute("SELECT space FROM events WHERE id = ?", (event_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no event {event_id}")
+    conn.execute("UPDATE events SET space = ? WHERE id = ?", (space, event_id))
+    move_event_nodes(conn, event_id, space)
+    return str(row[0])
 
 
 _NO_UPDATE_TRIGGER = "events_no_update"

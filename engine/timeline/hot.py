@@ -21,6 +21,7 @@ from typing import Any, TypedDict, cast
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
+from ..base.spaces import EVERY_SPACE, SHARED, Spaces
 from ..base.tokens import estimate_tokens
 from ..store.forget_rows import forget_in_rows
 
@@ -90,10 +91,12 @@ class HotNode:
         return cast(NodeView, asdict(self))
 
 
-def active_nodes(conn: sqlite3.Connection) -> list[HotNode]:
+def active_nodes(conn: sqlite3.Connection, spaces: Spaces = EVERY_SPACE) -> list[HotNode]:
+    """The active nodes `spaces` sees, in timeline order (the hot timeline read per space)."""
+    seen, args = spaces.sql("n.space")
     rows = conn.execute(
         f"SELECT {NODE_COLUMNS} FROM hot_nodes n LEFT JOIN events e ON e.id = n.event_id"
-        " WHERE n.active = 1 ORDER BY n.seq"
+        f" WHERE n.active = 1 AND {seen} ORDER BY n.seq", args,
     ).fetchall()
     return [HotNode.from_row(r) for r in rows]
 
@@ -129,16 +132,18 @@ class TimelineView(TypedDict):
     notice: str | None  # the cut in words
 
 
-def timeline_view(conn: sqlite3.Connection, max_bytes: int = 350_000) -> TimelineView:
+def timeline_view(conn: sqlite3.Connection, max_bytes: int = 350_000,
+                  spaces: Spaces = EVERY_SPACE) -> TimelineView:
     """The newest active nodes that fit in `max_bytes`, in order, with an account of the cut.
 
     Returns {"nodes": [...], "total_nodes", "shown_nodes", "cut_nodes", "cut": {...} | None,
     "est_tokens" (shown), "total_est_tokens", "bytes"}. When nodes are cut, `cut` names how many,
     their first/last node ids and the time range they span, and `notice` says it in words.
+    Only the nodes `spaces` sees are in it, counted or cut.
     """
     if max_bytes < 1:
         raise InputError("max_bytes must be positive")
-    nodes = active_nodes(conn)
+    nodes = active_nodes(conn, spaces)
     kept: list[HotNode] = []
     used = 0
     for node in reversed(nodes):
@@ -175,24 +180,29 @@ def timeline_view(conn: sqlite3.Connection, max_bytes: int = 350_000) -> Timelin
     return view
 
 
-def get_node(conn: sqlite3.Connection, node_id: int) -> HotNode:
+def get_node(conn: sqlite3.Connection, node_id: int, spaces: Spaces = EVERY_SPACE) -> HotNode:
+    """One node; NotFound when there is none or `spaces` does not see it."""
+    seen, args = spaces.sql("n.space")
     row = conn.execute(
         f"SELECT {NODE_COLUMNS} FROM hot_nodes n LEFT JOIN events e ON e.id = n.event_id"
-        " WHERE n.id = ?",
-        (node_id,),
+        f" WHERE n.id = ? AND {seen}",
+        (node_id, *args),
     ).fetchone()
     if row is None:
         raise NotFound(f"no hot node {node_id}")
     return HotNode.from_row(row)
 
 
-def expand(conn: sqlite3.Connection, node_id: int) -> list[HotNode]:
-    """The children a summary head replaced, in order (empty for a raw fragment)."""
-    get_node(conn, node_id)
+def expand(conn: sqlite3.Connection, node_id: int,
+           spaces: Spaces = EVERY_SPACE) -> list[HotNode]:
+    """The children a summary head replaced, in order (empty for a raw fragment), only those
+    `spaces` sees (a head never folds two spaces, so that is all of them or none)."""
+    get_node(conn, node_id, spaces)
+    seen, args = spaces.sql("n.space")
     rows = conn.execute(
         f"SELECT {NODE_COLUMNS} FROM hot_nodes n LEFT JOIN events e ON e.id = n.event_id"
-        " WHERE n.parent_id = ? ORDER BY n.seq",
-        (node_id,),
+        f" WHERE n.parent_id = ? AND {seen} ORDER BY n.seq",
+        (node_id, *args),
     ).fetchall()
     return [HotNode.from_row(r) for r in rows]
 
@@ -203,32 +213,42 @@ def next_node_id(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM hot_nodes").fetchone()[0])
 
 
-def insert_raw_nodes(conn: sqlite3.Connection, nodes: Sequence[tuple[Any, ...]]) -> None:
+def insert_raw_nodes(conn: sqlite3.Connection, nodes: Sequence[tuple[Any, ...]],
+                     space: str = SHARED) -> None:
     """Add raw fragments, each (id, event id, fragment index, fragment count, start, end,
-    estimated tokens, the event's time, created at), inside the caller's transaction."""
+    estimated tokens, the event's time, created at), all of `space` (their events'), inside
+    the caller's transaction."""
     # Numbered parameters: a raw node's seq is its id and its time span is its event's moment,
     # so each value is bound once.
     conn.executemany(
         "INSERT INTO hot_nodes (id, kind, level, seq, event_id, fragment_index, fragment_count,"
-        " start_char, end_char, chars, est_tokens, first_at, last_at, created_at)"
-        " VALUES (?1, 'raw', 0, ?1, ?2, ?3, ?4, ?5, ?6, ?6 - ?5, ?7, ?8, ?8, ?9)",
-        nodes,
+        " start_char, end_char, chars, est_tokens, first_at, last_at, created_at, space)"
+        " VALUES (?1, 'raw', 0, ?1, ?2, ?3, ?4, ?5, ?6, ?6 - ?5, ?7, ?8, ?8, ?9, ?10)",
+        [(*node, space) for node in nodes],
     )
 
 
 def add_head(
     conn: sqlite3.Connection, level: int, seq: int, summary: str, est_tokens: int,
-    first_at: str, last_at: str, now: datetime, batch_id: int | None,
+    first_at: str, last_at: str, now: datetime, batch_id: int | None, space: str = SHARED,
 ) -> int:
-    """Insert a summary head at `seq` (its first child's) and return its id; the caller folds
-    the children under it (`fold_under`) in the same transaction."""
+    """Insert a summary head at `seq` (its first child's) of `space` (its children's) and
+    return its id; the caller folds the children under it (`fold_under`) in the same
+    transaction."""
     head = conn.execute(
         "INSERT INTO hot_nodes (kind, level, seq, summary, chars, est_tokens, first_at, last_at,"
-        " created_at, batch_id) VALUES ('head', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (level, seq, summary, len(summary), est_tokens, first_at, last_at, iso(now), batch_id),
+        " created_at, batch_id, space) VALUES ('head', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (level, seq, summary, len(summary), est_tokens, first_at, last_at, iso(now), batch_id,
+         space),
     ).lastrowid
     assert head is not None
     return head
+
+
+def move_event_nodes(conn: sqlite3.Connection, event_id: int, space: str) -> None:
+    """An event's raw fragments follow it into `space` (`memvault space move`); a head that
+    already folded them keeps its own (its summary was written in that space)."""
+    conn.execute("UPDATE hot_nodes SET space = ? WHERE event_id = ?", (space, event_id))
 
 
 def fold_under(conn: sqlite3.Connection, head: int, node_ids: Sequence[int]) -> None:

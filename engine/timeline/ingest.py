@@ -17,6 +17,7 @@ from typing import IO, Any
 
 from ..base.errors import IngestError, InputError
 from ..base.json_depth import JsonTooDeep, check_depth
+from ..base.spaces import SHARED
 from .append import append_events
 from .events import META_MAX_DEPTH, NewEvent
 from .keys import Appended
@@ -93,15 +94,16 @@ def parse_line(raw: bytes | str, number: int) -> NewEvent | None:
 
 def ingest_lines(
     conn: sqlite3.Connection, lines: Iterable[bytes | str], now: datetime, tz: tzinfo | None,
+    space: str = SHARED,
 ) -> Appended:
-    """Parse and store lines in chunks (each one transaction, memvault.timeline.append); on a
-    bad line raise IngestError after storing the lines before it.
+    """Parse and store lines in chunks (each one transaction, memvault.timeline.append), in
+    `space`; on a bad line raise IngestError after storing the lines before it.
 
     The answer's `new` are the ids stored, `skipped` those of lines whose key was already
     stored with the same text (memvault.timeline.keys), `ids` one id per non-blank line."""
 
     def store_chunk(chunk: list[NewEvent]) -> Appended:
-        return append_events(conn, chunk, now, tz)
+        return append_events(conn, chunk, now, tz, space)
 
     if hasattr(lines, "readline"):  # a stream: read it with bounded memory
         lines = bounded_lines(lines)  # type: ignore[arg-type]

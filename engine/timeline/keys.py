@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from ..base.errors import InputError
+from ..base.spaces import SHARED
 from .events import insert_events
 from .fragments import find_lone_surrogate
 
@@ -69,15 +70,17 @@ def check_key(key: Any) -> str | None:
 
 
 def append_rows(conn: sqlite3.Connection, rows: list[tuple], keys: Sequence[str | None],
-                now: datetime, hot: bool = True) -> Appended:
+                now: datetime, hot: bool = True, space: str = SHARED) -> Appended:
     """Insert the rows whose key is new (or absent); the caller holds the write transaction.
 
     `rows` are validated event rows (events.validate_event), `keys` one checked key per row.
     Raises KeyConflict for a key stored (or repeated in `rows`) with different text; the
     caller's transaction then rolls back whole. `hot=False`: no hot nodes (events.insert_events).
+    New events are stamped with `space`.
     """
     if not any(k is not None for k in keys):
-        ids = insert_events(conn, rows, now, hot=hot)  # the common case: no lookup at all
+        # the common case: no lookup at all
+        ids = insert_events(conn, rows, now, hot=hot, space=space)
         return Appended(ids, ids, [])
     stored = stored_keys(conn, [k for k in keys if k is not None])
     seen: dict[str, tuple[int, str]] = {}  # key -> (position among the new rows, text)
@@ -103,7 +106,7 @@ def append_rows(conn: sqlite3.Connection, rows: list[tuple], keys: Sequence[str 
         plan.append(("new", len(fresh_rows)))
         fresh_rows.append(row)
         fresh_keys.append(key)
-    new_ids = insert_events(conn, fresh_rows, now, fresh_keys, hot) if fresh_rows else []
+    new_ids = insert_events(conn, fresh_rows, now, fresh_keys, hot, space) if fresh_rows else []
     result = Appended(new=new_ids)
     for what, value in plan:
         event_id = value if what == "old" else new_ids[value]

@@ -105,3 +105,25 @@ def m007_event_keys(conn: sqlite3.Connection) -> None:
         CREATE UNIQUE INDEX events_key ON events (key) WHERE key IS NOT NULL;
         """,
     )
+
+
+def m019_spaces(conn: sqlite3.Connection) -> None:
+    """The space each event and hot node was written in (memvault.base.spaces): every existing
+    row is `shared`. Recall's tail scan and a bound listing read events by (space, id); a
+    head's space is its children's (compaction never folds two spaces under one head). The
+    immutability trigger now names every column but `space`: the text and its facts stay
+    immutable, and `memvault space move` may re-place an event by hand."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE events ADD COLUMN space TEXT NOT NULL DEFAULT 'shared'
+            CHECK (length(space) BETWEEN 1 AND 32);
+        DROP TRIGGER events_no_update;
+        CREATE TRIGGER events_no_update BEFORE UPDATE OF id, occurred_at, occurred_us,
+            ingested_at, source, kind, meta, text, chars, est_tokens, key ON events
+        BEGIN SELECT RAISE(ABORT, 'events are immutable: raw text is never rewritten'); END;
+        CREATE INDEX events_space ON events (space, id);
+        ALTER TABLE hot_nodes ADD COLUMN space TEXT NOT NULL DEFAULT 'shared'
+            CHECK (length(space) BETWEEN 1 AND 32);
+        """,
+    )

@@ -114,7 +114,7 @@ class CompactMode(Mode[CompactClaim, list[Node], list[Node]]):
         # Each node comes with what the prompt shows of it (NODE_COLUMNS), so the prompt of
         # this claim reads nothing again.
         rows = conn.execute(
-            f"SELECT {NODE_COLUMNS}, b.job_id AS made_by FROM hot_nodes n"
+            f"SELECT {NODE_COLUMNS}, b.job_id AS made_by, n.space AS node_space FROM hot_nodes n"
             " LEFT JOIN events e ON e.id = n.event_id LEFT JOIN batches b ON b.id = n.batch_id"
             " WHERE n.active = 1 AND n.seq BETWEEN ? AND ? ORDER BY n.seq",
             (start, hi),
@@ -124,17 +124,22 @@ class CompactMode(Mode[CompactClaim, list[Node], list[Node]]):
         nodes: list[Node] = []  # the run's nodes, as load_nodes reads them
         lone_tokens = 0  # estimated tokens of the run's first node
         resume: int | None = None  # where the next claim of this job must scan from
+        run_space = ""  # a run is of one space: a head never folds two (memvault.base.spaces)
         for row in rows:
             # An explicit job covers each node of its range once; its own heads are left alone.
             eligible = ((job.origin == "threshold" or row["made_by"] != job.id)
                         and row["id"] not in failed and row["id"] not in held
                         and (newest is None or row["id"] <= newest)
                         and not (raw_only and row["kind"] != "raw"))
+            if eligible and run and row["node_space"] != run_space:
+                if not _unshortenable(run, lone_tokens):
+                    break  # the run ends where another space's node begins
+                run = []  # a lone node before it: left hot, and a run of this space begins
             if eligible:
                 if not run and resume is None:
                     resume = row["seq"]
                 if not run:
-                    lone_tokens = row["est_tokens"]
+                    lone_tokens, run_space = row["est_tokens"], row["node_space"]
                     nodes = []
                 run.append(row["id"])
                 nodes.append(Node.from_row(row))
@@ -287,7 +292,7 @@ def fold_nodes(
         nodes = load_nodes(conn, node_ids)
     if len(nodes) != len(node_ids):
         raise CommitRefused("refused: the claimed nodes are no longer all on the hot timeline")
-    _check_still_a_run(conn, node_ids, nodes)
+    space = _check_still_a_run(conn, node_ids, nodes)
     chars = sum(n.chars for n in nodes)
     tokens = sum(n.est_tokens for n in nodes)
     new_tokens = estimate_tokens(summary)
@@ -299,26 +304,32 @@ def fold_nodes(
         )
     head = add_head(conn, 1 + max(n.level for n in nodes), nodes[0].seq, summary,
                     new_tokens, min(n.first_at for n in nodes),
-                    max(n.last_at for n in nodes), now, batch_id)
+                    max(n.last_at for n in nodes), now, batch_id, space)
     fold_under(conn, head, node_ids)
     enqueued = enqueue_departed(conn, {n.event_id for n in nodes if n.event_id}, batch_id, now)
     return CompactResult(head, len(nodes), tuple(enqueued), tokens, new_tokens)
 
 
 def _check_still_a_run(conn: sqlite3.Connection, node_ids: Sequence[int],
-                       nodes: list[Node]) -> None:
-    """Refuse unless every node is still active and no other active node lies between the
-    first and the last (one statement: the hot nodes of that seq range, and how many of them
-    are the claimed ones)."""
+                       nodes: list[Node]) -> str:
+    """Refuse unless every node is still active, no other active node lies between the first
+    and the last, and all are of one space (a head never folds two, so a client bound to one
+    never reads another's in a summary); return that space, the head's. One statement: the
+    hot nodes of that seq range, how many of them are the claimed ones and their spaces."""
     marks = ",".join("?" * len(node_ids))
     row = conn.execute(
-        f"SELECT COUNT(*) AS between_, COALESCE(SUM(id IN ({marks})), 0) AS claimed"
+        f"SELECT COUNT(*) AS between_, COALESCE(SUM(id IN ({marks})), 0) AS claimed,"
+        f" COUNT(DISTINCT CASE WHEN id IN ({marks}) THEN space END) AS spaces,"
+        f" MAX(CASE WHEN id IN ({marks}) THEN space END) AS space"
         " FROM hot_nodes WHERE active = 1 AND seq BETWEEN ? AND ?",
-        (*node_ids, nodes[0].seq, nodes[-1].seq),
+        (*node_ids, *node_ids, *node_ids, nodes[0].seq, nodes[-1].seq),
     ).fetchone()
     between, claimed = row["between_"], row["claimed"]
+    if row["spaces"] > 1:
+        raise CommitRefused("refused: the claimed nodes are of several spaces")
     if claimed != len(node_ids):
         raise CommitRefused("refused: the claimed nodes are no longer all on the hot timeline")
     if between != len(node_ids):
         raise CommitRefused("refused: the claimed nodes are not a contiguous run of the timeline")
+    return str(row["space"])
 

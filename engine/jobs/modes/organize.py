@@ -90,12 +90,15 @@ def object_payload(obj: ObjectRecord) -> ObjectPayload:
 
 def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: int,
                     citing: list[str] | None = None,
-                    named: list[str] | None = None) -> list[ObjectPayload]:
+                    named: list[str] | None = None,
+                    space: str | None = None) -> list[ObjectPayload]:
     """Objects already citing the event (`citing`, when the caller has read them), then objects
     whose name or alias occurs in the text (case-insensitive; `named`, when the caller has
     looked them up for this same text), the most specific match first (names.named_objects:
     an alias many objects share comes after a person's own name, so it cannot crowd the person
-    out of the RELATED_MAX considered); each taken in that order while it fits `budget` bytes."""
+    out of the RELATED_MAX considered); each taken in that order while it fits `budget` bytes.
+    Only objects of the event's own space (`space`, when the caller has read it): the only
+    ones the batch may write into."""
     if citing is None:
         citing = event_citers(conn, event_id)
     if named is None:
@@ -103,11 +106,13 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
     ids = list(dict.fromkeys([*citing, *named]))[:RELATED_MAX]
     # One read for all candidates (not one per object), then taken in the order above.
     rows = object_rows(conn, ids, live_only=True)
+    if space is None:
+        space = conn.execute("SELECT space FROM events WHERE id = ?", (event_id,)).fetchone()[0]
     chosen: list[ObjectPayload] = []
     used = 0
     for object_id in ids:
         row = rows.get(object_id)
-        if row is None:
+        if row is None or row["space"] != space:
             continue
         item = object_payload(ObjectRecord.from_row(row))
         cost = len(json.dumps(item, ensure_ascii=False).encode())
@@ -250,7 +255,8 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
         # The names the claim looked up in the whole text are the page's when the page is it.
         named = (claimed.named if claimed is not None and len(page_text) == len(row["text"])
                  else None)
-        related = related_objects(ctx.conn, row["id"], page_text, budget, targets, named)
+        related = related_objects(ctx.conn, row["id"], page_text, budget, targets, named,
+                                  row["space"])
         ctx.read_ids.update(o["id"] for o in related)  # sent in the claim = read
         payload = {
             "mode": "organize",
@@ -285,7 +291,8 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
             raise FieldError("events", f"missing disposition: give exactly one, for event "
                                        f"{event_id}")
         row = ctx.conn.execute(
-            "SELECT q.state, e.chars FROM archive_queue q JOIN events e ON e.id = q.event_id"
+            "SELECT q.state, e.chars, e.space FROM archive_queue q JOIN events e"
+            " ON e.id = q.event_id"
             " WHERE q.event_id = ?", (event_id,)).fetchone()
         if row is None or row["state"] not in (EventState.PENDING, EventState.CONTINUE):
             raise CommitRefused(f"refused: event {event_id} is no longer waiting to be organized")
@@ -293,7 +300,7 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
                            proposal.core_files)
         rules = WriteRules(ctx.read_ids,
                            (event_id, claim.page_start, claim.page_end), "organize",
-                           ctx.batch.id)
+                           ctx.batch.id, row["space"])
         validated = validate_write(ctx.conn, ctx.config, write, rules,
                                    len(proposal.model_dump_json().encode()))
         # Source anti-backflow: the memory's own output in the page is never new evidence.
