@@ -248,6 +248,14 @@ def test_status_counts_per_space(mem: Memory) -> None:
     assert json.dumps(work_view)
 
 
+def test_status_shows_the_spaces_as_one_table_not_again_as_json(
+        mem: Memory, runner: CliRunner) -> None:
+    Memory(mem.config, mem.conn, mem.clock, Spaces("work")).append_event("a work note")
+    lines = runner.invoke(main, ["status"]).output.splitlines()
+    assert "spaces" in lines and any("work" in line and "1" in line for line in lines)
+    assert not any(line.startswith("spaces:") for line in lines)
+
+
 def test_space_move_replaces_an_object_and_an_event_by_hand(
         mem: Memory, home: Path, clock: ManualClock, runner: CliRunner) -> None:
     seeded = seed(mem)

@@ -160,7 +160,7 @@ def render_vault_status(vault: dict[str, Any]) -> None:
 
 _SHOWN = {"usage", "disk", "vault", "home", "quick_check", "graph_revision", "events",
           "timeline", "objects", "relations", "evidence", "jobs", "core_files_chars",
-          "oldest_unfinished", "secrets", "batches"}
+          "oldest_unfinished", "secrets", "batches", "spaces"}
 
 
 @click.command("list")
