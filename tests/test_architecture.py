@@ -57,6 +57,7 @@ SCHEMA_MODULES = {"memvault.timeline.schema", "memvault.objects.schema",
 # rows; every other module calls the owner's functions. docs/architecture.md draws the same map.
 _RECORDS, _VAULT_BOOKS = "memvault.objects.records", "memvault.vault.bookkeeping"
 TABLE_OWNERS: dict[str, str] = {
+    "event_moves": "memvault.timeline.events",
     "events": "memvault.timeline.events",
     "hot_nodes": "memvault.timeline.hot",
     "archive_queue": "memvault.timeline.queue",

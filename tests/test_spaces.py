@@ -279,6 +279,23 @@ def test_space_move_replaces_an_object_and_an_event_by_hand(
         mem.conn.execute("UPDATE events SET text = 'x' WHERE id = ?", (event_id,))
 
 
+def test_an_events_moves_are_kept_and_only_the_owner_reads_them(
+        mem: Memory, home: Path, clock: ManualClock, runner: CliRunner) -> None:
+    event_id = seed(mem)["home"]["events"][0]
+    for target in ("work", "work", "research"):  # the second is no move: it is there already
+        assert runner.invoke(main, ["space", "move", str(event_id), target]).exit_code == 0
+    moves = json.loads(runner.invoke(main, ["event", str(event_id), "--json"]).output)["moves"]
+    assert [(m["from_space"], m["to_space"], m["origin"]) for m in moves] == [
+        ("home", "work", "person"), ("work", "research", "person")]
+    shown = runner.invoke(main, ["event", str(event_id)]).output
+    assert "moved from space home to work at " in shown
+    bound = runner.invoke(main, ["event", str(event_id), "--space", "research", "--json"])
+    assert "moves" not in json.loads(bound.output)  # a bound reader sees the event, not its past
+    with Memory.open(home, clock=clock, space="research") as research, pytest.raises(
+            InputError, match="bound to a space"):
+        research.event_moves(event_id)
+
+
 def test_export_and_restore_keep_spaces(mem: Memory, runner: CliRunner, tmp_path: Path) -> None:
     seed(mem)
     before = mem.conn.execute("SELECT id, space FROM events ORDER BY id").fetchall()

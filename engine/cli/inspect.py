@@ -342,10 +342,14 @@ def event(ctx: click.Context, event_id: str, offset: int, reveal: bool, as_json:
         elif reveal:
             click.echo(f"event:{data['id']} holds no secret here: nothing revealed, nothing "
                        "logged", err=True)
-    if as_json:
-        print_json(data)
+        moves = mem.event_moves(int(data["id"])) if mem.spaces.bound is None else []
+    if as_json:  # the owner sees where the event was before `memvault space move` re-placed it
+        print_json({**data, "moves": moves} if moves else data)
         return
     print_event(data)
+    for move in moves:
+        console.print(escape(f"moved from space {move['from_space']} to {move['to_space']} "
+                             f"at {move['moved_at']} ({move['origin']})"), highlight=False)
 
 
 @click.command()

@@ -504,7 +504,7 @@ class Memory:
         with write(self.conn):
             if isinstance(ref, int) or str(ref).isdigit() or str(ref).startswith("event:"):
                 event_id = events.parse_event_id(ref)
-                was = events.move_event(self.conn, event_id, space)
+                was = events.move_event(self.conn, event_id, space, self.clock.now())
                 return SpaceMove(kind="event", id=str(event_id), space=space, was=was,
                                  moved=[str(event_id)] if was != space else [])
             object_id = objects.resolve_redirect(
@@ -514,6 +514,13 @@ class Memory:
             if moved:
                 bump_revision(self.conn)
             return SpaceMove(kind="object", id=object_id, space=space, was=was, moved=moved)
+
+    def event_moves(self, event_id: int) -> list[events.EventMove]:
+        """An event's moves between spaces, oldest first: the owner's history of where it was
+        (a client bound to a space is refused: the spaces it came from are not its to see)."""
+        if self.spaces.bound is not None:
+            raise InputError("a client bound to a space cannot read where an event was moved")
+        return events.event_moves(self.conn, event_id)
 
     def approve_project(self, project_id: str) -> ProjectApproval:
         """memory_project_approve: activate a candidate project (nothing else does). A project

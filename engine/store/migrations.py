@@ -63,6 +63,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     objects_schema.m018_object_state,
     timeline_schema.m019_spaces,
     objects_schema.m020_object_spaces,
+    timeline_schema.m021_event_moves,
 ]
 
 

@@ -440,16 +440,37 @@ def list_events(
     return EventListing(events=items, cursor=next_cursor)
 
 
-def move_event(conn: sqlite3.Connection, event_id: int, space: str) -> str:
+def move_event(conn: sqlite3.Connection, event_id: int, space: str, now: datetime) -> str:
     """Re-place an event (and its hot fragments) into `space` by hand, inside the caller's
-    transaction; return the space it was in. Its text stays as it is (the immutability
-    trigger leaves only `space` writable)."""
+    transaction, the move recorded in `event_moves` (origin person); return the space it was
+    in. Its text stays as it is (the immutability trigger leaves only `space` writable)."""
     row = conn.execute("SELECT space FROM events WHERE id = ?", (event_id,)).fetchone()
     if row is None:
         raise NotFound(f"no event {event_id}")
+    if row[0] == space:
+        return space
     conn.execute("UPDATE events SET space = ? WHERE id = ?", (space, event_id))
+    conn.execute("INSERT INTO event_moves (event_id, from_space, to_space, moved_at, origin)"
+                 " VALUES (?, ?, ?, ?, 'person')", (event_id, row[0], space, iso(now)))
     move_event_nodes(conn, event_id, space)
     return str(row[0])
+
+
+class EventMove(TypedDict):
+    """One move of an event between spaces, as recorded."""
+
+    from_space: str
+    to_space: str
+    moved_at: str
+    origin: str
+
+
+def event_moves(conn: sqlite3.Connection, event_id: int) -> list[EventMove]:
+    """The moves of an event between spaces, oldest first (none: it stayed where written)."""
+    return [EventMove(from_space=r[0], to_space=r[1], moved_at=r[2], origin=r[3])
+            for r in conn.execute(
+                "SELECT from_space, to_space, moved_at, origin FROM event_moves"
+                " WHERE event_id = ? ORDER BY id", (event_id,))]
 
 
 _NO_UPDATE_TRIGGER = "events_no_update"

@@ -127,3 +127,23 @@ def m019_spaces(conn: sqlite3.Connection) -> None:
             CHECK (length(space) BETWEEN 1 AND 32);
         """,
     )
+
+
+def m021_event_moves(conn: sqlite3.Connection) -> None:
+    """Each time a person re-places an event into another space (`memvault space move`): the
+    event keeps only its current space, so its history of spaces is kept here, oldest first
+    (an object's moves are versions of its own)."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE event_moves (
+            id         INTEGER PRIMARY KEY,
+            event_id   INTEGER NOT NULL REFERENCES events (id),
+            from_space TEXT    NOT NULL CHECK (length(from_space) BETWEEN 1 AND 32),
+            to_space   TEXT    NOT NULL CHECK (length(to_space) BETWEEN 1 AND 32),
+            moved_at   TEXT    NOT NULL,
+            origin     TEXT    NOT NULL DEFAULT 'person' CHECK (origin = 'person')
+        );
+        CREATE INDEX event_moves_event ON event_moves (event_id, id);
+        """,
+    )
