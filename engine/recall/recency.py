@@ -55,17 +55,22 @@ def later_first(hits: list[dict[str, Any]], query: Query,
         return
     pattern = _naming(entities)
     said_last = said_last or {}
-    naming = {id(h): _names(h, pattern) for h in hits}
-    when = {id(h): h["occurred_at"] if h["kind"] == "event" else said_last.get(h["id"], "")
+    naming: dict[int, bool] = {}  # folded and searched only for hits in a tie (a body is long)
+
+    def names(hit: dict[str, Any]) -> bool:
+        if id(hit) not in naming:
+            naming[id(hit)] = _names(hit, pattern)
+        return naming[id(hit)]
+
+    when = {id(h): str(h["occurred_at"] if h["kind"] == "event" else said_last.get(h["id"], ""))
             for h in hits}
     swapped = True
     while swapped:
         swapped = False
         for i in range(len(hits) - 1):
             above, below = hits[i], hits[i + 1]
-            if (naming[id(above)] and naming[id(below)] and _alike(above, below)
-                    and below["score"] >= TIE_SHARE * above["score"]
-                    and when[id(below)] > when[id(above)]):
+            if (below["score"] >= TIE_SHARE * above["score"] and when[id(below)] > when[id(above)]
+                    and _alike(above, below) and names(above) and names(below)):
                 hits[i], hits[i + 1] = below, above
                 swapped = True
 
