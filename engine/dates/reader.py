@@ -406,9 +406,12 @@ DATE_EN = re.compile(
     r"in\s+(?:a\s+week|(?P<n>two|three|four|five|six|\d+)\s+(?P<unit>days|weeks)))\b",
     re.IGNORECASE,
 )
-_ZH_NUMBER = r"\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九]"
+# A month and a day of the month in digits or Chinese numerals (5, 五, 12, 十二; 20, 二十).
+ZH_MONTH_NUMBER = r"\d{1,2}|十[一二]?|[一二三四五六七八九]"
+ZH_DAY_NUMBER = r"\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九]"
+_ZH_NUMBER = ZH_DAY_NUMBER
 DATE_ZH = re.compile(
-    r"(?P<when>(?:(?P<y>\d{4})\s*年\s*)?(?P<m>\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*"
+    rf"(?P<when>(?:(?P<y>\d{{4}})\s*年\s*)?(?P<m>{ZH_MONTH_NUMBER})\s*月\s*"
     rf"(?P<d>{_ZH_NUMBER})\s*[日号]|"
     rf"(?P<iso>\d{{4}}-\d{{1,2}}-\d{{1,2}})|"
     rf"(?P<rel>{'|'.join(k for k in RELATIVE_DAYS if not k.isascii())})|"

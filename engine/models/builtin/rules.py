@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ...dates.reader import ZH_DAY_NUMBER, ZH_MONTH_NUMBER
 from .lexicon import NOT_FIRST_NAMES
 from .people import find_people, zh_words
 from .profiles import clip, lang_of
@@ -25,8 +26,10 @@ CLOCK_ZH = (
     r"(?:(?:早上|上午|中午|下午|晚上|傍晚|凌晨)\s*)?(?:\d{1,2}\s*[:：]\s*\d{2}|" + HOUR_ZH
     + r"\s*点(?:\s*(?:半|一刻|三刻|\d{1,2}\s*分?|[一二三四五]?十[一二三四五六七八九]?分?))?)"
 )
+# a day as the date reader reads it: digits or Chinese numerals ("5月2日", "九月三十号")
 DATE_ZH = (
-    r"(?:(?:\d{4}\s*年\s*)?\d{1,2}\s*月\s*\d{1,2}\s*[日号]|\d{4}-\d{1,2}-\d{1,2})"
+    rf"(?:(?:\d{{4}}\s*年\s*)?(?:{ZH_MONTH_NUMBER})\s*月\s*(?:{ZH_DAY_NUMBER})\s*[日号]|"
+    r"\d{4}-\d{1,2}-\d{1,2})"
     r"(?:\s*[（(](?:周|星期)" + WD_ZH + r"[）)])?"
 )
 RECUR_ZH = (
