@@ -429,7 +429,7 @@ def test_done_markers_close_a_related_todo(number: int, todo: dict[str, Any]) ->
 
 def test_a_shared_short_alias_never_makes_two_appointments_one() -> None:
     first = objects_of(propose(page_payload(109)))["schedule:看牙医-10月20日"]
-    assert first["aliases"] == ["看牙医"]
+    assert first["aliases"][0] == "看牙医"  # its head ("牙医") may follow
     existing = {**first, "type": "schedule", "status": "active", "version": 1}
     proposal = propose(page_payload(text="10月28日下午3点看牙医，补牙。", related=[existing]))
     assert set(objects_of(proposal)) == {"schedule:看牙医-10月28日"}

@@ -328,6 +328,22 @@ def test_a_day_of_the_month_said_alone_is_a_plan_ahead_not_after_a_past_verb(
         "SELECT name FROM objects WHERE type = 'schedule'"))
 
 
+def test_an_appointment_with_a_clock_is_moved_by_its_head_noun(mem: Memory) -> None:
+    organize_turns(mem, ["Budget review with Maya on 11 November at 10:00."], day="2026-10-30")
+    organize_turns(mem, ["budget review pushed to 13 November"], day="2026-10-31")
+    review = schedule(mem.conn, "Budget review")
+    assert "budget review" in [a.casefold() for a in json.loads(review["aliases"])]
+    assert "2026-11-13" in review["body"] and review["state"] == "moved"
+
+
+def test_a_done_marker_repeating_a_done_todo_closes_nothing_else(mem: Memory) -> None:
+    organize_turns(mem, ["待办：给妈妈买生日礼物。", "11月1日中午12点给妈妈过生日。"],
+                   day="2026-10-06")
+    organize_turns(mem, ["已完成：给妈妈买生日礼物。"], day="2026-10-30")
+    organize_turns(mem, ["已完成：给妈妈买生日礼物。"], day="2026-10-31")  # said again
+    assert schedule(mem.conn, "过生日")["state"] == "scheduled"
+
+
 def test_a_chinese_postponement_by_weekday_is_resolved_from_the_turns_date(
         mem: Memory) -> None:
     organize_turns(mem, ["周四下午三点跟供应商开会。"], day="2026-03-02")  # a Monday

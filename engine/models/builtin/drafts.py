@@ -224,8 +224,8 @@ def apply_done(found: Scan, drafts: dict[str, Draft], directory: Directory) -> N
             score = similarity(mark.subject, f"{obj.get('name')} {item}")
             best = max(best, (score, str(obj["id"]), obj), key=lambda b: b[0])
         score, object_id, existing = best
-        if score < 2:
-            continue
+        if score < 2 or score <= _done_already(mark, directory):
+            continue  # it names a todo already done ("已标记完成：给妈妈买生日礼物") best
         if object_id not in drafts and existing is not None:
             kind = type_of(existing)
             lang = pf.body_lang(pf.parse_body(kind, str(existing.get("body") or "")),
@@ -236,6 +236,18 @@ def apply_done(found: Scan, drafts: dict[str, Draft], directory: Directory) -> N
         draft.fields["state"] = "done"
         if mark.sentence not in draft.spans:
             draft.spans.append(mark.sentence)
+
+
+def _done_already(mark: DoneMark, directory: Directory) -> int:
+    """How well `mark` names a related todo that is done already (0: none): a marker that
+    repeats a todo's closing is about that todo, and closes nothing else that shares words."""
+    scores = []
+    for obj in directory.of_type("todo"):
+        body = str(obj.get("body") or "")
+        if state_done(pf.field_value("todo", body, "state") or ""):
+            item = pf.field_value("todo", body, "item") or ""
+            scores.append(similarity(mark.subject, f"{obj.get('name')} {item}"))
+    return max(scores, default=0)
 
 
 def _closable(mark: DoneMark, kind: str, state: str, item: str) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ...dates.reader import ZH_DAY_NUMBER, ZH_MONTH_NUMBER
 from .lexicon import NOT_FIRST_NAMES
 from .people import find_people, zh_words
-from .profiles import clip, lang_of
+from .profiles import clip, lang_of, merge_unique
 from .textspan import Span, sentences
 
 WD_ZH = "[一二三四五六日天]"
@@ -320,7 +320,10 @@ def _schedule(match: re.Match[str], sent: Span) -> Finding | None:
     base = re.sub(r"\s*[（(][^）)]*[）)]", "", item)
     base = base.replace("的", "") if lang == "zh" and len(base) > 3 else base
     name = clip(base if recurring else f"{base} {date}", 60)
-    aliases = [] if recurring or len(base) < 2 else [clip(base, 60)]
+    # its head too ("budget review" of "Budget review with Maya"), so a later change naming it
+    # ("budget review pushed to 13 November") reaches it, as a dated plan's does
+    aliases = [] if recurring or len(base) < 2 else merge_unique(
+        [clip(base, 60)], [a for a in head_aliases(base, lang) if a != base])
     state = ("重复（进行中）" if recurring else "已安排（一次）") if lang == "zh" else (
         "recurring" if recurring else "scheduled (one-off)")
     rule = re.sub(r"^(?:on|for)\s+", "", " ".join(match.group("rule").split()))
