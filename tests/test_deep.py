@@ -312,3 +312,16 @@ def test_merges_in_one_write_cannot_form_a_cycle(mem: Memory) -> None:
     assert live == ["person:b"]
     assert mem.read_object("person:a")["object"]["id"] == "person:b"
     assert mem.read_object("person:c")["object"]["id"] == "person:b"
+
+
+def test_a_review_that_read_another_spaces_object_writes_no_core_file(mem: Memory) -> None:
+    put_object(mem, "person:lee", "Lee", body="work: leads the payments team", space="work")
+    deep_job(mem)
+    worker, provider = make_worker(mem, [
+        review_step(lambda d: {"core_files": [{"name": "USER.md", "content": "Lee, payments"}]}),
+        review_step(lambda d: {}),
+    ])
+    assert worker.tick().action == "committed"
+    (error,) = errors_seen(provider)
+    assert error["field"] == "core_files" and "several spaces" in error["error"]
+    assert mem.read_core_file("USER.md") is None  # every space reads it: nothing leaked

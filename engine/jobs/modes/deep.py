@@ -26,6 +26,7 @@ from typing import Any, TypedDict
 from pydantic import BaseModel
 
 from ...base.clock import iso
+from ...base.spaces import SHARED
 from ...base.config import Config
 from ...objects.graph_write import (
     GraphWrite,
@@ -145,7 +146,8 @@ class DeepMode(Mode[DeepClaim, None, None]):
             raise FieldError("reviewed", f"confirm exactly this batch's ids: {claimed}")
         write = GraphWrite(proposal.objects, proposal.relations, [], proposal.core_files,
                            proposal.merges, proposal.archive_relations)
-        rules = WriteRules(ctx.read_ids, None, "deep", ctx.batch.id)
+        rules = WriteRules(ctx.read_ids, None, "deep", ctx.batch.id,
+                           _review_space(ctx.conn, claimed, bool(proposal.core_files)))
         validated = validate_write(ctx.conn, ctx.config, write, rules,
                                    len(proposal.model_dump_json().encode()))
         changes = apply_write(ctx.conn, validated, rules, ctx.now)
@@ -199,6 +201,23 @@ def review_item(conn: sqlite3.Connection, object_id: str) -> ReviewItem:
 
 def _size(value: object) -> int:
     return len(json.dumps(value, ensure_ascii=False).encode())
+
+
+def _review_space(conn: sqlite3.Connection, object_ids: list[str],
+                  writes_core: bool) -> str | None:
+    """The space a review writes under (graph_write's WriteRules.space): that of its reviewed
+    objects when they share one, so what it creates stays there and only a review of `shared`
+    objects writes a core file (which every space reads). A review of several spaces writes
+    no core file: what it read of one space must not reach the others."""
+    spaces = {row[0] for row in conn.execute(
+        "SELECT DISTINCT space FROM objects WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(object_ids),))}
+    if len(spaces) == 1:
+        return spaces.pop()
+    if writes_core and spaces - {SHARED}:
+        raise FieldError("core_files", "this review read objects of several spaces "
+                         f"({', '.join(sorted(spaces))}): it writes no core file")
+    return None
 
 
 def _fitting(conn: sqlite3.Connection, object_ids: list[str], budget: int) -> int:
