@@ -26,8 +26,8 @@ from typing import Any, TypedDict
 from pydantic import BaseModel
 
 from ...base.clock import iso
-from ...base.spaces import SHARED
 from ...base.config import Config
+from ...base.spaces import SHARED
 from ...objects.graph_write import (
     GraphWrite,
     WriteRules,
