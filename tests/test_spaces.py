@@ -24,6 +24,7 @@ from memvault.base.errors import InputError, NotFound
 from memvault.base.spaces import Spaces, check_space
 from memvault.cli import main
 from memvault.objects.records import ObjectRecord, add_evidence_items, add_relation, save_object
+from memvault.recall import rank
 from memvault.service.mcp_server import TOOL_NAMES, build_server
 from memvault.store.connection import write
 from test_mcp_masking import texts_of
@@ -410,3 +411,45 @@ def test_organize_files_a_second_spaces_same_fact_as_a_separate_object(mem: Memo
     assert mem.conn.execute(
         "SELECT count(*) FROM evidence v JOIN events e ON e.id = v.event_id"
         " JOIN objects o ON o.id = v.object_id WHERE o.space != e.space").fetchone()[0] == 0
+
+
+def test_a_bound_find_of_only_common_words_reaches_past_other_spaces_newer_postings(
+        mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Words in more than CAP events are read newest first; when the newest belong to another
+    space, the bound client still finds its own older events holding them."""
+    monkeypatch.setattr(rank, "CAP", 20)
+    work = Memory(mem.config, mem.conn, mem.clock, Spaces("work"))
+    home = Memory(mem.config, mem.conn, mem.clock, Spaces("home"))
+    mine = work.append_events([NewEvent(f"weekly dentist report number {i}") for i in range(5)])
+    home.append_events([NewEvent(f"weekly dentist report copy {i}") for i in range(60)])
+    found = work.find("weekly dentist report", types=["event"])
+    ids = {hit["id"] for hit in found["hits"]}
+    assert ids == set(mine)
+
+
+def test_a_key_another_space_holds_stores_the_clients_own_event_and_names_nothing(
+        mem: Memory) -> None:
+    """Keys are the client's message ids, compared within its space: a key the home space
+    holds is new to work (same text or not), and work learns nothing of the home event."""
+    home = Memory(mem.config, mem.conn, mem.clock, Spaces("home"))
+    work = Memory(mem.config, mem.conn, mem.clock, Spaces("work"))
+    [held] = home.append_events([NewEvent(f"{WORDS} {HOME}", key="msg-1")])
+    same = work.append_events([NewEvent(f"{WORDS} {HOME}", key="msg-1")])
+    other = work.append_events([NewEvent("a different text", key="msg-2")])
+    home.append_events([NewEvent("home's own msg-2", key="msg-2")])
+    assert held not in same + other
+    assert [r[0] for r in mem.conn.execute(
+        "SELECT space FROM events WHERE key = 'msg-1' ORDER BY id")] == ["home", "work"]
+    assert work.append_events([NewEvent(f"{WORDS} {HOME}", key="msg-1")]) == same  # a repeat
+
+
+def test_moving_an_event_into_a_space_holding_its_key_is_refused_and_moves_nothing(
+        mem: Memory) -> None:
+    home = Memory(mem.config, mem.conn, mem.clock, Spaces("home"))
+    work = Memory(mem.config, mem.conn, mem.clock, Spaces("work"))
+    [held] = home.append_events([NewEvent("the home copy", key="msg-1")])
+    [mine] = work.append_events([NewEvent("the work copy", key="msg-1")])
+    with pytest.raises(InputError, match=f"same client key as event {held}"):
+        mem.move_space(mine, "home")
+    assert mem.conn.execute("SELECT space FROM events WHERE id = ?", (mine,)).fetchone()[0] \
+        == "work"

@@ -177,7 +177,7 @@ def _fresh(memory: Memory, events: Sequence[NewEvent], report: Captured | None
         except InputError:
             if report is not None:
                 report.refused += 1
-    stored = stored_keys(memory.conn, [key for _, key in keyed])
+    stored = stored_keys(memory.conn, [key for _, key in keyed], memory.spaces.writes)
     fresh = []
     for event, key in keyed:
         if key not in stored:

@@ -242,14 +242,35 @@ def candidates(
             break
         chosen.append(name)
         used += len(lists[name])
-    if not chosen:  # only common terms: the newest CAP postings of each stand for them
+    common_only = not chosen
+    if common_only:  # only common terms: the newest CAP postings of each stand for them
         for name, matches in fallback.items():
             # the newest CAP of their OR: the same rows as the newest CAP of each, merged and
             # cut, in one statement that stops at the LIMIT
             lists[name] = _rowids(conn, table, " OR ".join(matches), CAP)
             chosen.append(name)
-    # up to POSTINGS_BUDGET postings: the loop stays lean (no filter when nothing is filtered,
-    # and (score, rowid) pairs that compare in C instead of a key function per posting)
+    acc = _summed(lists, chosen, stats, allowed, exclude)
+    if spaces.visible is None or not acc:
+        return _best(acc, want)
+    # the best few first (most are seen: a bound client sees its space and shared); all of
+    # them, in order, only when those hold too few it sees
+    best = _best(acc, 4 * want)
+    found = _visible_first(conn, table, best, want, spaces)
+    if len(found) < want < len(acc) and len(best) < len(acc):
+        found = _visible_first(conn, table, _best(acc, len(acc)), want, spaces)
+    if common_only and len(found) < want:
+        # The newest CAP postings were mostly other spaces': read the newest CAP this client
+        # sees instead (a join per posting, paid only when the cheap pass came up short).
+        seen = {name: _visible_rowids(conn, table, " OR ".join(fallback[name]), spaces)
+                for name in fallback}
+        return _best(_summed(seen, list(seen), stats, allowed, exclude), want)
+    return found
+
+
+def _summed(lists: dict[str, list[int]], chosen: list[str], stats: Stats,
+            allowed: set[int] | None, exclude: set[int]) -> dict[int, float]:
+    """Each rowid of the `chosen` terms' postings with the summed idf of those it holds."""
+    # up to POSTINGS_BUDGET postings: the loop stays lean (no filter when nothing is filtered)
     acc: dict[int, float] = {}
     get = acc.get
     for name in chosen:
@@ -260,17 +281,26 @@ def candidates(
                         if (allowed is None or r in allowed) and r not in exclude]
         for rowid in postings:
             acc[rowid] = get(rowid, 0.0) + weight
-    if spaces.visible is None or not acc:
-        return [r for _, r in heapq.nlargest(want, zip(acc.values(), acc.keys(), strict=True))]
-    # the best few first (most are seen: a bound client sees its space and shared); all of
-    # them, in order, only when those hold too few it sees
-    best = [r for _, r in heapq.nlargest(4 * want, zip(acc.values(), acc.keys(), strict=True))]
-    found = _visible_first(conn, table, best, want, spaces)
-    if len(found) < want < len(acc) and len(best) < len(acc):
-        ranked = [r for _, r in sorted(zip(acc.values(), acc.keys(), strict=True),
-                                       reverse=True)]
-        found = _visible_first(conn, table, ranked, want, spaces)
-    return found
+    return acc
+
+
+def _best(acc: dict[int, float], want: int) -> list[int]:
+    """The `want` rowids of highest score, best first ((score, rowid) pairs compare in C)."""
+    return [r for _, r in heapq.nlargest(want, zip(acc.values(), acc.keys(), strict=True))]
+
+
+def _visible_rowids(conn: sqlite3.Connection, table: str, match: str,
+                    spaces: Spaces) -> list[int]:
+    """The newest CAP rowids matching `match` whose rows `spaces` sees (_rowids, joined to
+    each posting's space: FTS5 hands them newest first, so the LIMIT stops the scan)."""
+    seen, args = spaces.sql("s.space")
+    join = _SPACE_JOINS[table].format(key="f.rowid")
+    row = conn.execute(
+        f"SELECT json_group_array(rowid) FROM (SELECT f.rowid AS rowid FROM {table} f{join}"
+        f" WHERE {table} MATCH ? AND {seen} ORDER BY f.rowid DESC LIMIT ?)",
+        (match, *args, CAP),
+    ).fetchone()
+    return list(json.loads(row[0]))
 
 
 def _visible_first(conn: sqlite3.Connection, table: str, ranked: list[int], want: int,

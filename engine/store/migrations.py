@@ -64,6 +64,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     timeline_schema.m019_spaces,
     objects_schema.m020_object_spaces,
     timeline_schema.m021_event_moves,
+    timeline_schema.m022_event_keys_per_space,
 ]
 
 

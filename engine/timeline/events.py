@@ -449,6 +449,11 @@ def move_event(conn: sqlite3.Connection, event_id: int, space: str, now: datetim
         raise NotFound(f"no event {event_id}")
     if row[0] == space:
         return space
+    twin = conn.execute("SELECT t.id FROM events e JOIN events t ON t.key = e.key"
+                        " AND t.space = ? WHERE e.id = ?", (space, event_id)).fetchone()
+    if twin is not None:  # keys are unique per space (m022_event_keys_per_space)
+        raise InputError(f"event {event_id} carries the same client key as event {twin[0]},"
+                         f" already in space {space}: nothing was moved")
     conn.execute("UPDATE events SET space = ? WHERE id = ?", (space, event_id))
     conn.execute("INSERT INTO event_moves (event_id, from_space, to_space, moved_at, origin)"
                  " VALUES (?, ?, ?, ?, 'person')", (event_id, row[0], space, iso(now)))

@@ -1,8 +1,10 @@
 """Client message keys: the same message, handed in twice, is stored once.
 
 An event may carry `key`, the client's own id for the message (a string of 1–200 chars). The
-events table holds it in a nullable column under a UNIQUE index (partial: WHERE key IS NOT NULL;
-migration m007_event_keys), so no two events ever share a key, whatever the code path.
+events table holds it in a nullable column under a UNIQUE index on (space, key) (partial: WHERE
+key IS NOT NULL; migrations m007_event_keys, m022_event_keys_per_space), so no two events of one
+space ever share a key, whatever the code path. Keys are compared within the appending space
+only: another space's events are neither returned nor named.
 
 What a repeated key means is decided here, inside the append's own write transaction:
 - the same key with the same text is the same message: its stored id is returned, nothing is
@@ -82,7 +84,7 @@ def append_rows(conn: sqlite3.Connection, rows: list[tuple], keys: Sequence[str 
         # the common case: no lookup at all
         ids = insert_events(conn, rows, now, hot=hot, space=space)
         return Appended(ids, ids, [])
-    stored = stored_keys(conn, [k for k in keys if k is not None])
+    stored = stored_keys(conn, [k for k in keys if k is not None], space)
     seen: dict[str, tuple[int, str]] = {}  # key -> (position among the new rows, text)
     fresh_rows: list[tuple] = []
     fresh_keys: list[str | None] = []
@@ -116,10 +118,13 @@ def append_rows(conn: sqlite3.Connection, rows: list[tuple], keys: Sequence[str 
     return result
 
 
-def stored_keys(conn: sqlite3.Connection, keys: list[str]) -> dict[str, tuple[int, str]]:
-    """key -> (event id, text) of the stored events among `keys` (one indexed query)."""
+def stored_keys(conn: sqlite3.Connection, keys: list[str],
+                space: str) -> dict[str, tuple[int, str]]:
+    """key -> (event id, text) of the stored events of `space` among `keys` (one indexed
+    query)."""
     rows = conn.execute(
-        "SELECT key, id, text FROM events WHERE key IN (SELECT value FROM json_each(?))",
-        (json.dumps(keys, ensure_ascii=False),),
+        "SELECT key, id, text FROM events WHERE space = ?"
+        " AND key IN (SELECT value FROM json_each(?))",
+        (space, json.dumps(keys, ensure_ascii=False)),
     )
     return {key: (event_id, text) for key, event_id, text in rows}

@@ -147,3 +147,16 @@ def m021_event_moves(conn: sqlite3.Connection) -> None:
         CREATE INDEX event_moves_event ON event_moves (event_id, id);
         """,
     )
+
+
+def m022_event_keys_per_space(conn: sqlite3.Connection) -> None:
+    """A client's message key is unique within a space, not across the home: an agent bound to
+    one space that hands in a key another space holds stores its own event, and learns nothing
+    of the other's (a shared key index answered "already stored as event N" across spaces)."""
+    run_script(
+        conn,
+        """
+        DROP INDEX events_key;
+        CREATE UNIQUE INDEX events_space_key ON events (space, key) WHERE key IS NOT NULL;
+        """,
+    )
