@@ -367,6 +367,16 @@ def test_list_shows_objects_of_a_type(runner: CliRunner, objects: None) -> None:
     assert "person:qhy" in human and "秦浩宇" in human and "[not markup]" in human
 
 
+def test_list_without_a_type_lists_every_type_that_has_objects(
+        runner: CliRunner, objects: None) -> None:
+    rows = run_json(runner, "list")
+    assert {r["type"] for r in rows} == {"person", "todo", "project"}  # project:daily too
+    assert len(rows) == 42
+    lines = run(runner, "list").output.splitlines()
+    assert [line for line in lines if line.endswith(")") and " (" in line
+            and not line.startswith(" ")] == ["person (1)", "todo (40)", "project (1)"]
+
+
 def test_list_reads_well_at_80_columns_and_piped(
         runner: CliRunner, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Piped (as under the test runner) at 80 columns: each object's id whole on a line of its

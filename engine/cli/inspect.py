@@ -165,15 +165,17 @@ _SHOWN = {"usage", "disk", "vault", "home", "quick_check", "graph_revision", "ev
 
 @click.command("list")
 @space_option
-@click.argument("type_", metavar="TYPE", type=click.Choice(OBJECT_TYPES))
+@click.argument("type_", metavar="[TYPE]", type=click.Choice(OBJECT_TYPES), required=False)
 @click.option("--current", is_flag=True,
               help="Only what is still ahead or open: no schedule or todo that is cancelled, "
                    "done, dropped or past (a one-off whose day has gone).")
 @reveal_option
 @json_option
 @click.pass_context
-def list_(ctx: click.Context, type_: str, current: bool, reveal: bool, as_json: bool) -> None:
-    """List the objects of one type (a schedule's or todo's state as of today)."""
+def list_(ctx: click.Context, type_: str | None, current: bool, reveal: bool,
+          as_json: bool) -> None:
+    """List the objects of one type, or of every type by type (a schedule's or todo's state as
+    of today)."""
     from ..recall.masking import mask_tree
 
     with open_memory(ctx, readonly=True) as mem:
@@ -185,6 +187,13 @@ def list_(ctx: click.Context, type_: str, current: bool, reveal: bool, as_json: 
     if as_json:
         print_json(rows)
         return
+    by_type = {t: [row for row in rows if row["type"] == t] for t in OBJECT_TYPES}
+    for listed in [type_] if type_ else [t for t in OBJECT_TYPES if by_type[t]]:
+        print_type_list(listed, by_type[listed])
+
+
+def print_type_list(type_: str, rows: Sequence[Mapping[str, Any]]) -> None:
+    """One type's objects: a table on a wide terminal, else an entry each."""
     if console.is_terminal and console.width >= WIDE_LIST:
         return print_object_table(type_, rows)
     console.print(f"{type_} ({len(rows)})", highlight=False)
