@@ -462,3 +462,26 @@ def test_a_wish_with_a_time_said_by_a_pronoun_is_a_plan(mem: Memory) -> None:
     kyoto = schedule(mem.conn, "go to Kyoto")
     assert "- time rule: in April (said on 2026-03-03)" in kyoto["body"].splitlines()
     assert "四月" in schedule(mem.conn, "京都")["body"]
+
+
+def test_names_with_particles_accents_and_two_part_words_are_filed_whole(mem: Memory) -> None:
+    """A name is taken whole whatever its origin: lowercase particles between its words, accented
+    and extended Latin letters, O'/D'/Mc/Mac words, hyphens; a possessive 's is no part of it."""
+    organize_turns(mem, [
+        "My manager is Hendrik van der Meer, he runs the plant.",
+        "Chiara De Santis, our lead auditor, arrives on Monday.",
+        "Aleksander Wójcik got promoted to plant director.",
+        "Niamh O'Sullivan is our new quality engineer.",
+        "Mairéad McGrath will take over the night shift from me.",
+        "Yusuf al-Amin is relocating to the Doha office in March.",
+        "Anne-Sophie Lefèvre, the head of logistics, signed off the plan.",
+    ])
+    assert role(person(mem.conn, "Hendrik van der Meer")) == "manager"
+    assert role(person(mem.conn, "Chiara De Santis")) == "lead auditor"
+    assert role(person(mem.conn, "Aleksander Wójcik")) == "plant director"
+    assert role(person(mem.conn, "Niamh O'Sullivan")) == "quality engineer"
+    assert "night shift" in person(mem.conn, "Mairéad McGrath")["body"]
+    assert "Doha" in person(mem.conn, "Yusuf al-Amin")["body"]
+    assert role(person(mem.conn, "Anne-Sophie Lefèvre")) == "head of logistics"
+    names = [r[0] for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'person'")]
+    assert not [n for n in names if n in ("Hendrik", "Chiara De", "Niamh O", "Yusuf")]

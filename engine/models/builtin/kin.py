@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from .drafts import object_id_for
 from .lexicon import NOT_FIRST_NAMES, ROLES_ZH
+from .names import EN_NAME
 from .people import people_first_named, role_word, valid_en_name, valid_zh_name
 from .profiles import clip, lang_of, norm
 from .rules import Finding
@@ -40,8 +41,7 @@ _REL_EN = (r"(?:(?:older|younger|little|big|elder|twin|new|direct|line|best|old)
            r"boss|manager|colleague|co-?worker|mentor|tutor|teacher|coach|doctor|GP|dentist|"
            r"therapist|supervisor|man|kid|child)")
 _TITLE = r"(?:(?:Mr|Mrs|Ms|Dr)\.?\s+)"
-_WORD = r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+"  # a capitalised word, accents too ("João", "Inês")
-_NAME = r"(?:" + _TITLE + r"?" + _WORD + r"(?:[ -]" + _WORD + r")?)"
+_NAME = r"(?:" + _TITLE + r"?" + EN_NAME + r")"  # names.py: accents, particles, O', Mc
 _CALLED = r"(?:\s+is\s+(?:called|named)|['’]s\s+name\s+is|\s+is|['’]s)\s+"
 # "My sister is Mia Park", "My wife's name is Anjali", "My manager, Alice Grant, …", "my brother
 # Paolo is moving…", "Mia's husband is called Ben", "Greta's husband is called Jonas".

@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass, field
 
 from .lexicon import COMPOUND_SURNAMES, NOT_FIRST_NAMES, NOT_NAMES, ROLES_EN, ROLES_ZH, SURNAMES
+from .names import EN_NAME, PASSING_NAME
 from .textspan import Span
 
 HAN_RUN = r"[\u4e00-\u9fff]"
-EN_NAME = r"[A-Z][a-z]+(?:[ -][A-Z][a-z]+){0,2}"
 _BOUNDARY = r"(?=[\s，,。.！!？?（(：:、；;）)]|$)"
 _CLAUSE = r"[^，,。.；;！!？?\n—]"
 
@@ -354,17 +354,17 @@ def _attach_sentence_aliases(s: str, local: list[tuple[int, PersonHit]]) -> None
 _PERSON_CUE_EN = re.compile(
     r"\b(?:with|ask|asked|call|tell|told|meet|meeting|met|email|emailed|text|"
     r"texted|invite|invited|thank|thanked|remind|reminded|help|helped|"
-    r"helping|see|saw|seeing)\s+(?P<name>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)"
+    r"helping|see|saw|seeing)\s+(?P<name>" + PASSING_NAME + r")"
     r"(?=\s*(?:[,.;:!?)]|$|\s(?:about|to|for|at|on|in|and|next|tomorrow|today|tonight|this|"
     r"last|yesterday|soon|later|again|who|when|because|so)\b))|"
     # "from", "by" and "visit" take places too ("joined from Berlin at 22:00"): only a name
     # that ends the clause counts ("order the printer from Camille.").
-    r"\b(?:from|by|visit|visiting|visited)\s+(?P<end>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)"
+    r"\b(?:from|by|visit|visiting|visited)\s+(?P<end>" + PASSING_NAME + r")"
     r"(?=\s*(?:[,.;!?)]|$))")
 # A name that is the subject of a verb only people do: "Elena said", "Camille is coming".
 _PERSON_SUBJECT_EN = re.compile(
     r"(?:^|(?<=[,;:] )|\b(?:and|but|so|because|when|that|said|says|heard|think|know)\s)"
-    r"(?P<name>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)"
+    r"(?P<name>" + PASSING_NAME + r")"
     # who they are with it: "Sam from pharmacy", "Ifan from the design team"
     r"(?:\s+from\s+(?:the\s+)?[A-Za-z]+(?:\s+(?:team|department|office|group))?)?\s+(?:said|"
     r"says|told|asked|wants|wanted|called|emailed|texted|thinks|thought|promised|agreed|offered|"
@@ -380,11 +380,11 @@ _PERSON_SUBJECT_EN = re.compile(
 # A clause that starts with a person already known ("Ben is building Mia a bookshelf"): any
 # verb, since the name is no guess.
 _KNOWN_SUBJECT_EN = re.compile(
-    r"(?:^|(?<=[,;:] )|\b(?:but|so|because|when|that)\s)(?P<name>[A-Z][a-z]{2,}"
-    r"(?: [A-Z][a-z]{2,})?)\s+(?=(?:is|was|has|had|will|would|can|could|['’]s|['’]ll|"
+    r"(?:^|(?<=[,;:] )|\b(?:but|so|because|when|that)\s)(?P<name>" + PASSING_NAME + r")"
+    r"\s+(?=(?:is|was|has|had|will|would|can|could|['’]s|['’]ll|"
     r"[a-z]{3,}(?:s|ed))\b)|"
     # after "and" a plain "-s" word is as often a noun ("…and Gatorade deals"): a clear verb
-    r"\band\s(?P<also>[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)\s+(?=(?:is|was|has|had|will|would|"
+    r"\band\s(?P<also>" + PASSING_NAME + r")\s+(?=(?:is|was|has|had|will|would|"
     r"can|could|['’]s|['’]ll|[a-z]{3,}ed)\b)")
 _NOT_PEOPLE_EN = frozenset({
     "January", "February", "March", "April", "May", "June", "July", "August", "September",

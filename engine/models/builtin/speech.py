@@ -26,12 +26,13 @@ from datetime import date, timedelta
 
 from ...secrets.detector import find_secret
 from .lexicon import NOT_FIRST_NAMES
+from .names import EN_NAME, PASSING_NAME
 from .people import valid_en_name, valid_zh_name
 from .profiles import clip, lang_of
 from .textspan import HAN, Span, sentences
 
 _PREFIX = re.compile(
-    r"^(?P<name>[A-Z][a-z]+(?:[ -][A-Z][a-z]+){0,2}|[\u4e00-\u9fff]{2,4})\s*[:：]\s*(?=\S)")
+    r"^(?P<name>" + EN_NAME + r"|[\u4e00-\u9fff]{2,4})\s*[:：]\s*(?=\S)")
 # Line labels that look like a "Name: " prefix but are not speakers.
 _LABELS = frozenset({
     "Session", "Status", "Update", "Summary", "Agenda", "Subject", "Re", "Fyi", "Todo", "Note",
@@ -90,8 +91,8 @@ _RELATIONS_EN = (r"(?:best )?(?:friend|buddy|sister|brother|husband|wife|partner
                  r"father|son|daughter|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|"
                  r"boss|coworker|colleague|neighbou?r|boyfriend|girlfriend|niece|nephew|teacher|"
                  r"mentor|coach|therapist|roommate|fianc[eé]e?)")
-_NAMED_EN = re.compile(r"\b[Mm]y (?P<rel>" + _RELATIONS_EN + r")\s*,?\s+(?P<name>[A-Z][a-z]{2,}"
-                       r"(?: [A-Z][a-z]{2,})?)\b")
+_NAMED_EN = re.compile(r"\b[Mm]y (?P<rel>" + _RELATIONS_EN + r")\s*,?\s+(?P<name>" + PASSING_NAME
+                       + r")(?![\w'’])")
 _CHATTER_ZH = re.compile(
     r"^(?:哈哈|呵呵|谢谢|多谢|好的|好啊|好吧|是啊|是的|对啊|对呀|嗯|哇|真的吗|"
     r"太好了|加油|恭喜|没事|不客气|你呢|那你|你也|你真|祝你|晚安|早安|拜拜|再见)")
