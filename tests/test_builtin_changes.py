@@ -268,3 +268,24 @@ def test_a_chinese_plan_said_again_for_the_same_day_is_one_schedule(mem: Memory)
     cited = {r[0] for r in mem.conn.execute(
         "SELECT event_id FROM evidence WHERE object_id = ?", (row["id"],))}
     assert cited == set(ids)
+
+
+def test_a_cancellation_asked_for_or_told_in_the_first_person_names_what_follows_it(
+        mem: Memory) -> None:
+    """"Cancel the X", "We called off the X", "取消周五的X": the object is after the verb."""
+    organize_turns(mem, [
+        "The quarterly planning day is on 2027-01-14 at 10:00.",
+        "The board dinner is on 2027-01-20 at 19:00.",
+        "项目复盘会定在2027年1月22日下午三点。",
+        "The supplier visit is on 2027-01-26 at 11:00.",
+    ])
+    organize_turns(mem, [
+        "Please cancel the quarterly planning day, the budget got cut.",
+        "We called off the board dinner.",
+        "取消项目复盘会吧，大家都出差。",
+    ], day="2026-12-05")
+    state = dict(mem.conn.execute("SELECT id, state FROM objects WHERE type = 'schedule'"))
+    assert state == {"schedule:quarterly-planning-day-2027-01-14": "cancelled",
+                     "schedule:board-dinner-2027-01-20": "cancelled",
+                     "schedule:项目复盘会-2027年1月22日": "cancelled",
+                     "schedule:supplier-visit-2027-01-26": "scheduled"}

@@ -47,6 +47,15 @@ _MOVE_EN = re.compile(r"\b(?:postponed|moved|rescheduled|pushed(?:\s+back)?|dela
 _MOVE_ZH = re.compile(r"(?:改到|改为|改成|改在|推迟到|延期到|延到|推到|提前到|挪到|换到|调到)")
 _CANCEL = re.compile(r"\b(?:cancel(?:l)?ed|called\s+off|scrapped|is\s+off)\b|取消(?:了)?",
                      re.IGNORECASE)
+# The cancelling verb first, its object after it: asked for ("Please cancel the offsite", "取消
+#项目复盘会吧") or told in the first person ("We called off the board dinner").
+_CANCEL_FIRST_EN = re.compile(
+    r"^\W*(?:(?:please|pls|ok(?:ay)?|so|and|also)\s*,?\s+)*"
+    r"(?:(?:I|we|they)\s+(?:have\s+|had\s+|just\s+|already\s+)*|let['’]s\s+)?"
+    r"(?:cancel(?:l?ed)?|call(?:ed)?\s+off|scrap(?:ped)?)\s+(?P<what>[^,.;!?]{3,80})",
+    re.IGNORECASE)
+_CANCEL_FIRST_ZH = re.compile(r"^\W*(?:请|帮我|麻烦|我们|我)?(?:把)?取消(?:掉)?了?"
+                              r"(?P<what>[^，,。！!？?；;]{2,30}?)(?:吧|了|啊)?(?=[，,。！!？?；;]|$)")
 _LEAD_EN = re.compile(
     r"^(?:(?:change of plans?|update|heads up|fyi|btw|note|ok|okay|so)\s*[:,-]?\s*)+"
     r"|^(?:(?:I|we)(?:'m|’m| am|'re|’re| are)?\s+(?:going to|gonna|will|'ll|have|'ve got)\s+)"
@@ -108,6 +117,9 @@ def _change(sent: Span, said_on: date | None) -> Change | None:
         if after:
             words = _clause_before(text, move.start()) + " " + text[after[0].end:]
             return Change("moved", sent, words.strip(), after[0].day, after[0].said)
+    first = _CANCEL_FIRST_EN.match(text) or _CANCEL_FIRST_ZH.match(text)
+    if first:
+        return Change("cancelled", sent, first.group("what").strip())
     cancel = _CANCEL.search(text)
     if cancel:
         return Change("cancelled", sent, _clause_before(text, cancel.start()))
