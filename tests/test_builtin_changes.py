@@ -289,3 +289,14 @@ def test_a_cancellation_asked_for_or_told_in_the_first_person_names_what_follows
                      "schedule:board-dinner-2027-01-20": "cancelled",
                      "schedule:项目复盘会-2027年1月22日": "cancelled",
                      "schedule:supplier-visit-2027-01-26": "scheduled"}
+
+
+def test_a_chinese_note_that_starts_with_its_day_and_time_is_a_plan_named_by_the_rest(
+        mem: Memory) -> None:
+    """"下周二上午十点面试": the day, then the clock, then a bare event noun or verb."""
+    organize_turns(mem, ["下周二上午十点面试", "这周六晚上七点部门聚餐", "下礼拜四下午开家长会",
+                         "明天下午帮我查一下天气"])
+    rules = dict(mem.conn.execute("SELECT name, body FROM objects WHERE type = 'schedule'"))
+    assert set(rules) == {"面试", "部门聚餐", "开家长会"}
+    assert "2026-12-08" in rules["面试"] and "2026-12-05" in rules["部门聚餐"]
+    assert "2026-12-10" in rules["开家长会"]

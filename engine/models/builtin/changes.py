@@ -192,9 +192,13 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
             and _PAST_EN.search(re.split(r"[,;:”\"]", sent.text[:when.start])[-1])):
         return None
     before, after = sent.text[: when.start], sent.text[when.end:]
+    timed = False
     if lang == "zh":  # only the clause that holds the date
         before, after = re.split(r"[，,；;]", before)[-1], re.split(r"[，,；;]", after)[0]
         after = re.sub(r"^(?:之前|以前|前|之后|以后)?(?:就要|就|要|得|会|将)?", "", after.strip())
+        clock = _CLOCK_ZH.match(after)
+        if clock and clock.group() and not before.strip():  # "下周一上午十点面试": a timed note
+            timed, after = True, after[clock.end():]
         set_for = _SET_FOR_ZH.match(before.strip())
         item = set_for.group("item") if set_for else _TRIM_ZH.sub("", before.strip()) + after
         item = re.sub(r"^(?:是|我们|我|的)+", "", item).strip(" ，,。.！!")
@@ -206,7 +210,8 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     item = re.sub(r"^\W*(?:\d+[).）]|[（(][^）)]{1,12}[）)])\s*", "", item)  # "2) …", "（周五）…"
     name = short_name(event_phrase(item))
     # "X is scheduled for DATE" / "X定在DATE" names an event; otherwise the rest must be an act.
-    if len(name) < 2 or not set_for and not _actionable(name, lang):
+    if len(name) < 2 or not set_for and not _actionable(name, lang) and not (
+            timed and _event_zh(name)):
         return None
     relative = not re.search(r"\d{4}", when.said)
     said = f" ({when.said}, said on {said_on.isoformat()})" if relative and said_on else ""
@@ -243,6 +248,21 @@ def event_phrase(item: str) -> str:
 
 _VAGUE_WORDS = frozenset({"it", "up", "this", "that", "them", "there", "here", "things",
                           "something", "anything", "stuff", "out", "back", "some"})
+
+
+# A time of day and a clock after a Chinese date ("上午十点", "晚上六点", "下午两点半", "下午"):
+# part of the appointment's time, not of what it is.
+_CLOCK_ZH = re.compile(r"(?:上午|下午|晚上|早上|中午|傍晚|凌晨)?\s*"
+                       r"(?:[\d一二三四五六七八九十两]{1,3}\s*[点:：]\s*"
+                       r"(?:半|[\d一二三四五六七八九十]{1,3}\s*分?)?)?")
+
+
+def _event_zh(name: str) -> bool:
+    """What a date-led, timed note names ("面试", "部门聚餐", "开家长会"): two Han chars or more
+    holding a noun or a verb, and not a request to the listener."""
+    if len(re.findall(r"[\u4e00-\u9fff]", name)) < 2 or re.search(r"你|帮我|请|麻烦", name):
+        return False
+    return any(flag[:1] in ("n", "v", "j") for _, flag in zh_words(name))
 
 
 def _actionable(name: str, lang: str) -> bool:
