@@ -23,6 +23,7 @@ from memvault.dates.reader import (
     weekday_in_week,
     windows_in,
 )
+from memvault.models.builtin.speech import resolve
 from memvault.recall.spoken import spoken_spans
 
 FRIDAY = date(2026, 12, 4)
@@ -90,6 +91,18 @@ def test_recall_and_the_builtin_read_a_relative_weekday_as_the_same_day() -> Non
         for said in (FRIDAY, date(2026, 12, 7), date(2026, 12, 6)):
             day = date.fromisoformat(days(text, said)[0])
             assert spoken_spans(text, said.isoformat()) == [(day, day)], (text, said)
+
+
+def test_a_plan_said_in_conversation_is_dated_by_the_same_reader() -> None:
+    """The builtin's plans said in passing ("I'm going to visit Mom next Saturday") resolve
+    their day as every other reader does: "next Saturday" on a Monday is that week's."""
+    monday = date(2026, 12, 7)
+    for text in ("next Saturday", "this Friday", "on Tuesday", "下周三", "tomorrow", "后天"):
+        assert resolve(text, monday) == days(text, monday)[0], text
+    assert resolve("next Saturday", monday) == "2026-12-12"
+    assert resolve("tonight", monday) == "2026-12-07"
+    assert resolve("next week", monday) == "week of 2026-12-14"
+    assert resolve("next month", monday) == "January 2027"
 
 
 @pytest.mark.parametrize("text", ["met on 2024-01-10", "10.01.2024", "Dec 29th",

@@ -14,6 +14,7 @@ from datetime import date
 from typing import Any
 
 from ...base.errors import InputError
+from ...dates.reader import CJK_WEEKDAYS, WEEKDAYS
 from ...objects.ids import check_object_id, make_slug
 from ...objects.states import default_state, has_state, state_from_text
 from ...secrets.detector import find_secret
@@ -310,9 +311,9 @@ def _iso_day(day: str) -> date | None:
         return None
 
 
-_WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4,
-             "saturday": 5, "sunday": 6, "一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5,
-             "日": 6, "天": 6}
+# A weekday's number by its English name or its Chinese numeral (周日 = 周天: Sunday).
+_WEEKDAYS = ({name: i for i, name in enumerate(WEEKDAYS)}
+             | {char: min(i, 6) for i, char in enumerate(CJK_WEEKDAYS)})
 
 
 def _on_day(words: str, named: list[Dated], rule: str, said_on: date | None) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ...dates.reader import ZH_DAY_NUMBER, ZH_MONTH_NUMBER
+from ...dates.reader import CJK_WEEKDAYS, MONTHS, WEEKDAYS, ZH_DAY_NUMBER, ZH_MONTH_NUMBER
 from .lexicon import NOT_FIRST_NAMES
 from .people import find_people, zh_words
 from .profiles import clip, lang_of, merge_unique
@@ -41,8 +41,10 @@ TIME_WORD_ZH = (
     r"月初|年底|下个?月|下周|本周|这周|" + DATE_ZH + r"|早上|上午|中午|下午|晚上|傍晚|"
     + HOUR_ZH + r"\s*点半?)"
 )
-WD_EN = r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
-MONTH_EN = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+# The date reader's weekday and month names (memvault.dates.reader), as these sentence shapes
+# write them: a weekday in full and capitalised, a month by its first letters ("Sept" too).
+WD_EN = r"(?:" + "|".join(w.capitalize() for w in WEEKDAYS) + r")"
+MONTH_EN = r"(?:" + "|".join([*(m[:3].capitalize() for m in MONTHS), "Sept"]) + r")[a-z]*\.?"
 CLOCK_EN = r"(?:\d{1,2}:\d{2}(?:\s*[ap]\.?m\.?)?|\d{1,2}\s*[ap]\.?m\.?)"
 DATE_EN = (
     r"(?:\d{4}-\d{2}-\d{2}|" + MONTH_EN + r"\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?|"
@@ -434,8 +436,8 @@ def scan(text: str) -> Scan:
 
 _EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their", "this",
                       "that", "with", "from", "for", "to", "of", "on", "in", "at", "and", "up"})
-_WEEKDAY_ZH = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]")
-_WEEKDAY_EN = re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b", re.IGNORECASE)
+_WEEKDAY_ZH = re.compile(r"(?:周|星期|礼拜)[" + CJK_WEEKDAYS + r"]")
+_WEEKDAY_EN = re.compile(r"\b" + WD_EN + r"\b", re.IGNORECASE)
 
 
 def weekday_word(said: str) -> str:

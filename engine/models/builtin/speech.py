@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 
+from ...dates.reader import month_of, week_of
 from ...secrets.detector import find_secret
+from .dates import find_dates
 from .lexicon import NOT_FIRST_NAMES
 from .names import EN_NAME, PASSING_NAME
 from .people import valid_en_name, valid_zh_name
@@ -114,7 +116,6 @@ _LABELS_ZH = frozenset({
     "事项", "状态", "用户", "助手", "系统", "老师", "小贴士"})
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December")
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
 @dataclass
@@ -189,28 +190,23 @@ def lead_cut(text: str) -> str:
 
 
 def resolve(when: str, said_on: date | None) -> str:
-    """A relative time as a date or month, when plain arithmetic gives it; else ''."""
+    """A relative time as a date (read by the date reader, memvault.dates.reader), or the week,
+    month or year it names; else ''."""
     if said_on is None:
         return ""
+    named = find_dates(when, said_on)
+    if named:
+        return named[0].day.isoformat()
     w = when.casefold()
-    days = {"tomorrow": 1, "明天": 1, "后天": 2, "tonight": 0, "今晚": 0}
-    if w in days:
-        return (said_on + timedelta(days=days[w])).isoformat()
+    if w in ("tonight", "今晚"):
+        return said_on.isoformat()
     if w in ("next month", "下个月", "下月"):
-        year, month = (said_on.year + 1, 1) if said_on.month == 12 else (
-            said_on.year, said_on.month + 1)
-        return f"{_MONTHS[month - 1]} {year}"
+        first, _last = month_of(said_on, 1)
+        return f"{_MONTHS[first.month - 1]} {first.year}"
     if w in ("next year", "明年"):
         return str(said_on.year + 1)
     if w in ("next week", "下周"):
-        monday = said_on + timedelta(days=7 - said_on.weekday())
-        return f"week of {monday.isoformat()}"
-    day = re.fullmatch(r"(?:on|this|next) (\w+day)", w)
-    if day and day.group(1) in _WEEKDAYS:
-        ahead = (_WEEKDAYS.index(day.group(1)) - said_on.weekday()) % 7 or 7
-        if w.startswith("next") and ahead < 7 - said_on.weekday():
-            ahead += 7
-        return (said_on + timedelta(days=ahead)).isoformat()
+        return f"week of {week_of(said_on, 1)[0].isoformat()}"
     return ""
 
 
