@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from helpers import count
-from memvault import ManualClock, Memory
+from memvault import ManualClock, Memory, NewEvent
+from memvault.base.spaces import Spaces
 from memvault.objects.records import ObjectRecord, save_object
 from memvault.store.connection import write
 from modes_support import (
@@ -22,6 +23,7 @@ from modes_support import (
     payload,
     put_object,
     review_step,
+    run_until_idle,
     tool_results,
 )
 from scripted_provider import call
@@ -314,14 +316,105 @@ def test_merges_in_one_write_cannot_form_a_cycle(mem: Memory) -> None:
     assert mem.read_object("person:c")["object"]["id"] == "person:b"
 
 
-def test_a_review_that_read_another_spaces_object_writes_no_core_file(mem: Memory) -> None:
+def _three_spaces(mem: Memory) -> None:
+    """The same person, by name, in work, home and shared; and a second work person."""
+    put_object(mem, "person:lee", "Lee", body="work: leads the payments team", space="work")
+    put_object(mem, "person:lee-home", "Lee", body="home: my neighbour", space="home")
+    put_object(mem, "person:lee-shared", "Lee", body="shared: everyone knows Lee")
+    put_object(mem, "person:kim", "Kim", body="work: payments analyst", space="work")
+
+
+def _space_of(mem: Memory, object_id: str) -> str:
+    return str(mem.conn.execute("SELECT space FROM objects WHERE id = ?",
+                                (object_id,)).fetchone()[0])
+
+
+def test_each_review_batch_holds_the_objects_of_one_space(mem: Memory) -> None:
+    _three_spaces(mem)
+    deep_job(mem)
+    seen: list[dict[str, Any]] = []
+    worker, _ = make_worker(mem, [review_step(seen=seen)] * 3)
+    run_until_idle(worker)
+    batches = [[o["id"] for o in data["review"]] for data in seen]
+    assert sorted(i for ids in batches for i in ids) == sorted(
+        ["person:lee", "person:lee-home", "person:lee-shared", "person:kim", "project:daily"])
+    assert all(len({_space_of(mem, i) for i in ids}) == 1 for ids in batches), batches
+
+
+def test_a_review_is_shown_and_merges_duplicates_of_its_own_space_only(mem: Memory) -> None:
+    _three_spaces(mem)
+    deep_job(mem)
+    seen: list[dict[str, Any]] = []
+    worker, _ = make_worker(mem, [review_step(seen=seen)] * 3)
+    run_until_idle(worker)
+    for data in seen:
+        space = _space_of(mem, data["review"][0]["id"])
+        assert {_space_of(mem, o["id"]) for o in data["related"]} <= {space}, data["related"]
+
+
+def test_a_review_cannot_read_or_search_another_spaces_objects_or_events(mem: Memory) -> None:
+    _three_spaces(mem)
+    [home_event] = Memory(mem.config, mem.conn, mem.clock, Spaces("home")).append_events(
+        [NewEvent("Lee from next door borrowed the ladder")])
+    deep_job(mem)
+
+    def browse(messages: Any, tools: Any, max_out: int) -> Any:
+        data = payload(messages)
+        if _space_of(mem, data["review"][0]["id"]) != "work":
+            return call("commit_review", {"reviewed": [o["id"] for o in data["review"]]})
+        return call("read_object", {"id": "person:lee-home"})
+
+    answers: list[Any] = []
+
+    def then_search(messages: Any, tools: Any, max_out: int) -> Any:
+        answers.append(tool_results(messages)[-1])
+        return call("search_objects", {"query": "Lee"})
+
+    def then_evidence(messages: Any, tools: Any, max_out: int) -> Any:
+        answers.append(tool_results(messages)[-1])
+        return call("read_evidence", {"id_or_event": f"event:{home_event}"})
+
+    def then_commit(messages: Any, tools: Any, max_out: int) -> Any:
+        answers.append(tool_results(messages)[-1])
+        reviewed = [o["id"] for o in payload(messages)["review"]]
+        return call("commit_review", {"reviewed": reviewed})
+
+    # batches by space name: home, shared, then work, whose review browses
+    worker, _ = make_worker(mem, [browse, browse, browse, then_search, then_evidence,
+                                  then_commit])
+    run_until_idle(worker)
+    read, found, evidence = answers
+    assert "no object person:lee-home" in read["error"]
+    assert {h["id"] for h in found} == {"person:lee", "person:lee-shared"}
+    assert f"no event {home_event}" in evidence["error"]
+
+
+def test_what_a_review_of_one_space_creates_stays_in_that_space(mem: Memory) -> None:
+    _three_spaces(mem)
+    deep_job(mem)
+
+    def add_for_home(data: dict[str, Any]) -> dict[str, Any]:
+        if _space_of(mem, data["review"][0]["id"]) != "home":
+            return {}
+        return {"objects": [obj("knowledge:ladder", "Ladder", summary="Lee has the ladder")]}
+
+    worker, _ = make_worker(mem, [review_step(add_for_home)] * 3)
+    run_until_idle(worker)
+    assert _space_of(mem, "knowledge:ladder") == "home"
+
+
+def test_a_review_of_a_space_other_than_shared_writes_no_core_file(mem: Memory) -> None:
     put_object(mem, "person:lee", "Lee", body="work: leads the payments team", space="work")
     deep_job(mem)
-    worker, provider = make_worker(mem, [
-        review_step(lambda d: {"core_files": [{"name": "USER.md", "content": "Lee, payments"}]}),
-        review_step(lambda d: {}),
-    ])
-    assert worker.tick().action == "committed"
-    (error,) = errors_seen(provider)
-    assert error["field"] == "core_files" and "several spaces" in error["error"]
+
+    def core_from_work(data: dict[str, Any]) -> dict[str, Any]:
+        if _space_of(mem, data["review"][0]["id"]) != "work":
+            return {}
+        return {"core_files": [{"name": "USER.md", "content": "Lee, payments"}]}
+
+    worker, provider = make_worker(mem, [review_step(core_from_work), review_step(core_from_work),
+                                         review_step()])
+    run_until_idle(worker)
+    assert any(e["field"] == "core_files" and "never writes a core file" in e["error"]
+               for e in errors_seen(provider))
     assert mem.read_core_file("USER.md") is None  # every space reads it: nothing leaked

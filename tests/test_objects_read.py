@@ -192,12 +192,13 @@ def test_object_rows_reads_the_rows_that_exist_and_live_only_leaves_out_the_merg
 def test_the_browse_evidence_tool_pages_an_objects_slices_oldest_first(
     mem: Memory, hub: dict[str, object],
 ) -> None:
+    from memvault.base.spaces import EVERY_SPACE
     from memvault.jobs.modes.browse import evidence_text
 
     links = [link for link in object_links(mem.conn, "person:qhy") if link["kind"] == "evidence"]
     seen, offset = [], 0
     while offset is not None:
-        page = evidence_text(mem.conn, "person:qhy", offset)
+        page = evidence_text(mem.conn, "person:qhy", offset, EVERY_SPACE)
         assert page["id"] == "person:qhy" and len(page["evidence"]) <= 20
         seen += page["evidence"]
         offset = page["next_offset"]

@@ -453,3 +453,41 @@ def test_moving_an_event_into_a_space_holding_its_key_is_refused_and_moves_nothi
         mem.move_space(mine, "home")
     assert mem.conn.execute("SELECT space FROM events WHERE id = ?", (mine,)).fetchone()[0] \
         == "work"
+
+
+def test_an_organize_batch_browses_only_its_events_space_and_shared(mem: Memory) -> None:
+    """The model filing a work event cannot read, search or list a home object or event with
+    its tools: nothing of home can reach what it writes."""
+    from modes_support import archive, commit_organize, make_worker, put_object, tool_results
+    from scripted_provider import call
+
+    put_object(mem, "person:lee-home", "Lee", body=f"my neighbour {HOME}", space="home")
+    [home_event] = Memory(mem.config, mem.conn, mem.clock, Spaces("home")).append_events(
+        [NewEvent(f"Lee borrowed the ladder {HOME}")])
+    [work_event] = Memory(mem.config, mem.conn, mem.clock, Spaces("work")).append_events(
+        [NewEvent(f"Lee reviews the payments design {WORK}")])
+    archive(mem, [work_event])
+    mem.organize(compact_first=False)
+    answers: list[Any] = []
+
+    def ask(tool: str, args: dict[str, Any]) -> Any:
+        def step(messages: Any, tools: Any, max_out: int) -> Any:
+            if tool_results(messages):
+                answers.append(tool_results(messages)[-1])
+            return call(tool, args) if tool else commit_organize(work_event, "archive_only",
+                                                                 reason="nothing to keep")
+        return step
+
+    worker, _ = make_worker(mem, [
+        ask("read_object", {"id": "person:lee-home"}),
+        ask("search_objects", {"query": "Lee"}),
+        ask("read_evidence", {"id_or_event": f"event:{home_event}"}),
+        ask("list_directory", {"type": "person"}),
+        ask("", {}),
+    ])
+    result = worker.tick()
+    assert result.action == "committed", (result, answers)
+    read, found, evidence, listed = answers
+    assert "no object person:lee-home" in read["error"]
+    assert found == [] and f"no event {home_event}" in evidence["error"]
+    assert listed["objects"] == []

@@ -1,7 +1,9 @@
 """The browsing tools organize and deep offer the model: search, read, evidence, directory.
 
 Reading an object through these tools (or receiving it in the claim) is what allows a batch to
-overwrite it: the batch's `read_ids` set grows with every read.
+overwrite it: the batch's `read_ids` set grows with every read. The tools see what a client
+bound to the batch's space sees (that space and `shared`): a model filing a `work` event never
+reads a `home` object or event, so nothing of `home` can reach what it writes.
 """
 
 from __future__ import annotations
@@ -12,8 +14,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ...base.errors import MemvaultError
-from ...objects.records import ObjectPage, cited_slices, list_objects, read_object, resolve_redirect
+from ...base.errors import MemvaultError, NotFound
+from ...base.spaces import Spaces
+from ...objects.records import (
+    ObjectPage,
+    cited_slices,
+    get_object,
+    list_objects,
+    read_object,
+    resolve_redirect,
+)
 from ...recall.query import memory_find
 from ...timeline.events import parse_event_id, read_event_page
 from ..batch_loop import FieldError, Tool
@@ -43,24 +53,31 @@ class DirectoryArgs(BaseModel):
 
 
 def search(conn: sqlite3.Connection, query: str, types: list[str] | None,
-           limit: int) -> list[dict[str, Any]]:
-    """Objects matching `query`, through recall (names, aliases, cues, words; zh and en)."""
-    return memory_find(conn, query, types=types, limit=limit, include_events=False)["hits"]
+           limit: int, spaces: Spaces) -> list[dict[str, Any]]:
+    """Objects matching `query` that `spaces` sees, through recall (names, aliases, cues,
+    words; zh and en)."""
+    return memory_find(conn, query, types=types, limit=limit, include_events=False,
+                       spaces=spaces)["hits"]
 
 
-def evidence_text(conn: sqlite3.Connection, id_or_event: str, offset: int) -> dict[str, Any]:
-    """Raw text behind an event id, or the evidence slices of an object, paged."""
+def evidence_text(conn: sqlite3.Connection, id_or_event: str, offset: int,
+                  spaces: Spaces) -> dict[str, Any]:
+    """Raw text behind an event id, or the evidence slices of an object, paged; only of what
+    `spaces` sees (another space's item is answered as a missing one)."""
     if ":" in id_or_event and not id_or_event.startswith("event:"):
         target = resolve_redirect(conn, id_or_event)
-        rows = cited_slices(conn, target, limit=21, offset=offset, with_text=True)
+        if not spaces.sees(get_object(conn, target).space):
+            raise NotFound(f"no object {id_or_event}")
+        rows = cited_slices(conn, target, limit=21, offset=offset, with_text=True,
+                            spaces=spaces)
         more = len(rows) > 20
         return {"id": target, "evidence": [dict(r) for r in rows[:20]],
                 "next_offset": offset + 20 if more else None}
-    return dict(read_event_page(conn, parse_event_id(id_or_event), offset))
+    return dict(read_event_page(conn, parse_event_id(id_or_event), offset, spaces=spaces))
 
 
-def browse_tools(conn: sqlite3.Connection, read_ids: set[str]) -> list[Tool]:
-    """The four browsing tools; reads are added to `read_ids`."""
+def browse_tools(conn: sqlite3.Connection, read_ids: set[str], spaces: Spaces) -> list[Tool]:
+    """The four browsing tools, seeing what `spaces` sees; reads are added to `read_ids`."""
 
     def guarded(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
         def run(args: Any) -> Any:
@@ -73,7 +90,7 @@ def browse_tools(conn: sqlite3.Connection, read_ids: set[str]) -> list[Tool]:
     newly_read: set[str] = set()  # ids a read_object call (not the claim) made readable
 
     def do_read(args: ReadArgs) -> ObjectPage:
-        data = read_object(conn, args.id, args.offset)
+        data = read_object(conn, args.id, args.offset, spaces)
         if data["object"]["id"] not in read_ids:
             newly_read.add(data["object"]["id"])
         read_ids.add(data["object"]["id"])
@@ -88,7 +105,7 @@ def browse_tools(conn: sqlite3.Connection, read_ids: set[str]) -> list[Tool]:
 
     def do_directory(args: DirectoryArgs) -> dict[str, Any]:
         items = [{"id": o.id, "name": o.name, "summary": o.summary[:120], "status": o.status}
-                 for o in list_objects(conn, args.type)]
+                 for o in list_objects(conn, args.type, spaces=spaces)]
         page = items[args.offset: args.offset + DIRECTORY_PAGE]
         end = args.offset + len(page)
         return {"objects": page, "total": len(items),
@@ -96,12 +113,12 @@ def browse_tools(conn: sqlite3.Connection, read_ids: set[str]) -> list[Tool]:
 
     return [
         Tool("search_objects", "Find objects by name, alias, cue or words (Chinese or English).",
-             SearchArgs, guarded(lambda a: search(conn, a.query, a.types, a.limit))),
+             SearchArgs, guarded(lambda a: search(conn, a.query, a.types, a.limit, spaces))),
         Tool("read_object", "Read an object's profile, relations and evidence; needed before "
              "rewriting it.", ReadArgs, guarded(do_read), on_withheld=unread),
         Tool("read_evidence", "Read the raw event text behind an event id or an object's "
-             "evidence.", EvidenceArgs, guarded(lambda a: evidence_text(conn, a.id_or_event,
-                                                                         a.offset))),
+             "evidence.", EvidenceArgs,
+             guarded(lambda a: evidence_text(conn, a.id_or_event, a.offset, spaces))),
         Tool("list_directory", "List objects (optionally of one type), 50 a page.",
              DirectoryArgs, guarded(do_directory)),
     ]

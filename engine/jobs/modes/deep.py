@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from ...base.clock import iso
 from ...base.config import Config
-from ...base.spaces import SHARED
+from ...base.spaces import SHARED, Spaces
 from ...objects.graph_write import (
     GraphWrite,
     WriteRules,
@@ -90,18 +90,21 @@ class DeepMode(Mode[DeepClaim, None, None]):
         fit the claim budget together."""
         taken = conn.execute("SELECT 1 FROM deep_snapshot WHERE job_id = ? LIMIT 1",
                              (job.id,)).fetchone()
-        if not taken:
+        if not taken:  # by space first: a batch reviews the objects of one space
             conn.execute(
                 "INSERT INTO deep_snapshot (job_id, position, object_id)"
-                " SELECT ?, ROW_NUMBER() OVER (ORDER BY type, id), id FROM objects"
+                " SELECT ?, ROW_NUMBER() OVER (ORDER BY space, type, id), id FROM objects"
                 " WHERE redirect_to IS NULL", (job.id,))
         rows = conn.execute(
-            "SELECT position, object_id FROM deep_snapshot WHERE job_id = ?"
-            " AND reviewed_at IS NULL AND batch_id IS NULL ORDER BY position LIMIT ?",
-            (job.id, config.settings.deep.objects_per_batch),
+            "SELECT d.position, d.object_id, coalesce(o.space, ?) AS space FROM deep_snapshot d"
+            " LEFT JOIN objects o ON o.id = d.object_id WHERE d.job_id = ?"
+            " AND d.reviewed_at IS NULL AND d.batch_id IS NULL ORDER BY d.position LIMIT ?",
+            (SHARED, job.id, config.settings.deep.objects_per_batch),
         ).fetchall()
         if not rows:
             return None
+        # the first object's space only (an object moved since the snapshot waits its turn)
+        rows = [r for r in rows if r["space"] == rows[0]["space"]]
         rows = rows[:_fitting(conn, [r["object_id"] for r in rows], review_budget(config))]
         return Claim(DeepClaim(tuple(r["position"] for r in rows),
                                tuple(r["object_id"] for r in rows)))
@@ -118,7 +121,7 @@ class DeepMode(Mode[DeepClaim, None, None]):
         review = fit_review([review_item(ctx.conn, i) for i in object_ids], budget)
         used = _size(review)
         related = []
-        for obj in duplicate_candidates(ctx.conn, object_ids):
+        for obj in duplicate_candidates(ctx.conn, object_ids):  # of the reviewed objects' space
             item = object_payload(obj)
             cost = _size(item)
             if used + cost <= budget:
@@ -133,7 +136,11 @@ class DeepMode(Mode[DeepClaim, None, None]):
 
     def tools(self, ctx: BatchContext[DeepClaim]) -> list[Tool]:
         """The browsing tools and commit_review."""
-        return [*browse_tools(ctx.conn, ctx.read_ids),
+        spaces = _spaces_of(ctx.conn, list(ctx.batch.claim.object_ids))
+        # one space: what it and `shared` hold; a claim that came to span several (an object
+        # moved since it was claimed): `shared` alone, so no space reaches another's review
+        seen = Spaces(spaces.pop() if len(spaces) == 1 else SHARED)
+        return [*browse_tools(ctx.conn, ctx.read_ids, seen),
                 commit_tool("commit_review", "Confirm the reviewed ids and commit any changes.",
                             ReviewProposal)]
 
@@ -209,15 +216,20 @@ def _review_space(conn: sqlite3.Connection, object_ids: list[str],
     objects when they share one, so what it creates stays there and only a review of `shared`
     objects writes a core file (which every space reads). A review of several spaces writes
     no core file: what it read of one space must not reach the others."""
-    spaces = {row[0] for row in conn.execute(
-        "SELECT DISTINCT space FROM objects WHERE id IN (SELECT value FROM json_each(?))",
-        (json.dumps(object_ids),))}
+    spaces = _spaces_of(conn, object_ids)
     if len(spaces) == 1:
         return spaces.pop()
     if writes_core and spaces - {SHARED}:
         raise FieldError("core_files", "this review read objects of several spaces "
                          f"({', '.join(sorted(spaces))}): it writes no core file")
     return None
+
+
+def _spaces_of(conn: sqlite3.Connection, object_ids: Sequence[str]) -> set[str]:
+    """The spaces the objects belong to (one, for a claim made by next_claim)."""
+    return {row[0] for row in conn.execute(
+        "SELECT DISTINCT space FROM objects WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(object_ids)),))}
 
 
 def _fitting(conn: sqlite3.Connection, object_ids: list[str], budget: int) -> int:
@@ -256,19 +268,20 @@ def fit_review(review: list[ReviewItem], budget: int) -> list[ReviewItem]:
 
 def duplicate_candidates(conn: sqlite3.Connection,
                          object_ids: Sequence[str]) -> list[ObjectRecord]:
-    """Live objects of the same type whose normalised name or alias equals a reviewed one's."""
-    wanted: dict[str, set[str]] = {}
+    """Live objects of the same type and space whose normalised name or alias equals a reviewed
+    one's (deep never merges objects of two spaces, so it is never shown one of another)."""
+    wanted: dict[tuple[str, str], set[str]] = {}
     for object_id in object_ids:
         obj = get_object(conn, object_id)
         keys = {normal_name(n) for n in [obj.name, *obj.aliases] if n.strip()}
-        wanted.setdefault(obj.type, set()).update(keys)
+        wanted.setdefault((obj.type, obj.space), set()).update(keys)
     found: list[ObjectRecord] = []
-    for type_, keys in wanted.items():
+    for (type_, space), keys in wanted.items():
         # Only names are read for the scan (it runs every batch over every object of the type);
         # a full record is built for the matches alone.
         for row in conn.execute(
-            "SELECT id, name, aliases FROM objects WHERE type = ? AND redirect_to IS NULL",
-            (type_,),
+            "SELECT id, name, aliases FROM objects WHERE type = ? AND space = ?"
+            " AND redirect_to IS NULL", (type_, space),
         ).fetchall():
             if (row["id"] not in object_ids
                     and not keys.isdisjoint(_name_keys(row["name"], row["aliases"]))):

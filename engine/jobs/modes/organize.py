@@ -22,6 +22,7 @@ from typing import TypedDict
 from pydantic import BaseModel
 
 from ...base.config import Config
+from ...base.spaces import SHARED, Spaces
 from ...objects.graph_write import GraphWrite, WriteRules, WriteSummary, apply_write, validate_write
 from ...objects.proposals import Disposition, OrganizeProposal, Outcome
 from ...objects.provenance import Span, check_evidence, is_memory_event
@@ -277,7 +278,9 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
 
     def tools(self, ctx: BatchContext[OrganizeClaim]) -> list[Tool]:
         """The browsing tools and commit_organize."""
-        return [*browse_tools(ctx.conn, ctx.read_ids),
+        space = ctx.conn.execute("SELECT space FROM events WHERE id = ?",
+                                 (ctx.batch.claim.event_id,)).fetchone()
+        return [*browse_tools(ctx.conn, ctx.read_ids, Spaces(space[0] if space else SHARED)),
                 commit_tool("commit_organize", "Commit objects, relations, evidence, core files "
                             "and the event's disposition in one transaction.", OrganizeProposal)]
 
