@@ -21,7 +21,7 @@ from mcp.client import Client
 from memvault import Memory, NewEvent
 from memvault.base.clock import ManualClock
 from memvault.base.errors import InputError, NotFound
-from memvault.base.spaces import Spaces, check_space
+from memvault.base.spaces import SEVERAL, Spaces, check_space
 from memvault.cli import main
 from memvault.objects.records import ObjectRecord, add_evidence_items, add_relation, save_object
 from memvault.recall import rank
@@ -491,3 +491,31 @@ def test_an_organize_batch_browses_only_its_events_space_and_shared(mem: Memory)
     assert "no object person:lee-home" in read["error"]
     assert found == [] and f"no event {home_event}" in evidence["error"]
     assert listed["objects"] == []
+
+
+def test_a_head_whose_turns_a_move_split_between_spaces_is_shown_to_no_bound_client(
+        mem: Memory) -> None:
+    """Its summary speaks of both spaces' turns: neither agent reads it (the owner does); a
+    head whose turns all moved goes with them."""
+    work = Memory(mem.config, mem.conn, mem.clock, Spaces("work"))
+    ids = work.append_events([NewEvent(f"work turn {i}: " + "words " * 60) for i in range(12)])
+    mem.compact(wait=True)
+    head_of = dict(mem.conn.execute(
+        "SELECT n.event_id, h.id FROM hot_nodes n JOIN hot_nodes h ON h.id = n.parent_id"
+        " WHERE n.kind = 'raw'").fetchall())
+    first_head = head_of[ids[0]]
+    together = [e for e in ids if head_of.get(e) == first_head]
+    assert len(together) >= 2
+    mem.move_space(together[0], "home")
+    space = mem.conn.execute("SELECT space FROM hot_nodes WHERE id = ?",
+                             (first_head,)).fetchone()[0]
+    assert space == SEVERAL
+    for bound in (work, Memory(mem.config, mem.conn, mem.clock, Spaces("home"))):
+        shown = json.dumps(bound.timeline_view(), default=str)
+        assert f'"id": {first_head},' not in shown and f"node {first_head}" not in shown
+        with pytest.raises(NotFound):
+            bound.expand(first_head)
+    for event_id in together[1:]:
+        mem.move_space(event_id, "home")
+    assert mem.conn.execute("SELECT space FROM hot_nodes WHERE id = ?",
+                            (first_head,)).fetchone()[0] == "home"

@@ -20,6 +20,10 @@ from dataclasses import dataclass
 from .errors import InputError
 
 SHARED = "shared"
+# The space of a summary head whose turns a person's `space move` split between spaces: its
+# summary speaks of both, so no bound client reads it (no client can bind to this name: it is
+# no valid space name); the owner, bound to nothing, still does.
+SEVERAL = "(several)"
 SPACE_MAX_CHARS = 32
 _SPACE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 

@@ -21,7 +21,7 @@ from typing import Any, TypedDict, cast
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
-from ..base.spaces import EVERY_SPACE, SHARED, Spaces
+from ..base.spaces import EVERY_SPACE, SEVERAL, SHARED, Spaces
 from ..base.tokens import estimate_tokens
 from ..store.forget_rows import forget_in_rows
 
@@ -246,9 +246,23 @@ def add_head(
 
 
 def move_event_nodes(conn: sqlite3.Connection, event_id: int, space: str) -> None:
-    """An event's raw fragments follow it into `space` (`memvault space move`); a head that
-    already folded them keeps its own (its summary was written in that space)."""
+    """An event's raw fragments follow it into `space` (`memvault space move`), and so does
+    each head above them whose turns are now all of `space`; a head whose turns now belong to
+    several spaces takes SEVERAL: its summary speaks of each, so no bound client reads it."""
     conn.execute("UPDATE hot_nodes SET space = ? WHERE event_id = ?", (space, event_id))
+    heads = conn.execute(
+        "WITH RECURSIVE up(id) AS (SELECT parent_id FROM hot_nodes WHERE event_id = ?"
+        " AND parent_id IS NOT NULL UNION SELECT n.parent_id FROM hot_nodes n JOIN up"
+        " ON n.id = up.id WHERE n.parent_id IS NOT NULL) SELECT id FROM up", (event_id,),
+    ).fetchall()
+    for (head,) in heads:
+        spaces = {row[0] for row in conn.execute(
+            "WITH RECURSIVE down(id, kind, space) AS (SELECT id, kind, space FROM hot_nodes"
+            " WHERE parent_id = ? UNION ALL SELECT n.id, n.kind, n.space FROM hot_nodes n"
+            " JOIN down ON n.parent_id = down.id) SELECT DISTINCT space FROM down"
+            " WHERE kind = 'raw'", (head,))}
+        conn.execute("UPDATE hot_nodes SET space = ? WHERE id = ?",
+                     (spaces.pop() if len(spaces) == 1 else SEVERAL, head))
 
 
 def fold_under(conn: sqlite3.Connection, head: int, node_ids: Sequence[int]) -> None:
