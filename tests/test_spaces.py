@@ -519,3 +519,22 @@ def test_a_head_whose_turns_a_move_split_between_spaces_is_shown_to_no_bound_cli
         mem.move_space(event_id, "home")
     assert mem.conn.execute("SELECT space FROM hot_nodes WHERE id = ?",
                             (first_head,)).fetchone()[0] == "home"
+
+
+def test_a_bound_person_creates_in_their_space_and_corrects_only_what_they_see(
+        mem: Memory) -> None:
+    from memvault.objects.corrections import Correction, ProfileEdit
+
+    seed(mem)
+    work = Memory(mem.config, mem.conn, mem.clock, Spaces("work"))
+    made = work.correct(Correction("create", ["person", "Ada"], ProfileEdit(summary="new")))
+    assert made["objects"] == ["person:ada"]
+    assert mem.conn.execute("SELECT space FROM objects WHERE id = 'person:ada'").fetchone()[0] \
+        == "work"
+    home = Memory(mem.config, mem.conn, mem.clock, Spaces("home"))
+    again = home.correct(Correction("create", ["person", "Ada"], ProfileEdit(summary="mine")))
+    assert again["objects"] == ["person:ada-home"]  # work's Ada is none of home's business
+    with pytest.raises(NotFound, match="no object person:lee-home"):
+        work.correct(Correction("edit", ["person:lee-home"], ProfileEdit(summary="x")))
+    with pytest.raises(NotFound):
+        work.correct(Correction("merge", ["person:lee-home", "person:lee-work"]))

@@ -486,7 +486,7 @@ class Memory:
         accept_edit), committed in one transaction with a receipt; versions say `person`."""
         from ..objects.corrections import correct
 
-        return correct(self.conn, self.config, correction, self.clock.now())
+        return correct(self.conn, self.config, correction, self.clock.now(), self.spaces)
 
     def move_space(self, ref: str | int, space: str) -> SpaceMove:
         """`memvault space move`: re-place an event (42, event:42) or an object (an id, or a

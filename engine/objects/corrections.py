@@ -34,7 +34,8 @@ from pydantic import ValidationError
 
 from ..base.clock import iso
 from ..base.config import Config
-from ..base.errors import FieldError, InputError
+from ..base.errors import FieldError, InputError, NotFound
+from ..base.spaces import EVERY_SPACE, Spaces
 from ..store.connection import bump_revision, graph_revision, write
 from .graph_write import GraphWrite, WriteRules, WriteSummary, apply_write, validate_write
 from .ids import (
@@ -149,12 +150,14 @@ class CorrectionReceipt(WriteSummary):
 
 
 def correct(conn: sqlite3.Connection, config: Config, correction: Correction,
-            now: datetime) -> CorrectionReceipt:
+            now: datetime, spaces: Spaces = EVERY_SPACE) -> CorrectionReceipt:
     """Validate and commit a correction in one transaction; return its receipt.
 
     InputError / NotFound (nothing changed) when a ref names no object or several, the object
     was merged away, the edit is empty, or the write breaks a graph-write rule (the message
-    names the field, never a secret value)."""
+    names the field, never a secret value). Bound to a space (`spaces`), a correction sees
+    only that space's and shared objects (another's is answered as missing) and what it
+    creates is of its space."""
     if not isinstance(correction.token, str) or not 1 <= len(correction.token) <= 200:
         raise InputError("a correction token must be text of 1-200 chars")
     with write(conn):
@@ -162,13 +165,16 @@ def correct(conn: sqlite3.Connection, config: Config, correction: Correction,
                               (correction.token,)).fetchone()
         if replay is not None:
             return cast(CorrectionReceipt, {**json.loads(replay[0]), "replayed": True})
-        ids = ([_new_id(conn, correction.refs)] if correction.kind == "create" else
-               [_live_id(conn, ref) for ref in correction.refs])
+        ids = ([_new_id(conn, correction.refs, spaces)] if correction.kind == "create" else
+               [_live_id(conn, ref, spaces) for ref in correction.refs])
         if correction.base_version is not None:
             _check_unchanged(conn, ids[0], correction.base_version)
         graph = _graph_write(conn, correction, ids)
         rules = WriteRules(read_ids=set(ids) if correction.kind != "create" else set(),
-                           evidence_range=None, origin="person")
+                           evidence_range=None, origin="person",
+                           # what a bound client creates is of its space; what it edits (its
+                           # own or a shared object) stays where it is
+                           space=spaces.bound if correction.kind == "create" else None)
         size = len(json.dumps([o.model_dump() for o in graph.objects], ensure_ascii=False)
                    .encode("utf-8"))
         try:
@@ -176,7 +182,7 @@ def correct(conn: sqlite3.Connection, config: Config, correction: Correction,
         except FieldError as exc:
             raise InputError(f"refused, nothing changed: {_plain(exc)}") from None
         if correction.kind in ("edit", "accept_edit", "create"):  # after the secret check
-            _check_names_free(conn, ids[0], graph.objects[0])
+            _check_names_free(conn, ids[0], graph.objects[0], spaces)
         body = apply_write(conn, validated, rules, now)
         changed = body["objects_changed"] > 0 or bool(body["merged"])
         revision = bump_revision(conn) if changed else graph_revision(conn)
@@ -205,20 +211,25 @@ def _save_receipt(conn: sqlite3.Connection, correction: Correction,
          json.dumps(receipt, ensure_ascii=False), iso(now)))
 
 
-def _live_id(conn: sqlite3.Connection, ref: str) -> str:
-    """The id `ref` names (an id, or a unique name or alias); NotFound when no such object,
-    InputError when it was merged into another (correct the survivor)."""
-    object_id = resolve_object_ref(conn, ref)
+def _live_id(conn: sqlite3.Connection, ref: str, spaces: Spaces) -> str:
+    """The id `ref` names (an id, or a unique name or alias) among the objects `spaces` sees;
+    NotFound when no such object, InputError when it was merged into another (correct the
+    survivor)."""
+    object_id = resolve_object_ref(conn, ref, spaces)
     obj = get_object(conn, object_id)  # NotFound: a correction never creates an object
+    if not spaces.sees(obj.space):
+        raise NotFound(f"no object {ref}")
     if obj.redirect_to:
         raise InputError(f"{object_id} was merged into {obj.redirect_to}: correct that one "
                          "(`memvault object` shows it); nothing changed")
     return object_id
 
 
-def _new_id(conn: sqlite3.Connection, refs: Sequence[str]) -> str:
-    """The id of the object `create` makes from [type, name]: `type:slug-of-name`. Refused when
-    a live object of that type already has the name or an alias like it, or holds that id."""
+def _new_id(conn: sqlite3.Connection, refs: Sequence[str], spaces: Spaces) -> str:
+    """The id of the object `create` makes from [type, name]: `type:slug-of-name`, suffixed with
+    the space when one `spaces` cannot see holds that id (`person:lee-work`, as organize
+    separates them). Refused when a live object of that type it sees already has the name or
+    an alias like it, or holds that id."""
     if len(refs) != 2 or not all(isinstance(r, str) for r in refs):
         raise InputError("create needs a type and a name")
     type_, name = refs[0], refs[1].strip()
@@ -226,8 +237,11 @@ def _new_id(conn: sqlite3.Connection, refs: Sequence[str]) -> str:
         raise InputError(f"unknown type {type_!r}: one of {', '.join(OBJECT_TYPES)}")
     if not name:
         raise InputError("the name is empty")
-    same = [oid for oid, _ in objects_named(conn, name) if oid.startswith(type_ + ":")]
+    same = [oid for oid, _ in objects_named(conn, name, spaces) if oid.startswith(type_ + ":")]
     object_id = f"{type_}:{make_slug(name)}"
+    if spaces.bound is not None and object_exists(conn, object_id) and not spaces.sees(
+            get_object(conn, object_id).space):
+        object_id = f"{object_id}-{spaces.bound}"
     if same or object_exists(conn, object_id):
         held = same[0] if same else object_id
         raise InputError(f"{held} already exists with that name: change it with `memvault edit "
@@ -284,14 +298,15 @@ def _graph_write(conn: sqlite3.Connection, correction: Correction,
     raise InputError(f"unknown correction kind {correction.kind!r}")
 
 
-def _check_names_free(conn: sqlite3.Connection, object_id: str, edited: ObjectWrite) -> None:
+def _check_names_free(conn: sqlite3.Connection, object_id: str, edited: ObjectWrite,
+                      spaces: Spaces) -> None:
     """Refuse a name or alias the edit gives `object_id` that another live object of its type
-    already answers to: every command that takes a name would then stop with "names 2
-    objects". A name the object already answered to is not checked again (the edit did not
-    make that clash)."""
+    `spaces` sees already answers to: every command that takes a name would then stop with
+    "names 2 objects" (objects of spaces it cannot see never reach its commands). A name the
+    object already answered to is not checked again (the edit did not make that clash)."""
     kind = object_id.partition(":")[0]
     for where, name in [("name", edited.name), *(("aliases", a) for a in edited.aliases)]:
-        holders = objects_named(conn, name)
+        holders = objects_named(conn, name, spaces)
         if any(oid == object_id for oid, _ in holders):
             continue
         others = [(oid, held) for oid, held in holders if oid.partition(":")[0] == kind]
