@@ -300,3 +300,13 @@ def test_a_chinese_note_that_starts_with_its_day_and_time_is_a_plan_named_by_the
     assert set(rules) == {"面试", "部门聚餐", "开家长会"}
     assert "2026-12-08" in rules["面试"] and "2026-12-05" in rules["部门聚餐"]
     assert "2026-12-10" in rules["开家长会"]
+
+
+def test_a_chinese_note_of_a_need_without_its_subject_is_a_todo_and_its_done_closes_it(
+        mem: Memory) -> None:
+    organize_turns(mem, ["要去银行办信用卡", "得把季度报表交给财务", "要是下雨就不去了"])
+    todos = dict(mem.conn.execute("SELECT name, state FROM objects WHERE type = 'todo'"))
+    assert set(todos) == {"去银行办信用卡", "把季度报表交给财务"}, todos  # 要是: an "if"
+    organize_turns(mem, ["信用卡办好了"], day="2026-12-05")
+    assert mem.conn.execute("SELECT state FROM objects WHERE name = '去银行办信用卡'"
+                            ).fetchone()[0] == "done"

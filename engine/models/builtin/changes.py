@@ -41,6 +41,10 @@ _BARE_NEED_EN = re.compile(r"^\W*(?:(?:[Nn]eed|[Hh]ave)\s+to|[Mm]ust)\s+(?P<item
 _VAGUE_NEED_EN = re.compile(r"(?i)^(?:do|make|be|get|keep|find|fix|show|try|see|say|think|go)\b"
                             r".*\b(?:it|that|this|something|things|however|better|way|up)\b")
 _NEED_ZH = re.compile(r"我(?:们)?(?:还)?(?:需要|得|要|必须)(?P<item>[^，。！？；]{3,40})")
+# A note's need without its subject ("要去银行办信用卡", "得把报告交了"): only in notes, and
+# not 要是/要不/要么 (if, or else), 得了/得到, 要求 (a demand).
+_BARE_NEED_ZH = re.compile(r"^\W*(?:还)?(?:需要|得|要|必须)(?!是|不|么|了|到|求)"
+                           r"(?P<item>[^，。！？；]{3,40})")
 _NOT_TASK_ZH = re.compile(r"^(?:是|不|说|看看|想想|睡|走了|去睡|哭|笑)")
 _MOVE_EN = re.compile(r"\b(?:postponed|moved|rescheduled|pushed(?:\s+back)?|delayed|shifted|"
                       r"brought\s+forward|bumped|changed)\s+(?:to|until|till)\s+", re.IGNORECASE)
@@ -136,8 +140,8 @@ def _clause_before(text: str, end: int) -> str:
 def _need(sent: Span, notes: bool = False) -> Finding | None:
     lang = lang_of(sent.text)
     m = (_NEED_ZH if lang == "zh" else _NEED_EN).search(sent.text)
-    if m is None and notes and lang == "en":
-        m = _BARE_NEED_EN.match(sent.text)
+    if m is None and notes:
+        m = (_BARE_NEED_EN if lang == "en" else _BARE_NEED_ZH).match(sent.text)
     if not m:
         return None
     item = m.group("item").strip(" ,，。.")
