@@ -464,6 +464,19 @@ def test_a_wish_with_a_time_said_by_a_pronoun_is_a_plan(mem: Memory) -> None:
     assert "四月" in schedule(mem.conn, "京都")["body"]
 
 
+def test_a_wish_of_ones_own_with_a_time_is_a_plan_whatever_adverb_it_carries(
+        mem: Memory) -> None:
+    organize_turns(mem, ["honestly I'd really love to hike the Dolomites next summer",
+                         "We're really hoping to visit Lisbon in May.",
+                         "我一直想去新疆看看，打算明年秋天去",
+                         "I'd love to have more time."])  # no time: no plan
+    assert "next summer" in schedule(mem.conn, "Dolomites")["body"]
+    assert "May" in schedule(mem.conn, "Lisbon")["body"]
+    assert "明年" in schedule(mem.conn, "新疆")["body"]
+    assert not [r for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'schedule'")
+                if "time" in r[0]]
+
+
 def test_names_with_particles_accents_and_two_part_words_are_filed_whole(mem: Memory) -> None:
     """A name is taken whole whatever its origin: lowercase particles between its words, accented
     and extended Latin letters, O'/D'/Mc/Mac words, hyphens; a possessive 's is no part of it."""

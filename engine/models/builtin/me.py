@@ -9,7 +9,8 @@ is kept as objects of its own:
   a knowledge object whose conclusion is the clause as said;
 - a commitment: "I'll book the pottery class for two then" (a concrete act, not "I'll think
   about it"), an open todo;
-- a wish with a time said by a pronoun ("She wants to go to Kyoto in April"), a schedule.
+- a wish with a time said by a pronoun ("She wants to go to Kyoto in April") or of themself
+  ("I'd really love to go to Kerala next spring", "我一直想去冰岛，争取明年冬天去"), a schedule.
 A speaker's own statements are speech.py's; a self-introduction with a name is people.py's.
 """
 
@@ -34,9 +35,16 @@ _VAGUE_WILL = re.compile(r"(?:think|see|try|let|keep|have to see|check it|do (?:
 # A wish with a time said of someone by a pronoun: "She wants to go to Kyoto in April",
 # "她想四月去京都". The page does not say who (a name said before the pronoun on the same page
 # is kin.py's), so it is a plan of its own, its time kept as said with the day it was said.
-_WISH_EN = re.compile(r"^\W*(?:She|He|They)\s+(?:wants?|would like|hopes?|plans?)\s+to\s+"
-                      r"(?P<item>[^.!?;]{6,120})")
-_WISH_ZH = re.compile(r"^\W*(?:她|他)(?:们)?(?:想|打算|准备|计划)(?P<item>[^，。！？；]{3,60})")
+# The person's own, with an adverb or a lead word ("honestly I'd really love to go to Kerala
+# next spring", "我一直想去冰岛看极光，争取明年冬天去"), is one too.
+_WISH_EN = re.compile(
+    r"^\W*(?:(?:honestly|really|so|and|also|oh|ok(?:ay)?|well)[,]?\s+)*"
+    r"(?:(?:She|He|They)\s+(?:really\s+|still\s+)?(?:wants?|would like|hopes?|plans?)|"
+    r"(?:I|We|we)(?:['’]d|\s+would)?\s+(?:really\s+|so\s+|still\s+|just\s+|also\s+)*"
+    r"(?:love|like|want|hope|plan)|(?:I['’]m|I am|We['’]re|we['’]re)\s+(?:really\s+)?hoping)"
+    r"\s+to\s+(?P<item>[^.!?;]{6,120})", re.IGNORECASE)
+_WISH_ZH = re.compile(r"^\W*(?:她|他|我)(?:们)?(?:一直|很|特别|真的?|好|还|也|早就)?"
+                      r"(?:想|打算|准备|计划)(?P<item>[^，。！？；]{3,60})")
 _WHEN = re.compile(r"\b(?:in\s+)?(?:early\s+|late\s+)?(?:January|February|March|April|May|June|"
                    r"July|August|September|October|November|December|spring|summer|autumn|fall|"
                    r"winter|next\s+(?:week|month|year|spring|summer|autumn|winter))\b|"
