@@ -76,8 +76,10 @@ def evidence_text(conn: sqlite3.Connection, id_or_event: str, offset: int,
     return dict(read_event_page(conn, parse_event_id(id_or_event), offset, spaces=spaces))
 
 
-def browse_tools(conn: sqlite3.Connection, read_ids: set[str], spaces: Spaces) -> list[Tool]:
-    """The four browsing tools, seeing what `spaces` sees; reads are added to `read_ids`."""
+def browse_tools(conn: sqlite3.Connection, read_ids: set[str],
+                 seen: Callable[[], Spaces]) -> list[Tool]:
+    """The four browsing tools, seeing what `seen()` sees (asked at each call, so a batch whose
+    model never browses never reads it); reads are added to `read_ids`."""
 
     def guarded(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
         def run(args: Any) -> Any:
@@ -90,7 +92,7 @@ def browse_tools(conn: sqlite3.Connection, read_ids: set[str], spaces: Spaces) -
     newly_read: set[str] = set()  # ids a read_object call (not the claim) made readable
 
     def do_read(args: ReadArgs) -> ObjectPage:
-        data = read_object(conn, args.id, args.offset, spaces)
+        data = read_object(conn, args.id, args.offset, seen())
         if data["object"]["id"] not in read_ids:
             newly_read.add(data["object"]["id"])
         read_ids.add(data["object"]["id"])
@@ -105,7 +107,7 @@ def browse_tools(conn: sqlite3.Connection, read_ids: set[str], spaces: Spaces) -
 
     def do_directory(args: DirectoryArgs) -> dict[str, Any]:
         items = [{"id": o.id, "name": o.name, "summary": o.summary[:120], "status": o.status}
-                 for o in list_objects(conn, args.type, spaces=spaces)]
+                 for o in list_objects(conn, args.type, spaces=seen())]
         page = items[args.offset: args.offset + DIRECTORY_PAGE]
         end = args.offset + len(page)
         return {"objects": page, "total": len(items),
@@ -113,12 +115,12 @@ def browse_tools(conn: sqlite3.Connection, read_ids: set[str], spaces: Spaces) -
 
     return [
         Tool("search_objects", "Find objects by name, alias, cue or words (Chinese or English).",
-             SearchArgs, guarded(lambda a: search(conn, a.query, a.types, a.limit, spaces))),
+             SearchArgs, guarded(lambda a: search(conn, a.query, a.types, a.limit, seen()))),
         Tool("read_object", "Read an object's profile, relations and evidence; needed before "
              "rewriting it.", ReadArgs, guarded(do_read), on_withheld=unread),
         Tool("read_evidence", "Read the raw event text behind an event id or an object's "
              "evidence.", EvidenceArgs,
-             guarded(lambda a: evidence_text(conn, a.id_or_event, a.offset, spaces))),
+             guarded(lambda a: evidence_text(conn, a.id_or_event, a.offset, seen()))),
         Tool("list_directory", "List objects (optionally of one type), 50 a page.",
              DirectoryArgs, guarded(do_directory)),
     ]

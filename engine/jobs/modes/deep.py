@@ -140,7 +140,7 @@ class DeepMode(Mode[DeepClaim, None, None]):
         # one space: what it and `shared` hold; a claim that came to span several (an object
         # moved since it was claimed): `shared` alone, so no space reaches another's review
         seen = Spaces(spaces.pop() if len(spaces) == 1 else SHARED)
-        return [*browse_tools(ctx.conn, ctx.read_ids, seen),
+        return [*browse_tools(ctx.conn, ctx.read_ids, lambda: seen),
                 commit_tool("commit_review", "Confirm the reviewed ids and commit any changes.",
                             ReviewProposal)]
 

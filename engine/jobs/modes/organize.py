@@ -278,9 +278,13 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
 
     def tools(self, ctx: BatchContext[OrganizeClaim]) -> list[Tool]:
         """The browsing tools and commit_organize."""
-        space = ctx.conn.execute("SELECT space FROM events WHERE id = ?",
-                                 (ctx.batch.claim.event_id,)).fetchone()
-        return [*browse_tools(ctx.conn, ctx.read_ids, Spaces(space[0] if space else SHARED)),
+        conn, event_id = ctx.conn, ctx.batch.claim.event_id
+
+        def seen() -> Spaces:  # the event's space and shared
+            row = conn.execute("SELECT space FROM events WHERE id = ?", (event_id,)).fetchone()
+            return Spaces(row[0] if row else SHARED)
+
+        return [*browse_tools(ctx.conn, ctx.read_ids, seen),
                 commit_tool("commit_organize", "Commit objects, relations, evidence, core files "
                             "and the event's disposition in one transaction.", OrganizeProposal)]
 
