@@ -498,3 +498,16 @@ def test_names_with_particles_accents_and_two_part_words_are_filed_whole(mem: Me
     assert role(person(mem.conn, "Anne-Sophie Lefèvre")) == "head of logistics"
     names = [r[0] for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'person'")]
     assert not [n for n in names if n in ("Hendrik", "Chiara De", "Niamh O", "Yusuf")]
+
+
+def test_a_title_then_the_name_it_is_called_by_is_that_persons_role(mem: Memory) -> None:
+    organize_turns(mem, ["oh and the area manager, a guy called Declan Hurst, is coming in",
+                         "Our new intern is called Sam Ortiz.",
+                         "我们组长叫黄磊，人挺好的", "新来的实习生叫赵敏",
+                         "The weather is called fine."])  # no role word: no one
+    assert role(person(mem.conn, "Declan Hurst")) == "area manager"
+    assert role(person(mem.conn, "Sam Ortiz")) == "intern"
+    assert "组长" in person(mem.conn, "黄磊")["body"]
+    assert "实习生" in person(mem.conn, "赵敏")["body"]
+    assert mem.conn.execute("SELECT count(*) FROM objects WHERE type = 'person'").fetchone()[0] \
+        == 4

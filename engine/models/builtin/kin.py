@@ -54,6 +54,11 @@ _APPOSED_EN = re.compile(r"(?:^|(?<=[\s(]))(?P<name>" + _NAME + r")\s*,\s*"
                          r"(?:(?P<det>our|my|the)\s+)?(?P<role>[^,;.!?\n]{2,50}?)\s*,")
 _TITLE_FIRST_EN = re.compile(r"(?:^|(?<=[\s(]))(?P<det>[Oo]ur|[Mm]y|[Tt]he)\s+"
                              r"(?P<role>[^,;.!?\n]{2,40}?)\s*,\s*(?P<name>" + _NAME + r")\s*,")
+# The title, then the name it is called by: "the area manager, a guy called Declan Hurst",
+# "our new intern is called Sam Ortiz", "my physio, a woman named Ines Costa"
+_CALLED_EN = re.compile(r"(?:^|(?<=[\s(]))(?P<det>[Oo]ur|[Mm]y|[Tt]he)\s+"
+                        r"(?P<role>[^,;.!?\n]{2,40}?)(?:\s*,\s*(?:a|an|this|some)\s+(?:guy|man|woman|lady|girl|bloke|chap|"
+                        r"person|fella|dude)|\s+is)\s+(?:called|named)\s+(?P<name>" + _NAME + r")")
 # A note's label: "line manager: Helen Byrne (VP Product)", "landlord - Mr Greene"
 _LABELLED_EN = re.compile(r"^\W*(?:[Mm]y\s+)?(?P<rel>" + _REL_EN + r")\s*(?::|\s[-–—])\s*"
                           r"(?P<name>" + _NAME + r")(?:\s*\((?P<title>[^)]{2,40})\))?")
@@ -70,6 +75,12 @@ _POSSESSED_ZH = re.compile(r"(?:(?P<my>我(?:们[^，,。；;的]{0,4})?)(?:的|
 _TITLED_ZH = re.compile(r"(?:我们|我|咱们)[^，,。；;的]{0,4}的(?P<role>[^，,。；;！!？?的]{0,6}?(?:"
                         + "|".join(sorted(ROLES_ZH, key=len, reverse=True)) + r"))(?P<name>"
                         + _HAN + r"{2,8})")
+# The title, then the name it is called by: "我们组长叫黄磊", "新来的实习生叫赵敏", "我们部门
+# 有个会计叫钱芳"
+_CALLED_ZH = re.compile(r"(?:(?:我们|我|咱们)(?:[^，,。；;的叫]{0,4}的)?|新来的|有个|有一个|有位)"
+                        r"(?P<role>[^，,。；;！!？?的叫]{0,6}?(?:"
+                        + "|".join(sorted(ROLES_ZH, key=len, reverse=True)) + r"))"
+                        r"(?:叫|名叫|叫做)(?P<name>" + _HAN + r"{2,8})")
 # A title after a name, dropped from it: "林国栋律师" is 林国栋
 _NAME_TITLE_ZH = re.compile(r"^(?P<name>" + _HAN + r"{2,3}?)(?:律师|老师|医生|教授|经理|总监|主任)")
 # "刘洋，我们的财务总监，…", "孙浩，我们组的测试负责人，…"; "…高建国，技术副总裁。"
@@ -183,7 +194,7 @@ def _english(sent: Span) -> list[Kin]:
         if "," in joined:  # "My manager, Alice Grant, wants…": what follows the aside
             rest = " " + rest.split(",", 1)[1]
         out.append(Kin(name, m.group("rel"), of, sent, _said_en(name, rest)))
-    for pattern in (_APPOSED_EN, _TITLE_FIRST_EN):
+    for pattern in (_APPOSED_EN, _TITLE_FIRST_EN, _CALLED_EN):
         for m in pattern.finditer(s):
             name, role = _name_en(m.group("name")), _title_en(m.group("role"))
             if name is None or role is None or any(k.name == name for k in out):
@@ -243,7 +254,7 @@ def _chinese(sent: Span) -> list[Kin]:
             known.role = f"{known.role}；{role}"
             continue
         out.append(Kin(name, role, None, sent, _said_zh(name, s[m.end():])))
-    for m in _TITLED_ZH.finditer(s):
+    for m in [*_TITLED_ZH.finditer(s), *_CALLED_ZH.finditer(s)]:
         name, role = _name_zh(m.group("name")), m.group("role")
         if name and not any(
                 k.name == name for k in out):
