@@ -7,6 +7,7 @@ earlier versions, and what memory_find returns first.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import date
 
@@ -310,3 +311,17 @@ def test_a_chinese_note_of_a_need_without_its_subject_is_a_todo_and_its_done_clo
     organize_turns(mem, ["信用卡办好了"], day="2026-12-05")
     assert mem.conn.execute("SELECT state FROM objects WHERE name = '去银行办信用卡'"
                             ).fetchone()[0] == "done"
+
+
+def test_a_todo_answers_to_the_head_of_its_first_clause_so_its_done_marker_finds_it(
+        mem: Memory) -> None:
+    """"renew my indemnity insurance this month, it lapses on the 30th" answers to
+    "indemnity insurance", not to "it lapses": the later "indemnity insurance is renewed"
+    closes it."""
+    organize_turns(mem, ["I need to renew my indemnity insurance this month, it lapses on the "
+                         "30th"])
+    organize_turns(mem, ["right, indemnity insurance is renewed, one thing off the list"],
+                   day="2026-12-05")
+    [(aliases, state)] = mem.conn.execute(
+        "SELECT aliases, state FROM objects WHERE type = 'todo'").fetchall()
+    assert "indemnity insurance" in json.loads(aliases) and state == "done"

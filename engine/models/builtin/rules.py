@@ -469,4 +469,13 @@ def head_aliases(item: str, lang: str) -> list[str]:
 
 
 def _cut_tail(item: str) -> str:
+    """The item's first clause without its time and its prepositional tail: "renew my
+    indemnity insurance this month, it lapses on the 30th" -> "renew my indemnity insurance"."""
+    item = re.split(r"[,;:—–]\s|\s-\s", item, maxsplit=1)[0]
+    item = _TIME_TAIL_EN.sub("", item)
     return re.sub(r"\s+(?:from|with|for|to|by|at|on|in|before|after)\s+.*$", "", item)
+
+
+_TIME_TAIL_EN = re.compile(r"\s+(?:(?:this|next|by|before|until)\s+(?:week(?:end)?|month|year|"
+                           r"morning|afternoon|evening|time)|today|tonight|tomorrow|soon|asap|"
+                           r"later|first thing)\b.*$", re.IGNORECASE)
