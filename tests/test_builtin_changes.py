@@ -325,3 +325,16 @@ def test_a_todo_answers_to_the_head_of_its_first_clause_so_its_done_marker_finds
     [(aliases, state)] = mem.conn.execute(
         "SELECT aliases, state FROM objects WHERE type = 'todo'").fetchall()
     assert "indemnity insurance" in json.loads(aliases) and state == "done"
+
+
+def test_a_plan_to_cancel_something_is_not_cancelled_by_news_that_it_will_be(
+        mem: Memory) -> None:
+    """"Cancel the SaaS overage plan — Tom, Jan 15" is an act; "the SaaS overage plan will be
+    cancelled on Jan 15" says the act stands, it does not cancel it."""
+    organize_turns(mem, ["Follow-ups (owner, due): 1) Cancel the SaaS overage plan — Tom, "
+                         "2027-01-15."])
+    organize_turns(mem, ["Saved: the SaaS overage plan will be cancelled on Jan 15."],
+                   day="2026-12-05")
+    [(name, state)] = mem.conn.execute(
+        "SELECT name, state FROM objects WHERE type = 'schedule'").fetchall()
+    assert name.startswith("Cancel the SaaS overage plan") and state == "scheduled"

@@ -267,6 +267,15 @@ def _closable(mark: DoneMark, kind: str, state: str, item: str) -> bool:
         first.startswith(mark.verb) or mark.verb.startswith(first)))
 
 
+_CANCEL_ACT = re.compile(r"^\W*(?:cancel|call off|scrap|取消)", re.IGNORECASE)
+
+
+def _cancels_itself(change: Change, name: str) -> bool:
+    """A plan whose act is a cancelling ("Cancel the SaaS overage plan") is not what a later
+    "the SaaS plan is cancelled" cancels: that says the act is as planned."""
+    return change.kind == "cancelled" and _CANCEL_ACT.match(name) is not None
+
+
 def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Directory,
                   day: str) -> list[str]:
     """Apply each change to the schedule or todo it names best (a related one or one found on
@@ -278,12 +287,15 @@ def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Di
         best: tuple[int, str, dict[str, Any] | None] = (0, "", None)
         named = find_dates(change.words, said_on) if said_on else []
         for draft in drafts.values():
-            if draft.type in ("schedule", "todo") and change.sentence not in draft.spans:
+            if (draft.type in ("schedule", "todo") and change.sentence not in draft.spans
+                    and not _cancels_itself(change, draft.name)):
                 score = similarity(change.words, " ".join([draft.name, *draft.aliases,
                                                            draft.fields.get("item", "")]))
                 score += _on_day(change.words, named, draft.fields.get("rule", ""), said_on)
                 best = max(best, (score, draft.id, None), key=lambda b: b[0])
         for obj in [*directory.of_type("schedule"), *directory.of_type("todo")]:
+            if _cancels_itself(change, str(obj.get("name") or "")):
+                continue
             body = str(obj.get("body") or "")
             item = pf.field_value(type_of(obj), body, "item") or ""
             score = similarity(change.words, " ".join([*names_of(obj), item]))

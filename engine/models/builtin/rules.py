@@ -471,11 +471,14 @@ def head_aliases(item: str, lang: str) -> list[str]:
 def _cut_tail(item: str) -> str:
     """The item's first clause without its time and its prepositional tail: "renew my
     indemnity insurance this month, it lapses on the 30th" -> "renew my indemnity insurance"."""
-    item = re.split(r"[,;:—–]\s|\s-\s", item, maxsplit=1)[0]
+    item = _NEXT_CLAUSE.split(re.sub(r"\([^()]*\)", " ", item), maxsplit=1)[0]
     item = _TIME_TAIL_EN.sub("", item)
     return re.sub(r"\s+(?:from|with|for|to|by|at|on|in|before|after)\s+.*$", "", item)
 
 
+# Where an item's first clause ends: a comma, a semicolon or a dash; a comma inside brackets
+# is a label's ("Follow-ups (owner, due): …"), read past.
+_NEXT_CLAUSE = re.compile(r"[,;]\s|\s[—–-]\s")
 _TIME_TAIL_EN = re.compile(r"\s+(?:(?:this|next|by|before|until)\s+(?:week(?:end)?|month|year|"
                            r"morning|afternoon|evening|time)|today|tonight|tomorrow|soon|asap|"
                            r"later|first thing)\b.*$", re.IGNORECASE)
