@@ -14,6 +14,13 @@ from dataclasses import dataclass
 _END = re.compile(r"[。！？!?；]+|(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bMrs)(?<!\bProf)\.(?=\s|$)|"
                   r"…{1,2}(?=\s|$)")
 HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# A statement run on into a question ("I have an interview on May 19, how should I prepare?",
+# "我下周三面试，怎么准备？"): the question starts at the comma or dash before a question word,
+# so the statement before it is a sentence of its own and not read as asked.
+_ASKED = re.compile(r"(?:[,;]|\s[-–—])\s+(?=(?:how|what|which|where|when|why|who|can|could|"
+                    r"should|would|will|do|does|did|is|are|any|anything|tips|ideas)\b[^.!?\n]*"
+                    r"\?\s*$)|[，,;；]\s*(?=(?:怎么|如何|有什么|有没有|能不能|能否|可以|你能|你可以|"
+                    r"帮我|要不要|应该|需要准备|该)[^，,。！!\n]*[？?]\s*$)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -47,19 +54,28 @@ def lines(text: str) -> list[Span]:
 
 
 def sentences(text: str) -> list[Span]:
-    """Sentences of `text` with their offsets (ender included), never crossing a line."""
-    out = []
+    """Sentences of `text` with their offsets (ender included), never crossing a line; a
+    statement run on into a question is two (see _ASKED)."""
+    out: list[Span] = []
     for line in lines(text):
         cursor = line.start
         for match in _END.finditer(text, line.start, line.end):
-            span = _trimmed(text, cursor, match.end())
-            if span:
-                out.append(span)
+            out += _unasked(text, cursor, match.end())
             cursor = match.end()
-        span = _trimmed(text, cursor, line.end)
-        if span:
-            out.append(span)
+        out += _unasked(text, cursor, line.end)
     return out
+
+
+def _unasked(text: str, start: int, end: int) -> list[Span]:
+    """The sentence text[start:end], split where a statement runs on into a question."""
+    span = _trimmed(text, start, end)
+    if span is None:
+        return []
+    asked = _ASKED.search(span.text) if span.text.endswith(("?", "？")) else None
+    if asked is None or asked.start() < (4 if HAN.search(span.text) else 8):
+        return [span]
+    return [s for s in (_trimmed(text, span.start, span.start + asked.end()),
+                        _trimmed(text, span.start + asked.end(), span.end)) if s]
 
 
 def mention_pattern(name: str) -> re.Pattern[str] | None:
