@@ -41,3 +41,9 @@ def test_a_question_about_a_day_is_no_plan(mem: Memory) -> None:
     organize_turns(mem, ["Is the viva on March 19, or was it moved?"])
     assert mem.conn.execute("SELECT COUNT(*) FROM objects WHERE type = 'schedule'"
                             ).fetchone()[0] == 0
+
+
+def test_a_chinese_statement_before_any_question_is_read(mem: Memory) -> None:
+    organize_turns(mem, ["我下周三要去杭州出差，需要带电脑吗？", "明天要不要去爬山，你觉得呢？"])
+    names = [r[0] for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'schedule'")]
+    assert names == ["去杭州出差"]

@@ -15,12 +15,18 @@ _END = re.compile(r"[。！？!?；]+|(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bMrs)(?<!\
                   r"…{1,2}(?=\s|$)")
 HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # A statement run on into a question ("I have an interview on May 19, how should I prepare?",
-# "我下周三面试，怎么准备？"): the question starts at the comma or dash before a question word,
-# so the statement before it is a sentence of its own and not read as asked.
-_ASKED = re.compile(r"(?:[,;]|\s[-–—])\s+(?=(?:how|what|which|where|when|why|who|can|could|"
-                    r"should|would|will|do|does|did|is|are|any|anything|tips|ideas)\b[^.!?\n]*"
-                    r"\?\s*$)|[，,;；]\s*(?=(?:怎么|如何|有什么|有没有|能不能|能否|可以|你能|你可以|"
-                    r"帮我|要不要|应该|需要准备|该)[^，,。！!\n]*[？?]\s*$)", re.IGNORECASE)
+# "我下个月要去日本，需要办签证吗？"): the question starts at the comma or dash before a question
+# word (in Chinese at the last comma), so the statement before it is a sentence of its own and
+# not read as asked.
+_ASKED_EN = re.compile(r"(?:[,;]|\s[-–—])\s+(?=(?:how|what|which|where|when|why|who|can|could|"
+                       r"should|would|will|do|does|did|is|are|any|anything|tips|ideas)\b[^.!?\n]*"
+                       r"\?\s*$)", re.IGNORECASE)
+_ASKED_ZH = re.compile(r"[，,;；]\s*(?=[^，,;；。！!\n]*[？?]\s*$)")
+# A first clause that asks itself is no statement: "Is the viva on March 19, or…?", "明天要不要
+# 去爬山，你觉得呢？", "你明天来不来，还是后天？".
+_ASKING_EN = re.compile(r"\W*(?:how|what|which|where|when|why|who|can|could|should|would|will|do|"
+                        r"does|did|is|are|was|were|have|has|any)\b", re.IGNORECASE)
+_ASKING_ZH = re.compile(r"吗|呢|([\u4e00-\u9fff])[不没]\1|怎么|什么|哪|谁|几[点个号天]|多少")
 
 
 @dataclass(frozen=True)
@@ -71,8 +77,12 @@ def _unasked(text: str, start: int, end: int) -> list[Span]:
     span = _trimmed(text, start, end)
     if span is None:
         return []
-    asked = _ASKED.search(span.text) if span.text.endswith(("?", "？")) else None
-    if asked is None or asked.start() < (4 if HAN.search(span.text) else 8):
+    if not span.text.endswith(("?", "？")):
+        return [span]
+    zh = HAN.search(span.text) is not None
+    asked = (_ASKED_ZH if zh else _ASKED_EN).search(span.text)
+    if asked is None or asked.start() < (4 if zh else 8) or (
+            _ASKING_ZH.search(span.text, 0, asked.start()) if zh else _ASKING_EN.match(span.text)):
         return [span]
     return [s for s in (_trimmed(text, span.start, span.start + asked.end()),
                         _trimmed(text, span.start + asked.end(), span.end)) if s]
