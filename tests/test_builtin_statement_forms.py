@@ -47,3 +47,11 @@ def test_a_chinese_statement_before_any_question_is_read(mem: Memory) -> None:
     organize_turns(mem, ["我下周三要去杭州出差，需要带电脑吗？", "明天要不要去爬山，你觉得呢？"])
     names = [r[0] for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'schedule'")]
     assert names == ["去杭州出差"]
+
+
+def test_the_users_work_said_in_chinese_without_a_name_is_knowledge_of_its_own(
+        mem: Memory) -> None:
+    organize_turns(mem, ["我是一名小学老师，在杭州教数学。", "我在一家外企做HR。", "我是真的累了。"])
+    names = sorted(r[0] for r in mem.conn.execute(
+        "SELECT name FROM objects WHERE type = 'knowledge'"))
+    assert names == ["我在一家外企做HR", "我是一名小学老师"]
