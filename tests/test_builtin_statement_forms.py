@@ -55,3 +55,11 @@ def test_the_users_work_said_in_chinese_without_a_name_is_knowledge_of_its_own(
     names = sorted(r[0] for r in mem.conn.execute(
         "SELECT name FROM objects WHERE type = 'knowledge'"))
     assert names == ["我在一家外企做HR", "我是一名小学老师"]
+
+
+def test_a_speakers_adverb_before_the_verb_keeps_the_verb_agreed(mem: Memory) -> None:
+    organize_turns(mem, ["Maya: Hi all, I'm Maya Collins, the QA lead at Brightpath.",
+                         "Maya: Actually I now prefer live standups on Mondays with the team."],
+                   speaker="Maya")
+    body = person(mem.conn, "Maya Collins")["body"]
+    assert "Maya now prefers live standups on Mondays" in body, body
