@@ -81,6 +81,11 @@ _CALLED_ZH = re.compile(r"(?:(?:我们|我|咱们)(?:[^，,。；;的叫]{0,4}�
                         r"(?P<role>[^，,。；;！!？?的叫]{0,6}?(?:"
                         + "|".join(sorted(ROLES_ZH, key=len, reverse=True)) + r"))"
                         r"(?:叫|名叫|叫做)(?P<name>" + _HAN + r"{2,8})")
+# The title as the subject: "我们的CEO是陈建国", "HR那边的负责人是刘婷", "我们组的组长叫王磊"
+_TITLE_IS_ZH = re.compile(r"(?:(?:我们|我|咱们)[^，,。；;的]{0,4}|[A-Za-z]{2,8}(?:那边|部门|组)?)的"
+                          r"(?P<role>[^，,。；;！!？?的是叫]{0,6}?(?:" + "|".join(
+                              sorted(ROLES_ZH, key=len, reverse=True)) + r"|[A-Z]{2,5}))"
+                          r"(?:是|叫)(?P<name>" + _HAN + r"{2,8})")
 # A title after a name, dropped from it: "林国栋律师" is 林国栋
 _NAME_TITLE_ZH = re.compile(r"^(?P<name>" + _HAN + r"{2,3}?)(?:律师|老师|医生|教授|经理|总监|主任)")
 # "刘洋，我们的财务总监，…", "孙浩，我们组的测试负责人，…"; "…高建国，技术副总裁。"
@@ -254,7 +259,7 @@ def _chinese(sent: Span) -> list[Kin]:
             known.role = f"{known.role}；{role}"
             continue
         out.append(Kin(name, role, None, sent, _said_zh(name, s[m.end():])))
-    for m in [*_TITLED_ZH.finditer(s), *_CALLED_ZH.finditer(s)]:
+    for m in [*_TITLED_ZH.finditer(s), *_CALLED_ZH.finditer(s), *_TITLE_IS_ZH.finditer(s)]:
         name, role = _name_zh(m.group("name")), m.group("role")
         if name and not any(
                 k.name == name for k in out):

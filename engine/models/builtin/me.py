@@ -6,7 +6,8 @@ of someone whose name the page does not hold, so it cannot be a line of their pe
 is kept as objects of its own:
 - their work: "I work as a data analyst at Brightwater Insurance in Bristol", "I'm a nurse at
   St James's", "I lead the backend team" (the role needs a role word, people.self_role_en),
-  a knowledge object whose conclusion is the clause as said;
+  "我是一名小学老师", "我在一家外企做HR" (a Chinese role word, people.role_zh, or capitals), a
+  knowledge object whose conclusion is the clause as said;
 - a commitment: "I'll book the pottery class for two then" (a concrete act, not "I'll think
   about it"), an open todo;
 - a wish with a time said by a pronoun ("She wants to go to Kyoto in April") or of themself
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from .people import self_role_en
+from .people import role_zh, self_role_en
 from .profiles import clip, lang_of
 from .rules import COND_EN, Finding, key_phrase, short_name
 from .textspan import Span
@@ -77,6 +78,8 @@ def self_facts(sentences: list[Span], start: int = 0) -> list[Finding]:
         if sent.end <= start or sent.text.rstrip().endswith(("?", "？")):
             continue
         if lang_of(sent.text) == "zh":
+            if (work := _work_zh(sent)) is not None:
+                out.append(work)
             continue
         work = _work(sent)
         if work is not None:
@@ -95,6 +98,21 @@ def _work(sent: Span) -> Finding | None:
             fields = {"conclusion": clip(clause, 600), "applies": "", "experience": ""}
             return Finding("knowledge", short_name(clause, 60), fields, sent, "en")
     return None
+
+
+# The user's work in Chinese: "我是一名小学老师", "我在一家外企做HR", "我在协和医院当护士".
+_WORK_ZH = re.compile(r"^\W*(?:我(?:现在|目前)?(?:是(?:一名|一个|个|一位)?|"
+                      r"在[^，,。；;！!？?]{2,20}?(?:做|当|担任|任))"
+                      r"(?P<role>[^，,。；;！!？?（(]{2,16}))")
+
+
+def _work_zh(sent: Span) -> Finding | None:
+    m = _WORK_ZH.match(sent.text)
+    if m is None or not (role_zh(m.group("role")) or re.fullmatch(r"[A-Z]{2,5}", m.group("role"))):
+        return None
+    clause = re.split(r"[，,。；;！!？?]", sent.text.strip())[0]
+    fields = {"conclusion": clip(clause, 600), "applies": "", "experience": ""}
+    return Finding("knowledge", short_name(clause, 60), fields, sent, "zh")
 
 
 def _commitment(item: str, sent: Span) -> Finding | None:

@@ -32,7 +32,8 @@ _ALIAS = re.compile(
 
 _SELF_ZH = re.compile(r"我(?:是|叫)(?P<name>" + HAN_RUN + r"{2,4})" + _BOUNDARY)
 _SELF_EN = re.compile(
-    r"\b(?:I'm|I’m|I am|[Mm]y name is)\s+(?P<name>" + EN_NAME + r")\b"
+    r"(?:\b(?:I'm|I’m|I am|[Mm]y name is)|(?:^|(?<=[\s,!]))(?P<this>[Tt]his is))"
+    r"\s+(?P<name>" + EN_NAME + r")\b"
     r"(?:\s*,\s*(?:the|a|an|your|our)\s+(?P<role>[^.,;!?\n—]{2,60}))?"
     # a note's signature: "Ravi Kapoor here — product manager at Quillstone"
     r"|^\W*(?P<here>" + EN_NAME + r")\s+here\b(?:\s*(?:[—–,:]|\s-)\s*(?:the\s+|a\s+|an\s+)?"
@@ -293,7 +294,9 @@ def find_people(sentences: list[Span]) -> list[PersonHit]:
             role = role_en(role) or ("" if role else self_role_en(s[m.end():]))
             # "I'm Lena Fischer. I work as a nurse at St James's": the next sentence says it
             later = self_role_en(following.text) if following and not role else ""
-            if not valid_en_name(name) or (" " not in name and not role and not later):
+            # "this is Mia" presents someone else unless the speaker's own job follows
+            if not valid_en_name(name) or (" " not in name or m.group("this")) and not (
+                    role or later):
                 continue
             hit = PersonHit(name, sent, role=role,
                             identity=f"introduced themself as {name}")

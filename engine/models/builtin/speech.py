@@ -421,7 +421,8 @@ def specificity(text: str) -> int:
 # "they".
 _SUBJECTS = re.compile(
     r"(?<![\w'’])(?:I['’](?:m|ve|d|ll)|I (?:am|was|have|do)|I don['’]t|"
-    r"I(?P<adv>(?:\s+(?:\w+ly|just|still|never|always|even|also|often))*)\s+(?P<verb>[a-z]+)|I|"
+    r"I(?P<adv>(?:\s+(?:\w+ly|just|still|never|always|even|also|often|now|sometimes))*)\s+"
+    r"(?P<verb>[a-z]+)|I|"
     r"[Ww]e(?P<we>['’](?:re|ve|ll|d))?)(?![\w'’])")
 _NAMED_FORMS = {"i'm": "is", "i've": "has", "i'd": "would", "i'll": "will", "i am": "is",
                 "i was": "was", "i have": "has", "i do": "does", "i don't": "doesn't"}
