@@ -61,3 +61,11 @@ def test_a_speakers_adverb_before_the_verb_keeps_the_verb_agreed(mem: Memory) ->
                    speaker="Maya")
     body = person(mem.conn, "Maya Collins")["body"]
     assert "Maya now prefers live standups on Mondays" in body, body
+
+
+def test_a_chinese_plan_with_one_event_word_is_a_plan_and_the_weather_is_not(
+        mem: Memory) -> None:
+    organize_turns(mem, ["明天下午三点开会。", "3月20日飞成都。", "明天降温了。", "后天北京晴。"])
+    names = sorted(r[0] for r in mem.conn.execute(
+        "SELECT name FROM objects WHERE type = 'schedule'"))
+    assert names == ["下午三点开会", "飞成都"]
