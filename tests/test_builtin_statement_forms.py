@@ -69,3 +69,11 @@ def test_a_chinese_plan_with_one_event_word_is_a_plan_and_the_weather_is_not(
     names = sorted(r[0] for r in mem.conn.execute(
         "SELECT name FROM objects WHERE type = 'schedule'"))
     assert names == ["下午三点开会", "飞成都"]
+
+
+def test_a_name_said_to_be_a_role_with_a_or_an_has_that_role(mem: Memory) -> None:
+    organize_turns(mem, ["Tomasz Nowak is a paramedic in Leeds.", "Paris is a lovely city.",
+                         "Networking was a lifesaver for me."])
+    assert role(person(mem.conn, "Tomasz Nowak")) == "paramedic in Leeds"
+    assert [r[0] for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'person'")
+            ] == ["Tomasz Nowak"]
