@@ -76,6 +76,11 @@ def test_english_days_are_read_without_a_date_library() -> None:
     assert days("周四的会改到下周二") == ["2026-12-03", "2026-12-08"]
 
 
+def test_the_day_after_tomorrow_is_two_days_on_not_tomorrow() -> None:
+    assert days("the day after tomorrow") == ["2026-12-06"]
+    assert days("The day before yesterday, and tomorrow") == ["2026-12-02", "2026-12-05"]
+
+
 def test_odd_english_days_are_no_day() -> None:
     # a day the month cannot have (dateparser read "Jan 32" as January 2032), a short name
     # after "next" that is as often a word, a weekday spelling no one writes

@@ -50,7 +50,8 @@ CJK_COUNTS = CJK_NUMERALS | {"两": 2, "几": 3}  # 两: two, 几: a few
 # "a"), any run of spaces between words.
 COUNT_WORDS = "|".join(word.replace(" ", r"\s+") for word in sorted(COUNTS, key=len, reverse=True))
 # Days named relative to the day of saying, in days from it.
-RELATIVE_DAYS = {"today": 0, "tomorrow": 1, "yesterday": -1,
+RELATIVE_DAYS = {"the day after tomorrow": 2, "the day before yesterday": -2,
+                 "today": 0, "tomorrow": 1, "yesterday": -1,
                  "今天": 0, "明天": 1, "后天": 2, "大后天": 3, "昨天": -1}
 
 # A month by name: its first three letters, then optionally the rest ("dec", "december").

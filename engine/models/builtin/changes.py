@@ -250,6 +250,7 @@ def event_phrase(item: str) -> str:
     return phrase if len(phrase) >= 2 else item
 
 
+_WEATHER_ZH = re.compile(r"[晴阴雨雪雾霾冷热暖凉]|降温|升温|气温|天气|刮风|大风|台风")
 _VAGUE_WORDS = frozenset({"it", "up", "this", "that", "them", "there", "here", "things",
                           "something", "anything", "stuff", "out", "back", "some"})
 
@@ -271,12 +272,14 @@ def _event_zh(name: str) -> bool:
 
 def _actionable(name: str, lang: str) -> bool:
     """An item someone could do or attend: English with two real words and not a condition
-    ("If anything looks odd…"), Chinese with a verb and a noun (jieba), not a request to the
+    ("If anything looks odd…"), Chinese with a verb or a noun (jieba), not a request to the
     listener ("帮我查一下…", "提醒你…") nor weather ("稍微回暖一点", "北京晴")."""
     if lang == "en":
         words = [w for w in re.findall(r"[A-Za-z]{3,}", name) if w.lower() not in _VAGUE_WORDS]
         return len(words) >= 2 and not re.match(r"(?i)(?:if|when|whether|maybe)\b", name)
     if len(re.findall(r"[\u4e00-\u9fff]", name)) < 3 or re.search(r"你|帮我|请|麻烦", name):
         return False
+    # one event word is enough ("下午三点开会", "去面试", "飞北京", "部门聚餐"), unless it is the
+    # weather ("北京晴", "稍微回暖一点", "降温了")
     flags = {flag[:1] for _, flag in zh_words(name)}
-    return "v" in flags and "n" in flags
+    return ("v" in flags or "n" in flags) and not _WEATHER_ZH.search(name)

@@ -47,6 +47,10 @@ _IS_ROLE_ZH = re.compile(
 _IS_ROLE_EN = re.compile(
     r"\b(?P<name>" + EN_NAME + r")\s+(?:is|was)\s+(?:my|our|the|his|her|their|your)\s+"
     r"(?P<role>[^.,;!?\n—]{2,60})"
+    # "a"/"an" after a name that is no abstract noun: "Networking was a lifesaver" names no one
+    r"|\b(?P<full>(?![A-Z][a-z]+(?:ing|tion|sion|ness|ment|ity|ism|ship|ance|ence)\b)" + EN_NAME
+    + r")\s+(?:is|was)\s+(?:a|an)\s+"
+    r"(?P<kind>[^.,;!?\n—]{2,60})"
 )
 _DASH_ROLE = re.compile(
     r"(?P<name>" + HAN_RUN + r"{2,4})(?:[（(](?P<alias>[^）)]{1,10})[）)])?\s*(?:——|—|--)\s*"
@@ -314,11 +318,12 @@ def find_people(sentences: list[Span]) -> list[PersonHit]:
                 hit.projects = _projects_in("", s[m.end():])
                 local.append((m.end("pre") - len(name), hit))
         for m in _IS_ROLE_EN.finditer(s):
-            name, role = m.group("name"), role_en(m.group("role"))
+            name = m.group("name") or m.group("full")
+            role = role_en(m.group("role") or m.group("kind"))
             if role and valid_en_name(name):
                 hit = PersonHit(name, sent, role=role, identity=m.group(0).strip())
-                hit.projects = _projects_in(m.group("role"), "")
-                local.append((m.start("name"), hit))
+                hit.projects = _projects_in(m.group("role") or m.group("kind"), "")
+                local.append((m.start("name" if m.group("name") else "full"), hit))
         for m in _DASH_ROLE.finditer(s):
             name, role = zh_name_before(m.group("name")), role_zh(m.group("role"))
             if name and role:
