@@ -77,3 +77,9 @@ def test_a_name_said_to_be_a_role_with_a_or_an_has_that_role(mem: Memory) -> Non
     assert role(person(mem.conn, "Tomasz Nowak")) == "paramedic in Leeds"
     assert [r[0] for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'person'")
             ] == ["Tomasz Nowak"]
+
+
+def test_an_adverb_before_shi_is_no_part_of_a_chinese_name(mem: Memory) -> None:
+    organize_turns(mem, ["赵敏现在是我们的项目经理。"])
+    names = [r[0] for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'person'")]
+    assert names == ["赵敏"]
