@@ -36,7 +36,8 @@ def test_a_chinese_plan_run_on_into_a_question_is_still_a_plan(mem: Memory) -> N
 
 
 def test_a_question_about_a_day_is_no_plan(mem: Memory) -> None:
-    organize_turns(mem, ["Is the viva on March 19, or was it moved?", "你三月十九号来不来，还是后天？"])
+    organize_turns(mem, ["Is the viva on March 19, or was it moved?",
+                         "你三月十九号来不来，还是后天？"])
     assert mem.conn.execute("SELECT COUNT(*) FROM objects WHERE type = 'schedule'"
                             ).fetchone()[0] == 0
 
@@ -49,7 +50,8 @@ def test_a_chinese_statement_before_any_question_is_read(mem: Memory) -> None:
 
 def test_the_users_work_said_in_chinese_without_a_name_is_knowledge_of_its_own(
         mem: Memory) -> None:
-    organize_turns(mem, ["我是一名小学老师，在杭州教数学。", "我在一家外企做HR。", "我是真的累了。"])
+    organize_turns(mem, ["我是一名小学老师，在杭州教数学。", "我在一家外企做HR。",
+                         "我是真的累了。"])
     names = sorted(r[0] for r in mem.conn.execute(
         "SELECT name FROM objects WHERE type = 'knowledge'"))
     assert names == ["我在一家外企做HR", "我是一名小学老师"]

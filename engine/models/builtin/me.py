@@ -93,8 +93,9 @@ def _work(sent: Span) -> Finding | None:
 
 
 # The user's work in Chinese: "我是一名小学老师", "我在一家外企做HR", "我在协和医院当护士".
-_WORK_ZH = re.compile(r"^\W*(?:我(?:现在|目前)?(?:是(?:一名|一个|个|一位)?|在[^，,。；;！!？?]{2,20}?"
-                      r"(?:做|当|担任|任))(?P<role>[^，,。；;！!？?（(]{2,16}))")
+_WORK_ZH = re.compile(r"^\W*(?:我(?:现在|目前)?(?:是(?:一名|一个|个|一位)?|"
+                      r"在[^，,。；;！!？?]{2,20}?(?:做|当|担任|任))"
+                      r"(?P<role>[^，,。；;！!？?（(]{2,16}))")
 
 
 def _work_zh(sent: Span) -> Finding | None:
