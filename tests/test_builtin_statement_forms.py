@@ -36,7 +36,8 @@ def test_a_chinese_plan_run_on_into_a_question_is_still_a_plan(mem: Memory) -> N
 
 
 def test_a_question_about_a_day_is_no_plan(mem: Memory) -> None:
-    organize_turns(mem, ["Is the viva on March 19, or was it moved?", "你三月十九号来不来，还是后天？"])
+    organize_turns(mem, ["Is the viva on March 19, or was it moved?",
+                         "你三月十九号来不来，还是后天？"])
     assert mem.conn.execute("SELECT COUNT(*) FROM objects WHERE type = 'schedule'"
                             ).fetchone()[0] == 0
 
@@ -78,3 +79,9 @@ def test_a_name_said_to_be_a_role_with_a_or_an_has_that_role(mem: Memory) -> Non
     assert role(person(mem.conn, "Tomasz Nowak")) == "paramedic in Leeds"
     assert [r[0] for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'person'")
             ] == ["Tomasz Nowak"]
+
+
+def test_an_adverb_before_shi_is_no_part_of_a_chinese_name(mem: Memory) -> None:
+    organize_turns(mem, ["赵敏现在是我们的项目经理。"])
+    names = [r[0] for r in mem.conn.execute("SELECT name FROM objects WHERE type = 'person'")]
+    assert names == ["赵敏"]

@@ -8,6 +8,7 @@
   叫陈明", "赵磊的女儿叫赵小雨";
 - a role in apposition: "Tom Reyes, our ward manager, asked…", "Helen Zhou, our head of data
   science, …", "刘洋，我们的财务总监，…", "孙浩，我们组的测试负责人，…", "…是高建国，技术副总裁";
+- a Chinese title as the subject: "我们的CEO是陈建国", "HR那边的负责人是刘婷", "我们组的组长叫王磊";
 and what the rest of the sentence says of that person, as one line about them with the pronoun
 replaced by the name ("…, she teaches chemistry" -> "Mia Park teaches chemistry", "…, he's a
 carpenter" -> "Ben is a carpenter", "…，她在杭州当律师" -> "王芳在杭州当律师", "my brother Paolo is

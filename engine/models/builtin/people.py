@@ -40,7 +40,8 @@ _SELF_EN = re.compile(
     r"(?P<title>[^.,;!?\n—]{2,60}))?"
 )
 _IS_ROLE_ZH = re.compile(
-    r"(?P<pre>" + HAN_RUN + r"{2,8}|" + EN_NAME + r")\s*是\s*"
+    # an adverb before 是 is no part of the name ("赵敏现在是我们的项目经理" is 赵敏)
+    r"(?P<pre>" + HAN_RUN + r"{2,8}?|" + EN_NAME + r")\s*(?:现在|目前|已经|也|一直)?是\s*"
     r"(?:我们公司|我们|你们|他们|咱们|我家|家里|公司|我|你|他|她)(?:的)?\s*"
     r"(?P<role>[^，,。.；;！!？?\n（(]{1,16})"
 )
