@@ -48,31 +48,37 @@ def later_first(hits: list[dict[str, Any]], query: Query,
     of later (`said_last`: object id -> its newest evidence's time), so the object holding a
     newer value ("Preference: calls", rewritten) outranks one holding an older. Each swap
     undoes one inversion of time, so this ends."""
-    events = [h for h in hits if h["kind"] == "event"]
-    idf = events[0]["_source"][1] if events else {}
+    first_event = next((h for h in hits if h["kind"] == "event"), None)
+    idf = first_event["_source"][1] if first_event else {}
     entities = [e for e in entity_terms(query) if idf.get(e, RARE_IDF) >= RARE_IDF]
     if not entities:
         return
     pattern = _naming(entities)
     said_last = said_last or {}
-    naming: dict[int, bool] = {}  # folded and searched only for hits in a tie (a body is long)
+    # One row per hit, built once: the loop below compares plain values, not dict lookups.
+    score = [h["score"] for h in hits]
+    when = [str(h["occurred_at"]) if h["kind"] == "event" else said_last.get(h["id"], "")
+            for h in hits]
+    alike = [_kind_of(h) for h in hits]
+    naming: list[bool | None] = [None] * len(hits)  # searched only for hits in a tie
+    order = list(range(len(hits)))
 
-    def names(hit: dict[str, Any]) -> bool:
-        if id(hit) not in naming:
-            naming[id(hit)] = _names(hit, pattern)
-        return naming[id(hit)]
+    def names(at: int) -> bool:
+        found = naming[at]
+        if found is None:
+            found = naming[at] = _names(hits[at], pattern)
+        return found
 
-    when = {id(h): str(h["occurred_at"] if h["kind"] == "event" else said_last.get(h["id"], ""))
-            for h in hits}
     swapped = True
     while swapped:
         swapped = False
-        for i in range(len(hits) - 1):
-            above, below = hits[i], hits[i + 1]
-            if (below["score"] >= TIE_SHARE * above["score"] and when[id(below)] > when[id(above)]
-                    and _alike(above, below) and names(above) and names(below)):
-                hits[i], hits[i + 1] = below, above
+        for i in range(len(order) - 1):
+            above, below = order[i], order[i + 1]
+            if (score[below] >= TIE_SHARE * score[above] and when[below] > when[above]
+                    and alike[below] == alike[above] and names(above) and names(below)):
+                order[i], order[i + 1] = below, above
                 swapped = True
+    hits[:] = [hits[at] for at in order]
 
 
 def _names(hit: dict[str, Any], pattern: re.Pattern[str]) -> bool:
@@ -84,7 +90,7 @@ def _names(hit: dict[str, Any], pattern: re.Pattern[str]) -> bool:
     return pattern.search(fold(text)) is not None
 
 
-def _alike(above: dict[str, Any], below: dict[str, Any]) -> bool:
-    """Two events, or two objects of one type: what a newer statement may supersede."""
-    return above["kind"] == below["kind"] and (
-        above["kind"] == "event" or above["type"] == below["type"])
+def _kind_of(hit: dict[str, Any]) -> str:
+    """What a newer statement may supersede: an event another event, an object one of its
+    type."""
+    return "event" if hit["kind"] == "event" else "object:" + str(hit["type"])
