@@ -249,6 +249,9 @@ LAZY_IMPORTS: dict[str, str] = {
     "memvault.home.memory": "`import memvault` stays light: jobs.worker 315 ms and "
                             "objects.corrections 186 ms (pydantic), home.runs 266 ms (jinja2), "
                             "recall.masking 34 ms, jobs.requests 24 ms, recall.query 12 ms",
+    "memvault.base.config": "pydantic-core (about 25 ms) checks memvault.toml only when the "
+                            "file sets a value; a new home's file sets none "
+                            "(bench/cli_startup.py)",
     "memvault.models": "third-party libraries of one provider: openai, jieba (a second), "
                        "pypinyin, loaded when that provider runs",
     "memvault.jobs.worker": "`memvault.models` looked up when a provider is built, so a test "

@@ -36,7 +36,8 @@ SHOWN_PATHS = 10  # paths a notice names; the rest are counted
 
 @dataclass(frozen=True)
 class Setting:
-    """One key of memvault.toml: its default, its allowed range or choices, and what it does."""
+    """One key of memvault.toml: its default, its allowed range, choices or form, and what it
+    does."""
 
     section: str
     key: str
@@ -45,6 +46,7 @@ class Setting:
     lo: float | None = None
     hi: float | None = None
     choices: tuple[str, ...] = ()
+    form: tuple[str, str] | None = None  # a text's shape: (its description, its pattern)
 
     @property
     def name(self) -> str:
@@ -55,27 +57,15 @@ class Setting:
             return "one of " + ", ".join(repr(c) for c in self.choices)
         if self.lo is not None and self.hi is not None:
             return f"{self.lo:g}–{self.hi:g}"
+        if self.form is not None:
+            return self.form[0]
         return f"a {type(self.default).__name__}"
-
-    def check(self, value: Any) -> Any:
-        kind = type(self.default)
-        ok_type = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            value, ok_type = float(value), True
-        if not ok_type:
-            raise ConfigError(
-                f"{self.name} = {value!r}: expected {kind.__name__}, allowed {self.allowed()}"
-            )
-        if self.choices and value not in self.choices:
-            raise ConfigError(f"{self.name} = {value!r}: allowed {self.allowed()}")
-        if self.lo is not None and self.hi is not None and not (self.lo <= value <= self.hi):
-            raise ConfigError(f"{self.name} = {value!r}: allowed range {self.allowed()}")
-        return value
 
 
 # Generated from settings.py's dataclasses, in their order: the one place a setting is declared.
 SETTINGS: tuple[Setting, ...] = tuple(
-    Setting(section, key, default, meta["doc"], meta["lo"], meta["hi"], meta["choices"])
+    Setting(section, key, default, meta["doc"], meta["lo"], meta["hi"], meta["choices"],
+            meta["form"])
     for section, key, default, meta in declared()
 )
 
@@ -132,22 +122,81 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
 
 
 def parse_config(data: dict[str, Any]) -> dict[str, Any]:
-    """Validate a parsed toml document; return {'section.key': value} of what it sets."""
-    values: dict[str, Any] = {}
-    for section, table in data.items():
-        if not isinstance(table, dict):
-            raise ConfigError(f"{section} = {table!r}: expected a [{section}] table")
-        for key, value in table.items():
-            name = f"{section}.{key}"
-            setting = _BY_NAME.get(name)
-            if setting is None:
-                raise ConfigError(f"{name}: unknown setting (see the commented defaults)")
-            values[name] = setting.check(value)
+    """Validate a parsed toml document; return {'section.key': value} of what it sets.
+
+    The checking (types, ranges, choices, forms, unknown keys) is pydantic-core's, against a
+    schema generated from SETTINGS. It is imported only when the file sets a value: a home's
+    file as written holds none, and read commands start faster without it
+    (bench/cli_startup.py)."""
+    tables = {section: table for section, table in data.items() if table != {}}
+    if not tables:  # every key commented; an empty table of a dropped section is harmless
+        return {}
+    from pydantic_core import SchemaValidator, ValidationError
+
+    try:
+        checked = SchemaValidator(_settings_schema()).validate_python(tables)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc.errors()[0])) from None
+    values = {f"{section}.{key}": value
+              for section, table in checked.items() for key, value in table.items()}
     _check_cross(values)
     return values
 
 
+def _settings_schema() -> Any:
+    """pydantic-core's schema of memvault.toml: a table per section, every key optional,
+    strict types (a quoted number or a boolean is no int), nothing undeclared."""
+    from pydantic_core import core_schema as cs
+
+    sections: dict[str, dict[str, Any]] = {}
+    for s in SETTINGS:
+        sections.setdefault(s.section, {})[s.key] = cs.typed_dict_field(
+            _value_schema(s), required=False)
+    return cs.typed_dict_schema(
+        {section: cs.typed_dict_field(cs.typed_dict_schema(keys, extra_behavior="forbid"),
+                                      required=False)
+         for section, keys in sections.items()},
+        extra_behavior="forbid",
+    )
+
+
+def _value_schema(s: Setting) -> Any:
+    from pydantic_core import core_schema as cs
+
+    if s.choices:
+        return cs.literal_schema(list(s.choices))
+    if isinstance(s.default, bool):
+        return cs.bool_schema(strict=True)
+    if isinstance(s.default, int):
+        return cs.int_schema(ge=None if s.lo is None else int(s.lo),
+                             le=None if s.hi is None else int(s.hi), strict=True)
+    if isinstance(s.default, float):  # an int is taken as the float it equals
+        return cs.float_schema(ge=s.lo, le=s.hi, strict=True, allow_inf_nan=False)
+    return cs.str_schema(strict=True, pattern=s.form[1] if s.form else None)
+
+
+def _explain(error: Any) -> str:
+    """pydantic-core's error as memvault says it: the key, what it holds, what is allowed."""
+    loc, value, kind = error["loc"], error["input"], error["type"]
+    if len(loc) == 1:
+        section = loc[0]
+        if kind == "extra_forbidden" and isinstance(value, dict):
+            return f"{section}.{next(iter(value))}: unknown setting (see the commented defaults)"
+        return f"{section} = {value!r}: expected a [{section}] table"
+    name = f"{loc[0]}.{loc[1]}"
+    if kind == "extra_forbidden":
+        return f"{name}: unknown setting (see the commented defaults)"
+    setting = _BY_NAME[name]
+    if kind.endswith("_type"):
+        return (f"{name} = {value!r}: expected {type(setting.default).__name__}, "
+                f"allowed {setting.allowed()}")
+    if setting.lo is not None:
+        return f"{name} = {value!r}: allowed range {setting.allowed()}"
+    return f"{name} = {value!r}: allowed {setting.allowed()}"
+
+
 def _check_cross(values: dict[str, Any]) -> None:
+    """What no single value's type says: the order of two settings, a zone that exists."""
     def val(name: str) -> Any:
         return values.get(name, _BY_NAME[name].default)
 
@@ -155,13 +204,6 @@ def _check_cross(values: dict[str, Any]) -> None:
         raise ConfigError("organize.page_min_chars must not exceed organize.page_chars")
     if val("model.max_output_tokens") > val("model.max_output_tokens_cap"):
         raise ConfigError("model.max_output_tokens must not exceed model.max_output_tokens_cap")
-    hh, _, mm = str(val("deep.nightly_at")).partition(":")
-    # isdecimal, not isdigit: int() refuses a digit like '²' that isdigit lets through
-    if not (hh.isdecimal() and mm.isdecimal() and len(mm) == 2 and int(hh) < 24
-            and int(mm) < 60):
-        raise ConfigError(
-            f"deep.nightly_at = {val('deep.nightly_at')!r}: allowed HH:MM, 00:00–23:59"
-        )
     tz = val("time.timezone")
     if tz:
         try:

@@ -20,10 +20,13 @@ ToolMode = Literal["native", "json_schema"]  # how tools are offered to the mode
 SchemaFormat = Literal["json_schema", "json_object"]
 
 
-def setting(default: T, doc: str, lo: float | None = None, hi: float | None = None) -> T:
+def setting(default: T, doc: str, lo: float | None = None, hi: float | None = None,
+            form: tuple[str, str] | None = None) -> T:
     """A settings field: `default`, what it does and its allowed range `lo`–`hi`, for the
-    table config.py generates (which takes the choices of a Literal field from its type)."""
-    return field(default=default, metadata={"doc": doc, "lo": lo, "hi": hi})
+    table config.py generates (which takes the choices of a Literal field from its type).
+    `form` is a text setting's shape: (how memvault.toml describes it, the regular
+    expression a value must match)."""
+    return field(default=default, metadata={"doc": doc, "lo": lo, "hi": hi, "form": form})
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,11 @@ class DeepSettings:
     """[deep]: the nightly deep review."""
 
     objects_per_batch: int = setting(4, "objects a deep batch reviews at most", 1, 4)
-    nightly_at: str = setting("02:50", "local time of the nightly deep review (HH:MM)")
+    nightly_at: str = setting(
+        "02:50",
+        "local time of the nightly deep review (HH:MM)",
+        form=("HH:MM, 00:00–23:59", r"^(?:[01]?[0-9]|2[0-3]):[0-5][0-9]$"),
+    )
     quiet_minutes: int = setting(5, "minutes without conversation before the nightly run", 0, 240)
 
 
