@@ -497,13 +497,15 @@ def test_the_owner_check_sees_every_spelling_of_a_write() -> None:
 
 
 def test_pyproject_lists_every_package() -> None:
-    """setuptools installs only the packages pyproject.toml names: a new folder must be listed."""
+    """setuptools installs only the packages pyproject.toml names: a new folder must be listed.
+    The two folders of data files (templates, the demo's data) are listed so their files
+    install as package data."""
     import tomllib
 
     config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
     listed = set(config["setuptools"]["packages"])
     on_disk = {m for m, p in source_files().items() if p.name == "__init__.py"}
-    assert on_disk | {"memvault.vault.templates"} == listed
+    assert on_disk | {"memvault.vault.templates", "memvault.data"} == listed
 
 
 def test_the_wheel_installs_only_the_memvault_name(tmp_path: Path) -> None:
