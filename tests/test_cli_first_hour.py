@@ -236,6 +236,14 @@ def loaded_heavy(code: str, home: Path) -> list[str]:
     return out.stdout.splitlines()[-1].split()[1:]
 
 
+def test_the_help_loads_every_command_module_but_no_heavy_one(home: Path) -> None:
+    """`memvault --help` imports each command's module for its one-line help: a module that
+    imported the worker or the vault at its top made the help twice as slow."""
+    code = ("from memvault.cli import main\n"
+            "main(['--help'], standalone_mode=False)")
+    assert loaded_heavy(code, home) == []
+
+
 def test_importing_the_cli_loads_no_command_module(home: Path) -> None:
     assert loaded_heavy("import memvault.cli", home) == []
     assert "memvault.cli.work" not in loaded_heavy("import memvault.cli", home)

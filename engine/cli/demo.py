@@ -15,7 +15,6 @@ import click
 from ..base.clock import ManualClock
 from ..base.config import load_config
 from ..home.memory import Memory
-from ..home.runs import run_to_end
 from ..objects.ids import OBJECT_TYPES
 from ..store.connection import get_state, set_state, write
 from .inspect import console, render_status
@@ -46,6 +45,8 @@ def ingest_sample(mem: Memory) -> int:
 
 def run_demo(mem: Memory, model: str | None = None) -> dict[str, Any]:
     """compact -> organize -> deep on the home, with progress bars; return what each made."""
+    from ..home.runs import run_to_end  # the worker, its modes and the vault: not for --help
+
     worker = make_worker(mem, model, scheduler=False)
     before = mem.timeline_view(max_bytes=10**9)
     receipt = mem.compact(model=model)

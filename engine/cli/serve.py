@@ -20,14 +20,13 @@ import click
 
 from ..base.config import Config, load_config
 from ..home.memory import Memory
-from ..vault.projector import ProjectionBusy, render_vault
-from ..vault.watcher import VaultWatcher, WatchOutcome
 from .app import SPACE_KEY, space_option
 from .work import make_worker, model_option
 
-if TYPE_CHECKING:  # the service (and the mcp SDK, ~1 s to import) loads only when serving
+if TYPE_CHECKING:  # the service (the mcp SDK, ~1 s) and the vault (~36 ms) load when serving
     from ..jobs.worker import TickResult, Worker
     from ..service.host import BackgroundTask, WorkerFactory
+    from ..vault.watcher import WatchOutcome
 
 log = logging.getLogger("memvault.serve")
 
@@ -73,6 +72,7 @@ def projector_loop(config: Config) -> Callable[[threading.Event], None]:
     """Render one bounded batch (vault.objects_per_run objects) every
     service.projector_interval_s until stopped."""
     from ..service.host import log_event
+    from ..vault.projector import ProjectionBusy, render_vault
 
     interval = config.settings.service.projector_interval_s
 
@@ -97,6 +97,7 @@ def projector_loop(config: Config) -> Callable[[threading.Event], None]:
 def watcher_loop(config: Config) -> Callable[[threading.Event], None]:
     """Run the vault watcher (core-file imports, hand-edit reports) until stopped."""
     from ..service.host import log_event
+    from ..vault.watcher import VaultWatcher
 
     def on_batch(outcomes: list[WatchOutcome]) -> None:
         for o in outcomes:
