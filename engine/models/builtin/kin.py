@@ -68,24 +68,24 @@ _REL_ZH = (r"(?:直属|亲)?(?:姐姐|妹妹|哥哥|弟弟|老公|老婆|丈夫|
            r"表哥|表姐|表弟|表妹|堂哥|堂姐|朋友|好友|闺蜜|同学|室友|邻居|同事|老板|上司|领导|主管|"
            r"经理|导师|男朋友|女朋友|未婚夫|未婚妻|搭档|合伙人|房东|师傅)")
 _HAN = r"[\u4e00-\u9fff]"
+# Any Chinese title word, longest first so "班主任" is taken whole, not as its tail "主任"
+_TITLE_WORD_ZH = "|".join(sorted(ROLES_ZH, key=len, reverse=True))
 # "我姐姐是王芳", "我老婆叫周敏", "我的直属领导是高建国", "我妹妹林悦下个月…", "王芳的老公叫陈明"
 _POSSESSED_ZH = re.compile(r"(?:(?P<my>我(?:们[^，,。；;的]{0,4})?)(?:的|家|有个|有一个|有位)?|"
                            r"(?P<of>" + _HAN + r"{2,4}?)的)(?P<rel>" + _REL_ZH + r")"
                            r"(?:是|叫|名叫|叫做)?(?P<name>" + _HAN + r"{2,8})")
 # The title before the name: "我们部门的会计赵敏下周…"
 _TITLED_ZH = re.compile(r"(?:我们|我|咱们)[^，,。；;的]{0,4}的(?P<role>[^，,。；;！!？?的]{0,6}?(?:"
-                        + "|".join(sorted(ROLES_ZH, key=len, reverse=True)) + r"))(?P<name>"
-                        + _HAN + r"{2,8})")
+                        + _TITLE_WORD_ZH + r"))(?P<name>" + _HAN + r"{2,8})")
 # The title, then the name it is called by: "我们组长叫黄磊", "新来的实习生叫赵敏", "我们部门
 # 有个会计叫钱芳"
 _CALLED_ZH = re.compile(r"(?:(?:我们|我|咱们)(?:[^，,。；;的叫]{0,4}的)?|新来的|有个|有一个|有位)"
-                        r"(?P<role>[^，,。；;！!？?的叫]{0,6}?(?:"
-                        + "|".join(sorted(ROLES_ZH, key=len, reverse=True)) + r"))"
+                        r"(?P<role>[^，,。；;！!？?的叫]{0,6}?(?:" + _TITLE_WORD_ZH + r"))"
                         r"(?:叫|名叫|叫做)(?P<name>" + _HAN + r"{2,8})")
 # The title as the subject: "我们的CEO是陈建国", "HR那边的负责人是刘婷", "我们组的组长叫王磊"
 _TITLE_IS_ZH = re.compile(r"(?:(?:我们|我|咱们)[^，,。；;的]{0,4}|[A-Za-z]{2,8}(?:那边|部门|组)?)的"
-                          r"(?P<role>[^，,。；;！!？?的是叫]{0,6}?(?:" + "|".join(
-                              sorted(ROLES_ZH, key=len, reverse=True)) + r"|[A-Z]{2,5}))"
+                          r"(?P<role>[^，,。；;！!？?的是叫]{0,6}?(?:" + _TITLE_WORD_ZH
+                          + r"|[A-Z]{2,5}))"
                           r"(?:是|叫)(?P<name>" + _HAN + r"{2,8})")
 # A title after a name, dropped from it: "林国栋律师" is 林国栋
 _NAME_TITLE_ZH = re.compile(r"^(?P<name>" + _HAN + r"{2,3}?)(?:律师|老师|医生|教授|经理|总监|主任)")
