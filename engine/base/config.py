@@ -165,8 +165,6 @@ def _value_schema(s: Setting) -> Any:
 
     if s.choices:
         return cs.literal_schema(list(s.choices))
-    if isinstance(s.default, bool):
-        return cs.bool_schema(strict=True)
     if isinstance(s.default, int):
         return cs.int_schema(ge=None if s.lo is None else int(s.lo),
                              le=None if s.hi is None else int(s.hi), strict=True)
