@@ -90,5 +90,6 @@ def main() -> None:
             print(f"{name:<22} {m_ours * 1e3:>12.1f} {m_base * 1e3:>12.1f} "
                   f"{m_ours / m_base:>6.1f}x")
 
+
 if __name__ == "__main__":
     main()
