@@ -213,8 +213,76 @@ def test_an_overlong_line_is_skipped_without_being_held(monkeypatch: pytest.Monk
     data = long + claude_user("u-2", "short")
     part = read("claude-code", data)
     assert [e.text for e in part.events] == ["short"] and part.too_long == 1
-    # still being written (no newline yet): left for the next read, not counted
-    assert read("claude-code", long[:-1]).progress.offset == 0
+    # still being written (no newline yet): skipped as far as it goes, counted when it ends
+    begun = read("claude-code", long[:-1])
+    assert begun.progress.skipping and begun.progress.offset == len(long) - 1
+    assert begun.too_long == 0 and begun.progress.line == 0 and begun.finished
+    ended = read("claude-code", data, begun.progress)
+    assert [e.text for e in ended.events] == ["short"] and ended.too_long == 1
+    assert ended.progress.line == 2 and not ended.progress.skipping
+
+
+def test_an_overlong_line_is_skipped_a_bounded_step_a_read(monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    monkeypatch.setattr(transcripts, "MAX_LINE_BYTES", 200)
+    monkeypatch.setattr(transcripts, "_SKIP_CHUNK", 100)
+    meta = line(timestamp="2026-05-04T10:00:00Z", type="session_meta", payload={"id": "t-1"})
+    said = line(timestamp="2026-05-04T10:00:02Z", type="event_msg",
+                payload={"type": "agent_message", "message": "after the long line"})
+    data = meta + b"y" * 5_000 + b"\n" + said
+    progress, keys, moves = Progress(), [], []
+    while True:
+        part = read("codex", data, progress, Bounds(max_bytes=250))
+        moves.append(part.progress.offset - progress.offset)
+        keys += [e.key for e in part.events]
+        progress = part.progress
+        if part.finished:
+            break
+    assert keys == ["codex:t-1:3"]  # the line after the long one keeps its number
+    assert max(moves) <= 250 + 201 and len(moves) > 10  # a read takes its bytes, one line more
+    # with no bound it is skipped at once, as an import reads it
+    assert [e.key for e in read("codex", data).events] == keys
+
+
+def test_a_message_of_more_events_than_a_read_may_take_is_taken_part_by_part() -> None:
+    long = claude_user("u-1", "y" * 70_000)  # three parts
+    data = long + claude_user("u-2", "next")
+    first = read("claude-code", data, bounds=Bounds(max_events=2))
+    assert [e.key for e in first.events] == [f"claude-code:{SESSION}:u-1",
+                                             f"claude-code:{SESSION}:u-1#2"]
+    assert first.progress.offset == 0 and first.progress.part == 2 and not first.finished
+    rest = read("claude-code", data, first.progress, Bounds(max_events=2))
+    assert [e.key for e in rest.events] == [f"claude-code:{SESSION}:u-1#3",
+                                            f"claude-code:{SESSION}:u-2"]
+    assert rest.progress.offset == len(data) and rest.progress.part == 0
+    one = read("claude-code", data, bounds=Bounds(max_events=0))  # a read always moves
+    assert len(one.events) == 1 and one.progress.part == 1
+
+
+def test_a_late_read_still_goes_on_to_its_first_message() -> None:
+    late = Bounds(deadline=0, clock=lambda: 1, sure_steps=1_000)
+    part = read("claude-code", CLAUDE, bounds=late)
+    assert len(part.events) == 1 and not part.finished
+    assert part.events[0].text.startswith("My sister Mia Park")
+    bounded = read("claude-code", CLAUDE, bounds=Bounds(deadline=0, clock=lambda: 1,
+                                                        sure_steps=2))
+    assert bounded.events == [] and bounded.progress.line == 2  # ... or its sure steps
+
+
+def test_the_ide_s_context_in_a_message_is_left_out_and_the_persons_words_kept() -> None:
+    opened = ("<ide_opened_file>The user opened the file /home/ana/plan.md in the IDE. This may "
+              "or may not be related to the current task.</ide_opened_file>")
+    selected = ("<ide_selection>The user selected lines 3 to 9 from /home/ana/plan.md"
+                "</ide_selection>")
+    data = b"".join([
+        claude_user("u-1", [{"type": "text", "text": opened},
+                            {"type": "text", "text": "Is this plan sound?"}]),
+        claude_user("u-2", f"{selected}\nFix line 4, please."),
+        claude_user("u-3", "<ide_diagnostics>[{\"severity\": \"error\"}]</ide_diagnostics>"),
+    ])
+    part = read("claude-code", data)
+    assert [e.text for e in part.events] == ["Is this plan sound?", "Fix line 4, please."]
+    assert part.left_out == 1 and part.empty == 0  # only what the IDE added: not a turn
 
 
 def test_text_is_kept_as_written_only_made_storable() -> None:

@@ -26,9 +26,12 @@ Codex CLI 0.128; README "Capturing an agent's conversation" says where each was 
 
 Invariants: the file is read from a byte offset and only forward; a line is taken only when
 complete (it ends in a newline, or is valid JSON at the very end of a file); a line longer
-than MAX_LINE_BYTES is skipped without being held; an unreadable line is counted and skipped,
-or with `strict` (an import) stops the read naming its number; text is kept as written, made
-storable (NUL and lone surrogates become U+FFFD).
+than MAX_LINE_BYTES is skipped without being held, a bounded chunk at a time, and a read that
+stops inside it says so (`Progress.skipping`) so the next goes on from there; a message of
+more events than a read may take is taken part by part (`Progress.part`: how many of the
+message's parts at the offset are taken); an unreadable line is counted and skipped, or with
+`strict` (an import) stops the read naming its number; text is kept as written, made storable
+(NUL and lone surrogates become U+FFFD).
 """
 
 from __future__ import annotations
@@ -36,8 +39,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
@@ -50,8 +53,10 @@ from .messages import message_events, message_key, message_time
 HOSTS = ("claude-code", "codex")
 MAX_LINE_BYTES = 16 * 1024 * 1024  # a pasted image or a long tool output; never held past this
 META_TEXT_MAX = 1_000  # a path carried in meta
-_SKIP_CHUNK = 1 << 20
-_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>\s*", re.DOTALL)
+_SKIP_CHUNK = 1 << 20  # an overlong line is skipped this much at a time, the bounds checked
+# What the host adds inside the person's message: reminders, and the IDE integration's context
+# (the file open in the editor, the selection, its diagnostics).
+_HOST_CONTEXT = re.compile(r"<(system-reminder|ide_[a-z_]+)>.*?</\1>\s*", re.DOTALL)
 # Slash commands and their local output, bash-mode input and output: the host's, not a turn.
 _HOST_LINE = re.compile(r"\s*<(?:command-(?:name|message|args)|local-command-[a-z]+|"
                         r"bash-(?:input|stdout|stderr))>")
@@ -66,45 +71,77 @@ _UUID_TAIL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 class Progress:
     """How far a transcript has been read: the byte offset and line count after the last
     handled line, and what a later line's key and meta need from earlier lines (Codex: the
-    thread id of `session_meta`, the turn and working directory in force)."""
+    thread id of `session_meta`, the turn and working directory in force).
+
+    `part`: the line at `offset` is a message of several events of which the first `part` are
+    taken (a read stopped inside it at its event bound). `skipping`: `offset` is inside a line
+    past MAX_LINE_BYTES, being skipped (its line not counted yet)."""
 
     offset: int = 0
     line: int = 0
     session: str | None = None
     turn: str | None = None
     cwd: str | None = None
+    part: int = 0
+    skipping: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Any) -> Progress:
+        """The progress `to_dict` saved; the start for anything else (an older record lacks
+        `part` and `skipping`: none)."""
         if not isinstance(data, dict):
             return cls()
-        known = {k: data[k] for k in ("offset", "line", "session", "turn", "cwd") if k in data}
+        known = {f.name: data[f.name] for f in fields(cls) if f.name in data}
         try:
             progress = cls(**known)
         except TypeError:
             return cls()
-        ok = (isinstance(progress.offset, int) and isinstance(progress.line, int)
-              and progress.offset >= 0 and progress.line >= 0)
+        counts = (progress.offset, progress.line, progress.part)
+        ok = (all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts)
+              and isinstance(progress.skipping, bool)
+              and not (progress.skipping and progress.part)
+              and all(v is None or isinstance(v, str)
+                      for v in (progress.session, progress.turn, progress.cwd)))
         return progress if ok else cls()
+
+    def position(self) -> tuple[int, int]:
+        """Where the read stands, to compare two: the offset, then the parts taken there."""
+        return self.offset, self.part
 
 
 @dataclass
 class Bounds:
-    """How much one read may do: bytes, events, a deadline on `clock` (None: no limit). A
-    read handles at least one line, so a backlog always moves."""
+    """How much one read may do: bytes (every byte read, skipped ones included), events, a
+    deadline on `clock` (None: no limit). A read handles at least one line (or skips one
+    chunk of an overlong line), so a backlog always moves; and the deadline does not end it
+    before it has taken an event or handled `sure_steps` lines and chunks, so a read that
+    starts late (a loaded machine) still moves the backlog by a message."""
 
     max_bytes: int | None = None
     max_events: int | None = None
     deadline: float | None = None
     clock: Callable[[], float] = time.monotonic
+    sure_steps: int = 1
 
-    def reached(self, read_bytes: int, events: int) -> bool:
+    def reached(self, read_bytes: int, events: int, steps: int) -> bool:
+        """Whether a read that has read `read_bytes`, taken `events` and handled `steps` lines
+        and skipped chunks stops now."""
         return ((self.max_bytes is not None and read_bytes >= self.max_bytes)
                 or (self.max_events is not None and events >= self.max_events)
-                or (self.deadline is not None and self.clock() >= self.deadline))
+                or ((events > 0 or steps >= self.sure_steps) and self.past_deadline()))
+
+    def past_deadline(self) -> bool:
+        return self.deadline is not None and self.clock() >= self.deadline
+
+    def room(self, events: int) -> int | None:
+        """How many more events a read that has taken `events` may take (None: any); at
+        least one for a read that has taken none."""
+        if self.max_events is None:
+            return None
+        return max(self.max_events - events, 0 if events else 1)
 
 
 @dataclass
@@ -122,6 +159,10 @@ class TranscriptPart:
     too_long: int = 0  # past MAX_LINE_BYTES, skipped unread
 
 
+# One host's reading of a parsed line: the events of its message (none for other lines).
+LineHandler = Callable[[dict[str, Any], Progress, str | None, TranscriptPart], list[NewEvent]]
+
+
 def read_transcript(host: str, stream: IO[bytes], progress: Progress, bounds: Bounds | None = None,
                     *, session: str | None = None, final: bool = False,
                     strict: bool = False) -> TranscriptPart:
@@ -133,29 +174,77 @@ def read_transcript(host: str, stream: IO[bytes], progress: Progress, bounds: Bo
     if host not in HOSTS:
         raise InputError(f"unknown host {host!r} (known: {', '.join(HOSTS)})")
     bounds = bounds or Bounds()
-    part = TranscriptPart(Progress(**progress.to_dict()))
+    part = TranscriptPart(replace(progress))
     here = part.progress
     handle = _claude_line if host == "claude-code" else _codex_line
-    read = 0
-    for raw, size in _lines(stream, final):
-        here.offset += size
-        here.line += 1
-        read += size
-        if raw is None:
-            part.too_long += 1
-        elif raw.strip():
-            entry = _parse(raw)
-            if entry is None:
-                if strict and raw.endswith(b"\n"):
-                    raise InputError(f"line {here.line}: not a JSON object")
-                part.unreadable += 1
-            else:
-                handle(entry, here, session, part)
-        if bounds.reached(read, len(part.events)):
+    read = steps = 0
+    while True:
+        if here.skipping:
+            size = _skip_chunk(stream, part, final)
+            if size is None:
+                break  # the file ends inside the overlong line: the host is still writing it
+        else:
+            raw = stream.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                break
+            size = len(raw)
+            if size > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                here.offset += size  # held no further: the rest is skipped a chunk at a time
+                here.skipping = True
+            elif not raw.endswith(b"\n") and not final and _parse(raw) is None:
+                break  # a line the host is still writing: left for the next read
+            elif not _take_line(raw, handle, session, bounds, part, strict):
+                return part  # stopped inside a message: its next part comes next
+        read, steps = read + size, steps + 1
+        if bounds.reached(read, len(part.events), steps):
             part.finished = _at_end(stream)
             return part
     part.finished = True
     return part
+
+
+def _take_line(raw: bytes, handle: LineHandler, session: str | None, bounds: Bounds,
+               part: TranscriptPart, strict: bool) -> bool:
+    """Handle one whole line: the events of its message that `bounds` leave room for. False
+    when the read must stop inside the message: the progress then stays at the line, with
+    the number of its parts taken, and the next read takes the rest."""
+    here = part.progress
+    before = here.offset, here.line
+    here.offset += len(raw)
+    here.line += 1
+    taken, here.part = here.part, 0  # parts of this line an earlier read took
+    if not raw.strip():
+        return True
+    entry = _parse(raw)
+    if entry is None:
+        if strict and raw.endswith(b"\n"):
+            raise InputError(f"line {here.line}: not a JSON object")
+        part.unreadable += 1
+        return True
+    events = handle(entry, here, session, part)[taken:]
+    room = bounds.room(len(part.events))
+    if room is None or len(events) <= room:
+        part.events += events
+        return True
+    part.events += events[:room]
+    (here.offset, here.line), here.part = before, taken + room
+    return False
+
+
+def _skip_chunk(stream: IO[bytes], part: TranscriptPart, final: bool) -> int | None:
+    """Skip on through an overlong line, one chunk: the bytes skipped; None at the end of a
+    file the host is still writing (the line goes on later). The line is counted when it
+    ends (a newline, or the end of a `final` file)."""
+    here = part.progress
+    chunk = stream.readline(_SKIP_CHUNK)
+    if not chunk and not final:
+        return None
+    here.offset += len(chunk)
+    if not chunk or chunk.endswith(b"\n"):
+        here.skipping = False
+        here.line += 1
+        part.too_long += 1
+    return len(chunk)
 
 
 def session_from_path(path: str | Path) -> str:
@@ -176,38 +265,6 @@ def storable(text: str) -> str:
 
 
 # -- lines ---------------------------------------------------------------------------------------
-def _lines(stream: IO[bytes], final: bool) -> Iterator[tuple[bytes | None, int]]:
-    """(line, its size in bytes) for each complete line; (None, size) for one past
-    MAX_LINE_BYTES. A last line without a newline is yielded only when `final` or when it is
-    whole JSON; otherwise the host is still writing it and it is left for the next read."""
-    while True:
-        line = stream.readline(MAX_LINE_BYTES + 1)
-        if not line:
-            return
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            rest, ended = _skip_line(stream)
-            if not ended and not final:
-                return
-            yield None, len(line) + rest
-            continue
-        if not line.endswith(b"\n") and not final and _parse(line) is None:
-            return
-        yield line, len(line)
-
-
-def _skip_line(stream: IO[bytes]) -> tuple[int, bool]:
-    """Read past the rest of an overlong line without holding it: bytes skipped, and whether
-    it ended in a newline."""
-    skipped = 0
-    while True:
-        chunk = stream.readline(_SKIP_CHUNK)
-        if not chunk:
-            return skipped, False
-        skipped += len(chunk)
-        if chunk.endswith(b"\n"):
-            return skipped, True
-
-
 def _at_end(stream: IO[bytes]) -> bool:
     at = stream.tell()
     ended = not stream.read(1)
@@ -225,37 +282,38 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
 
 # -- Claude Code ---------------------------------------------------------------------------------
 def _claude_line(entry: dict[str, Any], here: Progress, session: str | None,
-                 part: TranscriptPart) -> None:
+                 part: TranscriptPart) -> list[NewEvent]:
     role = entry.get("type")
     if role not in ("user", "assistant"):
-        return  # bookkeeping: summary, system, file-history-snapshot, progress, ...
+        return []  # bookkeeping: summary, system, file-history-snapshot, progress, ...
     message = entry.get("message")
     if (not isinstance(message, dict) or entry.get("isSidechain") or entry.get("isMeta")
             or entry.get("isCompactSummary") or entry.get("isApiErrorMessage")
             or message.get("model") == "<synthetic>"):
         part.left_out += 1
-        return
+        return []
     texts, others = _claude_texts(message.get("content"))
-    text = _REMINDER.sub("", "\n\n".join(texts))
+    said = "\n\n".join(texts)
+    text = _HOST_CONTEXT.sub("", said)
     if role == "user" and (_HOST_LINE.match(text) or _INTERRUPTED.fullmatch(text.strip())):
         part.left_out += 1
-        return
+        return []
     if not text.strip():
-        if others:
+        if others or text != said:  # only tool results, or only what the host added
             part.left_out += 1
         else:
             part.empty += 1
-        return
+        return []
     uuid, sid = entry.get("uuid"), entry.get("sessionId") or session
     if not isinstance(uuid, str) or not uuid or not isinstance(sid, str) or not sid:
         part.unreadable += 1
-        return
+        return []
     meta: dict[str, Any] = {"host": "claude-code", "session": sid, "message_id": uuid}
     if isinstance(entry.get("cwd"), str):
         meta["cwd"] = storable(entry["cwd"][:META_TEXT_MAX])
-    part.events += message_events(storable(text), _when(entry.get("timestamp")), role, meta,
-                                  message_key("claude-code", sid, uuid))
     part.messages += 1
+    return message_events(storable(text), _when(entry.get("timestamp")), role, meta,
+                          message_key("claude-code", sid, uuid))
 
 
 def _claude_texts(content: Any) -> tuple[list[str], int]:
@@ -271,53 +329,53 @@ def _claude_texts(content: Any) -> tuple[list[str], int]:
 
 # -- Codex CLI -----------------------------------------------------------------------------------
 def _codex_line(entry: dict[str, Any], here: Progress, session: str | None,
-                part: TranscriptPart) -> None:
+                part: TranscriptPart) -> list[NewEvent]:
     kind, payload = entry.get("type"), entry.get("payload")
     if not isinstance(payload, dict):
-        return
+        return []
     if kind == "session_meta":
         if isinstance(payload.get("id"), str) and payload["id"]:
             here.session = payload["id"]
         _codex_cwd(here, payload)
-        return
+        return []
     if kind == "turn_context":
         _codex_cwd(here, payload)
         if isinstance(payload.get("turn_id"), str):
             here.turn = payload["turn_id"]
-        return
+        return []
     if kind == "response_item":
         if payload.get("type") in _CODEX_TOOL_ITEMS:
             part.left_out += 1
-        return
+        return []
     if kind != "event_msg":
-        return
+        return []
     what = payload.get("type")
     if what in ("task_started", "turn_started") and isinstance(payload.get("turn_id"), str):
         here.turn = payload["turn_id"]
-        return
+        return []
     if what not in ("user_message", "agent_message"):
-        return
+        return []
     # Older versions marked the context Codex injected as a user message of another kind.
     if what == "user_message" and payload.get("kind") not in (None, "plain"):
         part.left_out += 1
-        return
+        return []
     text = payload.get("message")
     if not isinstance(text, str) or not text.strip():
         part.empty += 1
-        return
+        return []
     thread = here.session or session
     if not thread:
         part.unreadable += 1
-        return
+        return []
     meta: dict[str, Any] = {"host": "codex", "session": thread, "line": here.line}
     if here.turn:
         meta["turn"] = here.turn
     if here.cwd:
         meta["cwd"] = here.cwd
     source = "user" if what == "user_message" else "assistant"
-    part.events += message_events(storable(text), _when(entry.get("timestamp")), source, meta,
-                                  message_key("codex", thread, str(here.line)))
     part.messages += 1
+    return message_events(storable(text), _when(entry.get("timestamp")), source, meta,
+                          message_key("codex", thread, str(here.line)))
 
 
 def _codex_cwd(here: Progress, payload: dict[str, Any]) -> None:
