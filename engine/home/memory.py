@@ -27,7 +27,7 @@ from ..base.spaces import EVERY_SPACE, Spaces
 from ..jobs.ledger import UsageSummary, usage_summary
 from ..objects import records as objects
 from ..objects.ids import ObjectStatus
-from ..store.connection import open_db, write
+from ..store.connection import BUSY_TIMEOUT_MS, open_db, write
 from ..timeline import events
 from ..timeline import hot as timeline
 from ..timeline.append import append_events
@@ -97,6 +97,7 @@ class Memory:
     def open(
         cls, home: str | Path | None = None, clock: Clock | None = None, readonly: bool = False,
         allow_other_owner: bool | None = None, space: str | None = None,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
     ) -> Memory:
         """Open a home (creating it, its config and database unless `readonly`).
 
@@ -107,14 +108,15 @@ class Memory:
         open changes nothing: `memvault check` reports a home others can read or own.
 
         `space` binds it to that space (checked: a bad name is an InputError before anything
-        opens); None sees every space.
+        opens); None sees every space. `busy_timeout_ms`: how long a statement waits for a
+        lock another connection holds (a capture hook waits only what is left of its step).
         """
         spaces = Spaces.of(space)
         config = load_config(home, create=not readonly, allow_other_owner=allow_other_owner)
         tz = cls._zone(config)
         # Before SQLite opens the file: it gives a new -wal/-shm the database file's mode.
         notes = [] if readonly else [tighten_home(config.home), clear_bad_lock(config.home)]
-        conn = open_db(config.db_path, readonly=readonly)
+        conn = open_db(config.db_path, readonly=readonly, busy_timeout_ms=busy_timeout_ms)
         memory = cls(config, conn, clock or SystemClock(tz), spaces)
         memory.notices += [note for note in notes if note]
         if not readonly:

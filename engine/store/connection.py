@@ -37,8 +37,10 @@ from .migrations import (
 BUSY_TIMEOUT_MS = 30_000
 
 
-def open_db(path: str | Path, readonly: bool = False) -> sqlite3.Connection:
-    """Open (creating and migrating unless `readonly`) the memory database at `path`."""
+def open_db(path: str | Path, readonly: bool = False,
+            busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+    """Open (creating and migrating unless `readonly`) the memory database at `path`, waiting
+    at most `busy_timeout_ms` for a lock another connection holds (each statement)."""
     db_path = Path(path)
     refuse_unsafe_files(db_path)
     if not readonly and db_path.parent.is_dir():
@@ -47,7 +49,7 @@ def open_db(path: str | Path, readonly: bool = False) -> sqlite3.Connection:
         _raise_if_readonly_home(db_path, readonly, None)
     conn: sqlite3.Connection | None = None
     try:
-        conn = connect(db_path, readonly)
+        conn = connect(db_path, readonly, busy_timeout_ms)
         return _prepare(conn, db_path, readonly)
     except OSError as exc:
         _raise_if_readonly_home(db_path, readonly, exc)
@@ -90,7 +92,8 @@ def refuse_unsafe_files(db_path: Path) -> None:
                              "it; remove it")
 
 
-def connect(db_path: Path, readonly: bool = False) -> sqlite3.Connection:
+def connect(db_path: Path, readonly: bool = False,
+            busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     """A configured connection (autocommit, Row, busy timeout, foreign keys); no migrations."""
     if readonly:
         if not db_path.exists():
@@ -104,7 +107,7 @@ def connect(db_path: Path, readonly: bool = False) -> sqlite3.Connection:
         _create_private(db_path)
         conn = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
 
@@ -222,8 +225,8 @@ def _prepare(conn: sqlite3.Connection, db_path: Path, readonly: bool) -> sqlite3
 def use_wal(conn: sqlite3.Connection) -> None:
     """Switch the file to WAL (it stays so). Connections opening a new file at once race for
     the exclusive lock this takes, and SQLite answers the loser 'database is locked' without
-    calling the busy handler: retry within the busy timeout."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    calling the busy handler: retry within the connection's busy timeout."""
+    deadline = time.monotonic() + conn.execute("PRAGMA busy_timeout").fetchone()[0] / 1000
     while conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         try:
             conn.execute("PRAGMA journal_mode = WAL")
