@@ -4,14 +4,19 @@ keeps, by the host's own hooks (`memvault hook claude-code`, `memvault hook code
 - Each call reads the transcript forward from where the last one stopped and stores the new
   messages (memvault.timeline.transcripts says what is kept) through `Memory.append`: onto the
   hot timeline with their own times, so compact and organize treat them as appended turns.
-- A call is bounded (STEP_EVENTS events, STEP_BYTES bytes, until STEP_SECONDS after the hook
-  started, and SQLite's busy wait to what is left of that): a backlog goes on at the next call.
-- Where a transcript was read to is kept per file in the `state` table (`capture:<host>:` and
-  the sha256 of its path: offset, line, inode and what later lines need). It is a shortcut,
-  not the guarantee: every message carries its key (memvault.timeline.keys), so a call that
-  dies before saving its offset, two calls at once, or a file read again from the start store
-  nothing twice. A saved offset never moves back; a file that shrank or was replaced is read
-  again from its start.
+- A call is bounded (STEP_EVENTS events, the parts of one long message included; STEP_BYTES
+  bytes, skipped ones included; no new line STEP_SECONDS after the hook started once it has
+  stored a message or handled STEP_SURE_LINES lines; SQLite's busy wait, the open's included,
+  to what is left of that): a backlog goes on at the next call.
+- Where a transcript was read to is kept per file and space in the `state` table
+  (`capture:<host>:<space>:` and the sha256 of its path; the shared space's without the
+  space, as before spaces had their own: offset, line, the parts of a long message taken, an
+  overlong line being skipped, inode, a mark of the bytes read, and what later lines need).
+  It is a shortcut, not the guarantee: every message carries its key
+  (memvault.timeline.keys), so a call that dies before saving its offset, two calls at once,
+  or a file read again from the start store nothing twice. A saved offset never moves back; a
+  file that shrank, was replaced (another inode) or rewritten in place (its first bytes or
+  the bytes before the offset changed) is read again from its start.
 - A key already stored with the same text (the agent sent the turn with memory_append under
   that key, or it was imported) is skipped; with other text it is a conflict: the stored event
   stays as it is, the conflict is counted and logged, and the capture goes on.
@@ -28,15 +33,16 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, BinaryIO
 
 from ..base.clock import iso
 from ..base.config import append_private_line, make_private_dir
 from ..base.errors import InputError
+from ..base.spaces import SHARED
 from ..secrets.detector import redact_secrets
 from ..store.connection import get_state, set_state, write
 from ..timeline.events import NewEvent
@@ -47,7 +53,11 @@ from .memory import Memory
 
 STEP_EVENTS = 200  # events one call stores at most
 STEP_BYTES = 4 * 1024 * 1024  # transcript bytes one call reads at most (and one line more)
-STEP_SECONDS = 0.5  # a call starts no new line this long after the hook started
+STEP_SECONDS = 0.5  # a call starts no new line this long after the hook started, once it
+# has stored a message or handled STEP_SURE_LINES lines (a late start on a loaded machine)
+STEP_SURE_LINES = 1_000
+MARK_BYTES = 4096  # first bytes and bytes before the offset compared, call to call
+READ_BUFFER = 1 << 20  # reading a long line in 8 KiB pieces costs ten times as long
 BUSY_MIN_MS = 150  # SQLite's wait for the write lock, at least (the worker's commits are short)
 LOG_NAME = "capture.log"
 LOG_MAX_BYTES = 1024 * 1024  # then it becomes capture.log.1 (one generation kept)
@@ -78,42 +88,83 @@ class CaptureError(Exception):
 # -- a transcript file ---------------------------------------------------------------------------
 def capture_file(memory: Memory, host: str, path: str | Path, *, session: str | None = None,
                  bounds: Bounds | None = None) -> Captured:
-    """Store the messages of `path` not read by an earlier call, within `bounds`."""
+    """Store the messages of `path` not read by an earlier call for this memory's space,
+    within `bounds`."""
     path = Path(path).expanduser().absolute()
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise CaptureError(f"cannot read the transcript {path}: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the host's turn
-        raise CaptureError(f"the transcript {path} is not a regular file")
     report = Captured(host, str(path), session)
-    state_key = _state_key(host, path)
-    progress = _progress(memory, state_key, st)
-    if st.st_size <= progress.offset:
-        return report
-    with open(path, "rb") as stream:
+    state_key = _state_key(host, path, memory.spaces.writes)
+    with _open_transcript(path) as stream:
+        st = os.fstat(stream.fileno())
+        saved = _saved(memory, state_key)
+        progress = _progress(saved, st, stream)
+        stale = saved if progress is None else None  # a record of what the file was before
+        progress = progress or Progress()
+        if st.st_size <= progress.offset:
+            return report
         stream.seek(progress.offset)
         part = read_transcript(host, stream, progress, bounds,
                                session=session or session_from_path(path))
+        mark = _mark(stream, part.progress.offset)
     report.session = part.progress.session or session or session_from_path(path)
     report.left_out, report.more = part.left_out, not part.finished
     report.unreadable = part.unreadable + part.too_long
-    _store(memory, part.events, report)
-    _save_progress(memory, state_key, part.progress, st.st_ino)
+    # Indexing for recall waits for the worker's poll when the step's time is up (recall
+    # scans what is not indexed yet): 200 long parts take half a second to index.
+    _store(memory, part.events, report, index=bounds is None or not bounds.past_deadline())
+    _save_progress(memory, state_key, {**part.progress.to_dict(), "ino": st.st_ino,
+                                       "mark": mark}, stale)
     return report
 
 
-def _state_key(host: str, path: Path) -> str:
-    return f"{STATE_PREFIX}{host}:{hashlib.sha256(str(path).encode()).hexdigest()[:32]}"
+def _open_transcript(path: Path) -> BinaryIO:
+    """The transcript, opened for reading; CaptureError unless it is a regular file (opened
+    without blocking and then checked: a FIFO would block the host's turn)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise CaptureError(f"cannot read the transcript {path}: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise CaptureError(f"the transcript {path} is not a regular file")
+        return os.fdopen(fd, "rb", buffering=READ_BUFFER)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
-def _progress(memory: Memory, state_key: str, st: os.stat_result) -> Progress:
-    """Where the last call stopped; the start for a new, shrunk or replaced file."""
-    saved = _saved(memory, state_key)
-    if saved is None or saved.get("ino") != st.st_ino:
+def _state_key(host: str, path: Path, space: str) -> str:
+    """Where the progress of `path` captured into `space` is kept: each space its own, since
+    hooks bound to two spaces (a global one and a project's) both read the file. The shared
+    space keeps the key of the versions before (no space in it), so they read on."""
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:32]
+    return f"{STATE_PREFIX}{host}:{digest}" if space == SHARED else \
+        f"{STATE_PREFIX}{host}:{space}:{digest}"
+
+
+def _progress(saved: dict[str, Any] | None, st: os.stat_result, stream: IO[bytes]
+              ) -> Progress | None:
+    """Where the last call stopped; the start for a new file; None when the record is of what
+    the file was before: another inode, shrunk, or rewritten in place (its bytes before the
+    offset, or its first bytes, are not the ones read then). A record saved before marks were
+    kept is trusted."""
+    if saved is None:
         return Progress()
     progress = Progress.from_dict(saved)
-    return progress if progress.offset <= st.st_size else Progress()
+    if saved.get("ino") != st.st_ino or progress.offset > st.st_size:
+        return None
+    if "mark" in saved and saved["mark"] != _mark(stream, progress.offset):
+        return None
+    return progress
+
+
+def _mark(stream: IO[bytes], offset: int) -> str:
+    """A digest of the file's first MARK_BYTES and of the MARK_BYTES before `offset`: what
+    the next call checks to tell a file appended to from one rewritten in place."""
+    digest = hashlib.sha256()
+    for start in (0, max(0, offset - MARK_BYTES)):
+        stream.seek(start)
+        digest.update(stream.read(min(MARK_BYTES, offset - start)))
+    return digest.hexdigest()[:32]
 
 
 def _saved(memory: Memory, state_key: str) -> dict[str, Any] | None:
@@ -125,18 +176,22 @@ def _saved(memory: Memory, state_key: str) -> dict[str, Any] | None:
     return saved if isinstance(saved, dict) else None
 
 
-def _save_progress(memory: Memory, state_key: str, progress: Progress, inode: int) -> None:
-    """Record how far the file was read, unless another call got further meanwhile."""
-    record = {**progress.to_dict(), "ino": inode}
+def _save_progress(memory: Memory, state_key: str, record: dict[str, Any],
+                   stale: dict[str, Any] | None) -> None:
+    """Record how far the file was read, unless another call got further in the same file
+    meanwhile (a saved position never moves back; only the `stale` record this call found
+    describing the file as it was before is replaced by a position behind it)."""
     with write(memory.conn):
         before = _saved(memory, state_key)
-        if before and before.get("ino") == inode and isinstance(before.get("offset"), int) \
-                and before["offset"] > progress.offset:
+        if (before is not None and before != stale and before.get("ino") == record["ino"]
+                and Progress.from_dict(before).position()
+                > Progress.from_dict(record).position()):
             return
         set_state(memory.conn, state_key, json.dumps(record, ensure_ascii=False))
 
 
-def _store(memory: Memory, events: Sequence[NewEvent], report: Captured) -> None:
+def _store(memory: Memory, events: Sequence[NewEvent], report: Captured,
+           index: bool = True) -> None:
     """Append the events whose key is new, in one transaction; count repeats and conflicts.
     One retry when another writer stored one of the keys between the look-up and the append.
     When the store refuses the batch (an event with a key, time or meta it cannot take), the
@@ -147,7 +202,7 @@ def _store(memory: Memory, events: Sequence[NewEvent], report: Captured) -> None
         if not fresh:
             return
         try:
-            appended = memory.append(fresh)
+            appended = memory.append(fresh, index)
         except KeyConflict:
             if attempt == 2:
                 raise
@@ -155,7 +210,7 @@ def _store(memory: Memory, events: Sequence[NewEvent], report: Captured) -> None
         except InputError:
             for event in fresh:
                 try:
-                    one = memory.append([event])
+                    one = memory.append([event], index)
                 except InputError:  # a conflict that raced in is left as stored, too
                     report.refused += 1
                     continue
@@ -292,20 +347,23 @@ def _codex_payload(memory: Memory, payload: dict[str, Any], thread: str,
 
 # -- the hook process ----------------------------------------------------------------------------
 def run_hook(home: Path, host: str, raw: bytes | str | None, started: float,
-             codex_home: Path | None = None, space: str | None = None) -> Captured | None:
+             codex_home: Path | None = None, space: str | None = None,
+             clock: Callable[[], float] = time.monotonic) -> Captured | None:
     """Everything a hook does, never raising: parse the host's JSON, open the home (bound to
     `space`: what it captures is written there), capture within the bounds counted from
-    `started` (time.monotonic() when the hook began), log what went wrong. Returns what was
-    captured (None when nothing could be)."""
+    `started` (`clock()` when the hook began; time.monotonic), log what went wrong. Returns
+    what was captured (None when nothing could be)."""
     session: Any = None
     try:
         payload = _payload(raw)
         session = payload.get("session_id") or payload.get("thread-id")
         deadline = started + STEP_SECONDS
-        bounds = Bounds(STEP_BYTES, STEP_EVENTS, deadline)
-        with Memory.open(home, space=space) as memory:
-            left_ms = int((deadline - time.monotonic()) * 1000)
-            memory.conn.execute(f"PRAGMA busy_timeout = {max(BUSY_MIN_MS, left_ms)}")
+        bounds = Bounds(STEP_BYTES, STEP_EVENTS, deadline, clock, STEP_SURE_LINES)
+        # Every statement of the open (migrations included) waits for a lock only what is
+        # left of the step, not the 30 s of other commands.
+        with Memory.open(home, space=space,
+                         busy_timeout_ms=_lock_wait_ms(deadline, clock)) as memory:
+            memory.conn.execute(f"PRAGMA busy_timeout = {_lock_wait_ms(deadline, clock)}")
             if host == "claude-code":
                 report = claude_code_hook(memory, payload, bounds)
             else:
@@ -319,6 +377,11 @@ def run_hook(home: Path, host: str, raw: bytes | str | None, started: float,
     except Exception as exc:  # the host's turn must never fail because of the memory
         _log(home, host, session, "error", f"{type(exc).__name__}: {exc}")
         return None
+
+
+def _lock_wait_ms(deadline: float, clock: Callable[[], float]) -> int:
+    """SQLite's wait for a lock: what is left until `deadline`, at least BUSY_MIN_MS."""
+    return max(BUSY_MIN_MS, int((deadline - clock()) * 1000))
 
 
 def _payload(raw: bytes | str | None) -> dict[str, Any]:
@@ -338,9 +401,9 @@ def _log(home: Path, host: str, session: Any, what: str, detail: str) -> None:
     """One JSON line in the home's capture.log (0600, rotated at LOG_MAX_BYTES; the home made
     if missing); stderr when the home cannot take it (another user's, read-only). Secrets are
     redacted."""
+    shown = redact_secrets(detail)[:1_000]
     entry = {"at": iso(datetime.now(UTC)), "host": host, "what": what,
-             "session": session if isinstance(session, str) else None,
-             "detail": redact_secrets(detail)[:1_000]}
+             "session": session if isinstance(session, str) else None, "detail": shown}
     path = home / LOG_NAME
     try:
         make_private_dir(home)  # as the first capture's open would
@@ -350,7 +413,11 @@ def _log(home: Path, host: str, session: Any, what: str, detail: str) -> None:
             os.replace(path, home / f"{LOG_NAME}.1")
         append_private_line(path, entry)
     except OSError:
-        try:
-            sys.stderr.write(f"memvault hook {host}: {entry['detail']}\n")
-        except (OSError, ValueError):
-            pass
+        _stderr(host, shown)
+
+
+def _stderr(host: str, detail: str) -> None:
+    try:
+        sys.stderr.write(f"memvault hook {host}: {detail}\n")
+    except (OSError, ValueError):
+        pass
