@@ -23,6 +23,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import run_cli
 from memvault import Memory
+from memvault.cli.serve import stdio_command
 from memvault.home import capture
 from memvault.home.capture import Captured, capture_file, find_rollout, run_hook
 from memvault.store import connection
@@ -496,6 +497,48 @@ def test_the_shared_capture_reads_on_from_progress_saved_before_spaces_had_their
     assert report is not None and report.stored == 0 and report.already == 0  # nothing reread
     bound = hook(home, hook_input(transcript), space="work")
     assert bound is not None and bound.stored == CLAUDE_TURNS  # a space's own progress
+
+
+# -- a hook's command line -------------------------------------------------------------------------
+@pytest.mark.parametrize("args,env_home,said", [
+    (["--home", "{file}", "hook", "claude-code"], None, "Invalid value for '--home'"),
+    (["hook", "claude-code"], "{file}", "Invalid value for '--home'"),
+    (["hook", "claude-code", "--home", "{file}"], None, "Invalid value for '--home'"),
+    (["--home", "{home}", "hook", "claude-code", "--space", "Not/A/Space"], None,
+     "Invalid value for '--space'"),
+    (["--home", "{home}", "hook", "claude-code", "extra"], None, "unexpected extra argument"),
+    (["--home", "{home}", "hook", "codex", "{{}}", "extra"], None,
+     "unexpected extra argument"),
+])
+def test_a_hook_command_line_click_refuses_exits_0_and_says_why_once(
+        home: Path, tmp_path: Path, transcript: Path, args: list[str], env_home: str | None,
+        said: str) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    names = {"file": str(a_file), "home": str(home)}
+    env = {k: v for k, v in os.environ.items() if k != "MEMVAULT_HOME"}
+    if env_home:
+        env["MEMVAULT_HOME"] = env_home.format(**names)
+    done = subprocess.run([*stdio_command(), *(a.format(**names) for a in args)],
+                          input=hook_input(transcript), capture_output=True, env=env,
+                          timeout=WAIT_S, check=False)
+    assert done.returncode == 0 and done.stdout == b""  # 2 would be a blocking error
+    if "{file}" in args or env_home:  # no home can take it: one line on stderr
+        lines = done.stderr.decode().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("memvault hook claude-code: command line")
+        assert said in lines[0]
+    else:
+        assert done.stderr == b""
+        logged = log_lines(home)
+        assert len(logged) == 1 and logged[0]["detail"].startswith("command line: ")
+        assert said in logged[0]["detail"]
+
+
+def test_printing_a_config_with_a_bad_command_line_still_fails_loudly(home: Path) -> None:
+    done = subprocess.run([*stdio_command(), "--home", str(home), "hook", "claude-code",
+                           "--print-config", "--space", "Not/A/Space"],
+                          capture_output=True, timeout=WAIT_S, check=False)
+    assert done.returncode == 2 and b"Invalid value for '--space'" in done.stderr
 
 
 # -- Codex CLI -----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import os
 import re
 import sqlite3
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +96,22 @@ class MemvaultGroup(click.Group):
         add_home_option(command)
         return command
 
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        """click's main, but `memvault ... hook ...` runs under the hook's own guard
+        (hook_guard.py): an agent host runs it, and click's usage errors exit 2, which Claude
+        Code takes for a blocking error (a Stop hook then keeps the agent from stopping and
+        hands it the message). click parses the group's options (`--home`, $MEMVAULT_HOME)
+        before any command runs, so only here can the hook's "always exit 0" hold for them."""
+        argv = list(sys.argv[1:] if args is None else args)
+        at = _subcommand_at(self, argv)
+        if standalone_mode and at is not None and argv[at] == "hook":
+            from .hook_guard import run_guarded
+
+            run_guarded(self, argv, argv[at + 1:], prog_name)
+        return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -115,6 +132,23 @@ class MemvaultGroup(click.Group):
             if models is not None and isinstance(exc, models.ProviderError):
                 raise click.ClickException(f"model provider: {exc}") from None
             raise
+
+
+def _subcommand_at(group: click.Group, args: Sequence[str]) -> int | None:
+    """Where in a command line its subcommand is: the first argument that is neither one of
+    the group's options nor an option's value."""
+    with_value = {name for param in group.params if isinstance(param, click.Option)
+                  and not param.is_flag for name in param.opts}
+    at = 0
+    while at < len(args):
+        if args[at] == "--":
+            return at + 1 if at + 1 < len(args) else None
+        if args[at] in with_value:
+            at += 1
+        elif not args[at].startswith("-"):
+            return at
+        at += 1
+    return None
 
 
 def _os_error(exc: OSError) -> str:

@@ -23,6 +23,7 @@ keeps, by the host's own hooks (`memvault hook claude-code`, `memvault hook code
 - A hook never fails its host: `run_hook` catches every error and writes it to `capture.log`
   in the home (a JSON line: time, host, session, what went wrong, secrets redacted, never a
   turn's text), and to stderr only when the home cannot take it. Nothing goes to stdout.
+  A hook's own command line that click refuses exits 0 the same way (memvault.cli.hook_guard).
 """
 
 from __future__ import annotations
@@ -382,6 +383,15 @@ def run_hook(home: Path, host: str, raw: bytes | str | None, started: float,
 def _lock_wait_ms(deadline: float, clock: Callable[[], float]) -> int:
     """SQLite's wait for a lock: what is left until `deadline`, at least BUSY_MIN_MS."""
     return max(BUSY_MIN_MS, int((deadline - clock()) * 1000))
+
+
+def log_hook_failure(home: Path | None, host: str, detail: str) -> None:
+    """Log why a hook command could not run at all (its command line): one line in the home's
+    capture.log, or on stderr when there is no home to take it."""
+    if home is None:
+        _stderr(host, redact_secrets(detail)[:1_000])
+    else:
+        _log(home, host, None, "error", detail)
 
 
 def _payload(raw: bytes | str | None) -> dict[str, Any]:
