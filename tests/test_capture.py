@@ -628,6 +628,27 @@ def test_an_import_stops_at_a_broken_line_naming_it(runner: CliRunner, home: Pat
 
 
 
+def test_a_folder_import_reads_every_transcript_and_names_each_entry_it_does_not_read(
+        runner: CliRunner, home: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "projects"
+    (folder / "p").mkdir(parents=True)
+    shutil.copy(CLAUDE, folder / "p" / "0-first.jsonl")
+    (folder / "p" / "1-link.jsonl").symlink_to(CLAUDE)  # never followed
+    os.mkfifo(folder / "p" / "2-fifo.jsonl")  # reading it would wait for a writer
+    (folder / "p" / "3-folder.jsonl").mkdir()
+    (folder / "linked-project").symlink_to(CLAUDE.parent, target_is_directory=True)
+    append_turn(folder / "p" / "4-last.jsonl", "l-1", "the file after them all")
+    result = run_cli(runner, "import", "claude-code", str(folder))
+    assert f"imported {CLAUDE_TURNS + 1} event(s)" in result.stdout
+    for name, why in (("p/1-link.jsonl", "a symbolic link (never followed)"),
+                      ("p/2-fifo.jsonl", "a FIFO"), ("p/3-folder.jsonl", "a folder"),
+                      ("linked-project", "a symbolic link (never followed)")):
+        assert f"not read: {folder / name}: {why}" in result.stdout
+    data = json.loads(run_cli(runner, "import", "claude-code", str(folder), "--json").stdout)
+    assert data["already_stored"] == CLAUDE_TURNS + 1
+    assert [Path(e["path"]).name for e in data["skipped_files"]] == [
+        "linked-project", "1-link.jsonl", "2-fifo.jsonl", "3-folder.jsonl"]
+
 def test_only_transcripts_are_imported_from_a_folder(runner: CliRunner) -> None:
     result = run_cli(runner, "import", "chatgpt", str(DATA), code=2)
     assert "only claude-code and codex read a folder" in result.output

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import stat
 import sys
+from dataclasses import asdict, dataclass
 from typing import IO, TYPE_CHECKING
 
 import click
 
 from ..base.config import DB_NAME, resolve_home
 from ..base.errors import IngestError
+from ..base.home_trust import file_kind
 from .app import LazyConsole, json_option, open_memory, print_json, space_option
 
 if TYPE_CHECKING:
@@ -87,7 +91,9 @@ def import_(ctx: click.Context, fmt: str, source: str, yes: bool, as_json: bool)
     FORMAT is chatgpt (the ChatGPT data export's conversations.json), claude (the Claude
     export's conversations.json), jsonl (memvault's own JSONL), claude-code (Claude Code's
     session transcripts: a FILE, or a DIR such as ~/.claude/projects) or codex (Codex CLI's
-    session rollout files: a FILE, or a DIR such as ~/.codex/sessions). Each message becomes
+    session rollout files: a FILE, or a DIR such as ~/.codex/sessions; under a DIR, an entry
+    named like a transcript that is a symbolic link (never followed), a FIFO or a folder is
+    not read, and named in the summary). Each message becomes
     one event with its own time (else its conversation's, said in meta), source user or
     assistant, the conversation's title and id in meta, and the key FORMAT:conversation:message
     (a transcript's message is keyed as `memvault hook` captures it), so importing the same or
@@ -109,7 +115,8 @@ def import_(ctx: click.Context, fmt: str, source: str, yes: bool, as_json: bool)
         open_export,
     )
 
-    files = _import_files(fmt, source)
+    files, not_read = _import_files(fmt, source)
+    skipped_files = {"skipped_files": [asdict(e) for e in not_read]} if not_read else {}
     with open_memory(ctx, create=True) as mem:
         provider = mem.config.settings.model.provider
         if provider != "builtin" and not yes:
@@ -152,19 +159,21 @@ def import_(ctx: click.Context, fmt: str, source: str, yes: bool, as_json: bool)
                     except ImportStopped as exc:
                         _add_report(report, exc.report)
                         if as_json:
-                            print_json({**report.to_dict(), "error": str(exc)})
+                            print_json({**report.to_dict(), **skipped_files, "error": str(exc)})
                             sys.exit(1)
                         raise
                 _add_report(report, part)
                 done += os.path.getsize(path)
     if as_json:
-        print_json(report.to_dict())
+        print_json({**report.to_dict(), **skipped_files})
         return
     click.echo(f"imported {report.events:,} event(s) from {report.conversations:,} "
                f"conversation(s) ({report.chars:,} chars)"
                + (f"; {report.already_stored:,} already stored" if report.already_stored else ""))
     click.echo(f"skipped: {report.skipped_roles} system/tool, {report.skipped_empty} empty or "
                f"attachment-only, {report.dropped_branch} on edited/regenerated branches")
+    for entry in not_read:
+        click.echo(f"not read: {entry.path}: {entry.why}")
     if report.conversation_time or report.no_time:
         click.echo(f"times: {report.conversation_time} message(s) took their conversation's "
                    f"time, {report.no_time} had none (stored at the import time); meta "
@@ -175,22 +184,59 @@ def import_(ctx: click.Context, fmt: str, source: str, yes: bool, as_json: bool)
                    "`memvault organize` now) turns them into objects")
 
 
-def _import_files(fmt: str, source: str) -> list[str]:
-    """The files an import reads: SOURCE itself, or for an agent host's transcripts every one
-    under the folder SOURCE (sorted, so a run is repeatable)."""
+@dataclass
+class SkippedEntry:
+    """An entry under an imported folder that matched the transcripts' pattern and was not
+    read, and why (a link, never followed; a FIFO; a folder; one that cannot be read)."""
+
+    path: str
+    why: str
+
+
+def _import_files(fmt: str, source: str) -> tuple[list[str], list[SkippedEntry]]:
+    """The files an import reads: SOURCE itself, or for an agent host's transcripts every
+    regular file matching under the folder SOURCE (sorted, so a run is repeatable), with the
+    entries there that are not read: the ones named like a transcript that are no regular
+    file, links to folders, folders that cannot be read. No link is followed."""
     if not os.path.isdir(source):
-        return [source]
+        return [source], []
     pattern = TRANSCRIPT_FILES.get(fmt)
     if pattern is None:
         raise click.BadParameter(f"{source} is a folder: only claude-code and codex read a "
                                  "folder of transcripts; give the export's file",
                                  param_hint="FILE|DIR")
-    from pathlib import Path
+    files: list[str] = []
+    skipped: list[SkippedEntry] = []
 
-    files = sorted(str(p) for p in Path(source).rglob(pattern) if p.is_file())
+    def unreadable(exc: OSError) -> None:
+        skipped.append(SkippedEntry(str(exc.filename), f"cannot be read ({exc.strerror})"))
+
+    for folder, dirs, names in os.walk(source, onerror=unreadable):
+        # a link to a folder is named whatever its name: the transcripts in it are not read
+        linked = [name for name in dirs if os.path.islink(os.path.join(folder, name))]
+        for name in sorted({*fnmatch.filter([*dirs, *names], pattern), *linked}):
+            path = os.path.join(folder, name)
+            why = _not_a_transcript(path)
+            if why is None:
+                files.append(path)
+            else:
+                skipped.append(SkippedEntry(path, why))
     if not files:
-        raise click.BadParameter(f"no {pattern} file under {source}", param_hint="FILE|DIR")
-    return files
+        found = "".join(f"; {entry.path} is {entry.why}" for entry in skipped)
+        raise click.BadParameter(f"no {pattern} file under {source}{found}",
+                                 param_hint="FILE|DIR")
+    return sorted(files), sorted(skipped, key=lambda entry: entry.path)
+
+
+def _not_a_transcript(path: str) -> str | None:
+    """Why the entry at `path` is not read as a transcript (None: it is a regular file)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link (never followed)"
+    return None if stat.S_ISREG(mode) else file_kind(mode)
 
 
 def _add_report(total: ImportReport, part: ImportReport) -> None:
