@@ -13,9 +13,9 @@ Rules (docs/spec.md 2.2 "Outcome rules" and 4.4; /work/shared/SPEC.md 2 and 5):
 What breaks this test (each mutation made in the engine, the test run and seen to fail, the
 code restored):
 - engine/timeline/queue.py `unblock_all`: `CASE WHEN page_cursor > 0 THEN 'continue' ELSE
-  'pending' END` changed to `'pending'` (it survived the modules that import timeline.queue;
-  test_worker.py's resume test also kills it), and separately to `'continue'`, and
-  `page_cursor = 0` added to the SET ->
+  'pending' END` changed to `'pending'`, separately to `'continue'`, and separately
+  `page_cursor = 0` added to the SET (each survived the test modules that import
+  timeline.queue; test_worker.py's retry tests catch them too) ->
   test_an_unblocked_event_waits_as_continue_at_its_cursor_an_unread_one_as_pending;
 - engine/timeline/queue.py `block_event`: `page_cursor = 0` added to the SET -> the same test;
 - engine/jobs/modes/organize.py `apply`: `last = claim.page_end >= row["chars"]` changed to
