@@ -51,7 +51,8 @@ def _table(title: str, *columns: str) -> Table:
 @json_option
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
-    """Counts per state, the 20 oldest unfinished records and PRAGMA quick_check."""
+    """Counts per state, the 20 oldest unfinished records, the hook calls that failed lately
+    and PRAGMA quick_check. With --space: only what an agent bound to that space sees."""
     with open_memory(ctx, readonly=True) as mem:
         report = mem.status()
     if as_json:
