@@ -260,6 +260,12 @@ def _mangled(home: Path, tmp_path: Path) -> str:
     return str(path)
 
 
+def _deeply_nested(home: Path, tmp_path: Path) -> str:
+    path = file_of(home, "person:sarah")  # 5,000 levels in 10 KB: past Python's recursion
+    typed(path, "\nversion:", "\nnotes: " + "[" * 5_000 + "]" * 5_000 + "\nversion:")
+    return str(path)
+
+
 def _no_front_matter(home: Path, tmp_path: Path) -> str:
     path = file_of(home, "person:sarah")
     path.write_text("# Sarah Chen\n\njust notes\n", encoding="utf-8")
@@ -306,6 +312,7 @@ def _secret(home: Path, tmp_path: Path) -> str:
     (_symlink, "is a symbolic link"),
     (_fifo, "is a FIFO, not a regular file"),
     (_mangled, "the front matter is not valid YAML at line"),
+    (_deeply_nested, "the front matter nests more than 16 levels deep"),
     (_no_front_matter, "no front matter"),
     (_other_object, "names person:sc, whose file is"),
     (_duplicate_key, "the front matter names `aliases` twice (lines"),

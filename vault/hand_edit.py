@@ -15,7 +15,9 @@ Invariants:
   folders (no symlink followed, no FIFO or device opened: files.read_file), at most `max_bytes`.
 - the id comes from the front matter (parsed with python-frontmatter) and must be the object
   whose hash names the file: the file of another object is refused.
-- a front matter that names a key twice is refused (YAML would keep the last one unseen).
+- a front matter that names a key twice is refused (YAML would keep the last one unseen), and
+  one nesting more than MAX_FRONT_MATTER_DEPTH levels (PyYAML composes a level by recursion:
+  5,000 brackets in 10 KB ended in a RecursionError).
 - nothing here writes anything.
 """
 
@@ -41,6 +43,9 @@ from .files import read_file, sha256, vault_file
 from .paths import OBJECTS_DIR, conflict_original, object_hash, relative
 from .render import Renderer, with_unknown_lines
 
+# Levels of nesting a front matter may have (a key, its list, an item is three): the vault
+# writes no more than that, and past this the file is refused before PyYAML recurses deeper.
+MAX_FRONT_MATTER_DEPTH = 16
 _META_LINE = re.compile(r"`[^`\n]+` · ")
 _EMPTY = {"summary": "_No summary._", "body": "_Empty._"}
 
@@ -127,9 +132,29 @@ class _DuplicateKey(Exception):
         self.key, self.lines = key, lines
 
 
+class _TooDeep(Exception):
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's SafeLoader, refusing a mapping that names one key twice: YAML keeps the last
-    silently, so `id:` or `aliases:` written twice would take one of the two unseen."""
+    """PyYAML's SafeLoader, refusing a mapping that names one key twice (YAML keeps the last
+    silently, so `id:` or `aliases:` written twice would take one of the two unseen) and a
+    node nested more than MAX_FRONT_MATTER_DEPTH levels deep."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_FRONT_MATTER_DEPTH:
+                raise _TooDeep(self.peek_event().start_mark.line + 1)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -161,6 +186,9 @@ def _front_matter(rel: str, text: str) -> tuple[dict[str, Any], str]:
         raise InputError(f"{rel}: the front matter names `{str(exc.key)[:60]}` twice (lines "
                          f"{exc.lines[0]} and {exc.lines[1]}); keep one; nothing "
                          "changed") from None
+    except _TooDeep as exc:
+        raise InputError(f"{rel}: the front matter nests more than {MAX_FRONT_MATTER_DEPTH} "
+                         f"levels deep (at line {exc.line}); nothing changed") from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 1}" if where is not None else ""

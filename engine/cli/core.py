@@ -1,5 +1,9 @@
 """`memvault core show|set|history NAME`: the core files AGENTS.md, SOUL.md and USER.md, read
-and written by hand (the watcher imports a hand edit of the vault's copy the same way)."""
+and written by hand (the watcher imports a hand edit of the vault's copy the same way).
+
+`show` masks secret-looking values as every read command does (a person may keep a password
+in USER.md: theirs to keep, not to print by accident); `--reveal-secrets` shows them and logs
+that it did. `history` lists versions and sizes, never content."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import click
 from ..base.config import load_config
 from ..base.errors import InputError
 from ..objects.corefiles import CORE_FILES
-from .app import json_option, open_memory, print_json
+from .app import json_option, log_reveal, open_memory, print_json, reveal_option
 
 NAME = click.Choice(CORE_FILES)
 
@@ -22,12 +26,24 @@ def core() -> None:
 
 @core.command("show")
 @click.argument("name", type=NAME)
+@reveal_option
 @json_option
 @click.pass_context
-def show(ctx: click.Context, name: str, as_json: bool) -> None:
-    """Print the current version of a core file."""
+def show(ctx: click.Context, name: str, reveal: bool, as_json: bool) -> None:
+    """Print the current version of a core file (secret-looking values as [secret: kind]
+    unless --reveal-secrets)."""
+    from ..recall.masking import mask_tree
+
     with open_memory(ctx, readonly=True) as mem:
         current = mem.read_core_file(name)
+        masked = mask_tree(current)
+        # As `event`: a reveal is logged when it shows what the masked file hides.
+        if reveal and masked != current:
+            log_reveal(mem, "core show", [name])
+        elif reveal and current is not None:
+            click.echo(f"{name} holds no secret: nothing revealed, nothing logged", err=True)
+        else:
+            current = masked
     if as_json:
         print_json(current)
     elif current is None:
@@ -83,7 +99,7 @@ def set_(ctx: click.Context, name: str, source: str) -> None:
 @json_option
 @click.pass_context
 def history(ctx: click.Context, name: str, as_json: bool) -> None:
-    """List the versions of a core file."""
+    """List the versions of a core file: number, time, origin and size (never the content)."""
     from ..objects.corefiles import core_file_history
 
     with open_memory(ctx, readonly=True) as mem:

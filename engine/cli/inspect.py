@@ -51,7 +51,8 @@ def _table(title: str, *columns: str) -> Table:
 @json_option
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
-    """Counts per state, the 20 oldest unfinished records and PRAGMA quick_check."""
+    """Counts per state, the 20 oldest unfinished records, the hook calls that failed lately
+    and PRAGMA quick_check. With --space: only what an agent bound to that space sees."""
     with open_memory(ctx, readonly=True) as mem:
         report = mem.status()
     if as_json:
@@ -62,9 +63,14 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
 def render_status(report: Mapping[str, Any]) -> None:
     """Print a status report as tables for people."""
+    revision = (f"  graph revision: {report['graph_revision']}" if "graph_revision" in report
+                else "")  # a bound status has none (engine/home/status.py OWNER_ONLY)
     console.print(f"[bold]memvault[/bold] at {escape(report['home'])}  "
-                  f"quick_check: {report['quick_check']}  "
-                  f"graph revision: {report['graph_revision']}")
+                  f"quick_check: {report['quick_check']}{revision}")
+    if bound := report.get("bound"):
+        console.print(escape(
+            f"bound to space {bound['space']}: counts of {', '.join(bound['sees'])} only; "
+            f"{', '.join(bound['left_out'])} and the database file's sizes are the owner's"))
     ev = _table("events", "state", "count")
     for state, count in report["events"].items():
         ev.add_row(state, str(count))
@@ -83,7 +89,7 @@ def render_status(report: Mapping[str, Any]) -> None:
             ob.add_row(type_, ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
         console.print(ob)
     console.print(f"relations: {report['relations']}  evidence links: {report['evidence']}")
-    if report["jobs"]:
+    if report.get("jobs"):
         console.print("jobs: " + ", ".join(f"{k} {v}" for k, v in sorted(report["jobs"].items())))
     core = ", ".join(f"{k} {v if v is not None else '-'}" for k, v in
                      report["core_files_chars"].items())
@@ -101,9 +107,7 @@ def render_status(report: Mapping[str, Any]) -> None:
                           f"{row['input_tokens']:,} in / {row['output_tokens']:,} out, "
                           f"{row['failed']} failed")
     if "disk" in report:
-        from .maintenance import render_disk
-
-        render_disk(report["disk"])
+        render_status_disk(report["disk"])
     if "batches" in report:
         from ..jobs.progress import report_lines
 
@@ -114,6 +118,8 @@ def render_status(report: Mapping[str, Any]) -> None:
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
                                                                   default=str)
         console.print(escape(f"{key}: {shown}"))
+    if "capture" in report:
+        render_capture(report["capture"])
     if report.get("secrets", {}).get("events"):
         render_secrets(report["secrets"])
     if report["oldest_unfinished"]:
@@ -123,6 +129,32 @@ def render_status(report: Mapping[str, Any]) -> None:
                        f"{row['page_cursor']}/{row['chars']}",
                        escape(row["preview"].replace("\n", " ")))
         console.print(un)
+
+
+def render_status_disk(disk: dict[str, Any]) -> None:
+    """The disk lines: the whole file's (render_disk), or for a status bound to a space,
+    which has no file figures, the raw text and object versions of the spaces it sees."""
+    if "db_file_bytes" in disk:
+        from .maintenance import render_disk
+
+        return render_disk(disk)
+    raw, versions, week = disk["raw_text"], disk["object_versions"], disk["growth"]["last_7d"]
+    console.print(f"disk (spaces seen): raw text {raw['bytes']:,} bytes ({raw['chars']:,} "
+                  f"chars, {raw['events']} events); object versions {versions['bytes']:,} "
+                  f"bytes ({versions['rows']} rows); growth {week['bytes_per_day']:,} "
+                  "bytes/day over 7 days")
+
+
+def render_capture(capture: dict[str, Any]) -> None:
+    """The hook calls that failed lately (capture.log), newest first; nothing when none."""
+    if not capture["recent"]:
+        return
+    table = _table(f"capture: hook calls that failed or skipped lines (newest "
+                   f"{escape(capture['last_at'])}; capture.log in the home)",
+                   "at", "host", "what", "detail")
+    for row in capture["recent"]:
+        table.add_row(*(escape(str(row[k])) for k in ("at", "host", "what", "detail")))
+    console.print(table)
 
 
 def render_secrets(secrets: dict[str, Any]) -> None:
@@ -160,7 +192,7 @@ def render_vault_status(vault: dict[str, Any]) -> None:
 
 _SHOWN = {"usage", "disk", "vault", "home", "quick_check", "graph_revision", "events",
           "timeline", "objects", "relations", "evidence", "jobs", "core_files_chars",
-          "oldest_unfinished", "secrets", "batches", "spaces"}
+          "oldest_unfinished", "secrets", "batches", "spaces", "capture", "bound"}
 
 
 @click.command("list")

@@ -34,7 +34,7 @@ from ..timeline.append import append_events
 from ..timeline.hot import TimelineView
 from ..timeline.ingest import ingest_lines
 from ..timeline.keys import Appended
-from .status import StatusReport, memory_status
+from .status import StatusReport, capture_failures, memory_status
 
 if TYPE_CHECKING:
     from ..jobs.requests import JobReceipt
@@ -363,8 +363,13 @@ class Memory:
 
     # -- status -------------------------------------------------------------------------------
     def status(self) -> StatusReport:
+        """memory_status of the spaces this memory sees, with the home's path; the owner's
+        (unbound) also says which hook calls failed lately (capture.log, which names no
+        space: a bound client's status leaves it out)."""
         report = memory_status(self.conn, spaces=self.spaces)
         report["home"] = str(self.config.home)
+        if self.spaces.bound is None:
+            report["capture"] = capture_failures(self.config.home)
         return report
 
     # -- jobs ---------------------------------------------------------------------------------

@@ -397,7 +397,10 @@ def _register_tools(server: MCPServer[Any], pick: Callable[[], MemoryPool],
 
     @server.tool(annotations=READ_ONLY)
     def memory_status() -> CallToolResult:
-        """Counts per state, the oldest unfinished records, jobs and the timeline's size."""
+        """Counts per state, the oldest unfinished records, jobs and the timeline's size.
+        Bound to a space, every count is of the spaces you see (`bound` says which), and
+        jobs, batches, model usage, the vault, the graph revision and the database file's
+        sizes are left out: they are the whole home's."""
         # on a thread: status runs PRAGMA quick_check, which grows with the database
         return _result(_call(pick(), "memory_status", lambda m: m.status()))
 

@@ -6,6 +6,10 @@ versions and the audit tables (batches, receipts, model_calls) are the other gro
 Row bytes are the UTF-8 length of each row's columns (what the rows carry, before SQLite's page
 overhead); on request, and when SQLite has the dbstat table, on-disk bytes per table (indexes
 included) are added.
+
+A client bound to a space gets the raw text, growth and object versions of the spaces it sees,
+and nothing of the file (its size, pages, WAL) or the audit tables: those grow with every
+space's activity, so they would tell it when another space is written.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
+from ..base.spaces import EVERY_SPACE, Spaces
+
 AUDIT_TABLES = ("batches", "receipts", "model_calls")
 
 
@@ -22,11 +28,14 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
 
 
-def table_bytes(conn: sqlite3.Connection, table: str) -> dict[str, int]:
-    """Rows and the UTF-8 bytes their columns carry (numbers counted as their decimal text)."""
+def table_bytes(conn: sqlite3.Connection, table: str, where: str = "1",
+                args: tuple[str, ...] = ()) -> dict[str, int]:
+    """Rows (those `where` holds for, with `args`) and the UTF-8 bytes their columns carry
+    (numbers counted as their decimal text)."""
     cols = " + ".join(f"COALESCE(length(CAST(\"{c}\" AS BLOB)), 0)"
                       for c in _columns(conn, table))
-    rows, size = conn.execute(f"SELECT COUNT(*), COALESCE(SUM({cols}), 0) FROM {table}").fetchone()
+    rows, size = conn.execute(
+        f"SELECT COUNT(*), COALESCE(SUM({cols}), 0) FROM {table} WHERE {where}", args).fetchone()
     return {"rows": rows, "bytes": size}
 
 
@@ -57,33 +66,42 @@ def _files(conn: sqlite3.Connection) -> dict[str, int | None]:
 
 def disk_usage(
     conn: sqlite3.Connection, now: datetime | None = None, detailed: bool = False,
+    spaces: Spaces = EVERY_SPACE,
 ) -> dict[str, Any]:
     """Sizes of raw text, object versions, audit tables and the file; raw growth per day.
+    Bound to a space (`spaces`), the raw text, growth and object versions of what it sees
+    only (see the module docstring).
 
     Scans events, object_versions and the audit tables once each. `detailed` adds on-disk bytes
     per table from dbstat, which reads every page of the file: not for every status call.
     """
     now = now or datetime.now(UTC)
+    seen, args = spaces.sql("space")
     events = conn.execute(
         "SELECT COUNT(*), COALESCE(SUM(chars), 0), COALESCE(SUM(length(CAST(text AS BLOB))), 0)"
-        " FROM events").fetchone()
+        f" FROM events WHERE {seen}", args).fetchone()
     growth = {}
     for days in (7, 30):
         count, size = conn.execute(
             "SELECT COUNT(*), COALESCE(SUM(length(CAST(text AS BLOB))), 0) FROM events"
             " WHERE julianday(ingested_at) > julianday(?) - ? AND julianday(ingested_at)"
-            " <= julianday(?)", (now.isoformat(), days, now.isoformat())).fetchone()
+            f" <= julianday(?) AND {seen}", (now.isoformat(), days, now.isoformat(), *args)
+        ).fetchone()
         growth[f"last_{days}d"] = {"events": count, "bytes": size,
                                    "bytes_per_day": round(size / days, 1)}
-    versions = table_bytes(conn, "object_versions")
-    audit = {table: table_bytes(conn, table) for table in AUDIT_TABLES}
+    of_seen = ("1" if spaces.bound is None
+               else f"object_id IN (SELECT id FROM objects WHERE {seen})")
+    versions = table_bytes(conn, "object_versions", of_seen, args)
     report: dict[str, Any] = {
         "raw_text": {"events": events[0], "chars": events[1], "bytes": events[2]},
         "object_versions": versions,
-        "audit": {**audit, "total_bytes": sum(a["bytes"] for a in audit.values())},
         "growth": growth,
-        **_files(conn),
     }
+    if spaces.bound is not None:
+        return report
+    audit = {table: table_bytes(conn, table) for table in AUDIT_TABLES}
+    report["audit"] = {**audit, "total_bytes": sum(a["bytes"] for a in audit.values())}
+    report.update(_files(conn))
     on_disk = _on_disk(conn) if detailed else None
     if on_disk is not None:
         keep = ("events", "hot_nodes", "object_versions", "objects", *AUDIT_TABLES)

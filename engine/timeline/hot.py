@@ -101,11 +101,13 @@ def active_nodes(conn: sqlite3.Connection, spaces: Spaces = EVERY_SPACE) -> list
     return [HotNode.from_row(r) for r in rows]
 
 
-def timeline_totals(conn: sqlite3.Connection) -> dict[str, int]:
-    """Active node count and estimated tokens of the hot timeline."""
+def timeline_totals(conn: sqlite3.Connection, spaces: Spaces = EVERY_SPACE) -> dict[str, int]:
+    """Active node count and estimated tokens of the hot timeline (of the nodes `spaces` sees:
+    the compaction threshold reads it unbound, the whole timeline)."""
+    seen, args = spaces.sql("space")
     row = conn.execute(
         "SELECT COUNT(*), COALESCE(SUM(est_tokens), 0) FROM hot_nodes WHERE active = 1"
-    ).fetchone()
+        f" AND {seen}", args).fetchone()
     return {"nodes": int(row[0]), "est_tokens": int(row[1])}
 
 
