@@ -7,9 +7,13 @@ than the one that set the current value keeps that value, and its own older one 
 `- history:` line, so a person still sees both, in the body and in the object's versions. This
 holds for any model's write (a scripted one below), a person's edit included.
 
-Rule guard: in engine/objects/latest.py `keep_latest`, `said.micros < current.micros` changed to
-`said.micros > current.micros`, and separately `older = []` (the check skipped), were each run
-and seen to fail these tests; the code was restored.
+Rule guard: in engine/objects/latest.py `keep_latest`, `older = []` (the check skipped) left
+every other test passing and fails these; `said.micros < current.micros` changed to `>` fails
+these (and builtin tests of changes in order). In engine/models/builtin/organize.py, the role
+change's `event.get("source") in ("user", None)` left out, and separately the role changes read
+from the page text before the memory's output is blanked, left every other test passing and
+fail test_the_builtin_applies_a_role_change_only_from_the_users_own_words. Each mutation was
+run and the code restored.
 """
 
 from __future__ import annotations
