@@ -34,6 +34,7 @@ from memvault import ManualClock, Memory
 from memvault.objects.corrections import Correction, ProfileEdit
 from memvault.objects.records import get_object
 from memvault.objects.states import state_from_text
+from memvault.objects.versions import object_history
 from memvault.vault.paths import DIRECTORY_PATH, object_path
 from memvault.vault.projector import project_vault
 from modes_support import put_object
@@ -192,3 +193,11 @@ def test_a_corrections_objects_are_rendered_first_whatever_the_limit(mem: Memory
     result = project_vault(mem.conn, mem.config.vault_path, limit=1, first=["person:ana"],
                            now=mem.clock.now())
     assert result.written[0] == object_path("person:ana")
+
+
+def test_a_space_move_keeps_the_state_in_the_version_it_records(mem: Memory) -> None:
+    dentist = plan(mem, "dentist", "2099-01-01", state="cancelled", line="cancelled")
+    mem.move_space(dentist, "home")
+    history = object_history(mem.conn, dentist)
+    assert [v["state"] for v in history] == ["cancelled", "cancelled"]
+    assert "state" not in history[-1]["changed"]

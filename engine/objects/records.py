@@ -254,8 +254,8 @@ def move_object(conn: sqlite3.Connection, object_id: str, space: str,
                      " WHERE id = ?", (space, stamp, moved_id))
         conn.execute(
             "INSERT INTO object_versions (object_id, version, name, aliases, summary, body, cues,"
-            " status, redirect_to, changed_at, batch_id, origin) SELECT id, version, name,"
-            " aliases, summary, body, cues, status, redirect_to, ?, NULL, 'person'"
+            " status, state, redirect_to, changed_at, batch_id, origin) SELECT id, version,"
+            " name, aliases, summary, body, cues, status, state, redirect_to, ?, NULL, 'person'"
             " FROM objects WHERE id = ?", (stamp, moved_id))
     return moved
 
