@@ -74,7 +74,8 @@ def recall(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
         return {"query": query, "hits": [{"id": "person:qhy", "name": "浩宇"}]}
 
     def memory_read(conn: Any, object_id: str, offset: int = 0,
-                    reveal: bool = False, spaces: Any = None) -> dict[str, Any]:
+                    reveal: bool = False, spaces: Any = None,
+                    today: Any = None) -> dict[str, Any]:
         assert not reveal
         if object_id == "person:nobody":
             raise NotFound("no object person:nobody")

@@ -136,17 +136,20 @@ def test_the_builtin_model_sets_the_chinese_cancellation_too(mem: Memory) -> Non
 # -- a person sets it --------------------------------------------------------------------------
 
 
-def test_edit_state_sets_it_as_a_version_made_by_a_person(
+def test_edit_state_sets_it_as_a_version_made_by_a_person_and_the_body_says_it_too(
         runner: CliRunner, home: Path) -> None:
     with Memory.open(home) as mem:
         schedule(mem, "dentist", FUTURE)
     out = run_cli(runner, "edit", "schedule:dentist", "--state", "cancelled").output
     assert "corrected by you" in out
     with Memory.open(home) as mem:
-        assert get_object(mem.conn, "schedule:dentist").state == "cancelled"
+        obj = get_object(mem.conn, "schedule:dentist")
+        assert obj.state == "cancelled"
+        # the page does not contradict itself: its state line follows the state
+        assert obj.body.splitlines()[-1] == "- state: cancelled"
         last = object_history(mem.conn, "schedule:dentist")[-1]
         assert (last["origin"], last["state"], last["changed"]) == (
-            "person", "cancelled", ["state"])
+            "person", "cancelled", ["body", "state"])
 
 
 @pytest.mark.parametrize(("ref", "state", "says"), [
@@ -177,7 +180,7 @@ def test_a_write_without_a_state_keeps_the_stored_one_unless_the_body_says_anoth
     mem.correct(Correction("edit", ["schedule:dentist"], ProfileEdit(summary="Dentist")))
     assert get_object(mem.conn, "schedule:dentist").state == "done"  # a summary edit keeps it
     body = get_object(mem.conn, "schedule:dentist").body.replace(
-        "scheduled (one-off)", "cancelled")
+        "- state: done", "- state: cancelled")
     mem.correct(Correction("edit", ["schedule:dentist"], ProfileEdit(body=body)))
     assert get_object(mem.conn, "schedule:dentist").state == "cancelled"  # its body said so
     with pytest.raises(InputError, match="a knowledge has no state"):

@@ -17,8 +17,13 @@ Invariants:
 - every write is atomic (temp file + rename); a failure of one owner is recorded in
   `projection_errors` (shown by status) and leaves its dirty mark, so the next run retries it;
   other owners go on.
-- rendered files depend on stored data only, never on the wall clock; `now` only stamps the
-  bookkeeping rows.
+- rendered files depend on stored data and on the day of `now` only (a one-off schedule whose
+  day has gone shows `past`, as every read shows it), never on the wall clock otherwise; `now`
+  also stamps the bookkeeping rows. When a run's day is not the last run's, the schedules whose
+  shown state differs between the two days (a one-off, scheduled or moved, whose day lies
+  between them) are marked dirty first, and so is the directory: a vault rendered yesterday is
+  right again after the first run of today, whoever runs it (the service's projector runs
+  every `service.projector_interval_s`).
 - nothing is written outside the vault's real folder: a vault root that is a symlink is
   refused outright, and each write first checks every folder from the root down is a real
   folder (`files.vault_file`); a linked folder, a FIFO or a device where a file belongs is
@@ -37,7 +42,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +50,7 @@ from ..base.clock import iso
 from ..base.config import Config
 from ..base.settings import VaultSettings
 from ..objects.corefiles import CORE_FILES
+from ..objects.states import one_off_day
 from ..store.connection import get_state, set_state, write
 from .bookkeeping import (
     PENDING_SQL,
@@ -82,6 +88,7 @@ from .schema import DIRECTORY_KEY
 CHUNK = 100  # owners rendered per read snapshot / recorded per write transaction
 MISSING_CHECK = 200  # projected files a batch run checks for existence (one lstat each)
 CHECK_CURSOR = "vault.missing_check_after"  # state key: the last path a batch run checked
+RENDERED_DAY = "vault.rendered_day"  # state key: the day the last run showed states as of
 Progress = Callable[[int, int], None]
 
 
@@ -173,15 +180,19 @@ def project_vault(
         if rebuild or limit is None:  # a walk of the vault (~15 ms a 10,000 files): not per batch
             remove_leftover_temps(vault)  # a killed writer's; its pid is checked to be gone
         _forget_vanished(conn)
+        _mark_days_gone(conn, now.date())
         if not rebuild:  # a rebuild renders every owner anyway
             _mark_missing(conn, vault, None if limit is None else MISSING_CHECK)
+        failed = {row[0] for row in conn.execute(  # one read for the three core files
+            "SELECT object_id FROM projection_errors WHERE object_id IN (SELECT value FROM"
+            " json_each(?))", (json.dumps(CORE_FILES),))}
         for name in CORE_FILES:
-            _sync_core(conn, vault, name, core_max_bytes, now, result)
+            _sync_core(conn, vault, name, core_max_bytes, now, result, name in failed)
         owners = all_owners(conn) if rebuild else pending_owners(conn, limit)
         if rebuild and limit is not None:
             owners = owners[:limit]
         owners = list(dict.fromkeys([*first, *owners]))
-        renderer = Renderer(conn, max_links)
+        renderer = Renderer(conn, max_links, today=now.date())
         done = 0
         for start in range(0, len(owners), CHUNK):
             jobs = _render_chunk(conn, renderer, owners[start:start + CHUNK])
@@ -253,7 +264,7 @@ def rerender_objects_citing(
 
 def _sync_core(
     conn: sqlite3.Connection, vault: Path, name: str, max_bytes: int, now: datetime,
-    result: ProjectionResult,
+    result: ProjectionResult, failed_before: bool,
 ) -> None:
     try:
         outcome = sync_core_file(conn, vault, name, max_bytes, now)
@@ -263,7 +274,7 @@ def _sync_core(
             record_error(conn, name, name, error, now)
         result.errors.append({"object_id": name, "path": name, "error": error})
         return
-    if conn.execute("SELECT 1 FROM projection_errors WHERE object_id = ?", (name,)).fetchone():
+    if failed_before:
         with write(conn):
             clear_errors(conn, name)
     result.core.append(asdict(outcome))
@@ -275,6 +286,36 @@ def _forget_vanished(conn: sqlite3.Connection) -> None:
     """Drop marks of objects that are gone and never had a file (nothing to say about them)."""
     with write(conn):
         drop_vanished_marks(conn)
+
+
+# The schedules that may read otherwise than when last rendered, with the day they were
+# rendered as of: none when that day is today (one read a run, the rows only once a day).
+_MAY_HAVE_TURNED = (
+    "SELECT id, body, summary, (SELECT value FROM state WHERE key = :key) AS day FROM objects"
+    " WHERE type = 'schedule' AND redirect_to IS NULL"
+    " AND (state IN ('scheduled', 'moved') OR state IS NULL)"
+    " AND COALESCE((SELECT value FROM state WHERE key = :key), '') != :today")
+
+
+def _mark_days_gone(conn: sqlite3.Connection, today: date) -> None:
+    """Mark dirty the schedules that read `past` on one of `today` and the day the last run
+    rendered as of, and not on the other: a one-off, scheduled or moved, whose day lies
+    between the two (every one whose day has gone when no run recorded its day)."""
+    rows = conn.execute(_MAY_HAVE_TURNED, {"key": RENDERED_DAY,
+                                           "today": today.isoformat()}).fetchall()
+    if not rows:  # rendered as of today already, or no plan that can turn
+        return
+    try:
+        since: date | None = date.fromisoformat(rows[0]["day"] or "")
+    except ValueError:
+        since = None
+    low, high = (since, today) if since is None or since <= today else (today, since)
+    turned = [row["id"] for row in rows if (day := one_off_day(row["body"], row["summary"]))
+              is not None and (low is None or low <= day) and day < high]
+    with write(conn):
+        for object_id in turned:
+            mark_dirty(conn, object_id, "day")
+        set_state(conn, RENDERED_DAY, today.isoformat())
 
 
 _PROJECTED_FILES = (

@@ -1,8 +1,11 @@
 """Rendering: SQLite rows in, Markdown bytes out, through the jinja2 templates in `templates/`.
 
 Invariants:
-- rendering only reads the store, writes nothing, and depends on stored data alone: no wall
-  clock, no locale, no dict or set order. The same database renders the same bytes anywhere.
+- rendering only reads the store, writes nothing, and depends on stored data and the day it
+  is given alone: no wall clock, no locale, no dict or set order. The same database renders
+  the same bytes anywhere on the same day. The day makes a one-off schedule whose day has
+  gone read `past` (objects/states.py), as every other read shows it; without one (a hand
+  edit's comparison, `Renderer(conn)`), the stored state is shown.
 - every object file has exactly one front-matter block, built here with a safe YAML dumper
   (lowercase keys, `aliases`/`tags` as lists, ISO datetimes) and never taken from text an
   object holds. Core files are projected verbatim, without front matter.
@@ -20,7 +23,7 @@ import json
 import re
 import sqlite3
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +33,7 @@ from ..base.display import for_markdown
 from ..objects.corefiles import CORE_FILES, read_core_file
 from ..objects.ids import OBJECT_TYPES, ObjectStatus
 from ..objects.records import ObjectRecord, object_links, resolve_redirect
-from ..objects.states import is_current, state_of
+from ..objects.states import is_current, shown_state
 from .page_links import (
     Relation,
     Source,
@@ -233,11 +236,12 @@ class Renderer:
     """Renders vault files from one connection. Cheap to create; holds the templates."""
 
     def __init__(self, conn: sqlite3.Connection, max_links: int = 50,
-                 env: jinja2.Environment | None = None) -> None:
+                 env: jinja2.Environment | None = None, today: date | None = None) -> None:
         if max_links < 1:
             raise ValueError("max_links must be >= 1")
         self.conn = conn
         self.max_links = max_links
+        self.today = today  # the day a schedule's state is shown as of (None: as stored)
         self.env = env or make_environment()
         self._object = self.env.get_template("object.md.j2")
         self._page = self.env.get_template("continuation.md.j2")
@@ -316,11 +320,12 @@ class Renderer:
             merged_into = object_link(survivor, row[0] if row else None)
             status = "merged"
         aliases = list(dict.fromkeys([obj.name, *obj.aliases]))
+        state = shown_state(obj.type, obj.state, obj.body, obj.summary, self.today)
         fields: dict[str, Any] = {
             "id": obj.id,
             "type": obj.type,
             "status": status,
-            **({"state": obj.state} if obj.state else {}),
+            **({"state": state} if state else {}),
             "aliases": aliases,
             # the space as a tag too: Obsidian's tag pane and search filter by it
             "tags": [f"memvault/{obj.type}", f"memvault/space/{obj.space}"],
@@ -348,7 +353,7 @@ class Renderer:
             front_matter=front_matter(fields),
             merged_into=merged_into,
             status=status,
-            state=obj.state or "",
+            state=state or "",
             version=obj.version,
             updated_at=obj.updated_at,
             summary=obj.summary.strip(),
@@ -437,14 +442,14 @@ class Renderer:
                 summary = one_line(row["summary"])
                 if len(summary) > README_SUMMARY_CHARS:
                     summary = summary[:README_SUMMARY_CHARS - 1].rstrip() + "…"
-                plan = state_of(row["type"], row["state"], row["body"])
+                plan = shown_state(row["type"], row["state"], row["body"], row["summary"],
+                                   self.today)
                 entries.append({
                     "link": link,
                     "id": row["id"],
                     "space": row["space"],
                     "status": "" if row["status"] == ObjectStatus.ACTIVE else f" ({row['status']})",
-                    # a plan no longer ahead reads `— cancelled` before its summary (the vault
-                    # reads no clock: a one-off whose day has gone is not marked past here)
+                    # a plan no longer ahead reads `— cancelled` (`— past`) before its summary
                     "state": "" if is_current(plan) else f" — {plan}",
                     "summary": summary,
                 })

@@ -315,7 +315,9 @@ class Memory:
         return rows
 
     def read_object(self, object_id: str, offset: int = 0) -> objects.ObjectPage:
-        return objects.read_object(self.conn, object_id, offset, self.spaces)
+        """An object's profile and one page of links (its state as of today)."""
+        return objects.read_object(self.conn, object_id, offset, self.spaces,
+                                   self.clock.now().date())
 
     # -- recall -------------------------------------------------------------------------------
     def find(self, query: str, types: Sequence[str] | None = None, project: str | None = None,
@@ -331,10 +333,11 @@ class Memory:
 
     def read(self, object_id: str, offset: int = 0, reveal: bool = False) -> ReadAnswer:
         """memory_read: an object's profile, relations and evidence list, paged (masked
-        unless `reveal`)."""
+        unless `reveal`); a schedule's or todo's state as of today, as list and find show it."""
         from ..recall.query import memory_read
 
-        return cast("ReadAnswer", memory_read(self.conn, object_id, offset, reveal, self.spaces))
+        return cast("ReadAnswer", memory_read(self.conn, object_id, offset, reveal, self.spaces,
+                                              today=self.clock.now().date()))
 
     def evidence(self, id_or_event: str, offset: int = 0, reveal: bool = False,
                  ) -> EvidenceAnswer:

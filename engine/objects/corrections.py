@@ -18,6 +18,8 @@ Invariants:
   the name (edit that one instead).
 - an edit (or a create) never gives an object a name or alias another live object of its type
   answers to (names are how a person points at an object: one name, one object).
+- a state of `past` the object already reads as (a vault page shows it) sets nothing: past is
+  worked out from the day, never stored; one it does not read as is refused.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ import json
 import sqlite3
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
 from typing import Any, NotRequired, cast
 
 from pydantic import ValidationError
@@ -48,7 +50,7 @@ from .ids import (
 )
 from .proposals import Merge, ObjectWrite
 from .records import ObjectRecord, get_object, object_exists
-from .states import state_problem
+from .states import PAST, shown_state, state_problem
 from .versions import changed_since, describe_changes
 
 MAX_ALIASES = 32  # proposals.ObjectWrite.aliases: a merge adds the loser's names up to this
@@ -169,7 +171,7 @@ def correct(conn: sqlite3.Connection, config: Config, correction: Correction,
                [_live_id(conn, ref, spaces) for ref in correction.refs])
         if correction.base_version is not None:
             _check_unchanged(conn, ids[0], correction.base_version)
-        graph = _graph_write(conn, correction, ids)
+        graph = _graph_write(conn, correction, ids, now.date())
         rules = WriteRules(read_ids=set(ids) if correction.kind != "create" else set(),
                            evidence_range=None, origin="person",
                            # what a bound client creates is of its space; what it edits (its
@@ -262,8 +264,8 @@ def _check_unchanged(conn: sqlite3.Connection, object_id: str, seen: int) -> Non
 
 
 def _graph_write(conn: sqlite3.Connection, correction: Correction,
-                 ids: list[str]) -> GraphWrite:
-    """The graph write a model would propose for this correction."""
+                 ids: list[str], today: date) -> GraphWrite:
+    """The graph write a model would propose for this correction (made on `today`)."""
     if correction.kind == "create":
         edit = correction.edit
         return GraphWrite(objects=[_object_write({
@@ -277,7 +279,11 @@ def _graph_write(conn: sqlite3.Connection, correction: Correction,
         if correction.edit.is_empty():
             raise InputError("nothing to change: give at least one field (see --help)")
         obj = objects[ids[0]]
-        return GraphWrite(objects=[_object_write(correction.edit.applied_to(obj))])
+        edit = correction.edit
+        if edit.state == PAST and shown_state(obj.type, obj.state, obj.body, obj.summary,
+                                              today) == PAST:
+            edit = replace(edit, state=None)  # as the person saw it: nothing to set
+        return GraphWrite(objects=[_object_write(edit.applied_to(obj))])
     if correction.kind == "archive":
         obj = objects[ids[0]]
         if obj.status == ObjectStatus.ARCHIVED:

@@ -6,7 +6,9 @@ an unknown relation end, a new project that is not `candidate`, activating a pro
 approval does), a secret value in any text of the write (ids, names, aliases, cues, summaries,
 bodies, relation ends, core files: the correction names the field and the kind, never the
 value), SOUL.md from deep, sizes past the config limits.
-Applying happens inside the commit's single transaction.
+Applying happens inside the commit's single transaction. An organize write is as of its
+event: a value it would replace that was said later stays current, the write's older one kept
+as history (objects/latest.py).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..base.spaces import SHARED
 from ..secrets.detector import check_no_secret, check_no_split_secret, scan_once
 from .corefiles import write_core_file
 from .ids import ObjectStatus, check_object_id
+from .latest import keep_latest
 from .proposals import (
     CoreWrite,
     EvidenceWrite,
@@ -45,7 +48,7 @@ from .records import (
     save_object,
     save_read_objects,
 )
-from .states import has_state, state_from_body, state_of, state_problem
+from .states import body_with_state, has_state, state_from_body, state_of, state_problem
 
 
 @dataclass
@@ -398,6 +401,9 @@ def apply_write(conn: sqlite3.Connection, reads: ValidatedWrite, rules: WriteRul
     write = reads.write
     items = [(_record(obj, reads.rows[obj.id], rules.space), reads.rows[obj.id])
              for obj in write.objects]
+    if rules.evidence_range is not None:  # organize: the write says what its event said
+        event_id = rules.evidence_range[0]
+        items = [(keep_latest(conn, record, row, event_id), row) for record, row in items]
     saved = save_read_objects(conn, items, now, rules.batch_id, rules.version_origin)
     changed = sum(record.version != (row["version"] if row is not None else 0)
                   for record, (_, row) in zip(saved, items, strict=True))
@@ -422,14 +428,17 @@ def apply_write(conn: sqlite3.Connection, reads: ValidatedWrite, rules: WriteRul
 def _record(obj: ObjectWrite, row: sqlite3.Row | None, space: str | None) -> ObjectRecord:
     """The profile an ObjectWrite stores; no status given keeps the stored one (a new project
     is a candidate, anything else new is active). A new object is of `space` (the event's;
-    shared when none), a stored one keeps its own."""
+    shared when none), a stored one keeps its own. The body's state line says the state
+    stored (states.body_with_state), whoever set it."""
     new = ObjectStatus.CANDIDATE if obj.id.startswith("project:") else ObjectStatus.ACTIVE
     status = obj.status or (row["status"] if row is not None else new)
     type_ = obj.id.split(":", 1)[0]
+    state = _state(type_, obj, row)
     return ObjectRecord(id=obj.id, type=type_, name=obj.name,
                         aliases=list(dict.fromkeys(obj.aliases)), summary=obj.summary,
-                        body=obj.body, cues=list(dict.fromkeys(obj.cues)), status=status,
-                        state=_state(type_, obj, row), space=space or SHARED)
+                        body=body_with_state(type_, obj.body, state),
+                        cues=list(dict.fromkeys(obj.cues)), status=status, state=state,
+                        space=space or SHARED)
 
 
 def _state(type_: str, obj: ObjectWrite, row: sqlite3.Row | None) -> str | None:

@@ -254,8 +254,8 @@ def move_object(conn: sqlite3.Connection, object_id: str, space: str,
                      " WHERE id = ?", (space, stamp, moved_id))
         conn.execute(
             "INSERT INTO object_versions (object_id, version, name, aliases, summary, body, cues,"
-            " status, redirect_to, changed_at, batch_id, origin) SELECT id, version, name,"
-            " aliases, summary, body, cues, status, redirect_to, ?, NULL, 'person'"
+            " status, state, redirect_to, changed_at, batch_id, origin) SELECT id, version,"
+            " name, aliases, summary, body, cues, status, state, redirect_to, ?, NULL, 'person'"
             " FROM objects WHERE id = ?", (stamp, moved_id))
     return moved
 
@@ -390,18 +390,21 @@ class ObjectPage(TypedDict):
 
 
 def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0,
-                spaces: Spaces = EVERY_SPACE) -> ObjectPage:
+                spaces: Spaces = EVERY_SPACE, today: date | None = None) -> ObjectPage:
     """Profile, relations and evidence of an object, links paged READ_PAGE at a time.
 
     A merged id is followed to its survivor; `redirected_from` says so. An object `spaces`
     does not see is NotFound, as one that does not exist (its existence is not told); so are
-    the relations to such objects and the evidence in events it does not see.
+    the relations to such objects and the evidence in events it does not see. A schedule's or
+    todo's state is the one shown on `today` (a one-off whose day has gone: `past`); without
+    a day, the stored one (a model's browsing reads what it may write back).
     """
     check_object_id(object_id)
     target = resolve_redirect(conn, object_id)
     obj = get_object(conn, target)
     if not spaces.sees(obj.space):
         raise NotFound(f"no object {object_id}")
+    obj.state = shown_state(obj.type, obj.state, obj.body, obj.summary, today)
     if offset < 0:
         raise InputError("offset must be >= 0")
     links = object_links(conn, target, spaces)

@@ -13,7 +13,9 @@ A model sets the state through the proposal schema (proposals.ObjectWrite.state)
 with `memvault edit ID --state …`. A write that gives none keeps the stored state, unless its
 body's state line now says another one (a model that only rewrote the body), and a new object
 takes the one its body says (`state_from_body`), so bodies written before the field existed,
-or by a model that leaves it out, still give their objects a state.
+or by a model that leaves it out, still give their objects a state. The body's state line
+follows the state (`body_with_state`): a state set by the field or by hand rewrites a line that
+said another, so the page never contradicts itself.
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ PAST = "past"  # shown, never stored: a one-off whose day has gone
 
 # A body's state line, as the builtin model writes it (`- state: cancelled`, `- 状态：已取消`)
 # and as a person or a real model usually does.
-_STATE_LINE = re.compile(r"^\s*[-*]?\s*(?:state|状态)\s*[:：]\s*(?P<value>.*)$",
-                         re.IGNORECASE | re.MULTILINE)
-_RULE_LINE = re.compile(
+STATE_LINE = re.compile(r"^\s*[-*]?\s*(?:state|状态)\s*[:：]\s*(?P<value>.*)$",
+                        re.IGNORECASE | re.MULTILINE)
+RULE_LINE = re.compile(
     r"^\s*[-*]?\s*(?:time rule|time|when|date|时间规则|时间|日期)\s*[:：]\s*(?P<value>.*)$",
     re.IGNORECASE | re.MULTILINE)
 _ISO_DAY = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
@@ -100,7 +102,7 @@ def state_from_body(type_: str, body: str) -> str | None:
     type's first state when it has none; None for the other types."""
     if type_ not in STATES:
         return None
-    line = _STATE_LINE.search(body)
+    line = STATE_LINE.search(body)
     return state_from_text(type_, line.group("value")) if line else default_state(type_)
 
 
@@ -112,12 +114,40 @@ def state_of(type_: str, stored: str | None, body: str) -> str | None:
     return stored or state_from_body(type_, body)
 
 
+# The word a state line says each state with, in English and Chinese (the builtin's words).
+_LINE_WORDS = {
+    "scheduled": ("scheduled", "已安排"), "moved": ("moved", "改期"),
+    "cancelled": ("cancelled", "已取消"), "done": ("done", "已完成"),
+    "open": ("open", "未完成"), "dropped": ("dropped", "已放弃"),
+}
+BODY_MAX_CHARS = 16_000  # objects.body's CHECK
+
+
+def body_with_state(type_: str, body: str, state: str | None) -> str:
+    """`body` with its (first) state line saying `state`, when it says another: the line is
+    rewritten as the state's word (Chinese under a Chinese label), keeping that a schedule
+    repeats (`cancelled (recurring)`), so it is never read as a one-off that can go past. A
+    body without a state line, or one already saying `state`, is returned as it is."""
+    line = STATE_LINE.search(body)
+    if state is None or type_ not in STATES or line is None:
+        return body
+    said = line.group("value")
+    if state_from_text(type_, said) == state:
+        return body
+    zh = bool(re.search(r"[\u4e00-\u9fff]", body[line.start():line.start("value")]))
+    word = _LINE_WORDS[state][1 if zh else 0]
+    if _RECURRING.search(said):
+        word += "（重复）" if zh else " (recurring)"
+    rewritten = body[:line.start("value")] + word + body[line.end("value"):]
+    return rewritten if len(rewritten) <= BODY_MAX_CHARS else body
+
+
 def one_off_day(body: str, summary: str = "") -> date | None:
     """The day a one-off schedule is on: the first ISO date of its time rule line (else of its
     summary); None when it repeats or names no date."""
-    line = _RULE_LINE.search(body)
+    line = RULE_LINE.search(body)
     text = line.group("value") if line else summary
-    state = _STATE_LINE.search(body)
+    state = STATE_LINE.search(body)
     if _RECURRING.search(text) or (state and _RECURRING.search(state.group("value"))):
         return None
     found = _ISO_DAY.search(text)

@@ -482,12 +482,13 @@ def _is_event_ref(value: object) -> bool:
 
 def memory_read(
     conn: sqlite3.Connection, object_id: str | int, offset: int = 0, reveal: bool = False,
-    spaces: Spaces = EVERY_SPACE,
+    spaces: Spaces = EVERY_SPACE, today: date | None = None,
 ) -> dict[str, Any]:
     """An object's profile, relations and evidence list, paged by next_offset (redirects
     followed; `merged` lists ids merged into it). An event id (42, "event:42") reads the event;
     a unique name or alias stands for its object's id. Secrets are masked unless `reveal`.
-    What `spaces` does not see is NotFound, as what does not exist.
+    What `spaces` does not see is NotFound, as what does not exist. A schedule's or todo's
+    state is as of `today`, as memory_find shows it (a one-off whose day has gone: `past`).
     """
     if not isinstance(offset, int) or offset < 0:
         raise InputError("offset must be an integer >= 0")
@@ -495,7 +496,7 @@ def memory_read(
         if _is_event_ref(object_id):
             return _event_page(conn, parse_event_id(object_id), offset, reveal, spaces)
         data = read_object(conn, resolve_object_ref(conn, str(object_id), spaces), offset,
-                           spaces)
+                           spaces, today)
         data["merged"] = _merged_into(conn, data["object"]["id"])
     answer = {"kind": "object", **data}
     return answer if reveal else mask_tree(answer)

@@ -9,7 +9,11 @@
 - a change: "postponed/moved/rescheduled to DATE", "改到/推迟到/提前到 DATE" (a new day),
   "cancelled", "called off", "取消了" (cancelled). A change names no object itself: organize.py
   applies it to the schedule or todo it names best, which keeps its old value as a history
-  line (and, in the engine, as the object's previous version).
+  line (and, in the engine, as the object's previous version). One the user said that shares
+  no word with any of them but is plainly about a plan ("The dentist appointment is
+  cancelled") is kept as that plan (`unmatched_plan`), its day unknown: old history arrives
+  in any order, so the plan said before the change may be organized after it (and then the
+  engine keeps the change, said later, current: objects/latest.py).
 A date in the past ("last Friday") is history and today ("今天是我的生日") a remark, not a plan.
 """
 
@@ -80,6 +84,7 @@ class Change:
     words: str  # the sentence without the change words: what names the changed object
     day: date | None = None
     said: str = ""
+    subject: str = ""  # the words that name the changed plan alone (the clause before the verb)
 
 
 @dataclass
@@ -119,15 +124,72 @@ def _change(sent: Span, said_on: date | None) -> Change | None:
         after = [d for d in find_dates(text, said_on, numeric=True)
                  if d.start >= move.end() - 1]
         if after:
-            words = _clause_before(text, move.start()) + " " + text[after[0].end:]
-            return Change("moved", sent, words.strip(), after[0].day, after[0].said)
+            subject = _clause_before(text, move.start())
+            words = subject + " " + text[after[0].end:]
+            return Change("moved", sent, words.strip(), after[0].day, after[0].said, subject)
     first = _CANCEL_FIRST_EN.match(text) or _CANCEL_FIRST_ZH.match(text)
     if first:
-        return Change("cancelled", sent, first.group("what").strip())
+        what = first.group("what").strip()
+        return Change("cancelled", sent, what, subject=what)
     cancel = _CANCEL.search(text)
     if cancel:
-        return Change("cancelled", sent, _clause_before(text, cancel.start()))
+        subject = _clause_before(text, cancel.start())
+        return Change("cancelled", sent, subject, subject=subject)
     return None
+
+
+# A change that names no known plan is kept only when its subject is plainly a plan: an event
+# word in it ("dentist appointment", "board dinner", "周一的例会"), said as news (no modal, no
+# request to the listener), not a person ("Wei Ling cancelled") nor a pronoun ("It's off").
+_EVENT_EN = re.compile(
+    r"\b(?:appointments?|meetings?|visits?|reviews?|calls?|dinners?|lunch(?:es)?|breakfasts?|"
+    r"part(?:y|ies)|trips?|flights?|class(?:es)?|lessons?|sessions?|interviews?|offsites?|"
+    r"conferences?|workshops?|games?|match(?:es)?|concerts?|shows?|recitals?|exams?|tests?|"
+    r"check-?ups?|inspections?|ceremon(?:y|ies)|weddings?|events?|rehearsals?|trainings?|"
+    r"practices?|stand-?ups?|syncs?|demos?|launch(?:es)?|webinars?|talks?|bookings?|"
+    r"reservations?|deliver(?:y|ies)|shipments?|retreats?|screenings?|tours?|hearings?|"
+    r"dates?|night|day|viewings?|fittings?|consultations?|surgery|operation)\b", re.IGNORECASE)
+_EVENT_ZH = re.compile(r"会|约|行程|聚餐|聚会|饭局|面试|课|航班|体检|检查|考试|比赛|演出|婚礼|旅行|"
+                       r"旅游|出差|复诊|看牙|活动|派对|发布|交付|发货|讲座|培训|复盘|评审|答辩|典礼")
+_MODAL_EN = re.compile(r"\b(?:will|would|could|should|might|may|must|gonna|going\s+to|to\s+be|"
+                       r"if|whether|not)\b", re.IGNORECASE)
+_MODAL_ZH = re.compile(r"可能|也许|打算|准备|将要|要不要|会不会|是否|如果|没有|没")
+_LEAD_WORDS_EN = re.compile(
+    r"^(?:[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?:\s*)?"  # a speaker's "Nora: "
+    r"(?:(?:actually|so|and|but|also|oh|ok|okay|well|update|fyi|btw|heads up|sadly|"
+    r"unfortunately|change of plans?)\b[\s,:-]*)*(?:the|our|my|a|an|this|that)?\s*",
+    re.IGNORECASE)
+# What is left of "the dentist visit is (postponed)", "the offsite has been (moved)".
+_AUX_TAIL_EN = re.compile(r"(?:\s+(?:is|are|was|were|has|have|had|been|got|gets|now|just|also|"
+                          r"already|officially|finally))+$|['’]s(?:\s+been)?$", re.IGNORECASE)
+_PRONOUN_EN = re.compile(r"^(?:i|we|he|she|they|it|you|this|that|these|those|everything|"
+                         r"something)\b", re.IGNORECASE)
+_LEAD_ZH = re.compile(r"^(?:[^：:]{1,12}[：:]\s*)?(?:我们|我|把|那个|这个)?")
+_TAIL_ZH = re.compile(r"(?:也|还|都|又|就|已经|被|的)+$")
+
+
+def unmatched_plan(change: Change) -> Finding | None:
+    """The schedule a change that names no known one is about, its day unknown, when its
+    subject is plainly a plan (see above): "The dentist appointment is cancelled" -> the
+    dentist appointment, cancelled. None otherwise: a vague or personal subject ("It's off",
+    "Wei Ling cancelled"), news not yet true ("will be cancelled"), a request to the listener
+    ("帮我写一封邮件，告诉客户发货推迟到…")."""
+    text, lang = change.sentence.text, lang_of(change.sentence.text)
+    if (_NOT_PLAN_EN if lang == "en" else _TO_LISTENER_ZH).search(text):
+        return None
+    subject = change.subject.strip(" ,.!?;:，。！？；：")
+    if lang == "en":
+        subject = _AUX_TAIL_EN.sub("", _LEAD_WORDS_EN.sub("", subject)).strip(" ,.!-")
+        plain = (_EVENT_EN.search(subject) and not _MODAL_EN.search(subject)
+                 and not _PRONOUN_EN.match(subject) and len(subject.split()) <= 8)
+    else:
+        subject = _TAIL_ZH.sub("", _LEAD_ZH.sub("", subject)).strip(" ，,")
+        plain = _EVENT_ZH.search(subject) and not _MODAL_ZH.search(subject)
+    name = short_name(subject)
+    if not plain or len(name) < 2:
+        return None
+    fields = {"rule": "", "item": clip(subject, 200), "state": "", "note": ""}
+    return Finding("schedule", name, fields, change.sentence, lang, head_aliases(subject, lang))
 
 
 def _clause_before(text: str, end: int) -> str:
@@ -173,6 +235,9 @@ _PAST_EN = re.compile(r"\b(?:was|were|did|had|went|got|took|made|saw|met|came|le
 _NOT_PLAN_EN = re.compile(r"\b(?:you|your|you're|let's|let’s|lets|can't wait|cannot wait)\b|"
                           r"^\W*(?:tomorrow|today|tonight)(?:'s|’s|\s+(?:is|will be|was))\b",
                           re.IGNORECASE)
+
+
+_TO_LISTENER_ZH = re.compile(r"你|您|帮我|请|麻烦")
 
 
 def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:

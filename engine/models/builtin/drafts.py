@@ -19,7 +19,7 @@ from ...objects.ids import check_object_id, make_slug
 from ...objects.states import default_state, has_state, state_from_text
 from ...secrets.detector import find_secret
 from . import profiles as pf
-from .changes import Change
+from .changes import Change, unmatched_plan
 from .dates import Dated, find_dates
 from .lexicon import STOP_BIGRAMS, STOP_WORDS
 from .rules import DoneMark, Finding, Scan, weekday_word
@@ -277,10 +277,12 @@ def _cancels_itself(change: Change, name: str) -> bool:
 
 
 def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Directory,
-                  day: str) -> list[str]:
+                  day: str, keep_unmatched: bool = False) -> list[str]:
     """Apply each change to the schedule or todo it names best (a related one or one found on
     this page): a new day replaces the time rule, "cancelled" the state; the old value stays as
-    a history line. Returns notes for the changes that named nothing."""
+    a history line. One that shares nothing with any of them is, with `keep_unmatched` (the
+    user's words), the plan it is plainly about (changes.unmatched_plan), if any. Returns notes
+    for the changes that named nothing."""
     notes: list[str] = []
     said_on = _iso_day(day)
     for change in changes:
@@ -304,8 +306,14 @@ def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Di
             best = max(best, (score, str(obj["id"]), obj), key=lambda b: b[0])
         score, object_id, existing = best
         if score < 2 or score < 4 and not _names(change.words, drafts, existing, object_id):
-            notes.append(f"a change ({pf.clip(change.sentence.text, 80)}) named no schedule or "
-                         "todo among the related objects")
+            # only when it shares nothing with a known one (which it may well mean)
+            plan = unmatched_plan(change) if keep_unmatched and score == 0 else None
+            kept = draft_for(drafts, directory, plan) if plan is not None else None
+            if kept is None:
+                notes.append(f"a change ({pf.clip(change.sentence.text, 80)}) named no "
+                             "schedule or todo among the related objects")
+            else:
+                _change(kept, change, day)
             continue
         if object_id not in drafts and existing is not None:
             lang = pf.body_lang(pf.parse_body(type_of(existing), str(existing.get("body") or "")),
@@ -356,7 +364,8 @@ def _names(words: str, drafts: dict[str, Draft], existing: dict[str, Any] | None
 def _change(draft: Draft, change: Change, day: str) -> None:
     zh = draft.lang == "zh"
     body = str((draft.existing or {}).get("body") or "")
-    old_rule = draft.fields.get("rule") or pf.field_value(draft.type, body, "rule") or ""
+    old_rule = (draft.fields.get("rule") or pf.field_value(draft.type, body, "rule")
+                or pf.UNKNOWN.get(draft.lang, "unknown"))
     old_state = draft.fields.get("state") or pf.field_value(draft.type, body, "state") or ""
     if change.kind == "moved" and change.day is not None and draft.type == "schedule":
         new = change.day.isoformat()

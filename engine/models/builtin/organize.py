@@ -205,7 +205,8 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     _ensure_projects(drafts, directory)
     apply_done(found, drafts, directory)
     notes += apply_changes(plans.changes, drafts, directory,
-                           said_on.isoformat() if said_on else "undated")
+                           said_on.isoformat() if said_on else "undated",
+                           keep_unmatched=event.get("source") in ("user", None))
     if found.findings or found.done or event.get("kind") == "note":
         _cite_titled_project(drafts, directory, event, page, text)
     if any(not d.verb for d in found.done) and not any(
