@@ -306,6 +306,15 @@ def test_a_transcript_that_is_no_regular_file_is_never_read(home: Path, tmp_path
     assert "not a regular file" in log_lines(home)[-1]["detail"]
 
 
+def test_a_transcript_path_that_is_a_symlink_is_never_followed(home: Path,
+                                                               transcript: Path) -> None:
+    link = transcript.parent / "link.jsonl"
+    link.symlink_to(transcript)  # a host writes its transcript itself, never a link
+    assert hook(home, hook_input(link)) is None
+    assert "symlink" in log_lines(home)[-1]["detail"]
+    assert events(home) == []
+
+
 def test_the_log_holds_no_secret(home: Path) -> None:
     token = "sk-proj-" + "Q7rT2xLm9KpZ4vWn8YsB3cHd6FgJ1aEu"
     hook(home, json.dumps({"session_id": SESSION,

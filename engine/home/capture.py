@@ -28,6 +28,7 @@ keeps, by the host's own hooks (`memvault hook claude-code`, `memvault hook code
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -119,10 +120,15 @@ def capture_file(memory: Memory, host: str, path: str | Path, *, session: str | 
 
 def _open_transcript(path: Path) -> BinaryIO:
     """The transcript, opened for reading; CaptureError unless it is a regular file (opened
-    without blocking and then checked: a FIFO would block the host's turn)."""
+    without blocking and then checked: a FIFO would block the host's turn). A symlink in its
+    place is not followed: a host writes its transcript itself, so a link there was put by
+    someone else, and could point the memory at any file the person can read."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+                     | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise CaptureError(f"the transcript {path} is a symlink; not followed") from None
         raise CaptureError(f"cannot read the transcript {path}: {exc.strerror or exc}") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
