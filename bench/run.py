@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import shlex
 import subprocess
 import sys
@@ -33,6 +34,9 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 DATA = next((p / "shared" / "data" for p in ROOT.parents if (p / "shared" / "data").is_dir()),
             ROOT.parent / "shared" / "data")
+# bench/recall_heldout.py's sets: $MEMVAULT_HELDOUT, else a data-extra folder beside or above
+HELDOUT = (Path(os.environ["MEMVAULT_HELDOUT"]) if os.environ.get("MEMVAULT_HELDOUT") else
+           next((p / "data-extra" for p in ROOT.parents if (p / "data-extra").is_dir()), None))
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,9 @@ SUITE = (
           ("--only", "neighbours,stopwords,inflections"), needs=("data",)),
     Bench("feedback", "recall_ablation.py", "pseudo-relevance feedback (tried, not adopted)",
           ("--only", "feedback"), ("--only", "feedback"), needs=("data",)),
+    Bench("recall_heldout", "recall_heldout.py",
+          "find vs BM25 on held-out dialogue sets of other shapes, per set and category",
+          ("--max-questions", "150"), needs=("heldout",)),
     Bench("recall_misses", "recall_misses.py", "why an evidence turn misses find's top 10",
           needs=("data",)),
     Bench("recall_designs", "recall_designs.py", "how to index Chinese: bigrams, trigrams, jieba",
@@ -119,6 +126,9 @@ def missing(bench: Bench, extra: list[str]) -> str | None:
     for need in bench.needs:
         if need == "data" and not DATA.is_dir():
             return f"no data sets at {DATA}"
+        if need == "heldout" and HELDOUT is None:
+            return ("no held-out sets (a data-extra folder beside the checkout:"
+                    " bench/heldout/README.md)")
         if need.startswith("module:") and importlib.util.find_spec(need[7:]) is None:
             return f"needs the package {need[7:]!r} (see {bench.script}'s docstring)"
         if (need == "server" and "--server-python" not in extra
