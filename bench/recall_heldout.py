@@ -19,6 +19,11 @@ that turn: the memory holds just those when it is asked, and BM25 indexes just t
 question is asked on a clock set to its moment (the time of its `before` turn, else a minute
 after the last turn), as an agent would ask it then.
 
+Each set is split by history, written down here before any tuning: a history's place in its
+file, counted from 0, even is `tuning`, odd is `validation` (`--split`; default both, printed
+apart). A rule may be tried on tuning; it is adopted only if it holds or helps validation on
+every set, in both languages.
+
 Evidence recall@k: the share of a question's evidence turns in the top k, averaged per set and
 category. The baseline, in the same run over the same turns: rank-bm25's BM25Okapi (k1 1.5,
 b 0.75) over lowercase [a-z0-9]+ words plus, for Chinese, CJK character unigrams and bigrams.
@@ -160,18 +165,30 @@ def run_history(folder: Path, history: dict, questions: list[dict], scores: Scor
             scores.add(q["category"], evidence, base, found)
 
 
-def run_set(data: Path, name: str, folder: Path, max_questions: int) -> tuple[Scores, str]:
+SPLITS = ("tuning", "validation")
+
+
+def run_set(data: Path, name: str, folder: Path, max_questions: int,
+            splits: tuple[str, ...]) -> tuple[dict[str, Scores], str]:
+    """Each split's scores (its histories by their place in the file: even tuning, odd
+    validation), and the set's language; `max_questions` a split at most."""
     questions = list(load_jsonl(data / f"{name}.jsonl"))
-    if max_questions:
-        questions = questions[:max_questions]
     by_history: dict[str, list[dict]] = defaultdict(list)
     for q in questions:
         by_history[q["history"]].append(q)
-    scores = Scores()
+    scores = {split: Scores() for split in splits}
+    asked = dict.fromkeys(splits, 0)
     lang = questions[0]["lang"] if questions else "en"
-    for history in load_jsonl(data / f"{name}-histories.jsonl"):
-        if history["history"] in by_history:
-            run_history(folder, history, by_history[history["history"]], scores, lang)
+    for place, history in enumerate(load_jsonl(data / f"{name}-histories.jsonl")):
+        split = SPLITS[place % 2]
+        mine = by_history.get(history["history"], [])
+        if split not in scores or not mine:
+            continue
+        if max_questions:
+            mine = mine[:max(0, max_questions - asked[split])]
+        asked[split] += len(mine)
+        if mine:
+            run_history(folder, history, mine, scores[split], lang)
     return scores, lang
 
 
@@ -207,10 +224,24 @@ def print_set(name: str, lang: str, scores: Scores) -> None:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
 
 
+def set_figures(scores: Scores, lang: str) -> dict:
+    """A split's figures: overall @10 of each ranker, the categories (of at least 20
+    questions) where find is below BM25, and every category's recall."""
+    below = [c for c in scores.categories() if c != "(all)"
+             and len(scores.recall[(c, "find", 10)]) >= 20
+             and mean(scores.recall[(c, "find", 10)]) < mean(scores.recall[(c, "bm25", 10)])]
+    return {"lang": lang, "n": len(scores.recall[("(all)", "find", 10)]),
+            "bm25": mean(scores.recall[("(all)", "bm25", 10)]),
+            "find": mean(scores.recall[("(all)", "find", 10)]), "below": below,
+            "categories": {c: {f"{r}@{k}": mean(scores.recall[(c, r, k)])
+                               for r in ("bm25", "find") for k in KS}
+                           for c in scores.categories()}}
+
+
 def summary(rows: dict[str, dict]) -> None:
     print("\nsummary (evidence recall @10; categories of >= 20 questions where find < bm25)")
     for name, row in rows.items():
-        print(f"  {name:<12} {row['lang']}  n={row['n']:<5} bm25 {row['bm25']:.3f}  "
+        print(f"  {name:<25} {row['lang']}  n={row['n']:<5} bm25 {row['bm25']:.3f}  "
               f"find {row['find']:.3f}  {row['find'] - row['bm25']:+.3f}  "
               f"below in: {', '.join(row['below']) or '-'}")
 
@@ -219,7 +250,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sets", nargs="*")
     parser.add_argument("--data")
-    parser.add_argument("--max-questions", type=int, default=0)
+    parser.add_argument("--max-questions", type=int, default=0, help="at most N a split")
+    parser.add_argument("--split", choices=(*SPLITS, "both"), default="both")
     parser.add_argument("--json", help="write the figures here too")
     args = parser.parse_args()
     data = data_folder(args.data)
@@ -227,22 +259,14 @@ def main() -> None:
         raise SystemExit("no held-out sets found: pass --data DIR (bench/heldout/README.md)")
     names = args.sets or sorted(p.name[:-6] for p in data.glob("*.jsonl")
                                 if not p.name.endswith("-histories.jsonl"))
+    splits = SPLITS if args.split == "both" else (args.split,)
     figures: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as folder:
         for name in names:
-            scores, lang = run_set(data, name, Path(folder), args.max_questions)
-            print_set(name, lang, scores)
-            below = [c for c in scores.categories() if c != "(all)"
-                     and len(scores.recall[(c, "find", 10)]) >= 20
-                     and mean(scores.recall[(c, "find", 10)])
-                     < mean(scores.recall[(c, "bm25", 10)])]
-            figures[name] = {
-                "lang": lang, "n": len(scores.recall[("(all)", "find", 10)]),
-                "bm25": mean(scores.recall[("(all)", "bm25", 10)]),
-                "find": mean(scores.recall[("(all)", "find", 10)]), "below": below,
-                "categories": {c: {f"{r}@{k}": mean(scores.recall[(c, r, k)])
-                                   for r in ("bm25", "find") for k in KS}
-                               for c in scores.categories()}}
+            per_split, lang = run_set(data, name, Path(folder), args.max_questions, splits)
+            for split, scores in per_split.items():
+                print_set(f"{name} [{split}]", lang, scores)
+                figures[f"{name} [{split}]"] = set_figures(scores, lang)
             sys.stdout.flush()
     summary(figures)
     if args.json:
