@@ -14,6 +14,7 @@ the public sources. They are validation only: no rule is tuned on them.
 
 Each history's turns become events ("speaker: text", their own times; a turn without a time
 gets one a minute after the one before) in a fresh memory, through the public `Memory` API.
+A query longer than find takes (1,000 chars) is cut to its newest 1,000 on both sides.
 A question with `before` (asked partway through its history) sees only the turns listed before
 that turn: the memory holds just those when it is asked, and BM25 indexes just those. Each
 question is asked on a clock set to its moment (the time of its `before` turn, else a minute
@@ -52,6 +53,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memvault import ManualClock, Memory, NewEvent  # noqa: E402
+from memvault.recall.terms import MAX_QUERY_CHARS  # noqa: E402
 from rank_bm25 import BM25Okapi  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,14 +154,17 @@ def run_history(folder: Path, history: dict, questions: list[dict], scores: Scor
             if limit not in bm25_at:
                 bm25_at[limit] = BM25Okapi(docs[:limit]) if limit else None
             evidence = set(q["evidence"])
+            # find takes at most MAX_QUERY_CHARS: a longer dialogue tail is sent as an agent
+            # would cut it, its newest part; BM25 gets the same text
+            query = q["question"][-MAX_QUERY_CHARS:]
             clock.set(times[limit] if limit < len(turns) else times[-1] + timedelta(minutes=1))
             index = bm25_at[limit]
             base: list[str] = []
             if index is not None:
-                got = index.get_scores(tokens(q["question"], lang))
+                got = index.get_scores(tokens(query, lang))
                 base = [turns[i]["id"] for i in sorted(range(limit), key=lambda i: -got[i])[:20]]
             start_at = time.perf_counter()
-            hits = mem.find(q["question"], types=["event"], limit=20)["hits"]
+            hits = mem.find(query, types=["event"], limit=20)["hits"]
             scores.took.append(time.perf_counter() - start_at)
             found = [turn_of[int(h["id"])] for h in hits if int(h["id"]) in turn_of]
             scores.add(q["category"], evidence, base, found)
