@@ -10,15 +10,16 @@ second, weighted query: a second candidate pass through the same FTS5 index (and
 tail) finds the turns holding them, and every event read is scored (1 - FEEDBACK_WEIGHT) x its
 own score + FEEDBACK_WEIGHT x its feedback score (both a share of the best possible).
 
-Measured, not adopted, so not in the product: on the validation split it moves LoCoMo
-recall@10 by +0.003 (12 questions better, 9 worse), costs temporal and open-domain questions and
-the pooled Chinese memory, and a LoCoMo question's cpu at 1M events goes from 10.9 to 17.6 ms at
-p50 (README, "What find ranks and why"). It lives here, tested (tests/test_recall_feedback.py),
-so that it can be measured again on another corpus. `switched_on()` (or the patch ON) wraps
-memory_find's neighbour step (memvault.recall.query.add_neighbours): feedback on the events
-scored so far, then the neighbours read, then those blended too, as the engine ran it when it
-still held it (switched off), so the answers are the ones it gave switched on. `python
-bench/recall.py --feedback` and `python bench/recall_ablation.py --only feedback` measure it.
+Measured, not adopted, so not in the product: on the validation split it moves LoCoMo recall@10
+by +0.003 (12 questions better, 9 worse), costs temporal and open-domain questions and the
+pooled Chinese memory, and a LoCoMo question's cpu at 1M events goes from 10.9 to 17.6 ms at p50
+(docs/recall.md, "Tried and not adopted"). It lives here, tested
+(tests/test_recall_feedback.py), so that it can be measured again on another corpus.
+`switched_on()` (or the patch ON) wraps memory_find's neighbour step
+(memvault.recall.query.add_neighbours): feedback on the events scored so far, then the
+neighbours read, then those blended too, as the engine ran it when it still held it (switched
+off), so the answers are the ones it gave switched on. `python bench/recall.py --feedback` and
+`python bench/recall_ablation.py --only feedback` measure it.
 
 Invariants:
 - Feedback terms are the index's own units (English words, CJK bigrams: analyze_words), never

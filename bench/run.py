@@ -3,7 +3,7 @@ process, every table printed as it comes, then how long each took.
 
     python bench/run.py                     # every benchmark at quick sizes (about 8 minutes)
     python bench/run.py recall ingest       # a named subset, in the order given
-    python bench/run.py --full              # the sizes the README's figures come from (hours)
+    python bench/run.py --full              # the sizes the docs' figures come from (hours)
     python bench/run.py --rev HEAD~3 recall_ab secret_scan   # the two tools, against a revision
     python bench/run.py --list              # names, scripts and the arguments of both sizes
     python bench/run.py service -- --transport tcp,stdio     # more arguments for one benchmark
@@ -11,7 +11,7 @@ process, every table printed as it comes, then how long each took.
 Quick sizes keep the question and shrink the data (e.g. recall's scale section at 50,000
 events instead of 1,000,000; ablation of three rules instead of all): figures from a quick run
 are for a look, not for quoting. `--full` runs each script with its own defaults, which are
-the sizes bench/README.md and the README quote. A benchmark whose data or packages are missing
+the sizes bench/README.md and the docs quote. A benchmark whose data or packages are missing
 here is skipped with the reason (the LoCoMo and MemoryBank sets are read from a `shared/data`
 folder beside the checkout). Exit status 1 when a benchmark failed (e.g. concurrency.py lost
 an acknowledged event, projection.py missed its unchanged-run target).

@@ -1,6 +1,7 @@
-"""The README's recipes, as written: its systemd units pass `systemd-analyze verify` and its cron
-line runs. The one substitution is the one the README tells a reader to make: the path of the
-`memvault` program (`~/memvault/.venv/bin/memvault` in the README) becomes this install's."""
+"""The recipes of docs/service.md ("Running it for good"), as written: its systemd units pass
+`systemd-analyze verify` and its cron line runs. The one substitution is the one the page tells a
+reader to make: the path of the `memvault` program (`~/memvault/.venv/bin/memvault`, where the
+README's quick start installs it) becomes this install's."""
 
 from __future__ import annotations
 
@@ -15,17 +16,17 @@ import pytest
 from memvault import Memory
 
 REPO = Path(__file__).resolve().parents[1]
-README = (REPO / "README.md").read_text(encoding="utf-8")
+RECIPES = (REPO / "docs" / "service.md").read_text(encoding="utf-8")
 PROGRAM = Path(sys.executable).parent / "memvault"  # the console script of this install
-README_PROGRAM = ("%h/memvault/.venv/bin/memvault", "$HOME/memvault/.venv/bin/memvault")
+RECIPE_PROGRAM = ("%h/memvault/.venv/bin/memvault", "$HOME/memvault/.venv/bin/memvault")
 
 
 def fenced(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.S)
+    return re.findall(rf"```{language}\n(.*?)```", RECIPES, flags=re.S)
 
 
 def unit_files() -> dict[str, str]:
-    """Every systemd unit the README shows, by file name (from its `# ~/.config/...` line)."""
+    """Every systemd unit the page shows, by file name (from its `# ~/.config/...` line)."""
     units: dict[str, str] = {}
     for block in fenced("ini"):
         for part in re.split(r"^# ", block, flags=re.M):
@@ -35,7 +36,7 @@ def unit_files() -> dict[str, str]:
     return units
 
 
-def test_the_readme_has_the_recipes() -> None:
+def test_the_service_page_has_the_recipes() -> None:
     assert {"memvault.service", "memvault-vault.service", "memvault-vault.timer"} <= set(
         unit_files())
     assert len(fenced("cron")) == 1
@@ -49,7 +50,7 @@ def test_every_systemd_unit_verifies(tmp_path: Path) -> None:
     paths = []
     for name, body in unit_files().items():
         path = tmp_path / name
-        path.write_text(body.replace(README_PROGRAM[0], str(PROGRAM)), encoding="utf-8")
+        path.write_text(body.replace(RECIPE_PROGRAM[0], str(PROGRAM)), encoding="utf-8")
         paths.append(str(path))
     done = subprocess.run(["systemd-analyze", "verify", *paths], capture_output=True, text=True,
                           timeout=120)
@@ -60,7 +61,7 @@ def test_every_systemd_unit_verifies(tmp_path: Path) -> None:
 
 def test_the_cron_line_runs(tmp_path: Path) -> None:
     (line,) = [x for x in fenced("cron")[0].splitlines() if x.strip()]
-    command = " ".join(line.split()[5:]).replace(README_PROGRAM[1], str(PROGRAM))
+    command = " ".join(line.split()[5:]).replace(RECIPE_PROGRAM[1], str(PROGRAM))
     Memory.open(tmp_path / ".memvault").close()
     env = {**os.environ, "HOME": str(tmp_path)}
     env.pop("MEMVAULT_HOME", None)
