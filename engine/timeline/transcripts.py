@@ -3,7 +3,7 @@ JSONL, from a byte offset, a bounded step at a time.
 
 Neither host publishes a schema for these files; what is read here follows their hook
 documentation (which names the file) and the files as the hosts write them (Claude Code 2.1,
-Codex CLI 0.128; README "Capturing an agent's conversation" says where each was checked).
+Codex CLI 0.128; docs/capture.md says where each was checked).
 
 - `claude-code`: one JSON object a line. `user` and `assistant` lines carry `uuid`,
   `sessionId`, `timestamp` (ISO), `isSidechain`, `isMeta`, `cwd` and `message` {role, content:
