@@ -52,8 +52,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memvault import ManualClock, Memory, NewEvent  # noqa: E402
+from memvault import ManualClock, Memory  # noqa: E402
 from memvault.recall.terms import MAX_QUERY_CHARS  # noqa: E402
+from memvault.timeline.messages import message_events  # noqa: E402
 from rank_bm25 import BM25Okapi  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,13 +144,14 @@ def run_history(folder: Path, history: dict, questions: list[dict], scores: Scor
         for q in asked:
             limit = position[q["before"]] if q.get("before") else len(turns)
             if limit > stored:
-                new = [NewEvent(f"{t['speaker']}: {t['text']}", times[i], "user", "message",
-                                {"turn": t["id"]}) for i, t in enumerate(turns[stored:limit],
-                                                                        start=stored)]
+                # a turn longer than an event holds is several events, as capture stores it
+                new = [(t["id"], event) for i, t in enumerate(turns[stored:limit], start=stored)
+                       for event in message_events(f"{t['speaker']}: {t['text']}", times[i],
+                                                   "user", {"turn": t["id"]}, f"t:{t['id']}")]
                 for start in range(0, len(new), 5_000):
-                    ids = mem.append_events(new[start:start + 5_000])
-                    turn_of.update(zip(ids, (t["id"] for t in turns[stored + start:limit]),
-                                       strict=False))
+                    chunk = new[start:start + 5_000]
+                    ids = mem.append_events([event for _, event in chunk])
+                    turn_of.update(zip(ids, (turn for turn, _ in chunk), strict=True))
                 stored = limit
             if limit not in bm25_at:
                 bm25_at[limit] = BM25Okapi(docs[:limit]) if limit else None
