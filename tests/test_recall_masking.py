@@ -183,9 +183,11 @@ def test_a_key_cut_by_a_hot_fragment_end_is_masked_in_both_fragments(home: Path)
     text = "x" * 1_989 + "/" + TOKEN + " and more words after it" * 20  # no cut before 2,000
     with open_memory(home) as mem:
         mem.append_event(text)
-        nodes = mem.timeline_view()["nodes"]
+        nodes = mem.timeline_view(reveal=True)["nodes"]
         assert [n["fragment"] for n in nodes] == ["1/2", "2/2"]
         assert nodes[0]["text"].endswith(TOKEN[:10]) and nodes[1]["text"].startswith(TOKEN[10:])
+        masked = mem.timeline_view()["nodes"]
+        assert [n["text"].count("[secret: a GitHub token]") for n in masked] == [1, 1]
     for command in (["timeline", "--json"], ["expand", "1", "--json"]):
         shown = run_cli(CliRunner(), "--home", str(home), *command).stdout
         assert not leaks(shown), (command, shown)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from ..home.memory import Memory
+    from ..home.reveals import Reveal
 
 SQLITE_MAX_INT = 2**63 - 1  # the largest id SQLite stores
 _NEGATIVE = re.compile(r"-\d[\d:]*")
@@ -323,36 +324,35 @@ def json_option(f: Any) -> Any:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(f)
 
 
-REVEAL_LOG = "reveals.log"  # in the home: one JSON line per --reveal-secrets, never a value
-
-
 def reveal_option(f: Any) -> Any:
+    from ..home.reveals import REVEAL_LOG
+
     return click.option(
         "--reveal-secrets", "reveal", is_flag=True,
         help="Show secret-looking values instead of [secret: kind] (logged, without them, to "
              f"{REVEAL_LOG} in the home and on stderr).")(f)
 
 
-def log_reveal(memory: Memory, command: str, records: list[str]) -> None:
-    """Record that the owner revealed secrets: when, who, which command and records, never a
-    value. One line on stderr, and one JSON line appended to the home's reveal log (0600;
-    skipped with a word on stderr when the home is read-only)."""
-    import getpass
-    import os
+def reveal_ask(command: str, reveal: bool) -> Reveal | None:
+    """What a read command passes `Memory` for --reveal-secrets: an ask named after the
+    command, which the read fills with what it revealed (None masks)."""
+    from ..home.reveals import Reveal
 
-    from ..base.clock import iso
-    from ..base.config import append_private_line
+    return Reveal(command) if reveal else None
 
-    try:
-        who = getpass.getuser()
-    except (KeyError, OSError):
-        who = f"uid {os.getuid()}"
-    entry = {"at": iso(memory.clock.now()), "who": who, "command": command,
-             "records": records[:200]}
-    click.echo(f"secrets revealed by {command} for {', '.join(records[:10]) or 'nothing'}"
+
+def report_reveal(ask: Reveal | None) -> None:
+    """Tell the person on stderr what a --reveal-secrets read showed (Memory logged it)."""
+    from ..home.reveals import REVEAL_LOG
+
+    if ask is None:
+        return
+    if not ask.revealed:
+        click.echo(f"{ask.command}: nothing hidden here: nothing revealed, nothing logged",
+                   err=True)
+        return
+    records = ask.records
+    click.echo(f"secrets revealed by {ask.command} for {', '.join(records[:10])}"
                + (" …" if len(records) > 10 else "") + f" (logged to {REVEAL_LOG})", err=True)
-    path = memory.config.home / REVEAL_LOG
-    try:
-        append_private_line(path, entry)
-    except OSError as exc:
-        click.echo(f"could not write {path}: {exc.strerror or exc}", err=True)
+    if ask.log_error:
+        click.echo(ask.log_error, err=True)

@@ -14,7 +14,7 @@ import click
 from ..base.config import load_config
 from ..base.errors import InputError
 from ..objects.corefiles import CORE_FILES
-from .app import json_option, log_reveal, open_memory, print_json, reveal_option
+from .app import json_option, open_memory, print_json, report_reveal, reveal_ask, reveal_option
 
 NAME = click.Choice(CORE_FILES)
 
@@ -32,18 +32,11 @@ def core() -> None:
 def show(ctx: click.Context, name: str, reveal: bool, as_json: bool) -> None:
     """Print the current version of a core file (secret-looking values as [secret: kind]
     unless --reveal-secrets)."""
-    from ..recall.masking import mask_tree
-
+    ask = reveal_ask("core show", reveal)
     with open_memory(ctx, readonly=True) as mem:
-        current = mem.read_core_file(name)
-        masked = mask_tree(current)
-        # As `event`: a reveal is logged when it shows what the masked file hides.
-        if reveal and masked != current:
-            log_reveal(mem, "core show", [name])
-        elif reveal and current is not None:
-            click.echo(f"{name} holds no secret: nothing revealed, nothing logged", err=True)
-        else:
-            current = masked
+        # as every read: a reveal is logged only when it shows what the masked file hides
+        current = mem.read_core_file(name, reveal=ask or False)
+    report_reveal(ask)
     if as_json:
         print_json(current)
     elif current is None:
@@ -100,10 +93,8 @@ def set_(ctx: click.Context, name: str, source: str) -> None:
 @click.pass_context
 def history(ctx: click.Context, name: str, as_json: bool) -> None:
     """List the versions of a core file: number, time, origin and size (never the content)."""
-    from ..objects.corefiles import core_file_history
-
     with open_memory(ctx, readonly=True) as mem:
-        rows = core_file_history(mem.conn, name)
+        rows = mem.core_file_history(name)
     if as_json:
         print_json(rows)
         return

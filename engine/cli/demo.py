@@ -7,7 +7,6 @@ run the deep review, render the vault and print status.
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from importlib import resources
 from typing import Any
 
 import click
@@ -15,32 +14,12 @@ import click
 from ..base.clock import ManualClock
 from ..base.config import load_config
 from ..home.memory import Memory
+from ..home.sample import ingest_sample
 from ..objects.ids import OBJECT_TYPES
-from ..store.connection import get_state, set_state, write
 from .inspect import console, render_status
 from .work import ProgressBars, make_worker
 
 DEMO_TIME = datetime(2026, 11, 2, 9, 0, tzinfo=timezone(timedelta(hours=8)))
-
-
-def sample_lines() -> list[bytes]:
-    """The bundled sample memory, one JSONL event a line."""
-    data = resources.files("memvault") / "data" / "sample_events.jsonl"
-    return data.read_bytes().splitlines()
-
-
-def ingest_sample(mem: Memory) -> int:
-    """Ingest the sample once per home; return how many events were added now."""
-    if get_state(mem.conn, "demo.sample_ingested") is not None:
-        return 0
-    ids = mem.ingest(sample_lines()).new
-    with write(mem.conn):
-        set_state(mem.conn, "demo.sample_ingested", str(len(ids)))
-    mem.sync_recall_index(max_events=None)
-    if mem.read_core_file("AGENTS.md") is None:
-        starter = (resources.files("memvault") / "data" / "AGENTS.starter.md").read_text("utf-8")
-        mem.write_core_file("AGENTS.md", starter, origin="demo")
-    return len(ids)
 
 
 def run_demo(mem: Memory, model: str | None = None) -> dict[str, Any]:
@@ -82,11 +61,7 @@ def demo(ctx: click.Context, model: str | None) -> None:
                                                     report["timeline"]["after"])
         console.print(f"hot timeline: {b_nodes} nodes / ~{b_tokens:,} tokens -> "
                       f"{a_nodes} nodes / ~{a_tokens:,} tokens")
-        from ..vault.projector import render_vault
-
-        result = render_vault(mem.conn, mem.config.vault_path, all=True, config=mem.config,
-                              now=mem.clock.now())
-        done = result.summary()
+        done = mem.render_vault(all=True).summary()
         console.print(f"vault: {done['objects']} objects rendered, {done['written']} files "
                       f"written, {done['errors']} errors: open "
                       f"{mem.config.vault_path / 'objects' / 'README.md'}")

@@ -151,15 +151,9 @@ def accept_edit(ctx: click.Context, file: str, force: bool, as_json: bool) -> No
     its type does not have, the file of another object, or (without --force) an object changed
     since the file was rendered."""
     from ..objects.corrections import Correction
-    from ..vault.files import check_root
-    from ..vault.hand_edit import read_hand_edit
 
     with open_memory(ctx) as mem:
-        vault = mem.config.vault_path
-        check_root(vault)
-        hand = read_hand_edit(mem.conn, vault, file,
-                              max_links=mem.config.settings.vault.max_links_per_file,
-                              max_bytes=mem.config.settings.graph.max_proposal_bytes)
+        hand = mem.read_hand_edit(file)
         if not hand.changed:
             line = (f"{hand.rel_path}: nothing to accept: its name, aliases, state, summary, "
                     f"body and cues are what {hand.object_id} version {hand.version} holds")
@@ -222,12 +216,7 @@ def _run(mem: Memory, correction: Correction, as_json: bool,
 def _adopt(mem: Memory, hand: HandEdit) -> None:
     """The accepted object file is in memory now: let the projector replace it without keeping
     it as a conflict copy (bytes that differ from these are still kept)."""
-    from ..store.connection import write
-    from ..vault.bookkeeping import record_owner
-
-    with write(mem.conn):
-        record_owner(mem.conn, hand.object_id, hand.rel_path, hand.digest, hand.version,
-                     mem.clock.now())
+    mem.adopt_vault_file(hand)
 
 
 def _refresh(mem: Memory, object_ids: Sequence[str]) -> str:

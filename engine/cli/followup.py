@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..jobs.leases import live_lease, parse_holder
 from ..jobs.records import JobState
 
 if TYPE_CHECKING:
@@ -88,11 +87,7 @@ def recognised_lines(report: Recognised, provider: str) -> list[str]:
 
 def worker_running(mem: Memory) -> str | None:
     """The live worker that holds the lease now ("host:pid"), or None."""
-    lease = live_lease(mem.conn, mem.clock.now())
-    if lease is None:
-        return None
-    holder = parse_holder(lease["holder"])
-    return holder.describe() if holder else lease["holder"]
+    return mem.worker_holder()
 
 
 def worker_line(mem: Memory, job_id: int, command: str = "organize") -> str:

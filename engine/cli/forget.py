@@ -70,32 +70,13 @@ def _confirm(yes: bool) -> None:
 
 
 def _dry_run(ctx: click.Context, text: str) -> dict[str, Any]:
-    from ..home.forget import count_copies, scrub_files
-
     with open_memory(ctx, readonly=True) as mem:
-        report = count_copies(mem.conn, text)
-        scrub_files(mem.config.home, text, report, apply=False)
-    return report.to_dict()
+        return mem.forget_dry_run(text).to_dict()
 
 
 def _forget(ctx: click.Context, text: str) -> dict[str, Any]:
-    from ..home.forget import forget_everywhere
-
     with open_memory(ctx) as mem:
-        return forget_everywhere(mem, text, lambda: _render_vault(mem)).to_dict()
-
-
-def _render_vault(mem: Any) -> str:
-    """Re-render every object the forget marked (changed, or citing a changed event)."""
-    from ..vault.projector import ProjectionBusy, render_vault
-
-    try:
-        result = render_vault(mem.conn, mem.config.vault_path, all=True, config=mem.config,
-                              now=mem.clock.now())
-    except ProjectionBusy as exc:
-        return f"{exc}: run `memvault project-vault --all`, then forget again for its files"
-    summary = result.summary()
-    return f"{summary['objects']} objects re-rendered, {summary['written']} files written"
+        return mem.forget(text).to_dict()
 
 
 def _is_id(place: str) -> bool:

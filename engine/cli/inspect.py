@@ -22,9 +22,10 @@ from .app import (
     NumericArgsCommand,
     escape,
     json_option,
-    log_reveal,
     open_memory,
     print_json,
+    report_reveal,
+    reveal_ask,
     reveal_option,
     space_option,
 )
@@ -208,14 +209,10 @@ def list_(ctx: click.Context, type_: str | None, current: bool, reveal: bool,
           as_json: bool) -> None:
     """List the objects of one type, or of every type by type (a schedule's or todo's state as
     of today)."""
-    from ..recall.masking import mask_tree
-
+    ask = reveal_ask("list", reveal)
     with open_memory(ctx, readonly=True) as mem:
-        rows = mem.list_objects(type_, current=current)
-        if reveal:
-            log_reveal(mem, "list", [row["id"] for row in rows])
-        else:
-            rows = mask_tree(rows)
+        rows = mem.list_objects(type_, current=current, reveal=ask or False)
+    report_reveal(ask)
     if as_json:
         print_json(rows)
         return
@@ -295,11 +292,11 @@ def object_(ctx: click.Context, object_id: str, offset: int, versions: bool, rev
     if versions:
         _print_versions(ctx, object_id, as_json)
         return
+    ask = reveal_ask("object", reveal)
     with open_memory(ctx, readonly=True) as mem:
-        data = mem.read(object_id, offset, reveal=reveal)
+        data = mem.read(object_id, offset, reveal=ask or False)
         assert data["kind"] == "object"  # an event's id was refused above
-        if reveal:
-            log_reveal(mem, "object", [data["object"]["id"]])
+    report_reveal(ask)
     if as_json:
         print_json(data)
         return
@@ -308,15 +305,12 @@ def object_(ctx: click.Context, object_id: str, offset: int, versions: bool, rev
 
 def _print_versions(ctx: click.Context, ref: str, as_json: bool) -> None:
     """`memvault object ID --versions`: every version, oldest first, with who made it."""
-    from ..objects.ids import resolve_object_ref
-    from ..objects.versions import object_history
-
     with open_memory(ctx, readonly=True) as mem:
-        object_id = resolve_object_ref(mem.conn, ref)
-        rows = object_history(mem.conn, object_id)
+        history = mem.object_versions(ref)
     if as_json:
-        print_json({"id": object_id, "versions": rows})
+        print_json(history)
         return
+    object_id, rows = history["id"], history["versions"]
     table = _table(escape(f"{object_id}: {len(rows)} versions"), "version", "changed_at",
                    "made by", "batch", "status", "changed")
     for row in rows:
@@ -341,14 +335,10 @@ def events(
     as_json: bool,
 ) -> None:
     """List events with FROM <= occurred_at < TO (ISO times, e.g. 2026-10-13T12:30:00+08:00)."""
-    from ..recall.masking import mask_previews
-
+    ask = reveal_ask("events", reveal)
     with open_memory(ctx, readonly=True) as mem:
-        data = mem.list_events(start, end, cursor, limit)
-        if reveal:
-            log_reveal(mem, "events", [f"event:{row['id']}" for row in data["events"]])
-        else:
-            data["events"] = mask_previews(mem.conn, data["events"])
+        data = mem.list_events(start, end, cursor, limit, reveal=ask or False)
+    report_reveal(ask)
     if as_json:
         print_json(data)
         return
@@ -373,16 +363,12 @@ def event(ctx: click.Context, event_id: str, offset: int, reveal: bool, as_json:
     from ..timeline.events import parse_event_id
     from .recall import print_event
 
+    ask = reveal_ask("event", reveal)
     with open_memory(ctx, readonly=True) as mem:
-        data = mem.read(str(parse_event_id(event_id)), offset, reveal=reveal)
+        # a reveal is logged only when it shows what the masked page hides (Memory)
+        data = mem.read(str(parse_event_id(event_id)), offset, reveal=ask or False)
         assert data["kind"] == "event"  # parse_event_id took an event's id only
-        # A reveal is logged when it shows what the masked page hides; a page with nothing
-        # to hide (say, after `memvault forget`) reveals nothing.
-        if reveal and data != mem.read(str(data["id"]), offset, reveal=False):
-            log_reveal(mem, "event", [f"event:{data['id']}"])
-        elif reveal:
-            click.echo(f"event:{data['id']} holds no secret here: nothing revealed, nothing "
-                       "logged", err=True)
+        report_reveal(ask)
         moves = mem.event_moves(int(data["id"])) if mem.spaces.bound is None else []
     if as_json:  # the owner sees where the event was before `memvault space move` re-placed it
         print_json({**data, "moves": moves} if moves else data)
@@ -402,14 +388,10 @@ def event(ctx: click.Context, event_id: str, offset: int, reveal: bool, as_json:
 @click.pass_context
 def timeline(ctx: click.Context, max_bytes: int | None, reveal: bool, as_json: bool) -> None:
     """Show the hot timeline as the agent sees it, with an explicit account of any cut."""
-    from ..recall.masking import mask_fragments, mask_tree
-
+    ask = reveal_ask("timeline", reveal)
     with open_memory(ctx, readonly=True) as mem:
-        view = mem.timeline_view(max_bytes)
-        if reveal:
-            log_reveal(mem, "timeline", [f"node:{node['id']}" for node in view["nodes"]])
-        else:
-            view["nodes"] = mask_tree(mask_fragments(mem.conn, view["nodes"]))
+        view = mem.timeline_view(max_bytes, reveal=ask or False)
+    report_reveal(ask)
     if as_json:
         print_json(view)
         return
@@ -433,14 +415,10 @@ def timeline(ctx: click.Context, max_bytes: int | None, reveal: bool, as_json: b
 @click.pass_context
 def expand(ctx: click.Context, node_id: int, reveal: bool, as_json: bool) -> None:
     """Show the children a summary head replaced."""
-    from ..recall.masking import mask_fragments, mask_tree
-
+    ask = reveal_ask("expand", reveal)
     with open_memory(ctx, readonly=True) as mem:
-        children = mem.expand(node_id)
-        if reveal:
-            log_reveal(mem, "expand", [f"node:{node_id}"])
-        else:
-            children = mask_tree(mask_fragments(mem.conn, children))
+        children = mem.expand(node_id, reveal=ask or False)
+    report_reveal(ask)
     if as_json:
         print_json(children)
         return

@@ -13,8 +13,6 @@ from typing import Any
 
 import click
 
-from ..home.check import check_memory
-from ..store.backup import backup_database
 from .app import LazyConsole, escape, json_option, open_memory, print_json
 
 console = LazyConsole(highlight=False, soft_wrap=True, emoji=False)
@@ -32,7 +30,7 @@ def backup(ctx: click.Context, dest: str, force: bool, as_json: bool) -> None:
     PRAGMA integrity_check.
     """
     with open_memory(ctx, readonly=True) as mem:
-        report = backup_database(mem.conn, dest, force=force)
+        report = mem.backup(dest, force=force)
     if as_json:
         print_json(report)
         return
@@ -51,9 +49,7 @@ def check(ctx: click.Context, as_json: bool) -> None:
     error is found; warnings (a stale claim, projection lag) are printed but exit 0.
     """
     with open_memory(ctx, readonly=True) as mem:
-        lease_s = mem.config.settings.lease_s
-        report = check_memory(mem.conn, now=mem.clock.now(), lease_s=lease_s,
-                              home=mem.config.home)
+        report = mem.check()
     if as_json:
         print_json(report)
     else:

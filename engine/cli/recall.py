@@ -16,15 +16,14 @@ import click
 
 from ..objects.ids import OBJECT_TYPES
 from ..objects.states import is_current, marked_summary
-from ..recall.index import sync_index
-from ..store.connection import write
 from .app import (
     LazyConsole,
     NumericArgsCommand,
     json_option,
-    log_reveal,
     open_memory,
     print_json,
+    report_reveal,
+    reveal_ask,
     reveal_option,
     space_option,
 )
@@ -76,11 +75,11 @@ def find(
 
     Secret-looking values show as [secret: kind] unless --reveal-secrets."""
     text = " ".join(query)
+    ask = reveal_ask("find", reveal)
     with open_memory(ctx, readonly=True) as mem:
         data = mem.find(text, types=list(types) or None, project=project, limit=limit,
-                        reveal=reveal)
-        if reveal:
-            log_reveal(mem, "find", [_record(hit) for hit in data["hits"]])
+                        reveal=ask or False)
+    report_reveal(ask)
     if as_json:
         print_json(data)
         return
@@ -148,10 +147,10 @@ def read(ctx: click.Context, record_id: str, offset: int, reveal: bool, as_json:
     """Show an object's profile, relations and evidence list, or an event (paged: OFFSET).
 
     ID is an object id, a unique name or alias, or an event id (42, event:42)."""
+    ask = reveal_ask("read", reveal)
     with open_memory(ctx, readonly=True) as mem:
-        data = mem.read(record_id, offset, reveal=reveal)
-        if reveal:
-            log_reveal(mem, "read", [_record(data)])
+        data = mem.read(record_id, offset, reveal=ask or False)
+    report_reveal(ask)
     if as_json:
         print_json(data)
         return
@@ -159,13 +158,6 @@ def read(ctx: click.Context, record_id: str, offset: int, reveal: bool, as_json:
         print_event(data)
         return
     print_profile(data)
-
-
-def _record(data: Mapping[str, Any]) -> str:
-    """The record an answer (or a hit) shows: event:ID or the object id."""
-    if data["kind"] == "event":
-        return f"event:{data['id']}"
-    return str(data.get("id") or data["object"]["id"])
 
 
 def print_profile(data: Mapping[str, Any]) -> None:
@@ -224,10 +216,10 @@ def print_event(data: Mapping[str, Any]) -> None:
 def evidence(ctx: click.Context, record_id: str, offset: int, reveal: bool,
              as_json: bool) -> None:
     """Show the raw text behind an object's evidence, or an event and who cites it (paged)."""
+    ask = reveal_ask("evidence", reveal)
     with open_memory(ctx, readonly=True) as mem:
-        data = mem.evidence(record_id, offset, reveal=reveal)
-        if reveal:
-            log_reveal(mem, "evidence", [_record(data)])
+        data = mem.evidence(record_id, offset, reveal=ask or False)
+    report_reveal(ask)
     if as_json:
         print_json(data)
         return
@@ -253,14 +245,8 @@ def evidence(ctx: click.Context, record_id: str, offset: int, reveal: bool,
 @click.pass_context
 def reindex(ctx: click.Context, as_json: bool) -> None:
     """Bring the recall index up to date: new events and changed objects."""
-    done = {"events": 0, "objects": 0}
     with open_memory(ctx) as mem:
-        while True:
-            with write(mem.conn):
-                step = sync_index(mem.conn, max_events=REINDEX_CHUNK)
-            done = {key: done[key] + step[key] for key in done}
-            if step["events"] < REINDEX_CHUNK:
-                break
+        done = mem.reindex(REINDEX_CHUNK)
     if as_json:
         print_json(done)
     else:

@@ -72,7 +72,7 @@ def projector_loop(config: Config) -> Callable[[threading.Event], None]:
     """Render one bounded batch (vault.objects_per_run objects) every
     service.projector_interval_s until stopped."""
     from ..service.host import log_event
-    from ..vault.projector import ProjectionBusy, render_vault
+    from ..vault.projector import ProjectionBusy
 
     interval = config.settings.service.projector_interval_s
 
@@ -81,7 +81,7 @@ def projector_loop(config: Config) -> Callable[[threading.Event], None]:
         try:
             while not stop.is_set():
                 try:
-                    result = render_vault(mem.conn, config.vault_path, False, config=config)
+                    result = mem.render_vault()
                 except ProjectionBusy as exc:
                     log_event(log, "projection_busy", logging.DEBUG, error=str(exc))
                 else:

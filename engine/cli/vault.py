@@ -50,7 +50,7 @@ def project_vault(ctx: click.Context, all_: bool, rebuild: bool, quiet: bool,
         TimeElapsedColumn,
     )
 
-    from ..vault.projector import ProjectionBusy, render_vault
+    from ..vault.projector import ProjectionBusy
 
     every = all_ or rebuild
     show_bar = every and not quiet and not as_json and sys.stderr.isatty()
@@ -65,12 +65,9 @@ def project_vault(ctx: click.Context, all_: bool, rebuild: bool, quiet: bool,
                     def advance(done: int, total: int) -> None:
                         bar.update(task, completed=done, total=total)
 
-                    result = render_vault(mem.conn, mem.config.vault_path, all=True,
-                                          config=mem.config, rebuild=rebuild,
-                                          now=mem.clock.now(), progress=advance)
+                    result = mem.render_vault(all=True, rebuild=rebuild, progress=advance)
             else:
-                result = render_vault(mem.conn, mem.config.vault_path, all=every,
-                                      config=mem.config, rebuild=rebuild, now=mem.clock.now())
+                result = mem.render_vault(all=every, rebuild=rebuild)
         except ProjectionBusy as exc:
             # A batch run from cron that overlaps another is routine: skip quietly. A full
             # render someone asked for did not happen: say so and fail, so they run it again.

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base.errors import StoreError
 from ..base.forgetting import Forgetting
@@ -55,7 +55,9 @@ from ..timeline.queue import forget_in_queue
 from ..vault.bookkeeping import forget_in_vault_tables, mark_citers_dirty
 from .check import check_memory
 from .forget_audit import record_forget, set_forget_files
-from .memory import Memory
+
+if TYPE_CHECKING:  # Memory.forget calls this module
+    from .memory import Memory
 
 BACKUPS_NOTE = ("backups made earlier (memvault backup) still hold the text: forget cannot "
                 "reach them; delete or re-make them")

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, cast, overload
 from zoneinfo import ZoneInfo
 
 from ..base.clock import Clock, SystemClock, parse_time
@@ -34,6 +34,7 @@ from ..timeline.append import append_events
 from ..timeline.hot import TimelineView
 from ..timeline.ingest import ingest_lines
 from ..timeline.keys import Appended
+from .reveals import RevealArg, as_reveal, record_reveal
 from .status import StatusReport, capture_failures, memory_status
 
 if TYPE_CHECKING:
@@ -46,9 +47,13 @@ if TYPE_CHECKING:
     from ..objects.corrections import Correction, CorrectionReceipt
     from ..objects.projects import ProjectApproval
     from ..recall.answers import EvidenceAnswer, FindAnswer, ReadAnswer
+    from ..vault.hand_edit import HandEdit
+    from ..vault.projector import ProjectionResult
+    from .forget import ForgetReport
     from .runs import CompactionRun, JobRun, RunObserver
 
 _log = logging.getLogger(__name__)
+Answer = TypeVar("Answer")
 
 
 class ResidentContext(TypedDict):
@@ -57,6 +62,16 @@ class ResidentContext(TypedDict):
     core_files: dict[str, str]  # AGENTS.md, SOUL.md, USER.md -> content ('' if never written)
     directory: objects.ObjectDirectory  # a bounded directory of live objects
     timeline: TimelineView  # the hot timeline view, with what it cut
+
+
+class ObjectVersions(TypedDict):
+    """`Memory.object_versions`: an object's id and its versions, oldest first."""
+
+    id: str
+    versions: list[dict[str, Any]]  # version, changed_at, origin, batch_id, status, changed
+
+
+CoreFileVersion = dict[str, Any]  # name, version, sha256, origin, created_at, chars
 
 
 class SpaceMove(TypedDict):
@@ -234,18 +249,57 @@ class Memory:
             return str(exc)
         return None
 
-    def read_event(self, event_id: str | int, offset: int = 0) -> events.EventPage:
-        return events.read_event_page(self.conn, events.parse_event_id(event_id), offset,
-                                      spaces=self.spaces)
+    # -- masking: one policy for every read ---------------------------------------------------
+    def _masked_read(self, command: str, reveal: RevealArg,
+                     read: Callable[[bool], Answer],
+                     records: Callable[[Answer, Answer], list[str]]) -> Answer:
+        """`read(False)`: the answer with secret-looking values masked, what every read returns
+        unless the caller asked to reveal; then `read(True)`, the stored text, is returned and
+        the reveal logged (reveals.py) when it shows anything the masked answer hides.
+        `records(shown, masked)` names what it revealed."""
+        ask = as_reveal(reveal, command)
+        masked = read(False)
+        if ask is None:
+            return masked
+        shown = read(True)
+        if shown != masked:
+            record_reveal(self.config.home, self.clock.now(), ask, records(shown, masked))
+        return shown
+
+    def read_event(self, event_id: str | int, offset: int = 0,
+                   reveal: RevealArg = False) -> events.EventPage:
+        """One page of an event's raw text (masked unless `reveal`)."""
+        from ..recall.masking import mask_event_page
+
+        number = events.parse_event_id(event_id)
+
+        def page(show: bool) -> events.EventPage:
+            raw = events.read_event_page(self.conn, number, offset, spaces=self.spaces)
+            return raw if show else cast("events.EventPage",
+                                         mask_event_page(self.conn, dict(raw)))
+
+        return self._masked_read("event", reveal, page, lambda _s, _m: [f"event:{number}"])
 
     def list_events(
         self, start: str | datetime, end: str | datetime, cursor: str | None = None,
-        limit: int = 50,
+        limit: int = 50, reveal: RevealArg = False,
     ) -> events.EventListing:
+        """Events with start <= occurred_at < end, a page each (previews masked unless
+        `reveal`)."""
+        from ..recall.masking import mask_previews
+
         lo, hi = (self._time(t, name) for t, name in ((start, "FROM"), (end, "TO")))
         if hi <= lo:
             raise InputError("TO must be later than FROM")
-        return events.list_events(self.conn, lo, hi, cursor, limit, self.spaces)
+
+        def listing(show: bool) -> events.EventListing:
+            raw = events.list_events(self.conn, lo, hi, cursor, limit, self.spaces)
+            if not show:
+                raw["events"] = mask_previews(self.conn, raw["events"])
+            return raw
+
+        return self._masked_read("events", reveal, listing, lambda shown, masked: _differing(
+            shown["events"], masked["events"], lambda row: f"event:{row['id']}"))
 
     def _time(self, value: str | datetime, name: str) -> datetime:
         if isinstance(value, datetime):
@@ -256,18 +310,55 @@ class Memory:
             raise InputError(f"{name}: {exc}") from None
 
     # -- hot timeline -------------------------------------------------------------------------
-    def timeline_view(self, max_bytes: int | None = None) -> TimelineView:
-        limit = max_bytes if max_bytes is not None else self.config.settings.timeline.view_max_bytes
-        return timeline.timeline_view(self.conn, limit, self.spaces)
+    def timeline_view(self, max_bytes: int | None = None,
+                      reveal: RevealArg = False) -> TimelineView:
+        """The hot timeline as the agent sees it, with an account of any cut (each fragment
+        masked by the secrets of its whole event unless `reveal`)."""
+        return self._masked_read(
+            "timeline", reveal, lambda show: self._timeline(max_bytes, show),
+            lambda shown, masked: _differing(shown["nodes"], masked["nodes"],
+                                             lambda node: f"node:{node['id']}"))
 
-    def expand(self, node_id: int) -> list[timeline.NodeView]:
-        return [n.to_dict() for n in timeline.expand(self.conn, node_id, self.spaces)]
+    def _timeline(self, max_bytes: int | None, show: bool) -> TimelineView:
+        from ..recall.masking import mask_fragments, mask_tree
+
+        limit = max_bytes if max_bytes is not None else self.config.settings.timeline.view_max_bytes
+        view = timeline.timeline_view(self.conn, limit, self.spaces)
+        if not show:
+            view["nodes"] = mask_tree(mask_fragments(self.conn, view["nodes"]))
+        return view
+
+    def expand(self, node_id: int, reveal: RevealArg = False) -> list[timeline.NodeView]:
+        """The children a summary head replaced (masked unless `reveal`)."""
+        from ..recall.masking import mask_fragments, mask_tree
+
+        def children(show: bool) -> list[timeline.NodeView]:
+            raw = [n.to_dict() for n in timeline.expand(self.conn, node_id, self.spaces)]
+            return raw if show else cast("list[timeline.NodeView]",
+                                         mask_tree(mask_fragments(self.conn, raw)))
+
+        return self._masked_read("expand", reveal, children, lambda _s, _m: [f"node:{node_id}"])
 
     # -- core files and context ---------------------------------------------------------------
-    def read_core_file(self, name: str) -> CoreFile | None:
+    def read_core_file(self, name: str, reveal: RevealArg = False) -> CoreFile | None:
+        """The current version of a core file (AGENTS.md, SOUL.md, USER.md), None if never
+        written; a secret-looking value in it masked unless `reveal` (a person may keep a
+        password in USER.md: theirs to keep, not to print by accident)."""
         from ..objects import corefiles
+        from ..recall.masking import mask_tree
 
-        return corefiles.read_core_file(self.conn, name)
+        def current(show: bool) -> CoreFile | None:
+            raw = corefiles.read_core_file(self.conn, name)
+            return raw if show or raw is None else cast("CoreFile", mask_tree(raw))
+
+        return self._masked_read("core show", reveal, current, lambda _s, _m: [name])
+
+    def core_file_history(self, name: str) -> list[CoreFileVersion]:
+        """Every saved version of a core file, newest first: when, from where, its size and
+        digest; never its content."""
+        from ..objects.corefiles import core_file_history
+
+        return core_file_history(self.conn, name)
 
     def write_core_file(self, name: str, content: str, origin: str = "api") -> int | None:
         """Save a new version of a core file; None when the content is unchanged."""
@@ -280,73 +371,115 @@ class Memory:
         with write(self.conn):
             return corefiles.write_core_file(self.conn, name, content, origin, self.clock.now())
 
-    def resident_context(self) -> ResidentContext:
-        """What the agent always carries: core files, a bounded directory, the timeline view."""
+    def resident_context(self, reveal: RevealArg = False) -> ResidentContext:
+        """What the agent always carries: core files, a bounded directory, the timeline view
+        (masked unless `reveal`)."""
         from ..objects import corefiles
+        from ..recall.masking import mask_tree
 
-        core: dict[str, str] = {}
-        for name in corefiles.CORE_FILES:
-            current = corefiles.read_core_file(self.conn, name)
-            core[name] = current["content"] if current else ""
-        return ResidentContext(
-            core_files=core,
-            directory=objects.object_directory(
+        def context(show: bool) -> ResidentContext:
+            core: dict[str, str] = {}
+            for name in corefiles.CORE_FILES:
+                current = corefiles.read_core_file(self.conn, name)
+                core[name] = current["content"] if current else ""
+            directory = objects.object_directory(
                 self.conn, self.config.settings.context.directory_max_entries,
                 self.config.settings.context.directory_max_bytes, today=self.clock.now().date(),
-                spaces=self.spaces,
-            ),
-            timeline=self.timeline_view(),
-        )
+                spaces=self.spaces)
+            if not show:
+                core, directory = mask_tree(core), mask_tree(directory)
+            return ResidentContext(core_files=core, directory=directory,
+                                   timeline=self._timeline(None, show))
+
+        return self._masked_read("context", reveal, context, lambda _s, _m: ["context"])
 
     # -- objects ------------------------------------------------------------------------------
-    def list_objects(self, type_: str | None = None,
-                     current: bool = False) -> list[objects.ObjectProfile]:
+    def list_objects(self, type_: str | None = None, current: bool = False,
+                     reveal: RevealArg = False) -> list[objects.ObjectProfile]:
         """The live objects (of one type) this memory's space sees, each schedule's and
         todo's `state` as of today (a one-off whose day has gone reads `past`); `current`: only
-        those still ahead or open (not cancelled, done, dropped or past)."""
+        those still ahead or open (not cancelled, done, dropped or past). Masked unless
+        `reveal`."""
         from ..objects.states import is_current, shown_state
+        from ..recall.masking import mask_tree
 
         today = self.clock.now().date()
-        rows = []
-        for obj in objects.list_objects(self.conn, type_, spaces=self.spaces):
-            obj.state = shown_state(obj.type, obj.state, obj.body, obj.summary, today)
-            if not current or is_current(obj.state):
-                rows.append(obj.to_dict())
-        return rows
 
-    def read_object(self, object_id: str, offset: int = 0) -> objects.ObjectPage:
-        """An object's profile and one page of links (its state as of today)."""
-        return objects.read_object(self.conn, object_id, offset, self.spaces,
-                                   self.clock.now().date())
+        def listing(show: bool) -> list[objects.ObjectProfile]:
+            rows = []
+            for obj in objects.list_objects(self.conn, type_, spaces=self.spaces):
+                obj.state = shown_state(obj.type, obj.state, obj.body, obj.summary, today)
+                if not current or is_current(obj.state):
+                    rows.append(obj.to_dict())
+            return rows if show else cast("list[objects.ObjectProfile]", mask_tree(rows))
+
+        return self._masked_read("list", reveal, listing, lambda shown, masked: _differing(
+            shown, masked, lambda row: str(row["id"])))
+
+    def read_object(self, object_id: str, offset: int = 0,
+                    reveal: RevealArg = False) -> objects.ObjectPage:
+        """An object's profile and one page of links (its state as of today; masked unless
+        `reveal`)."""
+        from ..recall.masking import mask_tree
+
+        def page(show: bool) -> objects.ObjectPage:
+            raw = objects.read_object(self.conn, object_id, offset, self.spaces,
+                                      self.clock.now().date())
+            return raw if show else cast("objects.ObjectPage", mask_tree(raw))
+
+        return self._masked_read("object", reveal, page, lambda _s, _m: [object_id])
+
+    def object_versions(self, ref: str) -> ObjectVersions:
+        """Every version of an object (by id, name or alias), oldest first: when, made by whom
+        (model or person), which fields changed; never a field's value."""
+        from ..objects.ids import resolve_object_ref
+        from ..objects.versions import object_history
+
+        object_id = resolve_object_ref(self.conn, ref, self.spaces)
+        # an id given as such is not checked by the resolver: the space must see the object
+        objects.read_object(self.conn, object_id, 0, self.spaces, self.clock.now().date())
+        return ObjectVersions(id=object_id, versions=object_history(self.conn, object_id))
 
     # -- recall -------------------------------------------------------------------------------
     def find(self, query: str, types: Sequence[str] | None = None, project: str | None = None,
-             limit: int = 20, reveal: bool = False) -> FindAnswer:
+             limit: int = 20, reveal: RevealArg = False) -> FindAnswer:
         """memory_find: ranked lexical hits over objects and raw events (Chinese and English);
-        secret-looking values masked unless `reveal` (the owner, on the command line)."""
+        secret-looking values masked unless `reveal` (logged: reveals.py)."""
         from ..recall.query import memory_find
 
-        # recall builds plain dicts; tests/test_answer_types.py checks they match the type
-        return cast("FindAnswer", memory_find(self.conn, query, types=types, project=project,
-                                              limit=limit, reveal=reveal,
-                                              today=self.clock.now().date(), spaces=self.spaces))
+        def answer(show: bool) -> FindAnswer:
+            # recall builds plain dicts; tests/test_answer_types.py checks they match the type
+            return cast("FindAnswer", memory_find(
+                self.conn, query, types=types, project=project, limit=limit, reveal=show,
+                today=self.clock.now().date(), spaces=self.spaces))
 
-    def read(self, object_id: str, offset: int = 0, reveal: bool = False) -> ReadAnswer:
+        return self._masked_read("find", reveal, answer, lambda shown, masked: _differing(
+            shown["hits"], masked["hits"], _record_of) or [_record_of(h) for h in shown["hits"]])
+
+    def read(self, object_id: str, offset: int = 0, reveal: RevealArg = False) -> ReadAnswer:
         """memory_read: an object's profile, relations and evidence list, paged (masked
         unless `reveal`); a schedule's or todo's state as of today, as list and find show it."""
         from ..recall.query import memory_read
 
-        return cast("ReadAnswer", memory_read(self.conn, object_id, offset, reveal, self.spaces,
-                                              today=self.clock.now().date()))
+        def answer(show: bool) -> ReadAnswer:
+            return cast("ReadAnswer", memory_read(self.conn, object_id, offset, show,
+                                                  self.spaces, today=self.clock.now().date()))
 
-    def evidence(self, id_or_event: str, offset: int = 0, reveal: bool = False,
+        return self._masked_read("read", reveal, answer,
+                                 lambda shown, _m: [_record_of(cast("dict[str, Any]", shown))])
+
+    def evidence(self, id_or_event: str, offset: int = 0, reveal: RevealArg = False,
                  ) -> EvidenceAnswer:
         """memory_evidence: the raw text behind an object's evidence (or an event), paged
         (masked unless `reveal`)."""
         from ..recall.query import memory_evidence
 
-        return cast("EvidenceAnswer", memory_evidence(self.conn, id_or_event, offset, reveal,
-                                                      self.spaces))
+        def answer(show: bool) -> EvidenceAnswer:
+            return cast("EvidenceAnswer", memory_evidence(self.conn, id_or_event, offset, show,
+                                                          self.spaces))
+
+        return self._masked_read("evidence", reveal, answer,
+                                 lambda shown, _m: [_record_of(cast("dict[str, Any]", shown))])
 
     def sync_recall_index(self, max_events: int | None = 5_000) -> dict[str, int]:
         """Index new events and changed objects for recall (one bounded write transaction).
@@ -364,16 +497,111 @@ class Memory:
             mark_objects(self.conn, None if max_events is None else MARK_STEP)
             return done
 
+    def reindex(self, chunk: int = 5_000) -> dict[str, int]:
+        """Bring the recall index up to date in bounded transactions of `chunk` events (each
+        one `sync_recall_index`); what was indexed in all."""
+        done = {"events": 0, "objects": 0}
+        while True:
+            step = self.sync_recall_index(max_events=chunk)
+            done = {key: done[key] + step[key] for key in done}
+            if step["events"] < chunk:
+                return done
+
+    # -- vault, maintenance, forget -----------------------------------------------------------
+    def render_vault(self, all: bool = False, rebuild: bool = False,
+                     progress: Callable[[int, int], None] | None = None) -> ProjectionResult:
+        """Project the memory into its vault: what changed since the last projection, every
+        object with `all`, or the whole vault rewritten with `rebuild` (vault/projector.py);
+        ProjectionBusy when another projection holds the vault."""
+        from ..vault.projector import render_vault
+
+        return render_vault(self.conn, self.config.vault_path, all=all or rebuild,
+                            config=self.config, rebuild=rebuild, now=self.clock.now(),
+                            progress=progress)
+
+    def read_hand_edit(self, path: str | Path) -> HandEdit:
+        """A hand-edited object file of the vault read as the correction it asks for (refused
+        with one line when it is not one: vault/hand_edit.py)."""
+        from ..vault.files import check_root
+        from ..vault.hand_edit import read_hand_edit
+
+        check_root(self.config.vault_path)
+        settings = self.config.settings
+        return read_hand_edit(self.conn, self.config.vault_path, path,
+                              max_links=settings.vault.max_links_per_file,
+                              max_bytes=settings.graph.max_proposal_bytes)
+
+    def adopt_vault_file(self, hand: HandEdit) -> None:
+        """The accepted object file is in memory now: let the projector replace it without
+        keeping it as a conflict copy (bytes that differ from these are still kept)."""
+        from ..vault.bookkeeping import record_owner
+
+        with write(self.conn):
+            record_owner(self.conn, hand.object_id, hand.rel_path, hand.digest, hand.version,
+                         self.clock.now())
+
+    def backup(self, dest: str | Path, force: bool = False) -> dict[str, Any]:
+        """Copy memory.db to `dest` (a file, or a folder for memory-<UTC time>.db) with SQLite's
+        online backup, verified by PRAGMA integrity_check (store/backup.py)."""
+        from ..store.backup import backup_database
+
+        return backup_database(self.conn, dest, force=force, now=self.clock.now())
+
+    def check(self) -> dict[str, Any]:
+        """Integrity, foreign keys, orphan links, queue states, stale claims, projection
+        failures and a home others can read (home/check.py); `ok` False on an error."""
+        from .check import check_memory
+
+        return check_memory(self.conn, now=self.clock.now(), lease_s=self.config.settings.lease_s,
+                            home=self.config.home)
+
+    def forget_dry_run(self, text: str) -> ForgetReport:
+        """Where every stored copy of `text` is (rows, files), changing nothing."""
+        from .forget import count_copies, scrub_files
+
+        report = count_copies(self.conn, text)
+        scrub_files(self.config.home, text, report, apply=False)
+        return report
+
+    def forget(self, text: str) -> ForgetReport:
+        """Replace every stored copy of `text` (home/forget.py), then re-render what it
+        marked in the vault."""
+        from .forget import forget_everywhere
+
+        return forget_everywhere(self, text, self._render_after_forget)
+
+    def _render_after_forget(self) -> str:
+        from ..vault.projector import ProjectionBusy
+
+        try:
+            summary = self.render_vault(all=True).summary()
+        except ProjectionBusy as exc:
+            return f"{exc}: run `memvault project-vault --all`, then forget again for its files"
+        return f"{summary['objects']} objects re-rendered, {summary['written']} files written"
+
+    def worker_holder(self) -> str | None:
+        """The live worker that holds the lease now ("host:pid"), or None."""
+        from ..jobs.leases import live_lease, parse_holder
+
+        lease = live_lease(self.conn, self.clock.now())
+        if lease is None:
+            return None
+        holder = parse_holder(lease["holder"])
+        return holder.describe() if holder else str(lease["holder"])
+
     # -- status -------------------------------------------------------------------------------
     def status(self) -> StatusReport:
         """memory_status of the spaces this memory sees, with the home's path; the owner's
         (unbound) also says which hook calls failed lately (capture.log, which names no
         space: a bound client's status leaves it out)."""
+        from ..recall.masking import mask_tree
+
         report = memory_status(self.conn, spaces=self.spaces)
         report["home"] = str(self.config.home)
         if self.spaces.bound is None:
             report["capture"] = capture_failures(self.config.home)
-        return report
+        # names, paths and causes it quotes may hold what a person typed: masked as every read
+        return cast("StatusReport", mask_tree(report))
 
     # -- jobs ---------------------------------------------------------------------------------
     @overload
@@ -454,7 +682,10 @@ class Memory:
                               request_token, compact_first=compact_first and mode == "organize",
                               provider=self._provider_record(model))
         if not wait:
-            return receipt
+            from ..recall.masking import mask_tree
+
+            # the receipt echoes the scope, the caller's own text: masked as every answer
+            return cast("JobReceipt", mask_tree(receipt))
         from .runs import run_job
 
         return run_job(self, receipt, observer)
@@ -547,3 +778,17 @@ class Memory:
                 raise NotFound(f"no object {project_id}")
         return approve_project(self.conn, project_id, self.clock.now())
 
+
+def _record_of(data: dict[str, Any] | Any) -> str:
+    """The record an answer (or a hit) shows, for the reveal log: event:ID or the object id."""
+    if data.get("kind") == "event":
+        return f"event:{data['id']}"
+    inner = data.get("object")
+    return str(data.get("id") or (inner or {}).get("id") or "?")
+
+
+def _differing(shown: Sequence[Any], masked: Sequence[Any],
+               name: Callable[[Any], str]) -> list[str]:
+    """The names of the entries a revealed answer shows otherwise than its masked twin (the
+    same rows in the same order: masking changes values, never which rows)."""
+    return [name(row) for row, hidden in zip(shown, masked, strict=False) if row != hidden]

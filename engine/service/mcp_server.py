@@ -15,8 +15,9 @@ event loop with an idle Memory when one is free (the thread hop costs about as m
 find), and on a worker thread otherwise. status (PRAGMA quick_check) and context (the
 timeline view) grow with the memory, so they run on a worker thread like the writes.
 
-No secret-looking value leaves: every answer (and every refusal) is masked on its way out by
-one path, `_result` (memvault.home.masked), whatever the tool; nothing is revealed over MCP.
+No secret-looking value leaves: every read of `Memory` masks unless asked to reveal, and no
+tool asks (none takes a reveal argument); refusals are masked on their way out
+(memvault.home.masked).
 
 One vocabulary: a tool that names a record takes `id` (a unique name or alias too, as the CLI
 takes it); approve's old `project_id` is still accepted, deprecated and logged. Errors the
@@ -56,7 +57,7 @@ from pydantic import AnyHttpUrl, Field, ValidationError
 from starlette.responses import JSONResponse
 
 from ..base.errors import MemvaultError
-from ..home.masked import agent_context, mask_answer, mask_message
+from ..home.masked import mask_message
 from ..home.memory import Memory
 from ..timeline.events import NewEvent
 from .auth import StaticTokenVerifier
@@ -242,11 +243,8 @@ def _result(data: Mapping[str, Any] | list[Any]) -> CallToolResult:
     """A tool answer: the data as structured content, and as compact JSON text for hosts that
     read only text (no indentation: every byte of it is the model's context).
 
-    Every tool answers through here, and here every string of the answer is masked
-    (memvault.home.masked): over MCP no secret-looking value leaves, whatever the tool. Pages
-    and fragments cut from a longer text were masked by the secrets of the whole text before
-    (recall, agent_context); masking them again changes nothing."""
-    data = mask_answer(data)
+    The answers arrive masked: every read of `Memory` masks secret-looking values unless
+    asked to reveal, and nothing here asks (no tool takes a reveal argument)."""
     text = json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":"))
     return CallToolResult(content=[TextContent(type="text", text=text)],
                           structured_content=data if isinstance(data, dict) else {"result": data})
@@ -345,7 +343,7 @@ def _register_tools(server: MCPServer[Any], pick: Callable[[], MemoryPool],
         """The resident context: core files, a bounded object directory and the hot timeline
         view (its `notice`/cut fields say explicitly what did not fit)."""
         # on a thread: the timeline view grows with an uncompacted timeline (seconds at 200k)
-        return _result(_call(pick(), "memory_context", agent_context))
+        return _result(_call(pick(), "memory_context", lambda m: m.resident_context()))
 
     @server.tool(annotations=READ_ONLY)
     async def memory_find(
