@@ -237,8 +237,8 @@ def loaded_heavy(code: str, home: Path) -> list[str]:
 
 
 def test_the_help_loads_every_command_module_but_no_heavy_one(home: Path) -> None:
-    """`memvault --help` imports each command's module for its one-line help: a module that
-    imported the worker or the vault at its top made the help twice as slow."""
+    """`memvault --help` lists the commands from app.SHORT_HELP (tests/test_cli_help_listing.py):
+    nothing heavy loads for it."""
     code = ("from memvault.cli import main\n"
             "main(['--help'], standalone_mode=False)")
     assert loaded_heavy(code, home) == []

@@ -77,6 +77,64 @@ COMMANDS: dict[str, str] = {
 }
 
 
+# Each command's one-line help as `memvault --help` lists it, so the listing imports no command
+# module (tests/test_cli.py holds it equal to the command's own help).
+SHORT_HELP: dict[str, str] = {
+    'accept-edit': 'Take a hand-edited object file of the vault as your correction.',
+    'add': 'Create an object the memory lacks, by hand (made by you, as every correction is).',
+    'archive': 'Archive an object: kept, readable and findable, no longer current.',
+    'backup': (
+        'Copy memory.db to DEST (a file, or a directory for memory-<UTC time>.db) while it runs.'),
+    'check': (
+        'Integrity, foreign keys, orphan links, queue states, stale claims, projection failures.'),
+    'compact': 'Compact the hot timeline: fold runs of nodes into shorter summary heads.',
+    'core': 'Read and write the core files AGENTS.md, SOUL.md and USER.md.',
+    'demo': 'Ingest the bundled sample, compact, organize, deep, render the vault, print status.',
+    'edit': 'Correct fields of one object (ID: an id, or a unique name or alias).',
+    'event': "Show one event's raw text (paged: pass next_offset as OFFSET).",
+    'events': 'List events with FROM <= occurred_at < TO (ISO times, e.g.',
+    'evidence': (
+        "Show the raw text behind an object's evidence, or an event and who cites it (paged)."),
+    'expand': 'Show the children a summary head replaced.',
+    'export': (
+        'Write everything the home holds into DIR, in open formats (JSON Lines + manifest.json).'),
+    'find': 'Find objects and raw events by names, aliases, cues and words (Chinese or English).',
+    'forget': (
+        'Replace every stored copy of TEXT (exact, case-sensitive; at least 6 chars; `-` reads it'
+        ' from stdin) by a run of one marker char of the same length.'),
+    'hook': "Capture an agent host's conversation as it happens (hooks that need no agent help).",
+    'import': "Import a chat export's conversations as events (history, straight to organize).",
+    'ingest': 'Append events from a JSONL file (or - for stdin), one event a line.',
+    'list': (
+        "List the objects of one type, or of every type by type (a schedule's or todo's state as "
+        'of today).'),
+    'mcp': "Serve the agent's MCP API on stdin/stdout, for agent hosts that start it.",
+    'merge': 'Merge object FROM into object INTO (ids, or unique names or aliases).',
+    'migrate': 'Upgrade a database of the original design, or apply pending schema migrations.',
+    'object': (
+        "Show an object's profile, relations and evidence (paged: pass next_offset as OFFSET)."),
+    'organize': 'Organize queued events into objects (or, --mode deep, review every object).',
+    'project': 'Projects: approve a candidate project.',
+    'project-vault': (
+        'Render the vault from SQLite: one batch of vault.objects_per_run, or everything.'),
+    'read': "Show an object's profile, relations and evidence list, or an event (paged: OFFSET).",
+    'reindex': 'Bring the recall index up to date: new events and changed objects.',
+    'restore': 'Rebuild a new or empty home (--home / $MEMVAULT_HOME) from `memvault export DIR`.',
+    'serve': (
+        "Run the memory service: the agent's MCP API (streamable HTTP at /mcp on 127.0.0.1:8765, "
+        'or on a Unix socket), the worker, the vault projector and watcher.'),
+    'space': (
+        "Spaces: which agent's part of the memory an event or object is in (docs/spec.md 1.8)."),
+    'status': (
+        'Counts per state, the 20 oldest unfinished records, the hook calls that failed lately '
+        'and PRAGMA quick_check.'),
+    'timeline': 'Show the hot timeline as the agent sees it, with an explicit account of any cut.',
+    'usage': 'Model calls and tokens per day and mode, from the usage ledger.',
+    'watch': 'Import hand edits of AGENTS.md, SOUL.md, USER.md; report edits of object files.',
+    'worker': (
+        'Run the worker in the foreground: scheduler, lease, batch after batch (Ctrl-C stops).'),
+}
+
 class MemvaultGroup(click.Group):
     """The lazy `memvault` group: turns deliberate engine errors into clean one-line messages
     with exit status 1, and gives every subcommand the `--home` option too.
@@ -88,6 +146,21 @@ class MemvaultGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command listing of `--help`, from SHORT_HELP: cut to the terminal's width as
+        click cuts a command's own help, without importing any command's module."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [(name, click.Command(name, help=SHORT_HELP[name]).get_short_help_str(limit))
+                if name in SHORT_HELP else (name, self._loaded_short_help(ctx, name, limit))
+                for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def _loaded_short_help(self, ctx: click.Context, name: str, limit: int) -> str:
+        command = super().get_command(ctx, name)
+        return command.get_short_help_str(limit) if command else ""
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:

@@ -24,7 +24,6 @@ from ..base.config import Config, load_config, tighten_home
 from ..base.errors import IngestError, InputError
 from ..base.home_trust import clear_bad_lock
 from ..base.spaces import EVERY_SPACE, Spaces
-from ..jobs.ledger import UsageSummary, usage_summary
 from ..objects import records as objects
 from ..objects.ids import ObjectStatus
 from ..store.connection import BUSY_TIMEOUT_MS, open_db, write
@@ -35,9 +34,9 @@ from ..timeline.hot import TimelineView
 from ..timeline.ingest import ingest_lines
 from ..timeline.keys import Appended
 from .reveals import RevealArg, as_reveal, record_reveal
-from .status import StatusReport, capture_failures, memory_status
 
 if TYPE_CHECKING:
+    from ..jobs.ledger import UsageSummary
     from ..jobs.requests import JobReceipt
     from ..jobs.worker import Worker
     from ..legacy.upgrade import MigrationReport
@@ -51,6 +50,7 @@ if TYPE_CHECKING:
     from ..vault.projector import ProjectionResult
     from .forget import ForgetReport
     from .runs import CompactionRun, JobRun, RunObserver
+    from .status import StatusReport
 
 _log = logging.getLogger(__name__)
 Answer = TypeVar("Answer")
@@ -595,6 +595,7 @@ class Memory:
         (unbound) also says which hook calls failed lately (capture.log, which names no
         space: a bound client's status leaves it out)."""
         from ..recall.masking import mask_tree
+        from .status import capture_failures, memory_status  # the progress bars, quick_check
 
         report = memory_status(self.conn, spaces=self.spaces)
         report["home"] = str(self.config.home)
@@ -707,6 +708,8 @@ class Memory:
 
     def usage(self, days: int = 30) -> UsageSummary:
         """Model usage per day and mode, from the ledger."""
+        from ..jobs.ledger import usage_summary
+
         return usage_summary(self.conn, days)
 
     def worker(self, provider: Provider | ProviderSpec | str | None = None,
