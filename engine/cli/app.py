@@ -70,6 +70,7 @@ COMMANDS: dict[str, str] = {
     "migrate": "maintenance:migrate",
     "object": "inspect:object_", "organize": "work:organize", "project": "work:project",
     "project-vault": "vault:project_vault", "read": "recall:read", "reindex": "recall:reindex",
+    "replicate": "replicate:replicate",
     "restore": "maintenance:restore",
     "serve": "serve:serve", "space": "edits:space", "status": "inspect:status",
     "timeline": "inspect:timeline",
