@@ -148,7 +148,9 @@ def supervise(home: Path, db_path: Path, target: ReplicaTarget, binary: str, clo
                 child = None
                 tracker.update(phase="paused", reason=paused)
             elif not paused and child is None:
-                tracker.update(phase="starting", reason=None)
+                # a new Litestream run (after a forget, a fresh replica): positions anew
+                tracker.update(phase="starting", reason=None, db_txid=0, replica_txid=0,
+                               behind_since=None)
                 child = start_litestream(binary, config, echo, tracker)
             elif child is not None and child.poll() is not None:
                 why = tracker.last_error or f"litestream exited with status {child.returncode}"
