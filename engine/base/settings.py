@@ -242,6 +242,10 @@ class ReplicaSettings:
         "credentials from the environment ('' = none)",
         form=("'' or a file://, sftp:// or s3:// URL", r"^$|^(?:file|sftp|s3)://\S+$"),
     )
+    sftp_key_path: str = setting(
+        "",
+        "an sftp:// replica: the SSH private key file Litestream logs in with ('' = none)",
+    )
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,12 @@ def configured_target(mem: Any, url: str | None) -> Any:
     """The replica named by URL, else by memvault.toml's [replica] url; InputError if none."""
     from ..replica.target import parse_target
 
-    chosen = url or mem.config.settings.replica.url
+    settings = mem.config.settings.replica
+    chosen = url or settings.url
     if not chosen:
         raise InputError("no replica: give URL (memvault replicate file:///mnt/nas/memvault) "
                          "or set [replica] url in memvault.toml")
-    return parse_target(chosen)
+    return parse_target(chosen, settings.sftp_key_path if chosen.startswith("sftp:") else "")
 
 
 @click.command()
@@ -129,9 +130,7 @@ class ForgetReplica:
         url = state.url if state is not None else mem.config.settings.replica.url
         self.target = None
         if url:
-            from ..replica.target import parse_target
-
-            self.target = parse_target(url)
+            self.target = configured_target(mem, url)
 
     def dry_run_note(self) -> dict[str, Any] | None:
         if self.target is None:

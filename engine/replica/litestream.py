@@ -20,6 +20,7 @@ CONFIG_FILE = "litestream.yml"
 SYNC_INTERVAL = "1s"
 # How long Litestream keeps older data in a replica: what a point-in-time restore can reach.
 RETENTION = "24h"
+NO_EXPAND = "-no-expand-env"  # the config is memvault's: no $VAR in it is meant for expansion
 
 
 def replica_dir(home: Path) -> Path:
@@ -51,7 +52,8 @@ def binary_version(binary: str) -> str:
 
 def config_text(db_path: Path, target: ReplicaTarget, retention: str = RETENTION) -> str:
     """The YAML Litestream reads: one database, one replica, no credential (quoted JSON
-    strings are valid YAML, so no value can break the document)."""
+    strings are valid YAML, so no value can break the document). Litestream is always run
+    with -no-expand-env (NO_EXPAND), so a `$` in a path stays a `$`."""
     return "\n".join([
         "# written by memvault replicate; credentials come from the environment",
         "dbs:",
@@ -60,6 +62,7 @@ def config_text(db_path: Path, target: ReplicaTarget, retention: str = RETENTION
         f"      url: {json.dumps(target.url)}",
         f"      sync-interval: {SYNC_INTERVAL}",
         f"      retention: {retention}",
+        *([f"      key-path: {json.dumps(str(target.key_path))}"] if target.key_path else []),
         "    snapshot:",
         f"      retention: {retention}",
         "",

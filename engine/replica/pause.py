@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..base.errors import StoreError
-from .litestream import REPLICA_DIR, drop_local_state, replica_dir, write_config
+from .litestream import NO_EXPAND, REPLICA_DIR, drop_local_state, replica_dir, write_config
 from .owner import MARKER
 from .state import process_alive, read_state, view_state
 from .target import ReplicaTarget
@@ -99,7 +99,8 @@ def renew_replica(home: Path, db_path: Path, target: ReplicaTarget, binary: str)
                 entry.unlink()
         emptied = True
     config = write_config(home, db_path, target, name="snapshot.yml")
-    done = subprocess.run([os.fspath(binary), "replicate", "-config", str(config), "-once",
+    done = subprocess.run([os.fspath(binary), "replicate", NO_EXPAND, "-config", str(config),
+                           "-once",
                            "-force-snapshot", "-enforce-retention"],
                           capture_output=True, text=True, timeout=SNAPSHOT_TIMEOUT_S)
     config.unlink(missing_ok=True)

@@ -22,7 +22,7 @@ from typing import IO
 
 from ..base.clock import Clock
 from ..base.errors import InputError
-from .litestream import replica_dir, write_config
+from .litestream import NO_EXPAND, replica_dir, write_config
 from .pause import pause_requested
 from .state import HEARTBEAT_S, ReplicaState, stamp, write_state
 from .target import ReplicaTarget
@@ -105,7 +105,7 @@ def start_litestream(binary: str, config: Path, echo: Callable[[str], None],
     """Start `litestream replicate` on the config; a thread reads its log into `tracker`
     and passes what is not debug chatter to `echo`."""
     child = subprocess.Popen(
-        [binary, "replicate", "-config", str(config), "-log-level", "debug"],
+        [binary, "replicate", NO_EXPAND, "-config", str(config), "-log-level", "debug"],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         preexec_fn=_die_with_parent)
 

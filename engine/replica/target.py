@@ -22,6 +22,7 @@ class ReplicaTarget:
     url: str
     scheme: str
     path: Path | None
+    key_path: Path | None = None  # sftp://: the SSH key file (a path, never the key itself)
 
     @property
     def local(self) -> bool:
@@ -29,8 +30,9 @@ class ReplicaTarget:
         return self.path is not None
 
 
-def parse_target(url: str) -> ReplicaTarget:
-    """The replica at `url`, or InputError saying what is wrong with it (nothing is made)."""
+def parse_target(url: str, key_path: str = "") -> ReplicaTarget:
+    """The replica at `url` (an sftp:// one logging in with the SSH key at `key_path`), or
+    InputError saying what is wrong with it (nothing is made)."""
     text = url.strip()
     parts = urlsplit(text)
     if parts.scheme not in SCHEMES:
@@ -46,7 +48,10 @@ def parse_target(url: str) -> ReplicaTarget:
     if parts.scheme != "file":
         if not parts.netloc or not parts.path.strip("/"):
             raise InputError(f"replica URL {text!r} needs a host (or bucket) and a path")
-        return ReplicaTarget(text, parts.scheme, None)
+        key = Path(key_path).expanduser().absolute() if key_path else None
+        if key is not None and parts.scheme != "sftp":
+            raise InputError("replica.sftp_key_path is for an sftp:// replica")
+        return ReplicaTarget(text, parts.scheme, None, key)
     if parts.netloc not in ("", "localhost") or not parts.path.startswith("/"):
         raise InputError(f"replica URL {text!r}: a file:// replica is an absolute folder, "
                          "file:///mnt/nas/memvault")
