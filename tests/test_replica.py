@@ -302,3 +302,28 @@ def test_an_export_of_a_replicated_home_restores(
     run_cli(runner, "export", str(tmp_path / "export"))
     assert not list((tmp_path / "export").glob("_litestream*"))
     run_cli(runner, "--home", str(tmp_path / "again"), "restore", str(tmp_path / "export"))
+
+
+def test_restore_from_replica_at_a_timestamp_takes_the_home_as_it_was_then(
+        home: Path, replica: Path, tmp_path: Path,
+        start: Callable[..., subprocess.Popen[str]], runner: CliRunner) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    seeded(home, 3)
+    child = start(f"file://{replica}")
+    wait_for("the first sync", synced_past(home, 3))
+    then = datetime.now(UTC)
+    # Litestream's times are whole seconds: the next appends go in a later second (a condition
+    # on the clock, polled, not a sleep of a fixed length)
+    wait_for("the next second", lambda: datetime.now(UTC) >= then + timedelta(seconds=1.5))
+    seeded(home, 2, prefix="later")
+    wait_for("the later sync", synced_past(home, 5))
+    child.send_signal(signal.SIGTERM)
+    child.wait(60)
+    past = tmp_path / "past"
+    run_cli(runner, "--home", str(past), "restore", "--from-replica", f"file://{replica}",
+            "--timestamp", then.isoformat())
+    assert len(_rows(past / "memory.db", "events")) == 3
+    bad = run_cli(runner, "--home", str(tmp_path / "bad"), "restore", "--from-replica",
+                  f"file://{replica}", "--timestamp", "yesterday", code=1)
+    assert "not an ISO 8601 time" in bad.output
