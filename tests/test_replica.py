@@ -327,3 +327,24 @@ def test_restore_from_replica_at_a_timestamp_takes_the_home_as_it_was_then(
     bad = run_cli(runner, "--home", str(tmp_path / "bad"), "restore", "--from-replica",
                   f"file://{replica}", "--timestamp", "yesterday", code=1)
     assert "not an ISO 8601 time" in bad.output
+
+
+def test_replicate_takes_the_replica_from_memvault_toml_and_refuses_none(
+        home: Path, replica: Path, start: Callable[..., subprocess.Popen[str]],
+        runner: CliRunner) -> None:
+    seeded(home, 1)
+    missing = run_cli(runner, "replicate", code=1)
+    assert "no replica" in missing.output and "[replica] url" in missing.output
+    config = home / "memvault.toml"
+    config.write_text('[replica]\nurl = "http://nas/memvault"\n', encoding="utf-8")
+    assert "replica.url" in run_cli(runner, "replicate", code=1).output
+    config.write_text(f'[replica]\nurl = "file://{replica}"\n', encoding="utf-8")
+    child = subprocess.Popen(_memvault("--home", str(home), "replicate"),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        wait_for("the first sync", synced_past(home, 1))
+        assert (replica / "memvault-owner.json").is_file()
+    finally:
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(60) == 0
