@@ -108,13 +108,8 @@ def restore_replica(mem: Any, url: str, timestamp: str | None) -> dict[str, Any]
     """`restore --from-replica`: the home filled from the replica, its vault rendered afresh."""
     from ..replica.litestream import find_binary
     from ..replica.restore import restore_from_replica
-    from ..replica.target import parse_target
-    from ..vault.projector import render_vault
-
-    report = restore_from_replica(mem, parse_target(url), find_binary(), timestamp)
-    result = render_vault(mem.conn, mem.config.vault_path, all=True, config=mem.config,
-                          now=mem.clock.now())
-    report["vault"] = result.summary()
+    report = restore_from_replica(mem, configured_target(mem, url), find_binary(), timestamp)
+    report["vault"] = mem.render_vault(all=True).summary()
     return report
 
 
