@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import run_cli
+from helpers import T0, run_cli
 from memvault import Memory
 from memvault.base.errors import InputError
 from memvault.replica.litestream import find_binary
@@ -348,3 +348,22 @@ def test_replicate_takes_the_replica_from_memvault_toml_and_refuses_none(
     finally:
         child.send_signal(signal.SIGTERM)
         assert child.wait(60) == 0
+
+
+def test_a_litestream_error_shows_in_status_until_a_sync_clears_it(home: Path) -> None:
+    from memvault import ManualClock
+    from memvault.replica.state import ReplicaState, view_state
+    from memvault.replica.supervisor import Tracker
+
+    clock = ManualClock(T0)
+    now = clock.now().isoformat()
+    tracker = Tracker(clock, ReplicaState("s3://b/p", os.getpid(), "running", now, now))
+    tracker.read_line('time=x level=ERROR msg="monitor error" error="AccessDenied: no"')
+    tracker.read_line("time=x level=DEBUG msg=\"replica sync\" txid.replica=0000000000000001 "
+                      "txid.db=0000000000000003")
+    behind = view_state(tracker.state, clock.advance(seconds=5))
+    assert behind.note == "litestream: AccessDenied: no" and behind.lag_s == 5.0
+    tracker.read_line("time=x level=DEBUG msg=\"replica sync\" txid.replica=0000000000000003 "
+                      "txid.db=0000000000000003")
+    caught = view_state(tracker.state, clock.now())
+    assert caught.note is None and caught.lag_s == 0.0 and caught.replica_txid == 3

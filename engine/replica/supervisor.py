@@ -51,7 +51,9 @@ class Tracker:
         """Take one log line: a replica sync gives both positions; errors are kept."""
         fields = log_fields(line)
         if fields.get("level") == "ERROR":
+            # shown by status while it lasts (a replica that refuses uploads: lag grows)
             self.last_error = fields.get("error") or fields.get("msg") or line.strip()
+            self.update(reason=f"litestream: {self.last_error}"[:500])
         if fields.get("msg") != "replica sync":
             return
         try:
