@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -367,3 +368,70 @@ def test_a_litestream_error_shows_in_status_until_a_sync_clears_it(home: Path) -
                       "txid.db=0000000000000003")
     caught = view_state(tracker.state, clock.now())
     assert caught.note is None and caught.lag_s == 0.0 and caught.replica_txid == 3
+
+
+@pytest.fixture
+def sftp_server(tmp_path: Path) -> Iterator[tuple[int, Path, Path]]:
+    """A local SFTP server (asyncssh) in a thread: (port, its root folder, a client key file
+    it accepts). Litestream logs in with the key."""
+    import asyncio
+    import threading
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # asyncssh's DSA support warns on import
+        import asyncssh
+    root, key_file = tmp_path / "sftp-root", tmp_path / "id_ed25519"
+    root.mkdir()
+    user_key = asyncssh.generate_private_key("ssh-ed25519")
+    user_key.write_private_key(str(key_file))
+    key_file.chmod(0o600)
+    loop = asyncio.new_event_loop()
+    ready: list[Any] = []
+
+    async def serve() -> None:
+        server = await asyncssh.create_server(
+            asyncssh.SSHServer, "127.0.0.1", 0,
+            server_host_keys=[asyncssh.generate_private_key("ssh-ed25519")],
+            authorized_client_keys=asyncssh.import_authorized_keys(
+                user_key.export_public_key().decode()),
+            sftp_factory=lambda chan: asyncssh.SFTPServer(chan, chroot=str(root).encode()))
+        ready.append(server)
+
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    asyncio.run_coroutine_threadsafe(serve(), loop).result(60)
+    port = ready[0].sockets[0].getsockname()[1]
+    try:
+        yield port, root, key_file
+    finally:
+        ready[0].close()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
+
+
+def test_replicate_to_sftp_and_a_new_home_from_it(
+        home: Path, tmp_path: Path, sftp_server: tuple[int, Path, Path],
+        runner: CliRunner) -> None:
+    port, root, key_file = sftp_server
+    url = f"sftp://memvault@127.0.0.1:{port}/replica"
+    seeded(home, 4)
+    (home / "memvault.toml").write_text(
+        f'[replica]\nurl = "{url}"\nsftp_key_path = "{key_file}"\n', encoding="utf-8")
+    child = subprocess.Popen(_memvault("--home", str(home), "replicate"),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        wait_for("the sftp replica's files", lambda: any((root / "replica").rglob("*.ltx")))
+        config = (home / "replica" / "litestream.yml").read_text()
+        assert str(key_file) in config and "BEGIN" not in config  # the key's path, not the key
+        second = tmp_path / "second"
+        from memvault.cli import main
+
+        wait_for("a restore from the sftp replica", lambda: runner.invoke(main, [
+            "--home", str(second), "restore", "--from-replica", url, "--sftp-key",
+            str(key_file)]).exit_code == 0)
+        assert _rows(second / "memory.db", "events") == _rows(home / "memory.db", "events")
+    finally:
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(60) == 0

@@ -215,10 +215,12 @@ def export(ctx: click.Context, dest: str, as_json: bool) -> None:
               help="Restore from a replica `memvault replicate` wrote, not an export.")
 @click.option("--timestamp", metavar="T",
               help="With --from-replica: the home as it was at T (ISO 8601).")
+@click.option("--sftp-key", metavar="F", type=click.Path(dir_okay=False, exists=True),
+              help="With an sftp:// --from-replica: the SSH key file to log in with.")
 @json_option
 @click.pass_context
 def restore(ctx: click.Context, source: str | None, replica_url: str | None,
-            timestamp: str | None, as_json: bool) -> None:
+            timestamp: str | None, sftp_key: str | None, as_json: bool) -> None:
     """Rebuild a new or empty home (--home / $MEMVAULT_HOME) from `memvault export DIR`, or
     from a replica (--from-replica URL [--timestamp T]).
 
@@ -233,15 +235,15 @@ def restore(ctx: click.Context, source: str | None, replica_url: str | None,
 
     if (source is None) == (replica_url is None):
         raise click.UsageError("give DIR (an export) or --from-replica URL, one of them")
-    if timestamp is not None and replica_url is None:
-        raise click.UsageError("--timestamp goes with --from-replica")
+    if (timestamp is not None or sftp_key is not None) and replica_url is None:
+        raise click.UsageError("--timestamp and --sftp-key go with --from-replica")
     with open_memory(ctx, create=True) as mem:
         if source is not None:
             report = restore_home(mem, source)
         else:
             from .replicate import restore_replica
 
-            report = restore_replica(mem, str(replica_url), timestamp)
+            report = restore_replica(mem, str(replica_url), timestamp, sftp_key)
     if as_json:
         print_json(report)
     else:

@@ -19,8 +19,9 @@ from .app import LazyConsole, escape, open_memory
 console = LazyConsole(highlight=False, soft_wrap=True, emoji=False)
 
 
-def configured_target(mem: Any, url: str | None) -> Any:
-    """The replica named by URL, else by memvault.toml's [replica] url; InputError if none."""
+def configured_target(mem: Any, url: str | None, key_path: str | None = None) -> Any:
+    """The replica named by URL, else by memvault.toml's [replica] url (an sftp:// one with
+    `key_path`, else [replica] sftp_key_path); InputError if none."""
     from ..replica.target import parse_target
 
     settings = mem.config.settings.replica
@@ -28,7 +29,8 @@ def configured_target(mem: Any, url: str | None) -> Any:
     if not chosen:
         raise InputError("no replica: give URL (memvault replicate file:///mnt/nas/memvault) "
                          "or set [replica] url in memvault.toml")
-    return parse_target(chosen, settings.sftp_key_path if chosen.startswith("sftp:") else "")
+    key = (key_path or settings.sftp_key_path) if chosen.startswith("sftp:") else ""
+    return parse_target(chosen, key)
 
 
 @click.command()
@@ -104,11 +106,13 @@ def print_status(home: Any, now: Any) -> None:
         console.print(line)
 
 
-def restore_replica(mem: Any, url: str, timestamp: str | None) -> dict[str, Any]:
+def restore_replica(mem: Any, url: str, timestamp: str | None,
+                    key_path: str | None = None) -> dict[str, Any]:
     """`restore --from-replica`: the home filled from the replica, its vault rendered afresh."""
     from ..replica.litestream import find_binary
     from ..replica.restore import restore_from_replica
-    report = restore_from_replica(mem, configured_target(mem, url), find_binary(), timestamp)
+    report = restore_from_replica(mem, configured_target(mem, url, key_path), find_binary(),
+                                  timestamp)
     report["vault"] = mem.render_vault(all=True).summary()
     return report
 

@@ -23,6 +23,7 @@ from ..base.errors import InputError, StoreError
 from ..home.export import export_home
 from ..home.memory import Memory
 from ..home.restore import restore_home
+from .litestream import NO_EXPAND, config_text
 from .target import ReplicaTarget
 
 RESTORE_TIMEOUT_S = 3_600.0
@@ -59,11 +60,19 @@ def restore_from_replica(memory: Memory, target: ReplicaTarget, binary: str,
 
 def _litestream_restore(binary: str, target: ReplicaTarget, out: Path,
                         timestamp: str | None) -> None:
-    command = [binary, "restore", "-o", str(out)]
+    """Litestream restores the replica to `out`: by its URL, or, for an sftp:// replica with
+    a key file, through a config beside `out` naming the key (a URL cannot carry it)."""
+    command = [binary, "restore", NO_EXPAND, "-o", str(out)]
     if timestamp is not None:
         command += ["-timestamp", litestream_timestamp(timestamp)]
-    done = subprocess.run([*command, target.url], capture_output=True, text=True,
-                          timeout=RESTORE_TIMEOUT_S)
+    if target.key_path is not None:
+        config = out.with_name("restore.yml")
+        config.write_text(config_text(out, target), encoding="utf-8")
+        config.chmod(0o600)
+        command += ["-config", str(config), str(out)]
+    else:
+        command.append(target.url)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=RESTORE_TIMEOUT_S)
     if done.returncode != 0 or not out.is_file():
         said = (done.stderr or done.stdout).strip().splitlines()
         raise InputError(f"Litestream could not restore {target.url}: "
