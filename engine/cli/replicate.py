@@ -102,6 +102,7 @@ def replica_status(home: Any, now: Any) -> dict[str, Any] | None:
 
 
 def print_status(home: Any, now: Any) -> None:
+    """Print status's replica lines (none for a home never replicated)."""
     for line in replica_status_lines(home, now):
         console.print(line)
 
@@ -132,6 +133,7 @@ class ForgetReplica:
             self.target = configured_target(mem, url)
 
     def dry_run_note(self) -> dict[str, Any] | None:
+        """What a dry run says about the replica (None: the home has none)."""
         if self.target is None:
             return None
         what = ("forget --yes empties it and ships a fresh snapshot" if self.target.local else

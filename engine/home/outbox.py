@@ -77,6 +77,7 @@ class Sent:
 
 
 def outbox_dir(folder: Path) -> Path:
+    """The outbox folder in the device's memvault folder (made 0700)."""
     path = folder / OUTBOX_DIR
     make_private_dir(path)
     return path

@@ -61,6 +61,7 @@ class ReplicaView:
 
 
 def state_path(home: Path) -> Path:
+    """Where the state file of `home` is."""
     return home / REPLICA_DIR / STATE_FILE
 
 
@@ -128,4 +129,5 @@ def replica_status(home: Path, now: datetime) -> dict[str, object] | None:
 
 
 def stamp(now: datetime) -> str:
+    """A time as the state file holds it (ISO 8601)."""
     return iso(now)

@@ -72,6 +72,7 @@ class Tracker:
                                      last_sync_at=moved, behind_since=s.behind_since or now)
 
     def update(self, **changes: object) -> ReplicaState:
+        """Change the state (under the lock the log reader shares); the new state."""
         with self.lock:
             self.state = self.state.with_(**changes)
             return self.state

@@ -69,6 +69,7 @@ def check_loopback(host: str) -> str:
 
 
 def is_loopback(host: str) -> bool:
+    """Whether `host` is a loopback address (or localhost)."""
     try:
         check_loopback(host)
     except InputError:
