@@ -39,9 +39,9 @@ def configured_target(mem: Any, url: str | None, key_path: str | None = None) ->
               help="Replicate into a replica another home wrote (that home must be gone).")
 @click.pass_context
 def replicate(ctx: click.Context, url: str | None, take_over: bool) -> None:
-    """Replicate the home continuously to URL (or [replica] url): file:///folder, sftp://host/
-    path or s3://bucket/path, by Litestream, until stopped (Ctrl-C, SIGTERM).
+    """Replicate the home continuously by Litestream to URL (or [replica] url) until stopped.
 
+    URL: file:///folder, sftp://user@host/path or s3://bucket/path; Ctrl-C or SIGTERM stops.
     Credentials come from the environment, never the URL (the config written to the home's
     replica/ folder is 0600 and holds none). One writer a replica: one a home writes is
     refused to another home unless --take-over. `memvault status` shows the replica, its last
