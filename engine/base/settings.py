@@ -233,6 +233,22 @@ class VaultSettings:
 
 
 @dataclass(frozen=True)
+class ReplicaSettings:
+    """[replica]: where `memvault replicate` ships the database (docs/devices.md)."""
+
+    url: str = setting(
+        "",
+        "replica for `memvault replicate`: file:///folder, sftp://host/path or s3://bucket/path; "
+        "credentials from the environment ('' = none)",
+        form=("'' or a file://, sftp:// or s3:// URL", r"^$|^(?:file|sftp|s3)://\S+$"),
+    )
+    sftp_key_path: str = setting(
+        "",
+        "an sftp:// replica: the SSH private key file Litestream logs in with ('' = none)",
+    )
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every setting of a memory home, by section: `settings.batch.timeout_s`."""
 
@@ -249,6 +265,7 @@ class Settings:
     context: ContextSettings = field(default_factory=ContextSettings)
     service: ServiceSettings = field(default_factory=ServiceSettings)
     vault: VaultSettings = field(default_factory=VaultSettings)
+    replica: ReplicaSettings = field(default_factory=ReplicaSettings)
 
     @property
     def lease_s(self) -> int:

@@ -70,6 +70,7 @@ COMMANDS: dict[str, str] = {
     "migrate": "maintenance:migrate",
     "object": "inspect:object_", "organize": "work:organize", "project": "work:project",
     "project-vault": "vault:project_vault", "read": "recall:read", "reindex": "recall:reindex",
+    "replicate": "replicate:replicate",
     "restore": "maintenance:restore",
     "serve": "serve:serve", "space": "edits:space", "status": "inspect:status",
     "timeline": "inspect:timeline",
@@ -119,7 +120,10 @@ SHORT_HELP: dict[str, str] = {
         'Render the vault from SQLite: one batch of vault.objects_per_run, or everything.'),
     'read': "Show an object's profile, relations and evidence list, or an event (paged: OFFSET).",
     'reindex': 'Bring the recall index up to date: new events and changed objects.',
-    'restore': 'Rebuild a new or empty home (--home / $MEMVAULT_HOME) from `memvault export DIR`.',
+    'replicate': 'Replicate the home continuously by Litestream to URL (or [replica] url) until '
+                 'stopped.',
+    'restore': ('Rebuild a new or empty home (--home / $MEMVAULT_HOME) from `memvault export '
+                'DIR`, or from a replica (--from-replica URL [--timestamp T]).'),
     'serve': (
         "Run the memory service: the agent's MCP API (streamable HTTP at /mcp on 127.0.0.1:8765, "
         'or on a Unix socket), the worker, the vault projector and watcher.'),

@@ -70,13 +70,19 @@ def _confirm(yes: bool) -> None:
 
 
 def _dry_run(ctx: click.Context, text: str) -> dict[str, Any]:
+    from .replicate import ForgetReplica
+
     with open_memory(ctx, readonly=True) as mem:
-        return mem.forget_dry_run(text).to_dict()
+        report = mem.forget_dry_run(text).to_dict()
+        replica = ForgetReplica(mem).dry_run_note()
+    return {**report, **({"replica": replica} if replica else {})}
 
 
 def _forget(ctx: click.Context, text: str) -> dict[str, Any]:
+    from .replicate import ForgetReplica
+
     with open_memory(ctx) as mem:
-        return mem.forget(text).to_dict()
+        return ForgetReplica(mem).forget(lambda: mem.forget(text).to_dict(), text)
 
 
 def _is_id(place: str) -> bool:
@@ -121,6 +127,9 @@ def _render(report: dict[str, Any]) -> None:
     if report["residue"]:
         console.print("[red]still holding it: " + escape(", ".join(report["residue"]))
                       + "[/red]")
+    if report.get("replica"):
+        console.print(f"replica {escape(report['replica']['url'])}: "
+                      + escape(report["replica"]["note"]))
     if report["checkpoint_busy"]:
         console.print("[yellow]a reader kept the WAL from being truncated: run `memvault "
                       "forget` again once the service is stopped[/yellow]")

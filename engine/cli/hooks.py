@@ -37,13 +37,45 @@ def hook() -> None:
     """
 
 
+def remote_options(f: Any) -> Any:
+    """--remote URL, --token-env VAR, --ca-cert F: the hook sends to a remote home."""
+    f = click.option("--ca-cert", type=click.Path(dir_okay=False), default=None,
+                     help="With --remote: the CA certificate (PEM) to trust for its HTTPS.")(f)
+    f = click.option("--token-env", metavar="VAR", default=None,
+                     help="With --remote: the environment variable holding its bearer token.")(f)
+    return click.option(
+        "--remote", metavar="URL", default=None,
+        help="Send the turns to the memvault serve at URL (https://host:8765/mcp) through a "
+             "local outbox, instead of storing them in this home (docs/devices.md).")(f)
+
+
+def _remote_args(remote: str | None, token_env: str | None, ca_cert: str | None) -> list[str]:
+    """The remote options as a printed config repeats them (the variable's name, never its
+    value; the CA file's absolute path)."""
+    if remote is None:
+        return []
+    return (["--remote", remote] + (["--token-env", token_env] if token_env else [])
+            + (["--ca-cert", str(Path(ca_cert).expanduser().absolute())] if ca_cert else []))
+
+
+def _send_remote(home: Path, host: str, raw: bytes | str | None, started: float,
+                 remote: str, token_env: str | None, ca_cert: str | None) -> None:
+    from ..home.outbox import Remote, run_remote_hook
+
+    token = os.environ.get(token_env) if token_env else None
+    run_remote_hook(home, host, raw, started, Remote(
+        remote, token or None, Path(ca_cert).expanduser() if ca_cert else None))
+
+
 @hook.command("claude-code")
 @space_option
+@remote_options
 @click.option("--print-config", "print_config", is_flag=True,
               help="Print the hooks block for Claude Code's settings.json (Stop, PreCompact, "
                    "SessionEnd; absolute paths) and exit.")
 @click.pass_context
-def claude_code(ctx: click.Context, print_config: bool) -> None:
+def claude_code(ctx: click.Context, print_config: bool, remote: str | None,
+                token_env: str | None, ca_cert: str | None) -> None:
     """Claude Code's hook: reads the hook's JSON (session_id, transcript_path, …) on stdin.
 
     Install: `memvault --home ~/.memvault hook claude-code --print-config` and merge its
@@ -53,14 +85,19 @@ def claude_code(ctx: click.Context, print_config: bool) -> None:
     home, space = _home(ctx, print_config), ctx.meta.get(SPACE_KEY)
     if home is None:
         return
+    extra = _remote_args(remote, token_env, ca_cert)
     if print_config:
-        _echo_json({"hooks": {event: [{"hooks": [_command_hook(home, "claude-code", space)]}]
+        _echo_json({"hooks": {event: [{"hooks": [_command_hook(home, "claude-code", space,
+                                                               extra)]}]
                               for event in CLAUDE_CODE_EVENTS}})
         return
     from ..home.capture import STEP_SECONDS, run_hook
 
-    run_hook(home, "claude-code", read_payload(started + STEP_SECONDS), started,
-             space=ctx.meta.get(SPACE_KEY))
+    raw = read_payload(started + STEP_SECONDS)
+    if remote is not None:
+        _send_remote(home, "claude-code", raw, started, remote, token_env, ca_cert)
+        return
+    run_hook(home, "claude-code", raw, started, space=ctx.meta.get(SPACE_KEY))
 
 
 @hook.command("codex")
@@ -71,9 +108,11 @@ def claude_code(ctx: click.Context, print_config: bool) -> None:
 @click.option("--print-hooks-config", "print_hooks", is_flag=True,
               help="Print the Stop hook for ~/.codex/hooks.json instead, for Codex versions "
                    "with lifecycle hooks, and exit.")
+@remote_options
 @click.pass_context
 def codex(ctx: click.Context, payload: str | None, print_config: bool,
-          print_hooks: bool) -> None:
+          print_hooks: bool, remote: str | None, token_env: str | None,
+          ca_cert: str | None) -> None:
     """Codex CLI's hook: its `notify` program (the JSON comes as the last argument) or its Stop
     hook (the JSON on stdin). Reads the session's rollout file under $CODEX_HOME (~/.codex).
 
@@ -84,16 +123,21 @@ def codex(ctx: click.Context, payload: str | None, print_config: bool,
     home, space = _home(ctx, print_config or print_hooks), ctx.meta.get(SPACE_KEY)
     if home is None:
         return
+    extra = _remote_args(remote, token_env, ca_cert)
     if print_config or print_hooks:
         if print_hooks:
-            _echo_json({"hooks": {"Stop": [{"hooks": [_command_hook(home, "codex", space)]}]}})
+            _echo_json({"hooks": {"Stop": [{"hooks": [_command_hook(home, "codex", space,
+                                                                    extra)]}]}})
         else:  # a JSON array of strings is a TOML array too
-            click.echo("notify = " + json.dumps(_argv(home, "codex", space),
+            click.echo("notify = " + json.dumps(_argv(home, "codex", space, extra),
                                                  ensure_ascii=False))
         return
     from ..home.capture import STEP_SECONDS, run_hook
 
     raw = payload if payload is not None else read_payload(started + STEP_SECONDS)
+    if remote is not None:
+        _send_remote(home, "codex", raw, started, remote, token_env, ca_cert)
+        return
     run_hook(home, "codex", raw, started, space=ctx.meta.get(SPACE_KEY))
 
 
@@ -109,17 +153,19 @@ def _home(ctx: click.Context, printing: bool) -> Path | None:
         return None
 
 
-def _argv(home: Path, host: str, space: str | None = None) -> list[str]:
+def _argv(home: Path, host: str, space: str | None = None,
+          extra: list[str] | None = None) -> list[str]:
     """The absolute command a host runs: the memvault beside this interpreter (as `memvault
     mcp --print-config` prints it), this home, the hook (bound to `space` when given)."""
     from .serve import stdio_command
 
     bound = ["--space", space] if space else []
-    return [*stdio_command(), "--home", str(home), "hook", host, *bound]
+    return [*stdio_command(), "--home", str(home), "hook", host, *bound, *(extra or [])]
 
 
-def _command_hook(home: Path, host: str, space: str | None = None) -> dict[str, Any]:
-    return {"type": "command", "command": shlex.join(_argv(home, host, space)),
+def _command_hook(home: Path, host: str, space: str | None = None,
+                  extra: list[str] | None = None) -> dict[str, Any]:
+    return {"type": "command", "command": shlex.join(_argv(home, host, space, extra)),
             "timeout": HOOK_TIMEOUT_S}
 
 

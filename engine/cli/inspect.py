@@ -54,12 +54,18 @@ def _table(title: str, *columns: str) -> Table:
 def status(ctx: click.Context, as_json: bool) -> None:
     """Counts per state, the 20 oldest unfinished records, the hook calls that failed lately
     and PRAGMA quick_check. With --space: only what an agent bound to that space sees."""
+    from .replicate import print_status, replica_status
+
     with open_memory(ctx, readonly=True) as mem:
         report = mem.status()
+        home, now = mem.config.home, mem.clock.now()
+    replica = replica_status(home, now) if "graph_revision" in report else None  # owner only
     if as_json:
-        print_json(report)
+        print_json({**report, "replica": replica} if replica else report)
         return
     render_status(report)
+    if replica:
+        print_status(home, now)
 
 
 def render_status(report: Mapping[str, Any]) -> None:

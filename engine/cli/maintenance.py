@@ -209,22 +209,41 @@ def export(ctx: click.Context, dest: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("source", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.argument("source", metavar="DIR", required=False,
+                type=click.Path(file_okay=False, exists=True))
+@click.option("--from-replica", "replica_url", metavar="URL",
+              help="Restore from a replica `memvault replicate` wrote, not an export.")
+@click.option("--timestamp", metavar="T",
+              help="With --from-replica: the home as it was at T (ISO 8601).")
+@click.option("--sftp-key", metavar="F", type=click.Path(dir_okay=False, exists=True),
+              help="With an sftp:// --from-replica: the SSH key file to log in with.")
 @json_option
 @click.pass_context
-def restore(ctx: click.Context, source: str, as_json: bool) -> None:
-    """Rebuild a new or empty home (--home / $MEMVAULT_HOME) from `memvault export DIR`.
+def restore(ctx: click.Context, source: str | None, replica_url: str | None,
+            timestamp: str | None, sftp_key: str | None, as_json: bool) -> None:
+    """Rebuild a new or empty home (--home / $MEMVAULT_HOME) from `memvault export DIR`, or
+    from a replica (--from-replica URL [--timestamp T]).
 
     Refuses a home that holds anything, checks every file against the manifest's sha256
     before writing, loads every table in one transaction keeping every id, rebuilds the
     recall index, then runs `memvault check` (exit status 1 if it finds an error). The vault
-    is re-rendered by `memvault project-vault --all`. The export's memvault.toml is not
-    copied over the home's.
+    is re-rendered by `memvault project-vault --all` (from a replica: at once). The export's
+    memvault.toml is not copied over the home's. A replica's database must pass PRAGMA
+    integrity_check, then is loaded as an export is.
     """
     from ..home.restore import restore_home
 
+    if (source is None) == (replica_url is None):
+        raise click.UsageError("give DIR (an export) or --from-replica URL, one of them")
+    if (timestamp is not None or sftp_key is not None) and replica_url is None:
+        raise click.UsageError("--timestamp and --sftp-key go with --from-replica")
     with open_memory(ctx, create=True) as mem:
-        report = restore_home(mem, source)
+        if source is not None:
+            report = restore_home(mem, source)
+        else:
+            from .replicate import restore_replica
+
+            report = restore_replica(mem, str(replica_url), timestamp, sftp_key)
     if as_json:
         print_json(report)
     else:

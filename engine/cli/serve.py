@@ -176,6 +176,13 @@ def _serve_token(config: Config, tcp: bool, no_auth: bool) -> str | None:
 @click.option("--print-config", "print_config", is_flag=True,
               help="Print the host config (mcpServers entry: url and the Authorization header "
                    "with the token) and exit without serving.")
+@click.option("--tls-cert", type=click.Path(dir_okay=False), default=None,
+              help="Serve HTTPS with this certificate (PEM chain); with --tls-key.")
+@click.option("--tls-key", type=click.Path(dir_okay=False), default=None,
+              help="The certificate's private key (PEM, 0600).")
+@click.option("--plain-http-off-loopback", "plain_http", is_flag=True,
+              help="Allow plain HTTP on a non-loopback --host (a reverse proxy in front does "
+                   "TLS); refused otherwise.")
 @model_option
 @click.option("--worker/--no-worker", "with_worker", default=True, show_default=True,
               help="Run the worker here (--no-worker when a separate `memvault worker` runs).")
@@ -188,8 +195,9 @@ def _serve_token(config: Config, tcp: bool, no_auth: bool) -> str | None:
 @log_level_option
 @click.pass_context
 def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: int | None,
-          no_auth: bool, print_config: bool, model: str | None, with_worker: bool,
-          with_vault: bool, token_envs: tuple[str, ...], log_level: str) -> None:
+          no_auth: bool, print_config: bool, tls_cert: str | None, tls_key: str | None,
+          plain_http: bool, model: str | None, with_worker: bool, with_vault: bool,
+          token_envs: tuple[str, ...], log_level: str) -> None:
     """Run the memory service: the agent's MCP API (streamable HTTP at /mcp on 127.0.0.1:8765,
     or on a Unix socket), the worker, the vault projector and watcher. SIGINT/SIGTERM stop it
     cleanly.
@@ -200,16 +208,32 @@ def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: i
     is bound to that space (it and shared are seen; appends are written there). Each
     `--token-env NAME=SPACE` adds a token (the value of $NAME) whose calls are bound to SPACE:
     several agents, one service, each seeing only its own space and shared.
+
+    A --host off loopback (another device's clients) needs HTTPS (--tls-cert F --tls-key F)
+    or, behind a reverse proxy that does TLS, --plain-http-off-loopback; never --no-auth.
     """
-    if socket_path is not None and (host or port is not None):
-        raise click.UsageError("give --socket or --host/--port, not both")
-    from ..service.host import Listen, Service, check_loopback, configure_logging
+    if socket_path is not None and (host or port is not None or tls_cert or tls_key):
+        raise click.UsageError("give --socket or --host/--port/--tls-*, not both")
+    from ..service.host import (
+        Listen,
+        Service,
+        check_host,
+        check_tls_files,
+        configure_logging,
+        is_loopback,
+    )
 
     config = _config(ctx)
     tcp = socket_path is None
     if tcp:
-        listen = Listen(host=check_loopback(host or "127.0.0.1"),
-                        port=config.settings.service.port if port is None else port)
+        tls = check_tls_files(tls_cert, tls_key)
+        where = check_host(host or "127.0.0.1", tls, plain_http)
+        remote = not is_loopback(where)
+        if remote and no_auth:
+            raise click.UsageError("--no-auth off loopback would open this memory to the "
+                                   "network: give each client a token")
+        listen = Listen(host=where, port=config.settings.service.port if port is None else port,
+                        tls=tls, off_loopback=remote)
     else:
         default = Path(config.settings.service.socket).expanduser()
         path = Path(socket_path).expanduser() if socket_path else config.home / default

@@ -44,7 +44,8 @@ MANIFEST = "manifest.json"
 DERIVED_TABLES = frozenset({"object_names", "vault_dirty", "projection", "projection_pages",
                             "projection_errors", "projection_intents", "leases", "_migrations",
                             "sqlite_sequence"})
-DERIVED_PREFIXES = ("recall_", "sqlite_")
+# _litestream_: Litestream's bookkeeping in a replicated home (engine/replica/).
+DERIVED_PREFIXES = ("recall_", "sqlite_", "_litestream_")
 BLOB = "$blob"  # a BLOB value, as {"$blob": base64}: no exported column holds one today
 
 

@@ -44,9 +44,13 @@ from ..jobs.worker import TickResult, Worker
 from ..secrets.detector import redact_secrets
 from .listen import SOCKET_PATH_MAX as SOCKET_PATH_MAX  # re-exported: callers import them here
 from .listen import Listen as Listen
+from .listen import TlsFiles as TlsFiles
 from .listen import bind_tcp as bind_tcp
 from .listen import bind_unix as bind_unix
+from .listen import check_host as check_host
 from .listen import check_loopback as check_loopback
+from .listen import check_tls_files as check_tls_files
+from .listen import is_loopback as is_loopback
 from .mcp_server import (
     DEFAULT_POOL_SIZE,
     MemoryPool,
@@ -298,7 +302,8 @@ class Service:
         sock = None
         if not self.listen.stdio:
             sock = (bind_unix(self.listen.socket) if self.listen.socket is not None
-                    else bind_tcp(self.listen.host, self.listen.port or 0))
+                    else bind_tcp(self.listen.host, self.listen.port or 0,
+                                  off_loopback=self.listen.off_loopback))
             if self.listen.socket is None:
                 self.listen.port = sock.getsockname()[1]
         log_event(log, "service_starting", pid=os.getpid(), home=str(self.home),
@@ -358,7 +363,8 @@ class Service:
         if sock is None:
             await self._serve_stdio(server)
             return
-        self._uvicorn = _Uvicorn(uvicorn_config(http_app(server)))
+        self._uvicorn = _Uvicorn(uvicorn_config(
+            http_app(server, remote=self.listen.off_loopback), self.listen.tls))
         relay = asyncio.create_task(self._relay_stop())
         try:
             await self._uvicorn.serve(sockets=[sock])
@@ -418,13 +424,15 @@ class Service:
                 signal.signal(sig, old)
 
 
-def uvicorn_config(app: Any) -> uvicorn.Config:
+def uvicorn_config(app: Any, tls: TlsFiles | None = None) -> uvicorn.Config:
     """The uvicorn settings of `memvault serve` (bench/service.py serves its floors with them).
 
     No access log and no uvicorn log config (our JSON lines only); no websockets; the HTTP
-    parser is uvicorn's choice (httptools when installed, else h11)."""
+    parser is uvicorn's choice (httptools when installed, else h11). With `tls`, HTTPS."""
     return uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", ws="none",
-                          timeout_graceful_shutdown=5)
+                          timeout_graceful_shutdown=5,
+                          ssl_certfile=None if tls is None else str(tls.cert),
+                          ssl_keyfile=None if tls is None else str(tls.key))
 
 
 class _Uvicorn(uvicorn.Server):

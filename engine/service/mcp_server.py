@@ -476,10 +476,19 @@ def local_security() -> TransportSecuritySettings:
     )
 
 
-def http_app(server: MCPServer[Any], path: str = MCP_PATH) -> Any:
-    """The streamable-HTTP Starlette app (JSON responses, sessions) for `server`."""
-    return server.streamable_http_app(streamable_http_path=path, json_response=True,
-                                      transport_security=local_security())
+def remote_security() -> TransportSecuritySettings:
+    """Off loopback (`serve --host` with TLS): the Host header is whatever name other devices
+    reach this machine by, so it is not checked; every call there carries a bearer token
+    (serve refuses --no-auth off loopback), which a rebinding web page cannot send."""
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+def http_app(server: MCPServer[Any], path: str = MCP_PATH, remote: bool = False) -> Any:
+    """The streamable-HTTP Starlette app (JSON responses, sessions) for `server`; `remote`:
+    served off loopback (remote_security)."""
+    return server.streamable_http_app(
+        streamable_http_path=path, json_response=True,
+        transport_security=remote_security() if remote else local_security())
 
 
 async def run_stdio(server: MCPServer[Any]) -> None:
