@@ -67,7 +67,7 @@ COMMANDS: dict[str, str] = {
     "hook": "hooks:hook",
     "export": "maintenance:export", "import": "ingest:import_", "ingest": "ingest:ingest",
     "list": "inspect:list_", "mcp": "serve:mcp_stdio", "merge": "edits:merge",
-    "migrate": "maintenance:migrate",
+    "migrate": "maintenance:migrate", "model": "model:model",
     "object": "inspect:object_", "organize": "work:organize", "project": "work:project",
     "project-vault": "vault:project_vault", "read": "recall:read", "reindex": "recall:reindex",
     "replicate": "replicate:replicate",

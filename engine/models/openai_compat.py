@@ -89,6 +89,11 @@ class OpenAICompatProvider:
     def base_url(self) -> str:
         return self._base_url
 
+    @property
+    def api_key_env(self) -> str:
+        """The NAME of the environment variable holding the key (never its value)."""
+        return self._api_key_env
+
     def server_facts(self) -> ServerFacts:
         """What the server says of its model (asked once; an unreachable one again after
         REPROBE_S): see server_facts.py."""
