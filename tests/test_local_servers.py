@@ -234,3 +234,8 @@ def test_an_unreachable_server_is_said_so():
                                 context_tokens=20_000)
     assert not prov.server_facts().reachable
     assert prov.context_tokens == 20_000
+
+
+def test_output_is_capped_at_half_the_servers_context_without_n_predict(server):
+    server.props = llama_props(n_ctx=8192)  # n_predict -1: the server would not stop it
+    assert provider(server).max_output_tokens == 4096

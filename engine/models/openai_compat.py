@@ -126,9 +126,13 @@ class OpenAICompatProvider:
 
     @property
     def max_output_tokens(self) -> int:
-        """model.max_output_tokens_cap, or the server's own output limit when lower."""
-        said = self.server_facts().output_tokens
-        return min(said, self.settings_output_tokens) if said else self.settings_output_tokens
+        """model.max_output_tokens_cap, or less: the server's own output limit, and half the
+        context the server said (one runaway answer on a CPU server would otherwise run for
+        many minutes before the context stops it)."""
+        facts = self.server_facts()
+        limits = [self.settings_output_tokens, facts.output_tokens,
+                  (self._learned_context or facts.context_tokens or 0) // 2 or None]
+        return max(1, min(n for n in limits if n))
 
     @max_output_tokens.setter
     def max_output_tokens(self, value: int) -> None:
