@@ -61,7 +61,8 @@ def read_facts(fetch: Fetch, base_url: str, model: str) -> ServerFacts:
         return ServerFacts("unreachable")
     if status == 200 and isinstance(props, dict) and "default_generation_settings" in props:
         return _llama_cpp(props)
-    status, show = fetch("POST", f"{root}/api/show", {"model": model})
+    # "name" for Ollama releases older than the "model" field
+    status, show = fetch("POST", f"{root}/api/show", {"model": model, "name": model})
     if status == 200 and isinstance(show, dict) and ("model_info" in show
                                                       or "capabilities" in show):
         return _ollama(show, fetch, root, model)
