@@ -25,8 +25,7 @@ def server() -> Iterator[FakeOpenAI]:
 
 def use(home: Path, base_url: str, extra: str = "") -> None:
     write_config(home, f'[model]\nprovider = "openai"\nname = "tiny"\nbase_url = "{base_url}"\n'
-                       + extra)
-    Memory.open(home).close()
+                       + extra)  # no memory yet: a server is checked before anything is stored
 
 
 def answered(body: dict) -> dict:

@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 import click
 
-from .app import json_option, open_memory, print_json
+from .app import json_option, print_json
 
 
 @click.group()
@@ -26,13 +26,15 @@ def check(ctx: click.Context, name: str | None, as_json: bool) -> None:
     """Ask the model endpoint one tiny structured question; say what works and what to change.
 
     Exit 1 when organize could not use it as configured."""
+    from ..base.config import load_config
     from ..models.check import check_lines, check_model
     from ..models.openai_compat import OpenAICompatProvider
     from ..models.spec import ProviderSpec, build_provider
 
-    with open_memory(ctx, readonly=True) as mem:
-        spec = ProviderSpec.parse(mem.config, name)
-        provider = build_provider(mem.config, spec)
+    # Only memvault.toml is read: the server can be checked before anything is stored.
+    config = load_config(ctx.find_root().obj["home"])
+    spec = ProviderSpec.parse(config, name)
+    provider = build_provider(config, spec)
     if not isinstance(provider, OpenAICompatProvider):
         message = (f"provider {spec.label}: runs in this process, no endpoint to check (set "
                    "model.provider = \"openai\" to use a model server; docs/local-models.md)")

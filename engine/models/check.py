@@ -71,15 +71,21 @@ def check_model(provider: OpenAICompatProvider,
                      error="connection refused or host unknown",
                      advice=f"start the server, or set model.base_url to where it listens "
                             f"(now {provider.base_url})")
-    began = timer()
-    answered, tokens, error = _ask(provider)
-    seconds = timer() - began
+    answered, tokens, error, seconds = _timed_ask(provider, timer)
     json_works = None
     if not answered and provider.tool_mode == "native" and error and "json_schema" in error:
-        json_works = _ask(_in_json_schema(provider))[0]
-    return found(answered=answered, json_schema_works=json_works,
-                      seconds=seconds, answer_tokens=tokens, error=error,
-                      advice=_advice(provider, answered, json_works, error))
+        json_works, tokens, _, seconds = _timed_ask(_in_json_schema(provider), timer)
+    return found(answered=answered, json_schema_works=json_works, seconds=seconds,
+                 answer_tokens=tokens, error=error,
+                 advice=_advice(provider, answered, json_works, error))
+
+
+def _timed_ask(provider: OpenAICompatProvider, timer: Callable[[], float]
+               ) -> tuple[bool, int | None, str | None, float]:
+    """`_ask`, and the seconds it took."""
+    began = timer()
+    answered, tokens, error = _ask(provider)
+    return answered, tokens, error, timer() - began
 
 
 def _ask(provider: OpenAICompatProvider) -> tuple[bool, int | None, str | None]:
@@ -142,7 +148,7 @@ def check_lines(check: ModelCheck) -> list[str]:
         lines.append(f"tools: {check.tool_mode} failed: {check.error}")
         if check.json_schema_works is not None:
             lines.append("json_schema: " + ("works" if check.json_schema_works else "failed too"))
-    if check.seconds is not None:
+    if check.seconds is not None and (check.answered or check.json_schema_works):
         per = check.seconds_per_token
         lines.append(f"speed: {check.seconds:.1f} s for the answer"
                      + (f" ({check.answer_tokens} tokens, {per:.3f} s a token)" if per else ""))
