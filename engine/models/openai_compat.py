@@ -260,11 +260,10 @@ class OpenAICompatProvider:
             self._learned_context = overflow.context_tokens
         if overflow.prompt_tokens:
             self._learn_scale(overflow.prompt_tokens, request)
-        asked = f"{overflow.prompt_tokens} tokens" if overflow.prompt_tokens else "the request"
-        context = (f"{overflow.context_tokens} tokens" if overflow.context_tokens
-                   else "its context")
-        return (f"context overflow: {asked} exceed(s) the server's context ({context}); the "
-                "batch is retried smaller, sized to it. If it keeps failing, give the server a "
+        asked = f" ({overflow.prompt_tokens} tokens)" if overflow.prompt_tokens else ""
+        context = f" ({overflow.context_tokens} tokens)" if overflow.context_tokens else ""
+        return (f"context overflow: the request{asked} is larger than the server's "
+                f"context{context}; the batch is retried smaller, sized to it. If it keeps failing, give the server a "
                 "larger context (llama-server --ctx-size, Ollama num_ctx or "
                 "OLLAMA_CONTEXT_LENGTH) or lower organize.page_chars, and set "
                 "model.context_tokens to the server's context")
