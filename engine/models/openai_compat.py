@@ -264,8 +264,8 @@ class OpenAICompatProvider:
         context = f" ({overflow.context_tokens} tokens)" if overflow.context_tokens else ""
         return (f"context overflow: the request{asked} is larger than the server's "
                 f"context{context}; the batch is retried smaller, sized to it. If it keeps "
-                "failing, give the server a larger context (llama-server --ctx-size, Ollama num_ctx or "
-                "OLLAMA_CONTEXT_LENGTH) or lower organize.page_chars, and set "
+                "failing, give the server a larger context (llama-server --ctx-size, Ollama "
+                "num_ctx or OLLAMA_CONTEXT_LENGTH) or lower organize.page_chars, and set "
                 "model.context_tokens to the server's context")
 
 
