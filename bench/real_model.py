@@ -37,7 +37,7 @@ from collections import Counter
 from pathlib import Path
 
 from memvault import Memory
-from memvault.cli.demo import sample_lines
+from memvault.home.sample import sample_lines
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from server_cpu import ServerCpu, listening_pid  # noqa: E402
