@@ -24,7 +24,9 @@ model, and the result is scored against LoCoMo's own annotations:
     field and duplication (organize_size.py), per split; --homes DIR keeps the memory homes.
 Conversations 0-2 are the tuning set, 3-4 the validation set: each gets a pooled row, so a rule
 that only fits the tuning conversations shows.
-The model-usage ledger (calls, outcomes, tokens) is printed per mode.
+The model-usage ledger (calls, outcomes, tokens) is printed per mode, and the CPU seconds of
+the engine (this process) beside those of the model server (`--server-pid`, else the process
+listening on --base-url's local port; bench/server_cpu.py), so a slow run says whose time it is.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from memvault import Memory  # noqa: E402
 from memvault.recall.query import memory_find  # noqa: E402
 from memvault.timeline.events import NewEvent  # noqa: E402
 from organize_size import merged, print_breakdown, size_breakdown  # noqa: E402
+from server_cpu import ServerCpu, listening_pid  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
@@ -269,6 +272,9 @@ def main(argv: list[str] | None = None) -> int:
                         "per split (bench/organize_size.py)")
     parser.add_argument("--homes", type=Path, default=None,
                         help="keep each conversation's memory home in this folder")
+    parser.add_argument("--server-pid", type=int, default=None,
+                        help="the model server's process, for its CPU seconds (default: the "
+                             "one listening on --base-url's local port)")
     args = parser.parse_args(argv)
     if args.model != "builtin" and not args.model.startswith("openai:"):
         parser.error("--model is builtin or openai:NAME")
@@ -280,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[tuple[str, dict[str, Any]]] = []
     calls: Counter[tuple[str, str]] = Counter()
     tokens: Counter[tuple[str, str]] = Counter()
+    server = ServerCpu(args.server_pid or (listening_pid(args.base_url)
+                                           if args.base_url else None))
+    engine_began = time.process_time()
     with tempfile.TemporaryDirectory(prefix="memvault-quality-") as tmp:
         for sample in samples:
             result, used = evaluate(sample, args, args.homes or Path(tmp))
@@ -291,7 +300,11 @@ def main(argv: list[str] | None = None) -> int:
                 tokens[(*key, "out")] += row["output_tokens"] or 0
             print(f"... {sample['sample_id']} in {result['seconds']:.0f} s; "
                   + ", ".join(result["jobs"]), flush=True)
+    engine_cpu, server_cpu = time.process_time() - engine_began, server.seconds()
     print(f"\nmodel: {args.model}" + (f" at {args.base_url}" if args.base_url else ""))
+    print(f"cpu: engine {engine_cpu:.1f} s; model server "
+          + (f"{server_cpu:.1f} s (pid {server.pid})" if server_cpu is not None
+             else "not measured (in process, or no --server-pid)"))
     sets = [(f"tuning 0-{TUNING - 1}", [r for i, (_, r) in enumerate(rows) if i < TUNING]),
             (f"validation {TUNING}-", [r for i, (_, r) in enumerate(rows) if i >= TUNING])]
     print_table([*[(f"{i} {n}", r) for i, (n, r) in enumerate(rows)],

@@ -11,7 +11,7 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 HELPERS = {"run.py", "timing.py", "fact_quality.py", "organize_size.py", "recall_feedback.py",
-           "noisy_questions.py"}
+           "noisy_questions.py", "server_cpu.py"}
 
 
 def _load_runner() -> Any:
@@ -49,3 +49,23 @@ def test_the_runner_lists_its_benchmarks_and_refuses_an_unknown_name() -> None:
     unknown = subprocess.run([sys.executable, str(BENCH / "run.py"), "nosuch"],
                              capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2 and "unknown benchmark(s) nosuch" in unknown.stderr
+
+
+def test_the_cpu_of_a_local_model_server_is_found_by_its_port() -> None:
+    """bench/server_cpu.py finds the process listening on a base URL's local port (here the
+    fake server, in this process) and reads its CPU seconds; another host is not guessed."""
+    import os
+
+    from tests.fake_openai import FakeOpenAI
+
+    spec = importlib.util.spec_from_file_location("server_cpu", BENCH / "server_cpu.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with FakeOpenAI() as server:
+        if not Path("/proc/net/tcp").exists():
+            return  # not Linux: nothing to read, and None is what the bench reports
+        assert module.listening_pid(server.base_url) == os.getpid()
+    assert module.listening_pid("https://api.example.com/v1") is None
+    cpu = module.ServerCpu(os.getpid())
+    assert (cpu.seconds() or 0.0) >= 0.0

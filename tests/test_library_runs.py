@@ -44,8 +44,11 @@ class Told(QuietRun):
     def claimed(self, line: str) -> None:
         self.said.append(line)
 
+    def waiting(self, note: str) -> None:
+        self.said.append(f"waiting: {note}")
+
     def finished(self, total: int) -> None:
-        self.said.append("finished")
+        self.said.append(f"finished {total}")
 
 
 def test_organize_and_wait_compacts_organizes_and_renders_to_the_end(small_runs: Memory) -> None:
@@ -67,6 +70,11 @@ def test_organize_and_wait_compacts_organizes_and_renders_to_the_end(small_runs:
             assert (mem.config.vault_path / object_path(row["id"])).is_file(), row["id"]
         assert told.said[0] == "started compact" and "started organize" in told.said
         assert any(line.startswith("organize batch ") for line in told.said)
+        compact_bar = told.said[:told.said.index("started organize")]
+        assert not [line for line in compact_bar if line.startswith("organize batch")]
+        batches = mem.conn.execute("SELECT COUNT(*) FROM batches WHERE job_id = ?",
+                                   (run.receipt["job_id"],)).fetchone()[0]
+        assert told.said[-1] == f"finished {batches}"  # every batch that ran
     finally:
         mem.close()
 

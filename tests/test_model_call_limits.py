@@ -44,6 +44,9 @@ class TricklingServer:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if not self.path.endswith("/chat/completions"):  # a probe: no such endpoint
+                    self.send_error(404)
+                    return
                 left[0] -= 1
                 if left[0] < 0 and then is not None:
                     data = json.dumps(then).encode()

@@ -67,7 +67,7 @@ COMMANDS: dict[str, str] = {
     "hook": "hooks:hook",
     "export": "maintenance:export", "import": "ingest:import_", "ingest": "ingest:ingest",
     "list": "inspect:list_", "mcp": "serve:mcp_stdio", "merge": "edits:merge",
-    "migrate": "maintenance:migrate",
+    "migrate": "maintenance:migrate", "model": "model:model",
     "object": "inspect:object_", "organize": "work:organize", "project": "work:project",
     "project-vault": "vault:project_vault", "read": "recall:read", "reindex": "recall:reindex",
     "replicate": "replicate:replicate",
@@ -112,6 +112,7 @@ SHORT_HELP: dict[str, str] = {
     'mcp': "Serve the agent's MCP API on stdin/stdout, for agent hosts that start it.",
     'merge': 'Merge object FROM into object INTO (ids, or unique names or aliases).',
     'migrate': 'Upgrade a database of the original design, or apply pending schema migrations.',
+    'model': 'The model provider organize runs on.',
     'object': (
         "Show an object's profile, relations and evidence (paged: pass next_offset as OFFSET)."),
     'organize': 'Organize queued events into objects (or, --mode deep, review every object).',

@@ -15,6 +15,15 @@ if TYPE_CHECKING:
     from ..home.runs import CompactionRun, MemoryCounts, Recognised, VaultRefresh
 
 GUIDE = "docs/builtin-model.md"
+# The library's advice names its Python arguments; a person at the command line gets the flag.
+_CLI_TERMS = {"retry_blocked=True": "`memvault organize --retry-blocked`"}
+
+
+def cli_terms(text: str) -> str:
+    """`text` (a job's note, a library message) with its Python advice said as commands."""
+    for python, command in _CLI_TERMS.items():
+        text = text.replace(python, command)
+    return text
 
 
 def vault_line(refresh: VaultRefresh, path: Path) -> str:
@@ -59,7 +68,7 @@ def compaction_line(compaction: CompactionRun) -> str:
     """What the compaction before an organize job did, in one line."""
     before, after = compaction.before, compaction.after
     return (f"compact job {compaction.job_id}: {compaction.state}"
-            + (f" ({compaction.note})" if compaction.note else "")
+            + (f" ({cli_terms(compaction.note)})" if compaction.note else "")
             + f"; hot timeline {before.nodes} nodes / ~{before.est_tokens:,} tokens -> "
             f"{after.nodes} nodes / ~{after.est_tokens:,} tokens"
             + (" (raw turns folded into summary heads, expandable; their events went to the "

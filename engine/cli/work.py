@@ -99,8 +99,8 @@ class ProgressBars:
         click.echo(note, err=True)
 
     def finished(self, total: int) -> None:
-        if self.bar is not None and self.task is not None:
-            self.bar.update(self.task, completed=total, note="")
+        if self.bar is not None and self.task is not None:  # every batch that ran, counted
+            self.bar.update(self.task, total=max(total, 1), completed=total, note="")
             self.bar.stop()
         self.bar = self.task = None
 
@@ -173,7 +173,7 @@ def organize(ctx: click.Context, mode: str, scope: str | None, retry_blocked: bo
     if run.compaction is not None:
         click.echo(followup.compaction_line(run.compaction))
     click.echo(f"{mode} job {run.receipt['job_id']}: {run.state}"
-               + (f" ({run.note})" if run.note else ""))
+               + (f" ({followup.cli_terms(run.note)})" if run.note else ""))
     for line in followup.recognised_lines(run.recognised, run.provider):
         click.echo(line)
     note = followup.waiting_note(run.before, run.compaction) if mode == "organize" else None

@@ -20,9 +20,9 @@ from ..base.errors import MemvaultError
 from ..jobs.chain import hot_raw_nodes
 from ..jobs.leases import lease_info, parse_holder
 from ..jobs.progress import batch_report, batch_row, describe_claim, failure_line
-from ..jobs.records import BatchState, JobState, get_job, job_summary
+from ..jobs.records import BatchState, JobState, get_job, job_summary, mark_stopped
 from ..jobs.worker import BUSY_KEY, TickResult, Worker
-from ..store.connection import get_state
+from ..store.connection import get_state, write
 from ..timeline.hot import timeline_totals
 from ..timeline.queue import EventState
 from ..vault.projector import ProjectionBusy, render_vault
@@ -69,7 +69,7 @@ class RunObserver(Protocol):
         """Nothing runs now, and why (said once per change, not every poll)."""
 
     def finished(self, total: int) -> None:
-        """The job finished."""
+        """The job finished, after `total` batches of it ran (committed or terminal)."""
 
 
 class QuietRun:
@@ -211,14 +211,20 @@ def run_to_end(mem: Memory, worker: Worker, job_id: int, total: int, label: str,
     observer.started(label, max(total + done, 1), done)
 
     def claimed(job: Job, batch: Batch) -> None:
-        observer.claimed(_claim_line(mem, job, batch))
+        # Another job's batch (the organize job's first, claimed in the tick that ends the
+        # compaction before it) is said on its own line, never drawn on this job's bar.
+        if job.id == job_id:
+            observer.claimed(_claim_line(mem, job, batch))
+        else:
+            observer.waiting(_claim_line(mem, job, batch))
 
     previous, worker.on_claim = worker.on_claim, claimed
     try:
         state = _tick_until_finished(mem, worker, job_id, observer)
     finally:
         worker.on_claim = previous
-    observer.finished(max(total + done, 1))
+    batches = job_summary(mem.conn, job_id)["batches"]
+    observer.finished(batches.get(BatchState.COMMITTED, 0) + batches.get(BatchState.TERMINAL, 0))
     return state
 
 
@@ -238,6 +244,8 @@ def _tick_until_finished(mem: Memory, worker: Worker, job_id: int,
         state = job.state
         if result.lasting and result.action == "failed" and result.job_id == job_id \
                 and state not in FINISHED:
+            with write(mem.conn):  # not left `running` when nothing runs it
+                mark_stopped(mem.conn, job_id)
             raise RunStopped(job.mode, job_id, result.error or "")
         if state in FINISHED:
             return state

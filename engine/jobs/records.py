@@ -250,6 +250,13 @@ def mark_claimed(conn: sqlite3.Connection, job_id: int, now: datetime) -> None:
     )
 
 
+def mark_stopped(conn: sqlite3.Connection, job_id: int) -> None:
+    """A running job whose run stopped at a failure waiting will not heal is queued again (its
+    failed batch keeps its cause and its backoff): nothing runs it until a worker does."""
+    conn.execute("UPDATE jobs SET state = 'queued' WHERE id = ? AND state = 'running'",
+                 (job_id,))
+
+
 def get_batch(conn: sqlite3.Connection, batch_id: int) -> Batch[JsonObject]:
     row = conn.execute("SELECT * FROM batches WHERE id = ?", (batch_id,)).fetchone()
     if row is None:

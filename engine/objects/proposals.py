@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -114,7 +114,10 @@ def _field_names(model: type[BaseModel]) -> frozenset[str]:
 class ObjectWrite(Strict):
     """Create or replace one object's profile (the whole profile: unchanged fields repeated)."""
 
-    id: Text = Field(min_length=3, max_length=140, description="type:slug, e.g. person:zhang-wei")
+    # The type prefix is a closed set: said as a pattern the server's grammar enforces (the
+    # engine's own check, with its field-named corrections, stays the authority).
+    id: Text = Field(min_length=3, max_length=140, description="type:slug, e.g. person:zhang-wei",
+                     json_schema_extra={"pattern": f"^({'|'.join(get_args(ObjectType))}):.+$"})
     name: Text = Field(min_length=1, max_length=200)
     aliases: list[Text] = Field(default_factory=list, max_length=32)
     summary: Text = Field(default="", max_length=400)

@@ -8,6 +8,7 @@ reads a `home` object or event, so nothing of `home` can reach what it writes.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from ...base.errors import MemvaultError, NotFound
 from ...base.spaces import Spaces
+from ...objects.proposals import ObjectType
 from ...objects.records import (
     ObjectPage,
     cited_slices,
@@ -33,7 +35,7 @@ DIRECTORY_PAGE = 50
 
 class SearchArgs(BaseModel):
     query: str = Field(min_length=1, max_length=500)
-    types: list[str] | None = Field(default=None, max_length=7)
+    types: list[ObjectType] | None = Field(default=None, max_length=7)
     limit: int = Field(default=10, ge=1, le=20)
 
 
@@ -48,7 +50,7 @@ class EvidenceArgs(BaseModel):
 
 
 class DirectoryArgs(BaseModel):
-    type: str | None = None
+    type: ObjectType | None = None
     offset: int = Field(default=0, ge=0)
 
 
@@ -76,6 +78,15 @@ def evidence_text(conn: sqlite3.Connection, id_or_event: str, offset: int,
     return dict(read_event_page(conn, parse_event_id(id_or_event), offset, spaces=spaces))
 
 
+def _field_named(args: BaseModel, message: str) -> str:
+    """The argument an error is about: the one its message starts with ("types must be
+    among …"), else the first one it names as a word, else the first argument."""
+    fields = list(type(args).model_fields)
+    named = [f for f in fields if re.search(rf"\b{re.escape(f)}\b", message)]
+    leading = [f for f in named if message.startswith(f)]
+    return (leading or named or fields)[0]
+
+
 def browse_tools(conn: sqlite3.Connection, read_ids: set[str],
                  seen: Callable[[], Spaces]) -> list[Tool]:
     """The four browsing tools, seeing what `seen()` sees (asked at each call, so a batch whose
@@ -86,7 +97,7 @@ def browse_tools(conn: sqlite3.Connection, read_ids: set[str],
             try:
                 return fn(args)
             except MemvaultError as exc:
-                raise FieldError(next(iter(type(args).model_fields)), str(exc)) from None
+                raise FieldError(_field_named(args, str(exc)), str(exc)) from None
         return run
 
     newly_read: set[str] = set()  # ids a read_object call (not the claim) made readable
