@@ -16,6 +16,26 @@ import re
 
 from test_architecture import _MIGRATION_FUNCTION, TABLE_OWNERS, feature_of, source_files
 
+# The tables whose rows carry a space (memvault.base.spaces): every owner read of them takes
+# the reader's `spaces`, with no default, so a new reader cannot forget the filter.
+SCOPED_TABLES = {"events", "hot_nodes", "objects"}
+# Owner functions that read a scoped table without `spaces`, by what they serve: the writers
+# themselves (a row checked or moved inside the write that already checked its space), and
+# the lookups by id that the commit of a batch, a correction or the vault make after the
+# claim or the caller chose what is visible.
+UNSCOPED_OWNER_READS = {
+    # writers
+    "memvault.objects.records.save_object", "memvault.objects.records.move_object",
+    "memvault.objects.records.forget_in_objects", "memvault.timeline.events.insert_events",
+    "memvault.timeline.events.move_event", "memvault.timeline.hot.next_node_id",
+    "memvault.timeline.hot.move_event_nodes", "memvault.timeline.hot.forget_in_heads",
+    "memvault.timeline.keys.stored_keys", "memvault.timeline.queue.enqueue_departed",
+    # by id, after what is visible was decided
+    "memvault.objects.records.get_object", "memvault.objects.records.object_exists",
+    "memvault.objects.records.object_rows", "memvault.objects.records.merged_ids",
+    "memvault.objects.records.resolve_redirect", "memvault.objects.records.redirect_targets",
+}
+
 # Modules that read every table by what they are: the integrity check, export, restore (an
 # export read back and checked), forget (every copy of a text), the migration runner and the
 # one-off upgrade of a database of the original design.
@@ -38,7 +58,7 @@ READ_EXEMPT: dict[str, set[str]] = {
 # Reads still written against another feature's table; each goes behind its owner in turn.
 NOT_YET_MOVED: dict[str, set[str]] = {
     "memvault.home.chat_import": {"events"},
-    "memvault.home.memory": {"hot_nodes", "objects"},
+    "memvault.home.memory": {"hot_nodes"},
     "memvault.home.status": {"archive_queue", "core_files", "events", "evidence", "hot_nodes",
                              "jobs", "objects", "relations"},
     "memvault.jobs.chain": {"hot_nodes"},
@@ -152,3 +172,50 @@ def test_the_read_check_sees_every_spelling_of_a_read() -> None:
     assert foreign_reads("memvault.timeline.queue", old_organize) == {"evidence": [7]}
     assert foreign_reads("memvault.home.check", old_organize) == {}
     assert foreign_reads("memvault.recall.query", old_organize) == {"archive_queue": [4]}
+
+
+def owner_reads_without_spaces(module: str, source: str) -> list[str]:
+    """The public functions of `module` that read a scoped table it owns and take no
+    `spaces`, or give it a default, in words."""
+    tree = ast.parse(source)
+    found = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
+            continue
+        body = ast.get_source_segment(source, node) or ""
+        owned = {t for _, t in sql_reads(body)
+                 if t in SCOPED_TABLES and feature_of(TABLE_OWNERS[t]) == feature_of(module)}
+        name = f"{module}.{node.name}"
+        if not owned or name in UNSCOPED_OWNER_READS:
+            continue
+        args = node.args
+        positional = args.posonlyargs + args.args
+        required = positional[:len(positional) - len(args.defaults)] + [
+            a for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+            if d is None]
+        if "spaces" not in {a.arg for a in required}:
+            found.append(f"{name} reads {', '.join(sorted(owned))} without a required spaces")
+    return found
+
+
+def test_every_owner_read_of_a_scoped_table_takes_spaces_without_default() -> None:
+    offenders = [offence for module, path in source_files().items()
+                 for offence in owner_reads_without_spaces(
+                     module, path.read_text(encoding="utf-8"))]
+    assert offenders == []
+    assert {name.rsplit(".", 1)[0] for name in UNSCOPED_OWNER_READS} <= set(source_files())
+
+
+def test_the_spaces_check_sees_a_default_and_a_missing_parameter() -> None:
+    source = (
+        'def listed(conn, spaces=EVERY_SPACE):\n    conn.execute("SELECT * FROM events")\n'
+        'def unscoped(conn):\n    conn.execute("SELECT * FROM hot_nodes")\n'
+        'def keyword(conn, *, spaces):\n    conn.execute("SELECT * FROM events")\n'
+        'def positional(conn, spaces, n=1):\n    conn.execute("SELECT * FROM events")\n'
+        'def _inner(conn):\n    conn.execute("SELECT * FROM events")\n'
+        'def jobs(conn):\n    conn.execute("SELECT * FROM jobs")\n'
+    )
+    assert owner_reads_without_spaces("memvault.timeline.x", source) == [
+        "memvault.timeline.x.listed reads events without a required spaces",
+        "memvault.timeline.x.unscoped reads hot_nodes without a required spaces"]
+    assert owner_reads_without_spaces("memvault.home.x", source) == []

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base.clock import ManualClock, parse_time
 from ..base.errors import MemvaultError
+from ..base.spaces import EVERY_SPACE
 from ..jobs.chain import hot_raw_nodes
 from ..jobs.leases import lease_info, parse_holder
 from ..jobs.progress import batch_report, batch_row, describe_claim, failure_line
@@ -103,7 +104,7 @@ class TimelineSize:
 
     @classmethod
     def now(cls, mem: Memory) -> TimelineSize:
-        totals = timeline_totals(mem.conn)
+        totals = timeline_totals(mem.conn, EVERY_SPACE)
         return cls(totals["nodes"], totals["est_tokens"])
 
 

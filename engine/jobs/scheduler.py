@@ -24,6 +24,7 @@ from datetime import datetime, time, timedelta, tzinfo
 
 from ..base.clock import iso, parse_time
 from ..base.config import Config
+from ..base.spaces import EVERY_SPACE
 from ..models.spec import ProviderSpec
 from ..store.connection import get_state, set_state, write
 from ..timeline.append import LAST_ACTIVITY_KEY
@@ -113,7 +114,7 @@ class Scheduler:
         if open_jobs(self.conn, "compact", "threshold"):
             return False
         threshold = self.config.settings.compact.threshold_tokens
-        return timeline_totals(self.conn)["est_tokens"] > threshold
+        return timeline_totals(self.conn, EVERY_SPACE)["est_tokens"] > threshold
 
     def _nightly_window(self, now: datetime) -> bool:
         """Past today's deep.nightly_at (local) and today's nightly job not made yet."""

@@ -21,7 +21,7 @@ from typing import Any, TypedDict, cast
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
-from ..base.spaces import EVERY_SPACE, SEVERAL, SHARED, Spaces
+from ..base.spaces import SEVERAL, SHARED, Spaces
 from ..base.tokens import estimate_tokens
 from ..store.forget_rows import forget_in_rows
 
@@ -91,7 +91,7 @@ class HotNode:
         return cast(NodeView, asdict(self))
 
 
-def active_nodes(conn: sqlite3.Connection, spaces: Spaces = EVERY_SPACE) -> list[HotNode]:
+def active_nodes(conn: sqlite3.Connection, spaces: Spaces) -> list[HotNode]:
     """The active nodes `spaces` sees, in timeline order (the hot timeline read per space)."""
     seen, args = spaces.sql("n.space")
     rows = conn.execute(
@@ -101,7 +101,7 @@ def active_nodes(conn: sqlite3.Connection, spaces: Spaces = EVERY_SPACE) -> list
     return [HotNode.from_row(r) for r in rows]
 
 
-def timeline_totals(conn: sqlite3.Connection, spaces: Spaces = EVERY_SPACE) -> dict[str, int]:
+def timeline_totals(conn: sqlite3.Connection, spaces: Spaces) -> dict[str, int]:
     """Active node count and estimated tokens of the hot timeline (of the nodes `spaces` sees:
     the compaction threshold reads it unbound, the whole timeline)."""
     seen, args = spaces.sql("space")
@@ -134,8 +134,8 @@ class TimelineView(TypedDict):
     notice: str | None  # the cut in words
 
 
-def timeline_view(conn: sqlite3.Connection, max_bytes: int = 350_000,
-                  spaces: Spaces = EVERY_SPACE) -> TimelineView:
+def timeline_view(conn: sqlite3.Connection, max_bytes: int,
+                  spaces: Spaces) -> TimelineView:
     """The newest active nodes that fit in `max_bytes`, in order, with an account of the cut.
 
     Returns {"nodes": [...], "total_nodes", "shown_nodes", "cut_nodes", "cut": {...} | None,
@@ -182,7 +182,7 @@ def timeline_view(conn: sqlite3.Connection, max_bytes: int = 350_000,
     return view
 
 
-def get_node(conn: sqlite3.Connection, node_id: int, spaces: Spaces = EVERY_SPACE) -> HotNode:
+def get_node(conn: sqlite3.Connection, node_id: int, spaces: Spaces) -> HotNode:
     """One node; NotFound when there is none or `spaces` does not see it."""
     seen, args = spaces.sql("n.space")
     row = conn.execute(
@@ -196,7 +196,7 @@ def get_node(conn: sqlite3.Connection, node_id: int, spaces: Spaces = EVERY_SPAC
 
 
 def expand(conn: sqlite3.Connection, node_id: int,
-           spaces: Spaces = EVERY_SPACE) -> list[HotNode]:
+           spaces: Spaces) -> list[HotNode]:
     """The children a summary head replaced, in order (empty for a raw fragment), only those
     `spaces` sees (a head never folds two spaces, so that is all of them or none)."""
     get_node(conn, node_id, spaces)
