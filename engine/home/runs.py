@@ -23,11 +23,12 @@ from ..jobs.leases import lease_info, parse_holder
 from ..jobs.progress import batch_report, batch_row, describe_claim, failure_line
 from ..jobs.records import BatchState, JobState, get_job, job_summary
 from ..jobs.worker import BUSY_KEY, TickResult, Worker
+from ..objects.counts import object_counts
 from ..store.connection import get_state
+from ..timeline.counts import event_counts
 from ..timeline.hot import timeline_totals
 from ..timeline.queue import EventState
 from ..vault.projector import ProjectionBusy, render_vault
-from .status import event_counts, object_counts
 
 if TYPE_CHECKING:
     from ..jobs.records import Batch, Job
@@ -128,8 +129,9 @@ class MemoryCounts:
 
     @classmethod
     def now(cls, mem: Memory) -> MemoryCounts:
-        return cls(event_counts(mem.conn),
-                   {t: sum(by.values()) for t, by in object_counts(mem.conn).items()})
+        return cls(event_counts(mem.conn, EVERY_SPACE),
+                   {t: sum(by.values())
+                    for t, by in object_counts(mem.conn, EVERY_SPACE).items()})
 
 
 @dataclass(frozen=True)
