@@ -69,7 +69,7 @@ NOT_YET_MOVED: dict[str, set[str]] = {
     "memvault.jobs.modes.compact": {"events", "hot_nodes"},
     "memvault.jobs.modes.deep": {"objects"},
     "memvault.jobs.modes.names": {"object_names", "objects"},
-    "memvault.jobs.modes.organize": {"archive_queue", "events", "evidence"},
+    "memvault.jobs.modes.organize": {"events", "evidence"},
     "memvault.jobs.records": {"archive_queue"},
     "memvault.jobs.scheduler": {"archive_queue", "hot_nodes"},
     "memvault.objects.latest": {"batches", "events"},

@@ -328,6 +328,14 @@ def get_event(conn: sqlite3.Connection, event_id: int,
     return StoredEvent.from_row(row)
 
 
+def event_space(conn: sqlite3.Connection, event_id: int, spaces: Spaces) -> str | None:
+    """The space of an event `spaces` sees; None when there is none or it is not seen."""
+    seen, args = spaces.sql("space")
+    row = conn.execute(f"SELECT space FROM events WHERE id = ? AND {seen}",
+                       (event_id, *args)).fetchone()
+    return None if row is None else str(row[0])
+
+
 # The largest id SQLite can store: a larger number names no event (and SQLite could not even
 # be asked about it: "Python int too large to convert to SQLite INTEGER").
 MAX_EVENT_ID = 2**63 - 1
