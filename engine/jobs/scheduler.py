@@ -28,7 +28,8 @@ from ..base.spaces import EVERY_SPACE
 from ..models.spec import ProviderSpec
 from ..store.connection import get_state, set_state, write
 from ..timeline.append import LAST_ACTIVITY_KEY
-from ..timeline.hot import timeline_totals
+from ..timeline.hot import newest_active_seq, timeline_totals
+from ..timeline.queue import any_waiting
 from .chain import last_raw_before, raw_compaction, then
 from .records import Job, create_job, open_jobs
 
@@ -127,9 +128,7 @@ class Scheduler:
     def _threshold(self, now: datetime) -> list[Job]:
         if not self._threshold_due():
             return []
-        max_seq = self.conn.execute(
-            "SELECT COALESCE(MAX(seq), 0) AS max_seq FROM hot_nodes WHERE active = 1"
-        ).fetchone()["max_seq"]
+        max_seq = newest_active_seq(self.conn, EVERY_SPACE)
         return [create_job(self.conn, "compact", "threshold", now, params={"max_seq": max_seq},
                            provider=self.provider)]
 
@@ -139,10 +138,7 @@ class Scheduler:
         set_state(self.conn, HOURLY_KEY, iso(now))
         if paused or open_jobs(self.conn, "organize", "hourly"):
             return []
-        pending = self.conn.execute(
-            "SELECT 1 FROM archive_queue WHERE state IN ('pending', 'continue') LIMIT 1"
-        ).fetchone()
-        if not pending:
+        if not any_waiting(self.conn):
             return []
         return [create_job(self.conn, "organize", "hourly", now, provider=self.provider)]
 

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
-from ..base.clock import iso
+from ..base.clock import iso, parse_time
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
 from ..base.spaces import SEVERAL, SHARED, Spaces
@@ -294,3 +294,51 @@ def forget_in_heads(conn: sqlite3.Connection, forgetting: Forgetting,
         (json.dumps(sorted(rewritten)),)).fetchall()
     conn.executemany("UPDATE hot_nodes SET est_tokens = ? WHERE id = ?",
                      [(estimate_tokens(text), node_id) for node_id, text in fragments])
+
+
+# -- what the scheduler and the job chain ask of the hot timeline --------------------------------
+def newest_node_id(conn: sqlite3.Connection, spaces: Spaces) -> int:
+    """The largest node id `spaces` sees (active or not), 0 for none."""
+    seen, args = spaces.sql("space")
+    return int(conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM hot_nodes WHERE {seen}",
+                            args).fetchone()[0])
+
+
+def newest_active_seq(conn: sqlite3.Connection, spaces: Spaces) -> int:
+    """The largest seq among the active nodes `spaces` sees, 0 for none."""
+    seen, args = spaces.sql("space")
+    return int(conn.execute(
+        f"SELECT COALESCE(MAX(seq), 0) FROM hot_nodes WHERE active = 1 AND {seen}",
+        args).fetchone()[0])
+
+
+def has_active_raw_up_to(conn: sqlite3.Connection, limit: int, spaces: Spaces) -> bool:
+    """Whether an active raw fragment `spaces` sees has seq <= `limit` (a raw node's seq is
+    its id, so this bounds the same nodes and uses the index of active nodes)."""
+    seen, args = spaces.sql("space")
+    return conn.execute(
+        f"SELECT 1 FROM hot_nodes WHERE active = 1 AND kind = 'raw' AND seq <= ? AND {seen}"
+        " LIMIT 1", (limit, *args)).fetchone() is not None
+
+
+def active_raw_count(conn: sqlite3.Connection, spaces: Spaces) -> int:
+    """How many raw fragments `spaces` sees are on the hot timeline now."""
+    seen, args = spaces.sql("space")
+    return int(conn.execute(
+        f"SELECT COUNT(*) FROM hot_nodes WHERE active = 1 AND kind = 'raw' AND {seen}",
+        args).fetchone()[0])
+
+
+def newest_raw_before(conn: sqlite3.Connection, cutoff: datetime, spaces: Spaces) -> int | None:
+    """The newest raw node `spaces` sees that entered the hot timeline before `cutoff` (its
+    id; raw ids grow with ingestion), or None. Walks back from the newest fragment, so it
+    reads only the fragments younger than `cutoff` and one more; times are compared parsed,
+    as their offsets may differ (a daylight-saving change)."""
+    seen, args = spaces.sql("space")
+    for node_id, created_at in conn.execute(
+        f"SELECT id, created_at FROM hot_nodes WHERE kind = 'raw' AND {seen} ORDER BY id DESC",
+        args,
+    ):
+        if parse_time(created_at) < cutoff:
+            return int(node_id)
+    return None

@@ -171,3 +171,16 @@ def queued_event(conn: sqlite3.Connection, event_id: int, spaces: Spaces) -> Que
         "SELECT q.state, e.chars, e.space FROM archive_queue q JOIN events e"
         f" ON e.id = q.event_id WHERE q.event_id = ? AND {seen}", (event_id, *args)).fetchone()
     return None if row is None else QueuedEvent(*row)
+
+
+def any_waiting(conn: sqlite3.Connection) -> bool:
+    """Whether any event waits for organize (pending or continue)."""
+    return conn.execute("SELECT 1 FROM archive_queue WHERE state IN ('pending', 'continue')"
+                        " LIMIT 1").fetchone() is not None
+
+
+def blocked_event_ids(conn: sqlite3.Connection) -> list[int]:
+    """The ids of the blocked events, oldest queued first."""
+    return [event_id for (event_id,) in conn.execute(
+        "SELECT event_id FROM archive_queue WHERE state = 'blocked'"
+        " ORDER BY enqueued_at, event_id")]
