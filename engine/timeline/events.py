@@ -336,6 +336,15 @@ def event_space(conn: sqlite3.Connection, event_id: int, spaces: Spaces) -> str 
     return None if row is None else str(row[0])
 
 
+def event_chars(conn: sqlite3.Connection, event_id: int, spaces: Spaces) -> int | None:
+    """The length in chars of an event `spaces` sees; None when there is none or it is not
+    seen."""
+    seen, args = spaces.sql("space")
+    row = conn.execute(f"SELECT chars FROM events WHERE id = ? AND {seen}",
+                       (event_id, *args)).fetchone()
+    return None if row is None else int(row[0])
+
+
 # The largest id SQLite can store: a larger number names no event (and SQLite could not even
 # be asked about it: "Python int too large to convert to SQLite INTEGER").
 MAX_EVENT_ID = 2**63 - 1
