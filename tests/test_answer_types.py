@@ -24,6 +24,7 @@ from helpers import add_evidence
 from legacy_fixture import build_legacy_db
 from memvault import ManualClock, Memory, NewEvent
 from memvault.base.clock import parse_time
+from memvault.base.spaces import EVERY_SPACE
 from memvault.jobs.requests import JobReceipt
 from memvault.legacy.upgrade import MigrationReport
 from memvault.objects.corrections import Correction, CorrectionReceipt, ProfileEdit
@@ -133,7 +134,7 @@ def test_event_pages_and_expanded_nodes_carry_the_declared_keys(
     page = mem.read_event(filled["first"])
     fits(page, EventPage)
     assert page["text"].startswith("Tom Becker")
-    nodes = active_nodes(mem.conn)
+    nodes = active_nodes(mem.conn, EVERY_SPACE)
     assert nodes
     for node in nodes:
         fits(node.to_dict(), NodeView, "node")

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from helpers import run_cli
 from memvault import Memory
 from memvault.base.errors import InputError
+from memvault.base.spaces import EVERY_SPACE
 from memvault.objects.ids import objects_named, resolve_object_ref
 from modes_support import put_object
 
@@ -71,12 +72,12 @@ def test_an_unknown_name_keeps_the_id_error(people: Memory, runner: CliRunner) -
 
 def test_the_resolver_prefers_ids_and_skips_merged_objects(people: Memory) -> None:
     conn = people.conn
-    assert resolve_object_ref(conn, "person:zhang-wei") == "person:zhang-wei"
+    assert resolve_object_ref(conn, "person:zhang-wei", EVERY_SPACE) == "person:zhang-wei"
     with pytest.raises(InputError, match="names 2 objects"):
-        resolve_object_ref(conn, "Zhang Wei")
+        resolve_object_ref(conn, "Zhang Wei", EVERY_SPACE)
     conn.execute("UPDATE objects SET redirect_to = 'person:zhang-wei' "
                  "WHERE id = 'person:zhang-wei-2'")
-    assert resolve_object_ref(conn, "zhang wei") == "person:zhang-wei"
+    assert resolve_object_ref(conn, "zhang wei", EVERY_SPACE) == "person:zhang-wei"
     # A one-char name is not in the name index: the full scan still finds it.
     put_object(people, "person:x", "X")
-    assert objects_named(conn, "x") == [("person:x", "X")]
+    assert objects_named(conn, "x", EVERY_SPACE) == [("person:x", "X")]

@@ -11,6 +11,7 @@ import pytest
 from helpers import count
 from memvault import ManualClock, Memory
 from memvault.base.errors import InputError, NotFound
+from memvault.base.spaces import EVERY_SPACE
 from memvault.objects.corrections import Correction, ProfileEdit, StaleCorrection
 from memvault.objects.records import get_object, read_object
 from memvault.objects.versions import changed_since, object_history, record_at
@@ -98,7 +99,7 @@ def test_a_merge_redirects_the_loser_and_gives_its_names_to_the_survivor(
                                                                           "person:tom"]
     assert get_object(people.conn, "person:tb").redirect_to == "person:tom"
     assert get_object(people.conn, "person:tom").aliases == ["Tom", "T. Becker", "TB"]
-    assert read_object(people.conn, "person:tb")["redirected_from"] == "person:tb"
+    assert read_object(people.conn, "person:tb", 0, EVERY_SPACE)["redirected_from"] == "person:tb"
     assert people.conn.execute("SELECT 1 FROM relations WHERE src_id = 'person:tom' AND"
                                " label = 'supersedes' AND dst_id = 'person:tb'").fetchone()
     assert {v["origin"] for v in changed_since(people.conn, "person:tb", 1)} == {"person"}

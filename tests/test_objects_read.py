@@ -11,6 +11,7 @@ from memvault import ManualClock, Memory
 from memvault.base.clock import iso
 from memvault.base.config import load_config
 from memvault.base.errors import InputError, NotFound
+from memvault.base.spaces import EVERY_SPACE
 from memvault.objects.ids import check_object_id, make_slug
 from memvault.objects.records import (
     READ_PAGE,
@@ -68,7 +69,7 @@ def test_object_links_page_with_next_offset_to_the_end_and_back(
     assert [len(p["links"]) for p in pages] == [50, 50, 5]
     assert [p["next_offset"] for p in pages] == [50, 100, None]
     links = [link for p in pages for link in p["links"]]
-    assert links == object_links(mem.conn, "person:qhy")
+    assert links == object_links(mem.conn, "person:qhy", EVERY_SPACE)
     keys = [tuple(sorted((k, str(v)) for k, v in link.items())) for link in links]
     assert len(set(keys)) == 105  # no duplicates, and with the total: no gaps
     relations = [link for link in links if link["kind"] == "relation"]
@@ -172,7 +173,7 @@ def test_a_merged_object_redirects_to_its_survivor(mem: Memory, clock: ManualClo
     assert page["redirected_from"] == "person:haoyu"
     assert get_object(mem.conn, "person:haoyu").redirect_to == "person:qhy"  # row kept
     assert [o["id"] for o in mem.list_objects("person")] == ["person:qhy"]
-    assert len(list_objects(mem.conn, "person", include_merged=True)) == 2
+    assert len(list_objects(mem.conn, "person", include_merged=True, spaces=EVERY_SPACE)) == 2
 
 
 def test_object_rows_reads_the_rows_that_exist_and_live_only_leaves_out_the_merged(
@@ -195,7 +196,8 @@ def test_the_browse_evidence_tool_pages_an_objects_slices_oldest_first(
     from memvault.base.spaces import EVERY_SPACE
     from memvault.jobs.modes.browse import evidence_text
 
-    links = [link for link in object_links(mem.conn, "person:qhy") if link["kind"] == "evidence"]
+    links = [link for link in object_links(mem.conn, "person:qhy", EVERY_SPACE)
+             if link["kind"] == "evidence"]
     seen, offset = [], 0
     while offset is not None:
         page = evidence_text(mem.conn, "person:qhy", offset, EVERY_SPACE)

@@ -9,6 +9,7 @@ from pathlib import Path
 from helpers import count
 from memvault import ManualClock, Memory
 from memvault.base.clock import parse_time
+from memvault.base.spaces import EVERY_SPACE
 from memvault.jobs.scheduler import HOURLY_KEY, NIGHTLY_KEY, Scheduler
 from memvault.store.connection import get_state
 from memvault.timeline.hot import timeline_totals
@@ -137,12 +138,12 @@ def test_threshold_compaction_stops_under_sixty_percent(home: Path, clock: Manua
     mem.append_event("b" * 1_999)
     for i in range(4):
         mem.append_event(f"{i}" * 399)  # 100 tokens each: 1,400 in all
-    assert timeline_totals(mem.conn)["est_tokens"] == 1_400
+    assert timeline_totals(mem.conn, EVERY_SPACE)["est_tokens"] == 1_400
     first = worker.tick()
     assert first.action == "committed"
     job = mem.conn.execute("SELECT * FROM jobs WHERE id = ?", (first.job_id,)).fetchone()
     assert (job["mode"], job["origin"]) == ("compact", "threshold")
-    assert timeline_totals(mem.conn)["est_tokens"] < 600
+    assert timeline_totals(mem.conn, EVERY_SPACE)["est_tokens"] < 600
     assert worker.tick().action == "idle"  # under 60 %: the job ends, though nodes remain
     assert job_state(mem.conn, first.job_id) == "done"
     assert len(provider.history) == 1
@@ -170,7 +171,7 @@ def test_threshold_job_leaves_late_nodes_alone_and_ends_with_its_range(
         results.append(worker.tick())
     assert [r.action for r in results] == ["committed"] * 3 + ["idle"]
     # The range (nodes 1-4) is done: the job ended although the timeline is still over 60 %.
-    assert timeline_totals(mem.conn)["est_tokens"] > 600
+    assert timeline_totals(mem.conn, EVERY_SPACE)["est_tokens"] > 600
     late_nodes = mem.conn.execute(
         "SELECT active, kind, parent_id FROM hot_nodes WHERE event_id IN (?, ?)", late
     ).fetchall()

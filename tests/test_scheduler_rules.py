@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 from memvault import ManualClock, Memory
 from memvault.base.clock import parse_time
+from memvault.base.spaces import EVERY_SPACE
 from memvault.jobs.chain import waits_for
 from memvault.jobs.modes.compact import CompactMode
 from memvault.jobs.records import create_job, get_job
@@ -64,10 +65,10 @@ def test_the_threshold_fires_only_strictly_above_it(home: Path, clock: ManualClo
     sch = Scheduler(mem.conn, mem.config, mem.tz)
     for _ in range(THRESHOLD // len(CHUNK)):
         mem.append_event(CHUNK, source="user")
-    assert timeline_totals(mem.conn)["est_tokens"] == THRESHOLD
+    assert timeline_totals(mem.conn, EVERY_SPACE)["est_tokens"] == THRESHOLD
     assert jobs_of(sch, mem, "compact") == []  # exactly at the threshold: not over it
     mem.append_event("记", source="user")
-    assert timeline_totals(mem.conn)["est_tokens"] == THRESHOLD + 1
+    assert timeline_totals(mem.conn, EVERY_SPACE)["est_tokens"] == THRESHOLD + 1
     (job,) = jobs_of(sch, mem, "compact")
     assert job.origin == "threshold"
     mem.close()
@@ -83,7 +84,7 @@ def test_a_threshold_job_goes_on_at_exactly_sixty_percent(
         mem.append_event(CHUNK, source="user")
     if tokens % len(CHUNK):
         mem.append_event("记" * (tokens % len(CHUNK)), source="user")
-    assert timeline_totals(mem.conn)["est_tokens"] == tokens
+    assert timeline_totals(mem.conn, EVERY_SPACE)["est_tokens"] == tokens
     with write(mem.conn):
         job = create_job(mem.conn, "compact", "threshold", clock.now(),
                          params={"max_seq": 10**9})
@@ -200,7 +201,7 @@ def test_a_threshold_compaction_with_a_single_node_does_nothing(
     mem = open_memory(home, clock, f"[compact]\nthreshold_tokens = {THRESHOLD}\n")
     mem.append_event("记" * 1_500, source="user")  # one fragment, over the threshold alone
     assert mem.conn.execute("SELECT COUNT(*) FROM hot_nodes WHERE active = 1").fetchone()[0] == 1
-    assert timeline_totals(mem.conn)["est_tokens"] > THRESHOLD
+    assert timeline_totals(mem.conn, EVERY_SPACE)["est_tokens"] > THRESHOLD
     with write(mem.conn):
         job = create_job(mem.conn, "compact", "threshold", clock.now(),
                          params={"max_seq": 10**9})

@@ -15,6 +15,7 @@ from pathlib import Path
 from helpers import count
 from memvault import ManualClock, Memory
 from memvault.base.config import load_config
+from memvault.base.spaces import EVERY_SPACE
 from memvault.jobs.modes.compact import CompactMode
 from memvault.jobs.records import create_job
 from memvault.store.connection import write
@@ -27,9 +28,9 @@ THRESHOLD = 1_000
 def fill_timeline(mem: Memory, tokens: int) -> int:
     """Append CJK events (one estimated token a char) until the hot timeline holds `tokens`."""
     chunk = "记" * 50
-    while timeline_totals(mem.conn)["est_tokens"] + 50 <= tokens:
+    while timeline_totals(mem.conn, EVERY_SPACE)["est_tokens"] + 50 <= tokens:
         mem.append_event(chunk, source="user")
-    return timeline_totals(mem.conn)["est_tokens"]
+    return timeline_totals(mem.conn, EVERY_SPACE)["est_tokens"]
 
 
 def threshold_claim(mem: Memory) -> dict | None:

@@ -10,6 +10,7 @@ import pytest
 from helpers import T0, write_config
 from memvault import ManualClock, Memory, NewEvent
 from memvault.base.errors import InputError, NotFound
+from memvault.base.spaces import EVERY_SPACE
 from memvault.base.tokens import estimate_tokens
 from memvault.store.connection import write
 from memvault.timeline.hot import active_nodes, expand, timeline_totals, timeline_view
@@ -69,7 +70,7 @@ def test_a_view_keeps_the_newest_nodes_and_says_what_it_cut(mem: Memory) -> None
     shown = [n["event_id"] for n in view["nodes"]]
     assert shown == ids[-6:]
     cut = view["cut"]
-    nodes = active_nodes(mem.conn)
+    nodes = active_nodes(mem.conn, EVERY_SPACE)
     assert cut["count"] == 14
     assert (cut["first_node"], cut["last_node"]) == (nodes[0].id, nodes[13].id)
     assert cut["from"] == "2026-10-05T08:00:00+08:00"
@@ -111,12 +112,12 @@ def test_a_view_too_small_for_the_newest_node_shows_nothing_and_says_so(mem: Mem
 def test_an_empty_timeline(mem: Memory) -> None:
     view = mem.timeline_view()
     assert view["nodes"] == [] and view["total_nodes"] == 0 and view["cut"] is None
-    assert timeline_totals(mem.conn) == {"nodes": 0, "est_tokens": 0}
+    assert timeline_totals(mem.conn, EVERY_SPACE) == {"nodes": 0, "est_tokens": 0}
 
 
 def test_max_bytes_must_be_positive(mem: Memory) -> None:
     with pytest.raises(InputError, match="max_bytes"):
-        timeline_view(mem.conn, 0)
+        timeline_view(mem.conn, 0, EVERY_SPACE)
 
 
 def test_the_default_view_size_comes_from_config(home: Path) -> None:
@@ -130,7 +131,7 @@ def test_the_default_view_size_comes_from_config(home: Path) -> None:
 
 def test_a_head_replaces_its_children_and_expands_back_to_them(mem: Memory) -> None:
     seed(mem, 6)
-    nodes = active_nodes(mem.conn)
+    nodes = active_nodes(mem.conn, EVERY_SPACE)
     head = make_head(mem.conn, [n.id for n in nodes[1:4]], "第1–3条的摘要")
     view = mem.timeline_view()
     kinds = [(n["kind"], n["id"]) for n in view["nodes"]]
@@ -144,31 +145,31 @@ def test_a_head_replaces_its_children_and_expands_back_to_them(mem: Memory) -> N
     assert [c["id"] for c in children] == [n.id for n in nodes[1:4]]
     assert [c["text"] for c in children] == [n.text for n in nodes[1:4]]
     assert all(c["parent_id"] == head and not c["active"] for c in children)
-    assert timeline_totals(mem.conn)["nodes"] == 4
+    assert timeline_totals(mem.conn, EVERY_SPACE)["nodes"] == 4
 
 
 def test_heads_expand_level_by_level_down_to_raw_text(mem: Memory) -> None:
     mem.append_event("x" * 5_000)  # nodes 1-3
     seed(mem, 2)  # nodes 4-5
-    nodes = active_nodes(mem.conn)
+    nodes = active_nodes(mem.conn, EVERY_SPACE)
     low = make_head(mem.conn, [nodes[0].id, nodes[1].id], "low summary")
     high = make_head(mem.conn, [low, nodes[2].id, nodes[3].id], "high summary")
     view = mem.timeline_view()
     assert [(n["kind"], n["level"]) for n in view["nodes"]] == [("head", 2), ("raw", 0)]
-    first = expand(mem.conn, high)
+    first = expand(mem.conn, high, EVERY_SPACE)
     assert [(n.kind, n.level) for n in first] == [("head", 1), ("raw", 0), ("raw", 0)]
-    second = expand(mem.conn, first[0].id)
+    second = expand(mem.conn, first[0].id, EVERY_SPACE)
     assert [n.fragment for n in second] == ["1/3", "2/3"]
     text = "".join(n.text for n in second) + first[1].text
     assert text == "x" * 5_000
-    assert expand(mem.conn, nodes[4].id) == []  # a raw fragment has no children
+    assert expand(mem.conn, nodes[4].id, EVERY_SPACE) == []  # a raw fragment has no children
     with pytest.raises(NotFound, match="no hot node 999"):
-        expand(mem.conn, 999)
+        expand(mem.conn, 999, EVERY_SPACE)
 
 
 def test_new_events_after_a_head_append_after_it(mem: Memory) -> None:
     seed(mem, 3)
-    nodes = active_nodes(mem.conn)
+    nodes = active_nodes(mem.conn, EVERY_SPACE)
     head = make_head(mem.conn, [n.id for n in nodes], "all three")
     new = mem.append_event("after the head")
     view = mem.timeline_view()

@@ -30,6 +30,7 @@ from typing import Any
 import jinja2
 
 from ..base.display import for_markdown
+from ..base.spaces import EVERY_SPACE
 from ..objects.corefiles import CORE_FILES, read_core_file
 from ..objects.ids import OBJECT_TYPES, ObjectStatus
 from ..objects.records import ObjectRecord, object_links, resolve_redirect
@@ -386,7 +387,7 @@ class Renderer:
 
     def _read_links(self, object_id: str) -> list[Relation | Source]:
         """The links of one object not preloaded, as the templates show them."""
-        links = object_links(self.conn, object_id)
+        links = object_links(self.conn, object_id, EVERY_SPACE)
         quotes = read_cited_events(self.conn, [object_id])
         return [shown_link(link, quotes) for link in links]
 

@@ -14,7 +14,6 @@ file only, never through a symbolic link (opening a FIFO would block the import 
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
 import sqlite3
@@ -25,11 +24,12 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from ..base.errors import InputError
+from ..base.spaces import EVERY_SPACE
 from ..base.tokens import estimate_tokens
 from ..store.connection import write
 from ..timeline import events
 from ..timeline.chat_exports import Conversation, ExportError, read_conversations
-from ..timeline.keys import append_rows, check_key
+from ..timeline.keys import append_rows, check_key, keys_stored
 from ..timeline.queue import enqueue_departed
 from .memory import Memory
 
@@ -126,13 +126,7 @@ def estimate_import(memory: Memory, fmt: str, stream: IO[bytes]) -> Estimate:
 
 
 def _stored(memory: Memory, keys: list[str]) -> set[str]:
-    if not keys:
-        return set()
-    # json_each, not one placeholder per key: a conversation may hold more messages than
-    # SQLite allows variables.
-    return {row[0] for row in memory.conn.execute(
-        "SELECT key FROM events WHERE key IN (SELECT value FROM json_each(?))",
-        (json.dumps(keys, ensure_ascii=False),))}
+    return keys_stored(memory.conn, keys, EVERY_SPACE)
 
 
 def import_export(

@@ -752,7 +752,7 @@ class Memory:
                 return SpaceMove(kind="event", id=str(event_id), space=space, was=was,
                                  moved=[str(event_id)] if was != space else [])
             object_id = objects.resolve_redirect(
-                self.conn, resolve_object_ref(self.conn, str(ref)))
+                self.conn, resolve_object_ref(self.conn, str(ref), self.spaces))
             was = objects.get_object(self.conn, object_id).space
             moved = objects.move_object(self.conn, object_id, space, self.clock.now())
             if moved:
@@ -769,17 +769,9 @@ class Memory:
     def approve_project(self, project_id: str) -> ProjectApproval:
         """memory_project_approve: activate a candidate project (nothing else does). A project
         of a space this Memory does not see is not found, as one that does not exist."""
-        from ..base.errors import NotFound
-        from ..objects.ids import resolve_object_ref
         from ..objects.projects import approve_project
 
-        if self.spaces.bound is not None:
-            target = objects.resolve_redirect(
-                self.conn, resolve_object_ref(self.conn, project_id, self.spaces))
-            row = self.conn.execute("SELECT space FROM objects WHERE id = ?", (target,)).fetchone()
-            if row is None or not self.spaces.sees(row[0]):
-                raise NotFound(f"no object {project_id}")
-        return approve_project(self.conn, project_id, self.clock.now())
+        return approve_project(self.conn, project_id, self.clock.now(), self.spaces)
 
 
 def _record_of(data: dict[str, Any] | Any) -> str:

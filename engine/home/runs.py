@@ -17,16 +17,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base.clock import ManualClock, parse_time
 from ..base.errors import MemvaultError
+from ..base.spaces import EVERY_SPACE
 from ..jobs.chain import hot_raw_nodes
 from ..jobs.leases import lease_info, parse_holder
 from ..jobs.progress import batch_report, batch_row, describe_claim, failure_line
 from ..jobs.records import BatchState, JobState, get_job, job_summary, mark_stopped
 from ..jobs.worker import BUSY_KEY, TickResult, Worker
+from ..objects.counts import object_counts
 from ..store.connection import get_state, write
+from ..timeline.counts import event_counts
 from ..timeline.hot import timeline_totals
 from ..timeline.queue import EventState
 from ..vault.projector import ProjectionBusy, render_vault
-from .status import event_counts, object_counts
 
 if TYPE_CHECKING:
     from ..jobs.records import Batch, Job
@@ -103,7 +105,7 @@ class TimelineSize:
 
     @classmethod
     def now(cls, mem: Memory) -> TimelineSize:
-        totals = timeline_totals(mem.conn)
+        totals = timeline_totals(mem.conn, EVERY_SPACE)
         return cls(totals["nodes"], totals["est_tokens"])
 
 
@@ -127,8 +129,9 @@ class MemoryCounts:
 
     @classmethod
     def now(cls, mem: Memory) -> MemoryCounts:
-        return cls(event_counts(mem.conn),
-                   {t: sum(by.values()) for t, by in object_counts(mem.conn).items()})
+        return cls(event_counts(mem.conn, EVERY_SPACE),
+                   {t: sum(by.values())
+                    for t, by in object_counts(mem.conn, EVERY_SPACE).items()})
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,14 @@ from ..base.spaces import EVERY_SPACE, Spaces
 from ..jobs.ledger import UsageSummary, usage_summary
 from ..jobs.progress import BatchReport, batch_report
 from ..objects.corefiles import CORE_FILES
+from ..objects.counts import evidence_count, live_objects_per_space, object_counts, relation_count
 from ..recall.masking import mask_slice
 from ..secrets.detector import find_secret, redact_secrets
 from ..store.connection import graph_revision
 from ..store.disk import disk_usage
+from ..timeline.counts import event_counts, timeline_per_space
 from ..timeline.hot import timeline_totals
-from ..timeline.queue import EVENT_STATES, EventState
+from ..timeline.queue import EventState
 from ..vault.bookkeeping import vault_status
 
 # Plain strings: the tuple's repr is the SQL list below.
@@ -40,74 +42,15 @@ SECRET_IDS_SHOWN = 10
 OWNER_ONLY = ("jobs", "batches", "graph_revision", "vault", "usage", "capture")
 
 
-def event_counts(conn: sqlite3.Connection, spaces: Spaces = EVERY_SPACE) -> dict[str, int]:
-    """Events (of the spaces `spaces` sees) in all, still hot, and per archive-queue state."""
-    seen, args = spaces.sql("space")
-    total_events = conn.execute(f"SELECT COUNT(*) FROM events WHERE {seen}", args).fetchone()[0]
-    states = dict.fromkeys(EVENT_STATES, 0)
-    queued = ("SELECT state, COUNT(*) FROM archive_queue GROUP BY state" if spaces.bound is None
-              else "SELECT q.state, COUNT(*) FROM archive_queue q JOIN events e"
-                   f" ON e.id = q.event_id WHERE {spaces.sql('e.space')[0]} GROUP BY q.state")
-    for state, count in conn.execute(queued, args):
-        states[state] = count
-    return {"total": total_events, "hot": total_events - sum(states.values()), **states}
-
-
-def object_counts(conn: sqlite3.Connection,
-                  spaces: Spaces = EVERY_SPACE) -> dict[str, dict[str, int]]:
-    """Objects (of the spaces `spaces` sees) per type and status (a merged object counts as
-    'merged')."""
-    objects: dict[str, dict[str, int]] = {}
-    seen, args = spaces.sql("space")
-    for type_, status, count in conn.execute(
-        "SELECT type, CASE WHEN redirect_to IS NULL THEN status ELSE 'merged' END, COUNT(*)"
-        f" FROM objects WHERE {seen} GROUP BY 1, 2", args,
-    ):
-        objects.setdefault(type_, {})[status] = count
-    return objects
-
-
-def space_counts(conn: sqlite3.Connection,
-                 spaces: Spaces = EVERY_SPACE) -> dict[str, dict[str, int]]:
+def space_counts(conn: sqlite3.Connection, spaces: Spaces) -> dict[str, dict[str, int]]:
     """Per space `spaces` sees: its events, its live objects and its active hot nodes."""
-    seen, args = spaces.sql("space")
     counts: dict[str, dict[str, int]] = {}
-    for what, sql in (
-        ("events", f"SELECT space, COUNT(*) FROM events WHERE {seen} GROUP BY space"),
-        ("objects", "SELECT space, COUNT(*) FROM objects WHERE redirect_to IS NULL"
-                    f" AND {seen} GROUP BY space"),
-        ("hot_nodes", f"SELECT space, COUNT(*) FROM hot_nodes WHERE active = 1 AND {seen}"
-                      " GROUP BY space"),
-    ):
-        for space, count in conn.execute(sql, args):
-            counts.setdefault(space, {"events": 0, "objects": 0, "hot_nodes": 0})[what] = count
+    for space, timeline in timeline_per_space(conn, spaces).items():
+        counts[space] = {"events": timeline["events"], "objects": 0,
+                         "hot_nodes": timeline["hot_nodes"]}
+    for space, count in live_objects_per_space(conn, spaces).items():
+        counts.setdefault(space, {"events": 0, "objects": 0, "hot_nodes": 0})["objects"] = count
     return dict(sorted(counts.items()))
-
-
-def relation_count(conn: sqlite3.Connection, spaces: Spaces = EVERY_SPACE) -> int:
-    """Relations (archived ones too) whose two ends `spaces` both sees."""
-    if spaces.bound is None:
-        return int(conn.execute("SELECT COUNT(*) FROM relations").fetchone()[0])
-    src, args = spaces.sql("s.space")
-    dst, _ = spaces.sql("d.space")
-    return int(conn.execute(
-        "SELECT COUNT(*) FROM relations r JOIN objects s ON s.id = r.src_id"
-        f" JOIN objects d ON d.id = r.dst_id WHERE {src} AND {dst}", (*args, *args),
-    ).fetchone()[0])
-
-
-def evidence_count(conn: sqlite3.Connection, spaces: Spaces = EVERY_SPACE) -> int:
-    """Evidence links whose object and cited event `spaces` both sees (an event moved into
-    another space takes its links out of the count, as out of memory_evidence)."""
-    if spaces.bound is None:
-        return int(conn.execute("SELECT COUNT(*) FROM evidence").fetchone()[0])
-    of_object, args = spaces.sql("o.space")
-    of_event, _ = spaces.sql("e.space")
-    return int(conn.execute(
-        "SELECT COUNT(*) FROM evidence v JOIN objects o ON o.id = v.object_id"
-        f" JOIN events e ON e.id = v.event_id WHERE {of_object} AND {of_event}",
-        (*args, *args),
-    ).fetchone()[0])
 
 
 class BoundTo(TypedDict):

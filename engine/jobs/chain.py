@@ -22,7 +22,13 @@ import sqlite3
 from datetime import datetime
 from typing import Any, Final
 
-from ..base.clock import parse_time
+from ..base.spaces import EVERY_SPACE
+from ..timeline.hot import (
+    active_raw_count,
+    has_active_raw_up_to,
+    newest_node_id,
+    newest_raw_before,
+)
 from .records import Job, JobParams, create_job
 
 AFTER_JOB: Final = "after_job"  # params key: the id of the job that must finish first
@@ -36,16 +42,10 @@ def raw_compaction(
     hot timeline with node id ≤ `up_to` (default: every one); None, and no job, when there is
     none. Heads are left alone (params raw_only): they have no event left to queue. The job
     runs on `provider` (a spec record), as the jobs chained after it do."""
-    newest = conn.execute(
-        "SELECT COALESCE(MAX(id), 0) AS newest FROM hot_nodes").fetchone()["newest"]
+    newest = newest_node_id(conn, EVERY_SPACE)
     limit = newest if up_to is None else min(up_to, newest)
-    # A raw node's seq is its id, so `seq <= limit` bounds the same nodes and uses the index of
-    # active nodes; heads made later have larger ids and are outside max_node_id.
-    hot_raw = conn.execute(
-        "SELECT 1 FROM hot_nodes WHERE active = 1 AND kind = 'raw' AND seq <= ? LIMIT 1",
-        (limit,),
-    ).fetchone()
-    if hot_raw is None:
+    # Heads made later have larger ids and are outside max_node_id.
+    if not has_active_raw_up_to(conn, limit, EVERY_SPACE):
         return None
     params = JobParams(min_seq=0, max_seq=limit, max_node_id=limit, raw_only=True)
     return create_job(conn, "compact", origin, now, scope or f"raw nodes 0:{limit}", params,
@@ -54,8 +54,7 @@ def raw_compaction(
 
 def hot_raw_nodes(conn: sqlite3.Connection) -> int:
     """How many raw fragments are on the hot timeline now."""
-    return int(conn.execute(
-        "SELECT COUNT(*) AS n FROM hot_nodes WHERE active = 1 AND kind = 'raw'").fetchone()["n"])
+    return active_raw_count(conn, EVERY_SPACE)
 
 
 def then(conn: sqlite3.Connection, first: Job, mode: str, origin: str, now: datetime,
@@ -80,12 +79,5 @@ def waits_for(conn: sqlite3.Connection, job: Job) -> int | None:
 
 def last_raw_before(conn: sqlite3.Connection, cutoff: datetime) -> int | None:
     """The newest raw node that entered the hot timeline before `cutoff` (its id; raw ids grow
-    with ingestion), or None. Walks back from the newest fragment, so it reads only the
-    fragments younger than `cutoff` and one more; times are compared parsed, as their
-    offsets may differ (a daylight-saving change)."""
-    for row in conn.execute(
-        "SELECT id, created_at FROM hot_nodes WHERE kind = 'raw' ORDER BY id DESC"
-    ):
-        if parse_time(row["created_at"]) < cutoff:
-            return int(row["id"])
-    return None
+    with ingestion), or None (timeline.hot.newest_raw_before, over every space)."""
+    return newest_raw_before(conn, cutoff, EVERY_SPACE)

@@ -17,6 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol, Self, TypeVar
 
+from ..base.spaces import EVERY_SPACE
+from ..timeline.events import event_chars
+
 JsonObject = dict[str, object]  # a JSON object as json.loads gives it: values to be checked
 
 _T = TypeVar("_T", int, str)
@@ -86,8 +89,8 @@ class OrganizeClaim:
                    _int(data, "page_chars"))
 
     def covers(self, conn: sqlite3.Connection) -> str:
-        row = conn.execute("SELECT chars FROM events WHERE id = ?", (self.event_id,)).fetchone()
-        of = f" of {row['chars']:,}" if row else ""
+        chars = event_chars(conn, self.event_id, EVERY_SPACE)
+        of = f" of {chars:,}" if chars is not None else ""
         return f"event {self.event_id} chars {self.page_start:,}–{self.page_end:,}{of}"
 
 

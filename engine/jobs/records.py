@@ -25,6 +25,7 @@ from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
 from ..store.connection import GRAPH_REVISION_SQL
 from ..store.forget_rows import forget_in_rows
+from ..timeline.queue import blocked_event_ids
 from .claims import JsonObject, StoredClaim
 from .leases import LEASE, LEASE_VALID_SQL
 
@@ -308,9 +309,7 @@ def blocked_events(conn: sqlite3.Connection, job: Job) -> list[int]:
     """
     if job.mode != "organize":
         return []
-    return [r["event_id"] for r in conn.execute(
-        "SELECT event_id FROM archive_queue WHERE state = 'blocked'"
-        " ORDER BY enqueued_at, event_id")]
+    return blocked_event_ids(conn)
 
 
 def _partial_note(terminal: int, blocked: list[int]) -> str | None:

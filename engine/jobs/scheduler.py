@@ -24,10 +24,12 @@ from datetime import datetime, time, timedelta, tzinfo
 
 from ..base.clock import iso, parse_time
 from ..base.config import Config
+from ..base.spaces import EVERY_SPACE
 from ..models.spec import ProviderSpec
 from ..store.connection import get_state, set_state, write
 from ..timeline.append import LAST_ACTIVITY_KEY
-from ..timeline.hot import timeline_totals
+from ..timeline.hot import newest_active_seq, timeline_totals
+from ..timeline.queue import any_waiting
 from .chain import last_raw_before, raw_compaction, then
 from .records import Job, create_job, open_jobs
 
@@ -113,7 +115,7 @@ class Scheduler:
         if open_jobs(self.conn, "compact", "threshold"):
             return False
         threshold = self.config.settings.compact.threshold_tokens
-        return timeline_totals(self.conn)["est_tokens"] > threshold
+        return timeline_totals(self.conn, EVERY_SPACE)["est_tokens"] > threshold
 
     def _nightly_window(self, now: datetime) -> bool:
         """Past today's deep.nightly_at (local) and today's nightly job not made yet."""
@@ -126,9 +128,7 @@ class Scheduler:
     def _threshold(self, now: datetime) -> list[Job]:
         if not self._threshold_due():
             return []
-        max_seq = self.conn.execute(
-            "SELECT COALESCE(MAX(seq), 0) AS max_seq FROM hot_nodes WHERE active = 1"
-        ).fetchone()["max_seq"]
+        max_seq = newest_active_seq(self.conn, EVERY_SPACE)
         return [create_job(self.conn, "compact", "threshold", now, params={"max_seq": max_seq},
                            provider=self.provider)]
 
@@ -138,10 +138,7 @@ class Scheduler:
         set_state(self.conn, HOURLY_KEY, iso(now))
         if paused or open_jobs(self.conn, "organize", "hourly"):
             return []
-        pending = self.conn.execute(
-            "SELECT 1 FROM archive_queue WHERE state IN ('pending', 'continue') LIMIT 1"
-        ).fetchone()
-        if not pending:
+        if not any_waiting(self.conn):
             return []
         return [create_job(self.conn, "organize", "hourly", now, provider=self.provider)]
 

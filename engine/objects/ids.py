@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..base.errors import InputError
-from ..base.spaces import EVERY_SPACE, Spaces
+from ..base.spaces import Spaces
 
 
 class ObjectStatus(StrEnum):
@@ -86,7 +86,7 @@ def _index_terms(ref: str) -> set[str]:
 
 
 def objects_named(conn: sqlite3.Connection, ref: str,
-                  spaces: Spaces = EVERY_SPACE) -> list[tuple[str, str]]:
+                  spaces: Spaces) -> list[tuple[str, str]]:
     """(id, name) of every live (not merged) object `spaces` sees whose name or an alias is
     `ref`, case-folded and NFKC-normalised. Indexed lookup first; a full scan only on a miss."""
     want = _name_key(ref)
@@ -111,7 +111,7 @@ def _matching(rows: list[sqlite3.Row], want: str) -> list[tuple[str, str]]:
 
 
 def resolve_object_ref(conn: sqlite3.Connection, ref: Any,
-                       spaces: Spaces = EVERY_SPACE) -> str:
+                       spaces: Spaces) -> str:
     """An object id as given, or the id of the one live object `spaces` sees named `ref` (its
     name or an alias, case-folded; Chinese too). No match keeps the id error; several list
     the ids."""

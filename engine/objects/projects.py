@@ -9,7 +9,8 @@ import sqlite3
 from datetime import datetime
 from typing import NotRequired, TypedDict
 
-from ..base.errors import InputError
+from ..base.errors import InputError, NotFound
+from ..base.spaces import Spaces
 from ..store.connection import bump_revision, write
 from .ids import ObjectStatus, resolve_object_ref
 from .records import get_object, resolve_redirect, save_object
@@ -24,12 +25,17 @@ class ProjectApproval(TypedDict):
     revision: NotRequired[int]  # the graph revision the activation made (when changed)
 
 
-def approve_project(conn: sqlite3.Connection, project_id: str, now: datetime) -> ProjectApproval:
-    """Activate a candidate project (one transaction, bumps the graph revision)."""
+def approve_project(conn: sqlite3.Connection, project_id: str, now: datetime,
+                    spaces: Spaces) -> ProjectApproval:
+    """Activate a candidate project (one transaction, bumps the graph revision). A project of
+    a space `spaces` does not see is not found, as one that does not exist."""
     with write(conn):
-        project_id = resolve_object_ref(conn, project_id)
-        target = resolve_redirect(conn, project_id)
+        resolved = resolve_object_ref(conn, project_id, spaces)
+        target = resolve_redirect(conn, resolved)
         obj = get_object(conn, target)
+        if not spaces.sees(obj.space):
+            raise NotFound(f"no object {project_id}")
+        project_id = resolved
         if obj.type != "project":
             raise InputError(f"{project_id} is a {obj.type}, not a project")
         if obj.status == ObjectStatus.ACTIVE:

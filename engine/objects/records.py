@@ -18,7 +18,7 @@ from typing import Any, NotRequired, TypedDict, cast
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
-from ..base.spaces import EVERY_SPACE, SHARED, Spaces, check_space
+from ..base.spaces import SHARED, Spaces, check_space
 from ..store.forget_rows import forget_in_rows
 from .ids import OBJECT_TYPES, RELATION_LABELS, ObjectStatus, check_object_id
 from .states import check_state, marked_summary, shown_state, state_of
@@ -127,7 +127,7 @@ def resolve_redirect(conn: sqlite3.Connection, object_id: str) -> str:
 
 def list_objects(
     conn: sqlite3.Connection, type_: str | None = None, include_merged: bool = False,
-    spaces: Spaces = EVERY_SPACE,
+    *, spaces: Spaces,
 ) -> list[ObjectRecord]:
     """Objects (of `type_`; merged ones only with `include_merged`) that `spaces` sees, by
     type and name."""
@@ -389,8 +389,8 @@ class ObjectPage(TypedDict):
     merged: NotRequired[list[str]]  # memory_read adds the ids merged into the object
 
 
-def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0,
-                spaces: Spaces = EVERY_SPACE, today: date | None = None) -> ObjectPage:
+def read_object(conn: sqlite3.Connection, object_id: str, offset: int,
+                spaces: Spaces, today: date | None = None) -> ObjectPage:
     """Profile, relations and evidence of an object, links paged READ_PAGE at a time.
 
     A merged id is followed to its survivor; `redirected_from` says so. An object `spaces`
@@ -421,7 +421,7 @@ def read_object(conn: sqlite3.Connection, object_id: str, offset: int = 0,
 
 
 def object_links(conn: sqlite3.Connection, object_id: str,
-                 spaces: Spaces = EVERY_SPACE) -> list[dict[str, Any]]:
+                 spaces: Spaces) -> list[dict[str, Any]]:
     """Relations (outgoing, then incoming), then evidence, in a stable order; only those
     whose other object and whose event `spaces` sees."""
     links: list[dict[str, Any]] = []
@@ -443,7 +443,7 @@ def object_links(conn: sqlite3.Connection, object_id: str,
 
 
 def cited_slices(conn: sqlite3.Connection, object_id: str, limit: int = -1, offset: int = 0,
-                 with_text: bool = False, spaces: Spaces = EVERY_SPACE) -> list[sqlite3.Row]:
+                 with_text: bool = False, *, spaces: Spaces) -> list[sqlite3.Row]:
     """The object's evidence as (event_id, start_char, end_char, occurred_at[, text: the cited
     slice]) rows, oldest event first, in events `spaces` sees; `limit` rows from `offset`
     (-1: all)."""
@@ -470,7 +470,7 @@ class ObjectDirectory(TypedDict):
 
 def object_directory(
     conn: sqlite3.Connection, max_entries: int, max_bytes: int, today: date | None = None,
-    spaces: Spaces = EVERY_SPACE,
+    *, spaces: Spaces,
 ) -> ObjectDirectory:
     """A bounded directory of live objects (id, type, name, summary) that `spaces` sees, most
     recently updated first.

@@ -26,7 +26,7 @@ import orjson
 from ..base.clock import iso, parse_time, to_micros
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
-from ..base.spaces import EVERY_SPACE, SHARED, Spaces
+from ..base.spaces import SHARED, Spaces
 from ..base.tokens import estimate_tokens
 from ..store.forget_rows import forget_in_rows
 from .fragments import EVENT_MAX_CHARS, FRAGMENT_CHARS, find_lone_surrogate, split_fragments
@@ -317,7 +317,7 @@ def insert_events(
 
 
 def get_event(conn: sqlite3.Connection, event_id: int,
-              spaces: Spaces = EVERY_SPACE) -> StoredEvent:
+              spaces: Spaces) -> StoredEvent:
     """The event, NotFound when there is none or `spaces` does not see it (alike, so a bound
     client learns nothing of another space's events)."""
     seen, args = spaces.sql("space")
@@ -326,6 +326,23 @@ def get_event(conn: sqlite3.Connection, event_id: int,
     if row is None:
         raise NotFound(f"no event {event_id}")
     return StoredEvent.from_row(row)
+
+
+def event_space(conn: sqlite3.Connection, event_id: int, spaces: Spaces) -> str | None:
+    """The space of an event `spaces` sees; None when there is none or it is not seen."""
+    seen, args = spaces.sql("space")
+    row = conn.execute(f"SELECT space FROM events WHERE id = ? AND {seen}",
+                       (event_id, *args)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def event_chars(conn: sqlite3.Connection, event_id: int, spaces: Spaces) -> int | None:
+    """The length in chars of an event `spaces` sees; None when there is none or it is not
+    seen."""
+    seen, args = spaces.sql("space")
+    row = conn.execute(f"SELECT chars FROM events WHERE id = ? AND {seen}",
+                       (event_id, *args)).fetchone()
+    return None if row is None else int(row[0])
 
 
 # The largest id SQLite can store: a larger number names no event (and SQLite could not even
@@ -369,7 +386,7 @@ class EventPage(TypedDict):
 
 def read_event_page(
     conn: sqlite3.Connection, event_id: int, offset: int = 0, page_chars: int = PAGE_CHARS,
-    spaces: Spaces = EVERY_SPACE,
+    *, spaces: Spaces,
 ) -> EventPage:
     """One page of an event's text from `offset`, with `next_offset` (None at the end); an
     event `spaces` does not see is NotFound."""
@@ -400,8 +417,8 @@ class EventListing(TypedDict):
 
 
 def list_events(
-    conn: sqlite3.Connection, start: datetime, end: datetime, cursor: str | None = None,
-    limit: int = 50, spaces: Spaces = EVERY_SPACE,
+    conn: sqlite3.Connection, start: datetime, end: datetime, cursor: str | None,
+    limit: int, spaces: Spaces,
 ) -> EventListing:
     """Events with start <= occurred_at < end that `spaces` sees, oldest first; `cursor`
     continues a listing."""

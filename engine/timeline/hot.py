@@ -18,10 +18,10 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
-from ..base.clock import iso
+from ..base.clock import iso, parse_time
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
-from ..base.spaces import EVERY_SPACE, SEVERAL, SHARED, Spaces
+from ..base.spaces import SEVERAL, SHARED, Spaces
 from ..base.tokens import estimate_tokens
 from ..store.forget_rows import forget_in_rows
 
@@ -91,7 +91,7 @@ class HotNode:
         return cast(NodeView, asdict(self))
 
 
-def active_nodes(conn: sqlite3.Connection, spaces: Spaces = EVERY_SPACE) -> list[HotNode]:
+def active_nodes(conn: sqlite3.Connection, spaces: Spaces) -> list[HotNode]:
     """The active nodes `spaces` sees, in timeline order (the hot timeline read per space)."""
     seen, args = spaces.sql("n.space")
     rows = conn.execute(
@@ -101,7 +101,7 @@ def active_nodes(conn: sqlite3.Connection, spaces: Spaces = EVERY_SPACE) -> list
     return [HotNode.from_row(r) for r in rows]
 
 
-def timeline_totals(conn: sqlite3.Connection, spaces: Spaces = EVERY_SPACE) -> dict[str, int]:
+def timeline_totals(conn: sqlite3.Connection, spaces: Spaces) -> dict[str, int]:
     """Active node count and estimated tokens of the hot timeline (of the nodes `spaces` sees:
     the compaction threshold reads it unbound, the whole timeline)."""
     seen, args = spaces.sql("space")
@@ -134,8 +134,8 @@ class TimelineView(TypedDict):
     notice: str | None  # the cut in words
 
 
-def timeline_view(conn: sqlite3.Connection, max_bytes: int = 350_000,
-                  spaces: Spaces = EVERY_SPACE) -> TimelineView:
+def timeline_view(conn: sqlite3.Connection, max_bytes: int,
+                  spaces: Spaces) -> TimelineView:
     """The newest active nodes that fit in `max_bytes`, in order, with an account of the cut.
 
     Returns {"nodes": [...], "total_nodes", "shown_nodes", "cut_nodes", "cut": {...} | None,
@@ -182,7 +182,7 @@ def timeline_view(conn: sqlite3.Connection, max_bytes: int = 350_000,
     return view
 
 
-def get_node(conn: sqlite3.Connection, node_id: int, spaces: Spaces = EVERY_SPACE) -> HotNode:
+def get_node(conn: sqlite3.Connection, node_id: int, spaces: Spaces) -> HotNode:
     """One node; NotFound when there is none or `spaces` does not see it."""
     seen, args = spaces.sql("n.space")
     row = conn.execute(
@@ -196,7 +196,7 @@ def get_node(conn: sqlite3.Connection, node_id: int, spaces: Spaces = EVERY_SPAC
 
 
 def expand(conn: sqlite3.Connection, node_id: int,
-           spaces: Spaces = EVERY_SPACE) -> list[HotNode]:
+           spaces: Spaces) -> list[HotNode]:
     """The children a summary head replaced, in order (empty for a raw fragment), only those
     `spaces` sees (a head never folds two spaces, so that is all of them or none)."""
     get_node(conn, node_id, spaces)
@@ -294,3 +294,51 @@ def forget_in_heads(conn: sqlite3.Connection, forgetting: Forgetting,
         (json.dumps(sorted(rewritten)),)).fetchall()
     conn.executemany("UPDATE hot_nodes SET est_tokens = ? WHERE id = ?",
                      [(estimate_tokens(text), node_id) for node_id, text in fragments])
+
+
+# -- what the scheduler and the job chain ask of the hot timeline --------------------------------
+def newest_node_id(conn: sqlite3.Connection, spaces: Spaces) -> int:
+    """The largest node id `spaces` sees (active or not), 0 for none."""
+    seen, args = spaces.sql("space")
+    return int(conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM hot_nodes WHERE {seen}",
+                            args).fetchone()[0])
+
+
+def newest_active_seq(conn: sqlite3.Connection, spaces: Spaces) -> int:
+    """The largest seq among the active nodes `spaces` sees, 0 for none."""
+    seen, args = spaces.sql("space")
+    return int(conn.execute(
+        f"SELECT COALESCE(MAX(seq), 0) FROM hot_nodes WHERE active = 1 AND {seen}",
+        args).fetchone()[0])
+
+
+def has_active_raw_up_to(conn: sqlite3.Connection, limit: int, spaces: Spaces) -> bool:
+    """Whether an active raw fragment `spaces` sees has seq <= `limit` (a raw node's seq is
+    its id, so this bounds the same nodes and uses the index of active nodes)."""
+    seen, args = spaces.sql("space")
+    return conn.execute(
+        f"SELECT 1 FROM hot_nodes WHERE active = 1 AND kind = 'raw' AND seq <= ? AND {seen}"
+        " LIMIT 1", (limit, *args)).fetchone() is not None
+
+
+def active_raw_count(conn: sqlite3.Connection, spaces: Spaces) -> int:
+    """How many raw fragments `spaces` sees are on the hot timeline now."""
+    seen, args = spaces.sql("space")
+    return int(conn.execute(
+        f"SELECT COUNT(*) FROM hot_nodes WHERE active = 1 AND kind = 'raw' AND {seen}",
+        args).fetchone()[0])
+
+
+def newest_raw_before(conn: sqlite3.Connection, cutoff: datetime, spaces: Spaces) -> int | None:
+    """The newest raw node `spaces` sees that entered the hot timeline before `cutoff` (its
+    id; raw ids grow with ingestion), or None. Walks back from the newest fragment, so it
+    reads only the fragments younger than `cutoff` and one more; times are compared parsed,
+    as their offsets may differ (a daylight-saving change)."""
+    seen, args = spaces.sql("space")
+    for node_id, created_at in conn.execute(
+        f"SELECT id, created_at FROM hot_nodes WHERE kind = 'raw' AND {seen} ORDER BY id DESC",
+        args,
+    ):
+        if parse_time(created_at) < cutoff:
+            return int(node_id)
+    return None

@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from ..base.errors import InputError
-from ..base.spaces import SHARED
+from ..base.spaces import SHARED, Spaces
 from .events import insert_events
 from .fragments import find_lone_surrogate
 
@@ -128,3 +128,15 @@ def stored_keys(conn: sqlite3.Connection, keys: list[str],
         (space, json.dumps(keys, ensure_ascii=False)),
     )
     return {key: (event_id, text) for key, event_id, text in rows}
+
+
+def keys_stored(conn: sqlite3.Connection, keys: list[str], spaces: Spaces) -> set[str]:
+    """Which of `keys` an event `spaces` sees holds (one indexed query)."""
+    if not keys:
+        return set()
+    seen, args = spaces.sql("space")
+    # json_each, not one placeholder per key: a conversation may hold more messages than
+    # SQLite allows variables.
+    return {key for (key,) in conn.execute(
+        f"SELECT key FROM events WHERE key IN (SELECT value FROM json_each(?)) AND {seen}",
+        (json.dumps(keys, ensure_ascii=False), *args))}

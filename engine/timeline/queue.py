@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
 from ..base.clock import iso
 from ..base.forgetting import Forgetting
+from ..base.spaces import Spaces
 from ..store.forget_rows import forget_in_rows
 
 # The life of a queued event (docs/spec.md section 2); blocked by a terminal failure.
@@ -116,3 +119,68 @@ def forget_in_queue(conn: sqlite3.Connection, forgetting: Forgetting) -> None:
     """Replace the forgotten text in the archive queue's saved progress and reasons (organize
     writes them); inside the caller's write transaction."""
     forget_in_rows(conn, forgetting, "archive_queue", ("progress", "reason"), key="event_id")
+
+
+@dataclass(frozen=True)
+class WaitingEvent:
+    """A queued event organize has still to read: how far it read and what it noted."""
+
+    event_id: int
+    page_cursor: int  # chars of the event read so far
+    progress: str | None  # the model's note from the previous page
+    enqueued_at: str
+
+
+# The waiting events, oldest first (enqueued_at, event id). One ordered index range per state,
+# merged: the first row comes without sorting the whole backlog (`state IN (...)` sorted every
+# waiting row on every claim).
+_WAITING = (
+    "SELECT * FROM (SELECT event_id, page_cursor, progress, enqueued_at FROM archive_queue"
+    " WHERE state = 'pending' UNION ALL SELECT event_id, page_cursor, progress, enqueued_at"
+    " FROM archive_queue WHERE state = 'continue' ORDER BY enqueued_at, event_id)")
+
+
+def waiting_events(conn: sqlite3.Connection) -> Iterator[WaitingEvent]:
+    """The events waiting for organize (pending or continue), oldest first, read lazily: a
+    claim that takes the first one reads no further."""
+    for event_id, page_cursor, progress, enqueued_at in conn.execute(_WAITING):
+        yield WaitingEvent(event_id, page_cursor, progress, enqueued_at)
+
+
+def queued_progress(conn: sqlite3.Connection, event_id: int) -> str | None:
+    """The progress note of a queued event (None for none, or an event not queued)."""
+    row = conn.execute("SELECT progress FROM archive_queue WHERE event_id = ?",
+                       (event_id,)).fetchone()
+    return None if row is None else row[0]
+
+
+@dataclass(frozen=True)
+class QueuedEvent:
+    """A queued event's state, with the size and space of its event."""
+
+    state: str
+    chars: int
+    space: str
+
+
+def queued_event(conn: sqlite3.Connection, event_id: int, spaces: Spaces) -> QueuedEvent | None:
+    """The queue state of an event `spaces` sees, with its size and space; None when it is not
+    queued or not seen."""
+    seen, args = spaces.sql("e.space")
+    row = conn.execute(
+        "SELECT q.state, e.chars, e.space FROM archive_queue q JOIN events e"
+        f" ON e.id = q.event_id WHERE q.event_id = ? AND {seen}", (event_id, *args)).fetchone()
+    return None if row is None else QueuedEvent(*row)
+
+
+def any_waiting(conn: sqlite3.Connection) -> bool:
+    """Whether any event waits for organize (pending or continue)."""
+    return conn.execute("SELECT 1 FROM archive_queue WHERE state IN ('pending', 'continue')"
+                        " LIMIT 1").fetchone() is not None
+
+
+def blocked_event_ids(conn: sqlite3.Connection) -> list[int]:
+    """The ids of the blocked events, oldest queued first."""
+    return [event_id for (event_id,) in conn.execute(
+        "SELECT event_id FROM archive_queue WHERE state = 'blocked'"
+        " ORDER BY enqueued_at, event_id")]

@@ -21,6 +21,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from ...base.config import Config
+from ...base.spaces import EVERY_SPACE
 from ...base.tokens import estimate_tokens
 from ...objects.proposals import Strict, Text
 from ...secrets.detector import check_no_secret
@@ -102,7 +103,7 @@ class CompactMode(Mode[CompactClaim, list[Node], list[Node]]):
         lo, hi = params.get("min_seq", 0), params["max_seq"]
         if job.origin == "threshold":
             target = config.settings.compact.threshold_tokens * config.settings.compact.target_ratio
-            if timeline_totals(conn)["est_tokens"] < target:
+            if timeline_totals(conn, EVERY_SPACE)["est_tokens"] < target:
                 return None
         failed, held, scan_from = self._batch_marks(conn, job)
         # An explicit job covers the timeline as it was when it was asked for: heads that other

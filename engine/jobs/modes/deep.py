@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from ...base.clock import iso
 from ...base.config import Config
-from ...base.spaces import SHARED, Spaces
+from ...base.spaces import EVERY_SPACE, SHARED, Spaces
 from ...objects.graph_write import (
     GraphWrite,
     WriteRules,
@@ -203,7 +203,7 @@ class ReviewItem(ObjectPayload, total=False):
 def review_item(conn: sqlite3.Connection, object_id: str) -> ReviewItem:
     """One reviewed object as the payload shows it: its profile and its first 50 links."""
     return ReviewItem(**object_payload(get_object(conn, object_id)),
-                      links=object_links(conn, object_id)[:LINKS_SHOWN])
+                      links=object_links(conn, object_id, EVERY_SPACE)[:LINKS_SHOWN])
 
 
 def _size(value: object) -> int:

@@ -22,13 +22,21 @@ from typing import TypedDict
 from pydantic import BaseModel
 
 from ...base.config import Config
-from ...base.spaces import SHARED, Spaces
+from ...base.spaces import EVERY_SPACE, SHARED, Spaces
 from ...objects.graph_write import GraphWrite, WriteRules, WriteSummary, apply_write, validate_write
 from ...objects.proposals import Disposition, OrganizeProposal, Outcome
 from ...objects.provenance import Span, check_evidence, is_memory_event
 from ...objects.records import ObjectRecord, event_citers, object_rows
 from ...secrets.detector import check_no_secret
-from ...timeline.queue import EventState, block_event, record_outcome
+from ...timeline.events import event_space
+from ...timeline.queue import (
+    EventState,
+    block_event,
+    queued_event,
+    queued_progress,
+    record_outcome,
+    waiting_events,
+)
 from ..batch_loop import FieldError, Tool
 from ..claims import JsonObject, OrganizeClaim
 from ..mode import BatchContext, Claim, CommitRefused, Mode, Prompt, commit_tool
@@ -108,7 +116,7 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
     # One read for all candidates (not one per object), then taken in the order above.
     rows = object_rows(conn, ids, live_only=True)
     if space is None:
-        space = conn.execute("SELECT space FROM events WHERE id = ?", (event_id,)).fetchone()[0]
+        space = event_space(conn, event_id, EVERY_SPACE)
     chosen: list[ObjectPayload] = []
     used = 0
     for object_id in ids:
@@ -129,15 +137,6 @@ def claimed_events(conn: sqlite3.Connection) -> set[int]:
     return {r["event_id"] for r in conn.execute(
         "SELECT json_extract(claim, '$.event_id') AS event_id FROM batches"
         " WHERE state = 'claimed' AND json_extract(claim, '$.event_id') IS NOT NULL")}
-
-
-# The waiting events, oldest first (enqueued_at, event id). One ordered index range per state,
-# merged: the first row comes without sorting the whole backlog (`state IN (...)` sorted every
-# waiting row on every claim).
-_WAITING = (
-    "SELECT * FROM (SELECT event_id, page_cursor, progress, enqueued_at FROM archive_queue"
-    " WHERE state = 'pending' UNION ALL SELECT event_id, page_cursor, progress, enqueued_at"
-    " FROM archive_queue WHERE state = 'continue' ORDER BY enqueued_at, event_id)")
 
 
 @dataclass
@@ -184,19 +183,19 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
         """The next page of the oldest waiting event no open batch holds (an unread event
         that is wholly memory output is ended here instead, and skipped)."""
         busy = claimed_events(conn)
-        for row in conn.execute(_WAITING):
-            event_id = row["event_id"]
+        for waiting in waiting_events(conn):
+            event_id = waiting.event_id
             if event_id in busy:
                 continue
             event = conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
             if event is None:  # a queue row without its event is never claimable (as the join was)
                 continue
-            claimed = PageReads(event_id, (0, 0), event, row["progress"])
+            claimed = PageReads(event_id, (0, 0), event, waiting.progress)
             # Wholly the memory's own output: the engine ends it (archive_only, with a reason
             # saying so) and never shows it to the model as something to learn from.
-            if row["page_cursor"] == 0 and not self._unread_settled(conn, claimed, now):
+            if waiting.page_cursor == 0 and not self._unread_settled(conn, claimed, now):
                 continue
-            page = self._page(event_id, event["text"], row["page_cursor"], event["chars"],
+            page = self._page(event_id, event["text"], waiting.page_cursor, event["chars"],
                               config.settings.organize.page_chars, config)
             claimed.page = (page.page_start, page.page_end)
             return Claim(page, claimed)
@@ -244,9 +243,7 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
         else:
             row = ctx.conn.execute("SELECT * FROM events WHERE id = ?",
                                    (claim.event_id,)).fetchone()
-            queue = ctx.conn.execute("SELECT progress FROM archive_queue WHERE event_id = ?",
-                                     (claim.event_id,)).fetchone()
-            progress = queue["progress"] if queue else None
+            progress = queued_progress(ctx.conn, claim.event_id)
         page_text = row["text"][claim.page_start: claim.page_end]
         budget = ctx.config.settings.organize.claim_budget_bytes - PAYLOAD_RESERVE - len(
             page_text.encode())
@@ -281,8 +278,7 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
         conn, event_id = ctx.conn, ctx.batch.claim.event_id
 
         def seen() -> Spaces:  # the event's space and shared
-            row = conn.execute("SELECT space FROM events WHERE id = ?", (event_id,)).fetchone()
-            return Spaces(row[0] if row else SHARED)
+            return Spaces(event_space(conn, event_id, EVERY_SPACE) or SHARED)
 
         return [*browse_tools(ctx.conn, ctx.read_ids, seen),
                 commit_tool("commit_organize", "Commit objects, relations, evidence, core files "
@@ -297,17 +293,14 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
         if len(proposal.events) != 1 or proposal.events[0].event_id != event_id:
             raise FieldError("events", f"missing disposition: give exactly one, for event "
                                        f"{event_id}")
-        row = ctx.conn.execute(
-            "SELECT q.state, e.chars, e.space FROM archive_queue q JOIN events e"
-            " ON e.id = q.event_id"
-            " WHERE q.event_id = ?", (event_id,)).fetchone()
-        if row is None or row["state"] not in (EventState.PENDING, EventState.CONTINUE):
+        queued = queued_event(ctx.conn, event_id, EVERY_SPACE)
+        if queued is None or queued.state not in (EventState.PENDING, EventState.CONTINUE):
             raise CommitRefused(f"refused: event {event_id} is no longer waiting to be organized")
         write = GraphWrite(proposal.objects, proposal.relations, proposal.evidence,
                            proposal.core_files)
         rules = WriteRules(ctx.read_ids,
                            (event_id, claim.page_start, claim.page_end), "organize",
-                           ctx.batch.id, row["space"])
+                           ctx.batch.id, queued.space)
         validated = validate_write(ctx.conn, ctx.config, write, rules,
                                    len(proposal.model_dump_json().encode()))
         # Source anti-backflow: the memory's own output in the page is never new evidence.
@@ -321,7 +314,7 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
                 raise FieldError(f"events.0.{key}", f"at most {limit} chars")
             # Progress and reason are stored and shown to later batches: no secret in them.
             check_no_secret(f"events.0.{key}", getattr(disposition, key) or "")
-        last = claim.page_end >= row["chars"]
+        last = claim.page_end >= queued.chars
         _check_disposition(disposition, last, claim, event_id)
         changes = apply_write(ctx.conn, validated, rules, ctx.now)
         # Raised after the write: the commit's transaction rolls it back with the refusal.
