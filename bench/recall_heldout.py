@@ -5,6 +5,7 @@ dialogue memory it was never tuned on, in English and Chinese, per category?
     python bench/recall_heldout.py realtalk madial-zh      # named sets
     python bench/recall_heldout.py --max-questions 200     # a quick look (the first N a set)
     python bench/recall_heldout.py --data DIR --json out.json
+    python bench/recall_heldout.py --off "small talk"         # an ablation row: that rule off
 
 The sets (bench/heldout/README.md: where each comes from, its licence, how its questions and
 evidence were derived) are read from a folder of `<set>.jsonl` (questions) and
@@ -46,11 +47,13 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from memvault import ManualClock, Memory  # noqa: E402
 from memvault.recall.terms import MAX_QUERY_CHARS  # noqa: E402
@@ -260,7 +263,34 @@ def main() -> None:
     parser.add_argument("--max-questions", type=int, default=0, help="at most N a split")
     parser.add_argument("--split", choices=(*SPLITS, "both"), default="both")
     parser.add_argument("--json", help="write the figures here too")
+    parser.add_argument("--off", default="",
+                        help="comma list of rules to switch off for the run (an ablation row:"
+                             " bench/recall_ablation.py ABLATIONS names them)")
     args = parser.parse_args()
+    with switched_off_rules(args.off):
+        run(args)
+
+
+@contextmanager
+def switched_off_rules(names: str) -> Iterator[None]:
+    """The engine with the named rules of bench/recall_ablation.py switched off."""
+    if not names:
+        yield
+        return
+    from recall_ablation import ABLATIONS, switched_off
+
+    patches = []
+    for name in filter(None, (n.strip() for n in names.split(","))):
+        found = [key for key in ABLATIONS if key.startswith(name)]
+        if len(found) != 1:
+            raise SystemExit(f"--off {name!r}: name one of {sorted(ABLATIONS)}")
+        patches += ABLATIONS[found[0]]
+    with switched_off(patches):
+        yield
+
+
+def run(args: argparse.Namespace) -> None:
+    """Every named set, printed per split, then the summary."""
     data = data_folder(args.data)
     if data is None or not data.is_dir():
         raise SystemExit("no held-out sets found: pass --data DIR (bench/heldout/README.md)")

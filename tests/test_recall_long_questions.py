@@ -1,5 +1,5 @@
-"""Recall on any question (issue 36): a long question keeps its most informative terms whatever
-their position."""
+"""Recall on any question: a long question keeps its most informative terms whatever their
+position, and every term weighs by its informativeness, not by the punctuation around it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from memvault.recall import schema
 from memvault.recall.query import memory_find
 from memvault.recall.terms import (
     MAX_TERMS,
-    SMALL_TALK_WEIGHT,
     keep_informative,
     parse_query,
     question_parts,
@@ -48,40 +47,34 @@ def test_the_rarest_terms_are_kept_in_query_order() -> None:
     assert keep_informative(parse_query("a short question"), {}) == parse_query("a short question")
 
 
-def test_small_talk_before_a_question_weighs_less_than_the_question(mem: Memory) -> None:
+def test_a_question_after_small_talk_still_finds_its_answer(mem: Memory) -> None:
     ids = add(mem, ["The weather was lovely and I had coffee on the balcony this morning.",
                     "Dana moved to Lisbon last spring.",
                     "Coffee on the balcony is the best part of a lovely morning."])
     query = ("Good morning! The weather is lovely and I just had my coffee on the balcony. "
              "Where did Dana move?")
     answer = memory_find(mem.conn, query, types=["event"])
-    assert answer["hits"][0]["id"] == ids[1]
-    weights = parse_query(query).weights or {}
-    assert weights["coffee"] < 1 and "dana" not in weights
+    assert ids[1] in [h["id"] for h in answer["hits"]][:3]
 
 
-def test_a_question_that_points_back_keeps_the_sentence_before_it() -> None:
-    assert not parse_query("I read a novel in the library. What was its name?").weights
-    assert not parse_query("Where did Dana move?").weights  # one sentence
-    assert not parse_query("Would Tim enjoy books by C. S. Lewis or Dr. Seuss?").weights
-    chatty = parse_query("我今天去公园散步了。我哥的手机号是多少？")
-    assert chatty.weights and "公园" in chatty.weights and "手机" not in chatty.weights
+def test_the_content_of_a_statement_before_a_small_question_is_found(mem: Memory) -> None:
+    # a dialogue's last turns: the content is in the statement, the question is small talk
+    ids = add(mem, ["I tried bouldering at the climbing gym downtown and loved it.",
+                    "Have you ever tried it? It is fun.",
+                    "Do you think so? Really fun, right?"])
+    query = ("Our chemistry class was so dull today, I nearly fell asleep at the climbing wall "
+             "talk. Have you ever tried it?")
+    answer = memory_find(mem.conn, query, types=["event"])
+    assert answer["hits"][0]["id"] == ids[0]
 
 
-def test_a_tag_question_before_the_question_is_small_talk() -> None:
-    weights = parse_query("Not sure you'll know this, but it's worth a try, right? "
-                          "Where did Dana move?").weights or {}
-    assert weights.get("worth") == SMALL_TALK_WEIGHT and "dana" not in weights
-    yes_no = parse_query("Sorry to ask again, okay? Did Dana move to Lisbon?").weights or {}
-    assert "sorry" in yes_no and "lisbon" not in yes_no
-
-
-def test_a_tag_question_that_is_the_last_question_is_the_question() -> None:
-    assert not parse_query("I don't like working out, right?").weights  # one sentence
-    weights = parse_query("What a week. I don't like working out, right?").weights or {}
-    assert "week" in weights and "working" not in weights
-    # two real questions: neither is small talk
-    assert not parse_query("Where did Dana move? When did she leave?").weights
+def test_a_rare_term_outside_the_question_outweighs_a_common_one_inside(mem: Memory) -> None:
+    # the request is a statement, the "?" a one-word aside: the request's rare terms lead
+    ids = add(mem, ["The park was busy this morning.", "We walked in the park after lunch.",
+                    "My brother's phone number is 13800001111.", "The park has a new pond."])
+    answer = memory_find(mem.conn, "Really, the park? I need my brother's phone number.",
+                         types=["event"])
+    assert answer["hits"][0]["id"] == ids[2]
 
 
 def test_a_lone_cjk_character_matches_inside_the_index_bigrams(mem: Memory) -> None:

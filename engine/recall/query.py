@@ -314,7 +314,7 @@ def _find_events(
     docs = get_stat(conn, "events_docs") + len(tail)
     total_units = get_stat(conn, "events_units")
     total = total_units + tail_units(tail, docs - len(tail), total_units)
-    stats = Stats(docs, total / max(docs, 1), query.weights)
+    stats = Stats(docs, total / max(docs, 1))
     ids = candidates(conn, "recall_events_fts", query, stats, watermark, allowed, set(), want,
                      vocab=True, spaces=spaces)
     ids += tail_candidates(query, stats, tail, want)
@@ -383,7 +383,7 @@ def _find_objects(
         allowed = inside if allowed is None else allowed & inside
     n, top = get_stat(conn, "objects_docs"), conn.execute(
         "SELECT coalesce(max(rid), 0) FROM recall_object_keys").fetchone()[0]
-    stats = Stats(n, get_stat(conn, "objects_body_units") / max(n, 1), query.weights)
+    stats = Stats(n, get_stat(conn, "objects_body_units") / max(n, 1))
     rids = candidates(conn, "recall_objects_fts", query, stats, top, allowed, exclude, want,
                       spaces=spaces)
     seen, args = spaces.sql("space")

@@ -20,7 +20,7 @@ import heapq
 import json
 import math
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..base.spaces import EVERY_SPACE, Spaces
@@ -67,17 +67,15 @@ def _idf(df: float, n: int) -> float:
 class Stats:
     """Document count, mean length and per-term document frequency of one index."""
 
-    def __init__(self, n: int, avg_len: float, weights: Mapping[str, float] | None = None
-                 ) -> None:
+    def __init__(self, n: int, avg_len: float) -> None:
         self.n, self.avg_len = max(n, 1), max(avg_len, 1.0)
-        self.weights = weights or {}  # a term's idf times this (the query's small talk)
         self.df: dict[str, float] = {}
         self.idf: dict[str, float] = {}
         self._best: float | None = None
 
     def set_df(self, term: str, df: float) -> None:
         self.df[term] = df
-        self.idf[term] = _idf(df, self.n) * self.weights.get(term, 1.0)
+        self.idf[term] = _idf(df, self.n)
         self._best = None
 
     def best(self, query: Query) -> float:

@@ -3,7 +3,11 @@ stopwords dropped when other terms remain, a query of at most MAX_QUERY_CHARS ch
 
 A query of more than MAX_TERMS terms keeps the MAX_TERMS most informative ones, whatever their
 position (`keep_informative`): the rarest in this memory, so a question after a paragraph of
-small talk keeps its question, not the first terms the parser met (issue 36).
+small talk keeps its question, not the first terms the parser met.
+
+Every term of the query weighs by its informativeness in this memory (its idf, rank.Stats), the
+same wherever it stands: no term weighs less for lying outside a sentence ending in "?". A
+dialogue's last turns carry their content in statements as often as in the question.
 
 The words of a date the query names ("May 3rd", "12月16日") are no terms: the date answers for
 them (an event's own day, the date mentions indexed in text), so the verb "may" of another turn
@@ -11,7 +15,6 @@ that day does not outrank the answer. A date counts as another term for the stop
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -20,7 +23,7 @@ from functools import cached_property
 from ..base.errors import InputError
 from ..dates.reader import DateMentions, DateWindow, date_mentions
 from ..timeline.fragments import find_lone_surrogate
-from .index import CJK_CHARS, CJK_RUN, fold, fts_phrase
+from .index import CJK_CHARS, fold, fts_phrase
 from .stem import MIN_WORD, root, stem
 
 MAX_QUERY_CHARS = 1_000
@@ -29,14 +32,6 @@ PREFIX_CREDIT = 0.5
 PREFIX_QUERY_WORDS = 3  # a query of at most this many words and CJK runs: words are prefixes
 
 _QUERY_TOKEN = re.compile(f"([{CJK_CHARS}]+)|((?:(?![{CJK_CHARS}])[^\\W_])+)")
-# Where a sentence of a query ends (on folded text: NFKC made "？：；！" ASCII); a "." only
-# before a space or the end ("3.5" and "e.g" stay whole).
-_SENTENCE_END = re.compile(r"[?!;:\n\u3002]+|(?<=[^\W\d_]{3})\.+(?=\s|$)")
-# A question that points back ("What was its name?", "那是哪一天？") asks about the sentence
-# before it, which keeps its full weight.
-_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|there|then|that|those)\b|[它那]")
-SMALL_TALK_WEIGHT = 0.1  # a term said only outside the query's questions (idf times this)
-
 # Function words dropped from a query that has other terms ("the Who" keeps both).
 STOPWORDS = frozenset("""
 a an the and or but if of at by for with about against between into through during before after
@@ -82,7 +77,6 @@ class Query:
     notice: str | None = None
     prefixes: tuple[str, ...] = ()  # terms that also match longer tokens they start
     windows: tuple[DateWindow, ...] = ()  # the dates it names (their words are no terms)
-    weights: Mapping[str, float] | None = None  # a term's idf times this (absent: 1)
 
 
 def parse_query(query: object, date_words: bool = False) -> Query:
@@ -111,15 +105,11 @@ def parse_query(query: object, date_words: bool = False) -> Query:
     dated = bool(dates.windows)
     words: list[str] = []
     runs: list[str] = []
-    asked, told = _sentences(folded)
-    in_question: set[str] = set()  # words and CJK runs of the query's questions
     for match in _QUERY_TOKEN.finditer(folded):
         if match.group(1):
             runs.append(match.group(1))
         else:
             words.append(match.group(2))
-        if told and asked[bisect.bisect_right(told, match.start()) - 1]:
-            in_question.add(match.group(0))
     content = [w for w in words if w not in STOPWORDS]
     if content or runs or dated:
         words = content
@@ -150,8 +140,7 @@ def parse_query(query: object, date_words: bool = False) -> Query:
         terms.setdefault(pair, Term(pair, "cjk", fts_phrase(pair)))
     ordered = tuple(terms.values())
     prefixes = tuple(t.text for t in ordered if t.credit)
-    return Query(query, ordered, tuple(dict.fromkeys(phrases)), None, prefixes, dates.windows,
-                 _small_talk(ordered, in_question) if in_question else None)
+    return Query(query, ordered, tuple(dict.fromkeys(phrases)), None, prefixes, dates.windows)
 
 
 # Where a query with several questions is cut into parts (query.memory_find gives each part its
@@ -187,73 +176,22 @@ def question_parts(text: str) -> list[str]:
     return parts
 
 
-def _sentences(folded: str) -> tuple[list[bool], list[int]]:
-    """Whether each sentence of `folded` asks (ends with "?"; before the last such sentence,
-    also with a question word or as a yes/no question: _asks), and where each starts; ([], [])
-    when no sentence asks or one sentence is all there is."""
-    asked, starts, start = [], [], 0
-    tags: list[bool] = []  # a "?" sentence that does not ask by its words ("…, right?")
-    for end in _SENTENCE_END.finditer(folded):
-        if folded[start : end.start()].strip():
-            asked.append("?" in end.group())
-            tags.append(asked[-1] and not _asks(folded[start : end.start()]))
-            starts.append(start)
-            if asked[-1] and len(asked) > 1 and _POINTS_BACK.search(folded, start, end.start()):
-                asked[-2] = True
-        start = end.end()
-    if folded[start:].strip():
-        asked.append(False)
-        starts.append(start)
-    last = max((i for i, a in enumerate(asked) if a), default=-1)
-    # a tag question before the last question is small talk; the last one is the question
-    asked = [a and (i == last or not (i < len(tags) and tags[i])) for i, a in enumerate(asked)]
-    return (asked, starts) if any(asked) and not all(asked) else ([], [])
-
-
-# A yes/no question starts with an auxiliary ("Did Dana move?", "Can you tell me…?").
-_AUXILIARY_START = re.compile(r"\s*(?:do|does|did|is|are|was|were|am|can|could|would|will|"
-                              r"shall|should|may|might|must|has|have|had)\b")
-
-
-def _asks(sentence: str) -> bool:
-    """Does a sentence that ends with "?" ask by its words: a question word or particle, or a
-    yes/no question? A tag question ("…, but it's worth a try, right?", "okay?") does not:
-    before another question it is small talk (a tag question alone is the question: "I don't
-    like working out, right?")."""
-    return bool(_ASKS.search(sentence) or _AUXILIARY_START.match(sentence))
-
-
-def _small_talk(terms: tuple[Term, ...], in_question: set[str]) -> dict[str, float]:
-    """SMALL_TALK_WEIGHT for each term that no question of the query says.
-
-    Trigger: a query with a question ("...?") and other sentences. Why: the small talk before
-    a question ("Hope your week went well! Anyway, where did Dana move?") shares words with
-    many turns and pushed the answer out of the top 10 (bench/recall.py --noisy); weighed
-    down, not dropped, it still tells two equal answers apart."""
-    said = set(in_question)  # its words and lone CJK characters, and its runs' bigrams
-    for piece in in_question:
-        if CJK_RUN.fullmatch(piece):
-            said.update(piece[i : i + 2] for i in range(len(piece) - 1))
-    return {t.text: SMALL_TALK_WEIGHT for t in terms if t.text not in said}
-
-
 def keep_informative(query: Query, df: Mapping[str, float]) -> Query:
     """`query` with at most MAX_TERMS terms: first the terms this memory holds, then those it
-    lacks; within each, the question's before the small talk's (`weights`), a lone CJK character
-    after a bigram (which says more), and the lowest document frequency `df` first; the kept
-    terms stay in query order. A CJK phrase stays while one
-    of its bigrams does. A notice says how many terms were left out.
+    lacks; within each, a lone CJK character after a bigram (which says more), and the lowest
+    document frequency `df` first; the kept terms stay in query order. A CJK phrase stays while
+    one of its bigrams does. A notice says how many terms were left out.
 
-    Trigger: a question after small talk, or an agent's long query. Why: a cut by position kept
-    the small talk and lost the question (issue 36)."""
+    Trigger: a question after small talk, a dialogue's last turns, or an agent's long query.
+    Why: a cut by position kept the small talk and lost the question. Informativeness, not
+    punctuation: in a dialogue the content often sits in a statement and the "?" is small
+    talk ("... have you ever tried it?")."""
     if len(query.terms) <= MAX_TERMS:
         return query
 
-    weights = query.weights or {}
-
-    def rank(term: Term) -> tuple[bool, bool, bool, float]:
+    def rank(term: Term) -> tuple[bool, bool, float]:
         held = df.get(term.text, 0.0)
-        return (held <= 0, term.text in weights, term.kind == "cjk1", held)
+        return (held <= 0, term.kind == "cjk1", held)
 
     kept = {t.text for t in sorted(query.terms, key=rank)[:MAX_TERMS]}
     terms = tuple(t for t in query.terms if t.text in kept)
