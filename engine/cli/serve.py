@@ -146,8 +146,36 @@ def http_host_config(url: str, token: str | None) -> dict[str, Any]:
     return {"mcpServers": {"memvault": entry}}
 
 
-def _print_config(config: dict[str, Any]) -> None:
-    click.echo(json.dumps(config, indent=2, ensure_ascii=False))
+def _print_config(config: dict[str, Any], form: str = "json") -> None:
+    """A host config as the host reads it: the mcpServers JSON (Claude Code, Cursor and most
+    hosts) or, for Codex, the [mcp_servers.memvault] table of its config.toml."""
+    click.echo(codex_toml(config) if form == "codex" else
+               json.dumps(config, indent=2, ensure_ascii=False))
+
+
+def codex_toml(config: dict[str, Any]) -> str:
+    """The mcpServers entry as Codex's config.toml table: command and args (stdio), or url and
+    http_headers (a running serve). JSON strings are valid TOML basic strings."""
+    entry = config["mcpServers"]["memvault"]
+    lines = ["[mcp_servers.memvault]"]
+    if "command" in entry:
+        lines.append(f"command = {json.dumps(entry['command'])}")
+        lines.append(f"args = [{', '.join(json.dumps(a) for a in entry['args'])}]")
+    else:
+        lines.append(f"url = {json.dumps(entry['url'])}")
+        headers = entry.get("headers", {})
+        if headers:
+            pairs = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in headers.items())
+            lines.append(f"http_headers = {{ {pairs} }}")
+    return "\n".join(lines)
+
+
+def config_format_option(f: Any) -> Any:
+    return click.option(
+        "--config-format", "config_form", type=click.Choice(["json", "codex"]), default="json",
+        show_default=True,
+        help="With --print-config: json (mcpServers: Claude Code, Cursor, ...) or codex (a "
+             "table for ~/.codex/config.toml).")(f)
 
 
 def _serve_token(config: Config, tcp: bool, no_auth: bool) -> str | None:
@@ -183,6 +211,7 @@ def _serve_token(config: Config, tcp: bool, no_auth: bool) -> str | None:
 @click.option("--plain-http-off-loopback", "plain_http", is_flag=True,
               help="Allow plain HTTP on a non-loopback --host (a reverse proxy in front does "
                    "TLS); refused otherwise.")
+@config_format_option
 @model_option
 @click.option("--worker/--no-worker", "with_worker", default=True, show_default=True,
               help="Run the worker here (--no-worker when a separate `memvault worker` runs).")
@@ -196,8 +225,8 @@ def _serve_token(config: Config, tcp: bool, no_auth: bool) -> str | None:
 @click.pass_context
 def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: int | None,
           no_auth: bool, print_config: bool, tls_cert: str | None, tls_key: str | None,
-          plain_http: bool, model: str | None, with_worker: bool, with_vault: bool,
-          token_envs: tuple[str, ...], log_level: str) -> None:
+          plain_http: bool, config_form: str, model: str | None, with_worker: bool,
+          with_vault: bool, token_envs: tuple[str, ...], log_level: str) -> None:
     """Run the memory service: the agent's MCP API (streamable HTTP at /mcp on 127.0.0.1:8765,
     or on a Unix socket), the worker, the vault projector and watcher. SIGINT/SIGTERM stop it
     cleanly.
@@ -251,7 +280,7 @@ def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: i
                                    "the default, or `memvault mcp --print-config` for stdio)")
         if listen.port == 0:
             raise click.UsageError("--print-config needs a fixed --port, not 0")
-        _print_config(http_host_config(listen.url, token))
+        _print_config(http_host_config(listen.url, token), config_form)
         return
     configure_logging(log_level)
     service = Service(
@@ -274,11 +303,12 @@ def serve(ctx: click.Context, socket_path: str | None, host: str | None, port: i
 @click.option("--print-config", "print_config", is_flag=True,
               help="Print the host config (mcpServers entry with absolute paths, --background "
                    "included) and exit.")
+@config_format_option
 @model_option
 @log_level_option
 @click.pass_context
-def mcp_stdio(ctx: click.Context, background: bool, print_config: bool, model: str | None,
-              log_level: str) -> None:
+def mcp_stdio(ctx: click.Context, background: bool, print_config: bool, config_form: str,
+              model: str | None, log_level: str) -> None:
     """Serve the agent's MCP API on stdin/stdout, for agent hosts that start it.
 
     The vault is kept rendered batch by batch, and hand edits of the core files imported, while
@@ -291,7 +321,7 @@ def mcp_stdio(ctx: click.Context, background: bool, print_config: bool, model: s
     config = _config(ctx)
     space = ctx.meta.get(SPACE_KEY)
     if print_config:
-        _print_config(stdio_host_config(config.home, background=True, space=space))
+        _print_config(stdio_host_config(config.home, background=True, space=space), config_form)
         click.echo("(drop \"--background\" from args when `memvault serve` runs for this home)",
                    err=True)
         return
