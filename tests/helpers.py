@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from click.testing import CliRunner, Result
+
+if TYPE_CHECKING:
+    from memvault import Memory
 
 CST = timezone(timedelta(hours=8))
 T0 = datetime(2026, 10, 13, 12, 0, 0, tzinfo=CST)
@@ -44,3 +48,15 @@ def add_evidence(conn: sqlite3.Connection, object_id: str, event_id: int, start:
     from memvault.objects.records import add_evidence_items
 
     return add_evidence_items(conn, [(object_id, event_id, start, end)], now, batch_id) > 0
+
+
+def meetings_memory(home: Path) -> Memory:
+    """A memory at 2026-10-13 04:00 UTC (a ManualClock) holding three short meeting notes: what
+    the provider tests send a model."""
+    from memvault import ManualClock, Memory
+
+    memory = Memory.open(home, clock=ManualClock(datetime(2026, 10, 13, 4, 0,
+                                                          tzinfo=UTC)))
+    for i in range(3):
+        memory.append_event(f"Meeting {i}: we agreed to ship the Aurora beta on Friday. " * 3)
+    return memory

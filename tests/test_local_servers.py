@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from memvault import ManualClock, Memory
+from helpers import meetings_memory
+from memvault import Memory
 from memvault.models.base import ProviderError, ToolSpec
 from memvault.models.openai_compat import OpenAICompatProvider
 from memvault.models.server_facts import context_overflow
@@ -40,10 +40,7 @@ def server() -> Iterator[FakeOpenAI]:
 
 @pytest.fixture
 def mem(tmp_path: Path) -> Iterator[Memory]:
-    memory = Memory.open(tmp_path / "home",
-                         clock=ManualClock(datetime(2026, 10, 13, 4, 0, tzinfo=UTC)))
-    for i in range(3):
-        memory.append_event(f"Meeting {i}: we agreed to ship the Aurora beta on Friday. " * 3)
+    memory = meetings_memory(tmp_path / "home")
     yield memory
     memory.close()
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from helpers import meetings_memory
 from memvault import ManualClock, Memory
 from memvault.base.clock import iso
 from memvault.cli import main
@@ -95,10 +96,7 @@ def trickle() -> Iterator[TricklingServer]:
 
 @pytest.fixture
 def mem(tmp_path: Path) -> Iterator[Memory]:
-    memory = Memory.open(tmp_path / "home",
-                         clock=ManualClock(datetime(2026, 10, 13, 4, 0, tzinfo=UTC)))
-    for i in range(3):
-        memory.append_event(f"Meeting {i}: we agreed to ship the Aurora beta on Friday. " * 3)
+    memory = meetings_memory(tmp_path / "home")
     yield memory
     memory.close()
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import socket
-from datetime import UTC, datetime
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from memvault import ManualClock, Memory
+from helpers import meetings_memory
+from memvault import Memory
 from memvault.models.openai_compat import OpenAICompatProvider, tool_choice_schema
 
 from tests.fake_openai import FakeOpenAI, completion, tool_call
@@ -23,11 +24,8 @@ def server():
 
 
 @pytest.fixture
-def mem(tmp_path: Path):
-    memory = Memory.open(tmp_path / "home",
-                         clock=ManualClock(datetime(2026, 10, 13, 4, 0, tzinfo=UTC)))
-    for i in range(3):
-        memory.append_event(f"Meeting {i}: we agreed to ship the Aurora beta on Friday. " * 3)
+def mem(tmp_path: Path) -> Iterator[Memory]:
+    memory = meetings_memory(tmp_path / "home")
     yield memory
     memory.close()
 
