@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault import ManualClock, Memory, NewEvent
+from memvault.home.migrations import open_home_db
 from memvault.objects.ids import RELATION_LABELS
 from memvault.objects.records import (
     ObjectRecord,
@@ -43,7 +44,7 @@ from memvault.objects.records import (
     add_relation,
     save_object,
 )
-from memvault.store.connection import open_db, write
+from memvault.store.connection import write
 from memvault.vault.projector import CHUNK, render_vault
 from memvault.vault.render import Renderer
 
@@ -98,7 +99,7 @@ def timed(label: str, fn: Callable[[], int]) -> tuple[str, int, float, float, fl
 
 def plain_loop(db: Path, out: Path) -> int:
     """Render every object with the same templates and write each file directly."""
-    conn = open_db(db)
+    conn = open_home_db(db)
     try:
         renderer = Renderer(conn)
         count = 0
@@ -118,7 +119,7 @@ def plain_loop(db: Path, out: Path) -> int:
 
 def render_only(db: Path) -> int:
     """Render every object as the projector reads them (chunks of CHUNK), write nothing."""
-    conn = open_db(db)
+    conn = open_home_db(db)
     try:
         renderer = Renderer(conn)
         ids = [r[0] for r in conn.execute("SELECT id FROM objects ORDER BY updated_at, id")]
@@ -153,8 +154,8 @@ def main() -> int:
         copy.mkdir(exist_ok=True)
         shutil.copy(home / "memory.db", copy / "memory.db")
 
-        conn = open_db(home / "memory.db")
-        conn2 = open_db(copy / "memory.db")
+        conn = open_home_db(home / "memory.db")
+        conn2 = open_home_db(copy / "memory.db")
         vault = home / "vault"
 
         def run(c: sqlite3.Connection, target: Path, **kw: Any) -> int:

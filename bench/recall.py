@@ -51,11 +51,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # noisy_questions, when loaded by path
 
+from memvault.home.migrations import open_home_db  # noqa: E402
 from memvault.objects.records import ObjectRecord, add_relation, save_object  # noqa: E402
 from memvault.recall.dates import date_windows  # noqa: E402
 from memvault.recall.index import CJK_RUN, sync_index  # noqa: E402
 from memvault.recall.query import memory_find  # noqa: E402
-from memvault.store.connection import open_db, write  # noqa: E402
+from memvault.store.connection import write  # noqa: E402
 from memvault.timeline.events import insert_events  # noqa: E402
 from noisy_questions import noisy  # noqa: E402
 from rank_bm25 import BM25Okapi  # noqa: E402
@@ -80,7 +81,7 @@ def event_row(text: str, when: datetime, source: str = "user", meta: dict | None
 
 
 def fresh_db(folder: str, name: str) -> sqlite3.Connection:
-    return open_db(Path(folder) / name / "memory.db")
+    return open_home_db(Path(folder) / name / "memory.db")
 
 
 def ingest(conn: sqlite3.Connection, rows: list[tuple], batch: int = 10_000) -> list[int]:
@@ -518,7 +519,7 @@ def bench_ingest(synth: Synth, n: int, folder: str, batch: int = 1_000) -> None:
 # -- 4. scale ---------------------------------------------------------------------------------
 
 def build_scale(path: Path, synth: Synth, n_events: int, n_objects: int) -> dict[str, float]:
-    conn = open_db(path)
+    conn = open_home_db(path)
     have = conn.execute("SELECT count(*) FROM events").fetchone()[0]
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -615,7 +616,7 @@ def bench_scale(args: argparse.Namespace, synth: Synth, folder: str) -> None:
     start = time.perf_counter()
     timings = build_scale(path, synth, args.events, args.objects)
     build = time.perf_counter() - start
-    conn = open_db(path, readonly=True)
+    conn = open_home_db(path, readonly=True)
     sizes = {r[0]: r[1] for r in conn.execute(
         "SELECT CASE WHEN name LIKE 'recall_events_fts%' THEN 'events index'"
         " WHEN name LIKE 'recall_objects_fts%' OR name LIKE 'recall_%' THEN 'objects index'"

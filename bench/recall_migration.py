@@ -20,8 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from memvault.home.migrations import open_home_db  # noqa: E402
 from memvault.recall.schema import rebuild_events_index  # noqa: E402
-from memvault.store.connection import open_db, write  # noqa: E402
+from memvault.store.connection import write  # noqa: E402
 
 
 def main() -> None:
@@ -31,7 +32,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="memvault-rebuild-") as folder:
         copy = Path(folder) / "memory.db"
         shutil.copyfile(args.db, copy)
-        conn = open_db(copy)
+        conn = open_home_db(copy)
         reports: list[tuple[float, int, int]] = []
         start = time.perf_counter()
 

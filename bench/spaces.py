@@ -26,10 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from memvault.base.spaces import Spaces  # noqa: E402
+from memvault.home.migrations import open_home_db  # noqa: E402
 from memvault.recall.index import sync_index  # noqa: E402
 from memvault.recall.masking import mark_objects  # noqa: E402
 from memvault.recall.query import memory_find  # noqa: E402
-from memvault.store.connection import open_db, write  # noqa: E402
+from memvault.store.connection import write  # noqa: E402
 from recall import DATA, Synth, _ms, build_scale, scale_queries, source_texts, table  # noqa: E402
 
 SPACES = ("work", "home", "shared")
@@ -37,7 +38,7 @@ SPACES = ("work", "home", "shared")
 
 def deal_spaces(path: Path) -> float:
     """Deal events and objects round-robin into SPACES (once); the seconds it took."""
-    conn = open_db(path)  # applies the spaces migrations to an older scale memory
+    conn = open_home_db(path)  # applies the spaces migrations to an older scale memory
     if conn.execute("SELECT 1 FROM events WHERE space != 'shared' LIMIT 1").fetchone():
         conn.close()
         return 0.0
@@ -88,7 +89,7 @@ def main() -> None:
     build_scale(path, synth, args.events, args.objects)
     built = time.perf_counter() - start
     dealt = deal_spaces(path)
-    conn = open_db(path, readonly=True)
+    conn = open_home_db(path, readonly=True)
     counts = dict(conn.execute("SELECT space, count(*) FROM events GROUP BY space").fetchall())
     print(f"memory: {sum(counts.values()):,} events ({counts}), built/migrated in {built:.0f} s,"
           f" spaces dealt in {dealt:.0f} s")

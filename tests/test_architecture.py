@@ -47,9 +47,10 @@ USES: dict[str, set[str]] = {
     "cli": {"base", "store", "secrets", "timeline", "objects", "recall", "vault", "legacy",
             "models", "jobs", "home", "service", "replica"},  # the composition root
 }
-# The one migration registry runs every feature's migrations, so it alone imports the module
-# each feature keeps them in; those modules import only the kernel and their own feature.
-REGISTRY = "memvault.store.migrations"
+# The one migration registry lists every feature's migrations, so it imports the module each
+# feature keeps them in; it sits in home/, above the features (store/ only runs a registry it
+# is handed). The schema modules import only the kernel and their own feature.
+REGISTRY = "memvault.home.migrations"
 SCHEMA_MODULES = {"memvault.timeline.schema", "memvault.objects.schema",
                   "memvault.jobs.schema", "memvault.recall.schema", "memvault.vault.schema",
                   "memvault.home.schema"}
@@ -218,13 +219,11 @@ def test_every_feature_has_a_row() -> None:
 
 
 def allowed_import(module: str, target: str) -> bool:
-    """May `module` import `target`? Its own feature, the features USES gives it, and for the
-    migration registry the schema modules; a schema module only the kernel and its feature."""
+    """May `module` import `target`? Its own feature and the features USES gives it; a schema
+    module only the kernel and its feature."""
     here, there = feature_of(module), feature_of(target)
     if module in SCHEMA_MODULES:
         return here == there or there == "base" or target == "memvault.store.script"
-    if module == REGISTRY and target in SCHEMA_MODULES:
-        return True
     return here == there or there in USES[here]
 
 
@@ -233,6 +232,18 @@ def test_each_feature_imports_only_what_it_may_use() -> None:
                  for module, edges in import_graph().items()
                  for target, line in edges.items() if not allowed_import(module, target)]
     assert offenders == []
+
+
+def test_the_feature_packages_import_without_a_circle() -> None:
+    """No feature package imports, at a module's top, one that imports it back: the migration
+    registry that lists every feature's schema sits above them (home/migrations.py)."""
+    packages: dict[str, dict[str, int]] = {}
+    for module, edges in import_graph(runtime_only=True).items():
+        for target, line in edges.items():
+            if feature_of(target) != feature_of(module):
+                packages.setdefault(feature_of(module), {})[feature_of(target)] = line
+    assert find_cycle(packages) is None
+    assert REGISTRY in source_files()
 
 
 def test_there_is_no_import_circle() -> None:
@@ -309,8 +320,8 @@ def test_the_checkers_see_every_spelling() -> None:
                                             ["memvault", "store"])]
     assert "memvault.base" in names and "memvault.cli.app" in names
     assert feature_of("memvault") == "root" and feature_of("memvault.vault.render") == "vault"
-    assert allowed_import("memvault.store.migrations", "memvault.vault.schema")
-    assert not allowed_import("memvault.store.connection", "memvault.vault.schema")
+    assert allowed_import("memvault.home.migrations", "memvault.vault.schema")
+    assert not allowed_import("memvault.store.migrations", "memvault.vault.schema")
     assert not allowed_import("memvault.vault.schema", "memvault.objects.records")
     assert not allowed_import("memvault.timeline.events", "memvault.objects.records")
     assert find_cycle({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}}) == ["a", "b", "c", "a"]
@@ -433,9 +444,9 @@ def test_only_the_owner_writes_a_table() -> None:
 def test_every_table_has_one_owner(tmp_path: Path) -> None:
     """Every table of a fresh home is in TABLE_OWNERS (FTS5's own shadow tables aside), and
     each owner is a module that exists."""
-    from memvault.store.connection import open_db
+    from memvault.home.migrations import open_home_db
 
-    conn = open_db(tmp_path / "memory.db")
+    conn = open_home_db(tmp_path / "memory.db")
     try:
         tables = {row[0] for row in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}

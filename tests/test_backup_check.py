@@ -19,10 +19,11 @@ from memvault import ManualClock, Memory
 from memvault.base.errors import StoreError
 from memvault.cli import main
 from memvault.home.check import check_memory
+from memvault.home.migrations import open_home_db
 from memvault.jobs.modes.compact import fold_nodes
 from memvault.objects.records import ObjectRecord, add_relation, save_object
 from memvault.store.backup import backup_database
-from memvault.store.connection import open_db, write
+from memvault.store.connection import write
 from memvault.store.disk import disk_usage
 from memvault.timeline.events import NewEvent
 
@@ -83,7 +84,7 @@ def test_backup_while_another_thread_keeps_appending(home: Path, mem: Memory,
             errors.append(exc)
             started.set()
 
-    reader = open_db(mem.config.db_path, readonly=True)
+    reader = open_home_db(mem.config.db_path, readonly=True)
     thread = threading.Thread(target=writer)
     thread.start()
     try:
@@ -250,7 +251,7 @@ def test_check_reports_a_damaged_index(built: dict, mem: Memory, clock: ManualCl
     conn.execute("UPDATE sqlite_schema SET sql = 'CREATE INDEX hot_nodes_active ON hot_nodes"
                  " (seq DESC) WHERE active = 1' WHERE name = 'hot_nodes_active'")
     conn.close()
-    damaged = open_db(mem.config.db_path, readonly=True)
+    damaged = open_home_db(mem.config.db_path, readonly=True)
     try:
         found = kinds(check_memory(damaged, now=clock.now()))
     finally:

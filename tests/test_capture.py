@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from memvault.cli.serve import stdio_command
 from memvault.home import capture
 from memvault.home.capture import Captured, capture_file, find_rollout, run_hook
 from memvault.store import connection
+from memvault.store.migrations import Migration
 from memvault.timeline import transcripts
 from memvault.timeline.transcripts import Bounds
 
@@ -255,9 +256,10 @@ def test_a_database_under_an_exclusive_lock_is_waited_for_only_within_the_step(
     waits: list[int] = []
     prepare = connection._prepare
 
-    def spy(conn: sqlite3.Connection, db_path: Path, readonly: bool) -> sqlite3.Connection:
+    def spy(conn: sqlite3.Connection, db_path: Path, readonly: bool,
+            migrations: Sequence[Migration] | None) -> sqlite3.Connection:
         waits.append(conn.execute("PRAGMA busy_timeout").fetchone()[0])
-        return prepare(conn, db_path, readonly)
+        return prepare(conn, db_path, readonly, migrations)
 
     monkeypatch.setattr(connection, "_prepare", spy)
     blocker = sqlite3.connect(home / "memory.db", isolation_level=None)

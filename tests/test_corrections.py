@@ -12,12 +12,12 @@ from helpers import count
 from memvault import ManualClock, Memory
 from memvault.base.errors import InputError, NotFound
 from memvault.base.spaces import EVERY_SPACE
+from memvault.home import migrations
+from memvault.home.migrations import apply_migrations, open_home_db
 from memvault.objects.corrections import Correction, ProfileEdit, StaleCorrection
 from memvault.objects.records import get_object, read_object
 from memvault.objects.versions import changed_since, object_history, record_at
-from memvault.store import migrations
-from memvault.store.connection import graph_revision, open_db, write
-from memvault.store.migrations import apply_migrations
+from memvault.store.connection import graph_revision, write
 from modes_support import (
     add_archived,
     cite_page,
@@ -279,7 +279,7 @@ def test_an_existing_home_upgrades_and_its_versions_say_model(tmp_path: Path) ->
                      " body, cues, status, changed_at) VALUES ('person:old', 1, 'Old', '[]',"
                      " '', '', '[]', 'active', 't')")
     conn.close()
-    upgraded = open_db(db_path)
+    upgraded = open_home_db(db_path)
     try:
         assert apply_migrations(upgraded) == []
         assert [v["origin"] for v in object_history(upgraded, "person:old")] == ["model"]

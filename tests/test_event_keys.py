@@ -18,8 +18,8 @@ from helpers import count, run_cli
 from mcp.client import Client
 from memvault import Memory, NewEvent
 from memvault.base.errors import IngestError, InputError
+from memvault.home import migrations
 from memvault.service.mcp_server import build_server
-from memvault.store import migrations
 from memvault.timeline.keys import KEY_MAX_CHARS, KeyConflict
 
 

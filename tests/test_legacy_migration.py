@@ -23,11 +23,11 @@ from memvault.base.clock import parse_time, to_micros
 from memvault.base.errors import StoreError
 from memvault.cli import main
 from memvault.home.check import check_memory
+from memvault.home.migrations import apply_migrations
 from memvault.jobs.worker import Worker
 from memvault.legacy.plan import LegacyDataError
 from memvault.legacy.upgrade import LEGACY_LEASE_FOREVER_MS, MigrationRefused
 from memvault.models.builtin import BuiltinProvider
-from memvault.store.migrations import apply_migrations
 from modes_support import run_until_idle
 
 NOW = "2026-12-01T09:00:00+08:00"

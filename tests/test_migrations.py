@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from memvault.base.errors import StoreError
-from memvault.store import migrations
-from memvault.store.connection import get_state, graph_revision, open_db
-from memvault.store.migrations import apply_migrations, pending_migrations
+from memvault.home import migrations
+from memvault.home.migrations import apply_migrations, open_home_db, pending_migrations
+from memvault.store.connection import get_state, graph_revision
 from sqlite_utils import Database
 
 EXPECTED_TABLES = {
@@ -24,7 +24,7 @@ EXPECTED_TABLES = {
 
 def test_migrations_from_empty_create_every_table(tmp_path: Path) -> None:
     db_path = tmp_path / "fresh" / "memory.db"
-    conn = open_db(db_path)
+    conn = open_home_db(db_path)
     try:
         tables = set(Database(conn).table_names())
         assert EXPECTED_TABLES <= tables, EXPECTED_TABLES - tables
@@ -46,8 +46,8 @@ def test_migrations_from_empty_create_every_table(tmp_path: Path) -> None:
 
 def test_migrations_are_idempotent(tmp_path: Path) -> None:
     db_path = tmp_path / "memory.db"
-    open_db(db_path).close()
-    conn = open_db(db_path)
+    open_home_db(db_path).close()
+    conn = open_home_db(db_path)
     try:
         assert apply_migrations(conn) == []
         assert conn.execute("SELECT COUNT(*) FROM _migrations").fetchone()[0] == len(
@@ -65,11 +65,11 @@ def test_a_failing_migration_leaves_nothing_behind(
         raise RuntimeError("boom")
 
     db_path = tmp_path / "memory.db"
-    open_db(db_path).close()
+    open_home_db(db_path).close()
     real = [m.__name__ for m in migrations.MIGRATIONS]
     monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, m999_broken])
     with pytest.raises(RuntimeError, match="boom"):
-        open_db(db_path)
+        open_home_db(db_path)
     conn = sqlite3.connect(db_path)
     try:
         tables = set(Database(conn).table_names())
@@ -125,7 +125,7 @@ def test_two_openers_racing_on_a_fresh_database_both_succeed(tmp_path: Path) -> 
 def test_readonly_open_of_a_missing_database_is_a_clear_error(tmp_path: Path) -> None:
     db_path = tmp_path / "nowhere" / "memory.db"
     with pytest.raises(StoreError, match="no memory at"):
-        open_db(db_path, readonly=True)
+        open_home_db(db_path, readonly=True)
     assert not db_path.exists()
     assert not db_path.parent.exists()
 
@@ -134,13 +134,13 @@ def test_readonly_open_of_an_unmigrated_database_is_refused(tmp_path: Path) -> N
     db_path = tmp_path / "memory.db"
     sqlite3.connect(db_path).close()  # an empty SQLite file
     with pytest.raises(StoreError, match="needs migrations m001_initial"):
-        open_db(db_path, readonly=True)
+        open_home_db(db_path, readonly=True)
 
 
 def test_readonly_connection_cannot_write(tmp_path: Path) -> None:
     db_path = tmp_path / "memory.db"
-    open_db(db_path).close()
-    conn = open_db(db_path, readonly=True)
+    open_home_db(db_path).close()
+    conn = open_home_db(db_path, readonly=True)
     try:
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             conn.execute("INSERT INTO state (key, value) VALUES ('x', 'y')")
@@ -150,13 +150,13 @@ def test_readonly_connection_cannot_write(tmp_path: Path) -> None:
 
 def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     db_path = tmp_path / "memory.db"
-    conn = open_db(db_path)
+    conn = open_home_db(db_path)
     conn.execute("INSERT INTO _migrations (name, applied_at) VALUES ('m999_future', 'now')")
     conn.close()
     with pytest.raises(StoreError, match="newer version"):
-        open_db(db_path)
+        open_home_db(db_path)
     with pytest.raises(StoreError, match="newer version"):  # read-only commands refuse too
-        open_db(db_path, readonly=True)
+        open_home_db(db_path, readonly=True)
 
 
 @pytest.mark.parametrize("readonly", [False, True])
@@ -165,12 +165,12 @@ def test_a_file_that_is_not_sqlite_is_a_clear_error(tmp_path: Path, readonly: bo
     garbage = b"this is not a database, just some bytes " * 100
     db_path.write_bytes(garbage)
     with pytest.raises(StoreError, match="not a readable SQLite database"):
-        open_db(db_path, readonly=readonly)
+        open_home_db(db_path, readonly=readonly)
     assert db_path.read_bytes() == garbage
 
 
 def test_schema_refuses_rows_that_break_invariants(tmp_path: Path) -> None:
-    conn = open_db(tmp_path / "memory.db")
+    conn = open_home_db(tmp_path / "memory.db")
     try:
         now = "2026-10-13T12:00:00+08:00"
         with pytest.raises(sqlite3.IntegrityError):  # id must start with its type
@@ -208,7 +208,7 @@ def test_connections_opening_a_new_file_at_once_all_succeed(tmp_path: Path) -> N
         def open_once(path: Path = db_path, gate: threading.Barrier = barrier) -> None:
             gate.wait()
             try:
-                open_db(path).close()
+                open_home_db(path).close()
             except BaseException as exc:  # surfaced below
                 failures.append(exc)
 
@@ -228,7 +228,7 @@ def test_the_domain_vocabulary_is_what_the_schema_checks(tmp_path: Path) -> None
     from memvault.objects.ids import OBJECT_TYPES, RELATION_LABELS
     from memvault.timeline.queue import EVENT_STATES
 
-    conn = open_db(tmp_path / "memory.db")
+    conn = open_home_db(tmp_path / "memory.db")
     try:
         schema = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
     finally:
@@ -260,7 +260,7 @@ def test_a_home_made_before_features_owned_their_schema_opens_as_it_was(tmp_path
     packed = Path(__file__).parent / "data" / "home-before-features.db.gz"
     (home / "memory.db").write_bytes(gzip.decompress(packed.read_bytes()))
     (home / "memory.db").chmod(0o600)
-    fresh = open_db(tmp_path / "fresh.db")
+    fresh = open_home_db(tmp_path / "fresh.db")
     try:
         expected = _schema(fresh)
     finally:

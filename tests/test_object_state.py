@@ -17,6 +17,8 @@ from click.testing import CliRunner
 from helpers import T0, run_cli
 from memvault import ManualClock, Memory
 from memvault.base.errors import InputError
+from memvault.home import migrations
+from memvault.home.migrations import apply_migrations, open_home_db
 from memvault.models.builtin import BuiltinProvider
 from memvault.objects import proposals, schema
 from memvault.objects.corrections import Correction, ProfileEdit
@@ -24,9 +26,7 @@ from memvault.objects.records import get_object
 from memvault.objects.states import ALL_STATES, shown_state, state_from_body
 from memvault.objects.versions import object_history
 from memvault.recall.query import memory_find
-from memvault.store import migrations
-from memvault.store.connection import open_db, write
-from memvault.store.migrations import apply_migrations
+from memvault.store.connection import write
 from memvault.timeline.events import NewEvent
 from memvault.vault.paths import DIRECTORY_PATH, object_path
 from modes_support import compact_then_organize, put_object
@@ -86,7 +86,7 @@ def test_the_migration_gives_old_schedules_and_todos_the_state_their_body_says(
                          " summary, body, cues, status, changed_at) VALUES (?, 1, ?, '[]', '',"
                          " ?, '[]', 'active', 't')", (object_id, object_id, body))
     conn.close()
-    upgraded = open_db(db_path)
+    upgraded = open_home_db(db_path)
     try:
         assert apply_migrations(upgraded) == []
         stored = dict(upgraded.execute("SELECT id, state FROM objects").fetchall())

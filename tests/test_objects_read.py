@@ -12,6 +12,7 @@ from memvault.base.clock import iso
 from memvault.base.config import load_config
 from memvault.base.errors import InputError, NotFound
 from memvault.base.spaces import EVERY_SPACE
+from memvault.home.migrations import open_home_db
 from memvault.objects.ids import check_object_id, make_slug
 from memvault.objects.records import (
     READ_PAGE,
@@ -23,7 +24,7 @@ from memvault.objects.records import (
     object_rows,
     save_object,
 )
-from memvault.store.connection import open_db, write
+from memvault.store.connection import write
 
 
 def person(slug: str, name: str, **fields: object) -> ObjectRecord:
@@ -239,7 +240,7 @@ def test_project_daily_is_built_in_once_and_never_by_a_read_only_open(
     home: Path, clock: ManualClock,
 ) -> None:
     # A database made without Memory.open has no objects; a read-only open must not add one.
-    conn = open_db(load_config(home, create=True).db_path)
+    conn = open_home_db(load_config(home, create=True).db_path)
     conn.close()
     with Memory.open(home, clock=clock, readonly=True) as ro:
         assert ro.list_objects() == []

@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memvault import ManualClock, Memory
 from memvault.base.errors import InputError, NotFound
+from memvault.home.migrations import MIGRATIONS, apply_migrations, open_home_db
 from memvault.objects.records import ObjectRecord, add_relation, save_object
 from memvault.recall.index import sync_index
 from memvault.recall.query import EVIDENCE_PAGE_CHARS, memory_evidence, memory_find, memory_read
 from memvault.recall.terms import MAX_QUERY_CHARS, parse_query
-from memvault.store.connection import open_db, write
-from memvault.store.migrations import MIGRATIONS, apply_migrations
+from memvault.store.connection import write
 from memvault.timeline.events import NewEvent
 
 EVENTS = [
@@ -395,7 +395,7 @@ def test_the_migration_indexes_rows_already_there(tmp_path: Path) -> None:
                 " ('person:zw', 'person', '张伟', '[\"Zhang Wei\"]', 'x', 'x')")
     apply_migrations(old)
     old.close()
-    conn = open_db(path, readonly=True)
+    conn = open_home_db(path, readonly=True)
     answer = memory_find(conn, "张伟")
     assert ids_of(answer) == ["person:zw", 1] and "unindexed_events" not in answer
     assert memory_find(conn, "zhang wei")["hits"][0]["id"] == "person:zw"
@@ -406,7 +406,7 @@ def test_the_migration_indexes_rows_already_there(tmp_path: Path) -> None:
 def test_find_on_a_read_only_connection_never_writes(tmp_path: Path, mem: Memory,
                                                      filled: dict[str, int]) -> None:
     mem.append_events([NewEvent("未索引的一条：张伟")], index=False)
-    conn = open_db(mem.config.db_path, readonly=True)
+    conn = open_home_db(mem.config.db_path, readonly=True)
     before = conn.execute("SELECT total_changes()").fetchone()[0]
     answer = memory_find(conn, "张伟")
     assert answer["unindexed_events"] == 1 and len(answer["hits"]) == 4

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memvault import Memory
+from memvault.home.migrations import apply_migrations, open_home_db
 from memvault.recall import context
 from memvault.recall import schema as recall_tables
 from memvault.recall.dates import mention_tokens
 from memvault.recall.index import get_stat, sync_index
 from memvault.recall.query import memory_find
 from memvault.recall.schema import rebuild_events_index
-from memvault.store.connection import open_db, write
-from memvault.store.migrations import apply_migrations
+from memvault.store.connection import write
 from memvault.timeline.events import NewEvent, insert_events, validate_event
 
 FILLER = [f"We talked about lunch plans number {i} and the weather." for i in range(30)]
@@ -115,7 +115,7 @@ def test_rebuilding_the_index_keeps_what_find_finds(mem: Memory) -> None:
 
 def test_an_existing_home_is_reindexed_by_the_migration_with_progress(tmp_path: Path) -> None:
     """A home whose index predates date tokens: m010 rebuilds it, reporting progress."""
-    conn = open_db(tmp_path / "memory.db")
+    conn = open_home_db(tmp_path / "memory.db")
     now = datetime(2026, 3, 1, tzinfo=UTC)
     row = validate_event(NewEvent("The launch moved to 2026-12-16.", occurred_at=now.isoformat()),
                          now, None)

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 from memvault import ManualClock, Memory
+from memvault.home.migrations import open_home_db
 from memvault.objects.records import ObjectRecord, save_object
 from memvault.recall.index import OBJECTS_VOCAB, PREFIX_AS_WORDS_MAX, prefix_match, sync_index
 from memvault.recall.query import memory_find
 from memvault.recall.terms import parse_query
-from memvault.store.connection import open_db, write
+from memvault.store.connection import write
 
 WORDS = ["nate", "nates", "nathan", "national", "natural", "naturally", "navy", "nat"]
 
@@ -76,11 +77,11 @@ def test_find_answers_alike_with_and_without_the_vocabulary_view(
 def test_an_older_home_gains_the_vocabulary_view_when_opened(home: Path) -> None:
     db = home / "memory.db"
     home.mkdir(parents=True, exist_ok=True)
-    conn = open_db(db)
+    conn = open_home_db(db)
     conn.execute(f"DROP TABLE {OBJECTS_VOCAB}")
     conn.execute("DELETE FROM _migrations WHERE name = 'm013_recall_objects_vocab'")
     conn.close()
-    conn = open_db(db)
+    conn = open_home_db(db)
     try:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         assert OBJECTS_VOCAB in names

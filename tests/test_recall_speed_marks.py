@@ -16,9 +16,10 @@ import pytest
 from click.testing import CliRunner
 from helpers import count, run_cli
 from memvault import Memory
+from memvault.home.migrations import open_home_db
 from memvault.recall import masking
 from memvault.recall.index import index_lag
-from memvault.store.connection import open_db, write
+from memvault.store.connection import write
 from vault_support import open_memory, put_object
 
 TOKEN = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
@@ -152,7 +153,7 @@ def test_an_older_home_upgrades_and_its_objects_are_marked_by_the_next_sync(
         put_object(mem, "knowledge:keys", "Keys", body=f"drawer token {TOKEN}")
         mem.sync_recall_index()
         before = mem.find("drawer")
-    conn = open_db(home / "memory.db")
+    conn = open_home_db(home / "memory.db")
     conn.execute("DROP INDEX recall_object_keys_unmarked")
     conn.execute("ALTER TABLE recall_object_keys DROP COLUMN secret_mark")
     conn.execute("DELETE FROM _migrations WHERE name = 'm014_recall_secret_marks'")

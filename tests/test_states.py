@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from memvault import Memory
+from memvault.home.migrations import open_home_db
 from memvault.jobs.claims import DeepClaim
 from memvault.jobs.records import (
     BatchState,
@@ -22,7 +23,7 @@ from memvault.jobs.records import (
     rotation_with_pending,
 )
 from memvault.objects.ids import ObjectStatus
-from memvault.store.connection import open_db, write
+from memvault.store.connection import write
 from memvault.timeline.queue import EVENT_STATES, EventState
 
 
@@ -44,7 +45,7 @@ def allowed(conn: sqlite3.Connection, table: str, column: str) -> set[str]:
 def test_each_state_enum_names_the_states_its_column_allows(
     tmp_path: Path, enum: type[StrEnum], table: str, column: str, unused: set[str],
 ) -> None:
-    conn = open_db(tmp_path / "memory.db")
+    conn = open_home_db(tmp_path / "memory.db")
     try:
         assert {state.value for state in enum} == allowed(conn, table, column) - unused
     finally:

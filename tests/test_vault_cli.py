@@ -9,8 +9,9 @@ import click
 import pytest
 from click.testing import CliRunner
 from memvault.cli import main
+from memvault.home.migrations import open_home_db
 from memvault.objects.records import ObjectRecord, save_object
-from memvault.store.connection import open_db, write
+from memvault.store.connection import write
 from memvault.vault import files as vault_files_module
 from memvault.vault.bookkeeping import vault_status
 from memvault.vault.projector import vault_lock
@@ -22,7 +23,7 @@ def home(tmp_path, monkeypatch):
     assert {"project-vault", "watch"} <= set(main.list_commands(click.Context(main)))
     root = tmp_path / "home"
     monkeypatch.setenv("MEMVAULT_HOME", str(root))  # never the real ~/.memvault
-    conn = open_db(root / "memory.db")
+    conn = open_home_db(root / "memory.db")
     with write(conn):
         for i in range(12):
             save_object(conn, ObjectRecord(id=f"todo:t{i:02d}", type="todo", name=f"T{i}"),
@@ -59,7 +60,7 @@ def test_project_vault_fails_loudly_and_records_the_failure(home, monkeypatch) -
     result = run(home, "project-vault", "--quiet")
     assert result.exit_code == 1
     assert "Read-only file system" in result.output
-    conn = open_db(home / "memory.db")
+    conn = open_home_db(home / "memory.db")
     try:
         failed = {e["object_id"] for e in vault_status(conn)["errors"]}
         assert failed == {f"todo:t{i:02d}" for i in range(10)} | {

@@ -122,7 +122,8 @@ class VaultWatcher:
         ensure_folder(self.vault)
         stop_event = stop_event or threading.Event()
         identity = self._identity()
-        conn = open_db(self.db_path)
+        # the home was opened (and migrated) through Memory by the command running this
+        conn = open_db(self.db_path, migrations=None)
         try:
             ready = False
             last_beat = float("-inf")

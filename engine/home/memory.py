@@ -26,13 +26,14 @@ from ..base.home_trust import clear_bad_lock
 from ..base.spaces import EVERY_SPACE, Spaces
 from ..objects import records as objects
 from ..objects.ids import ObjectStatus
-from ..store.connection import BUSY_TIMEOUT_MS, open_db, write
+from ..store.connection import BUSY_TIMEOUT_MS, write
 from ..timeline import events
 from ..timeline import hot as timeline
 from ..timeline.append import append_events
 from ..timeline.hot import TimelineView
 from ..timeline.ingest import ingest_lines
 from ..timeline.keys import Appended
+from .migrations import open_home_db
 from .reveals import RevealArg, as_reveal, record_reveal
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ class Memory:
         tz = cls._zone(config)
         # Before SQLite opens the file: it gives a new -wal/-shm the database file's mode.
         notes = [] if readonly else [tighten_home(config.home), clear_bad_lock(config.home)]
-        conn = open_db(config.db_path, readonly=readonly, busy_timeout_ms=busy_timeout_ms)
+        conn = open_home_db(config.db_path, readonly=readonly, busy_timeout_ms=busy_timeout_ms)
         memory = cls(config, conn, clock or SystemClock(tz), spaces)
         memory.notices += [note for note in notes if note]
         if not readonly:
@@ -150,12 +151,14 @@ class Memory:
         source is only read). A memvault database just gets pending schema migrations.
         """
         from ..legacy.upgrade import migrate_database
+        from .migrations import MIGRATIONS
 
         config = load_config(home, create=True)
         tz = cls._zone(config)
         now = (clock or SystemClock(tz)).now()
         report = migrate_database(config.db_path, now, tz,
-                                  Path(source).expanduser() if source else None)
+                                  Path(source).expanduser() if source else None,
+                                  registry=MIGRATIONS)
         if report["legacy"]:
             with cls.open(home, clock=clock) as memory:
                 report["recall_index"] = memory.sync_recall_index(max_events=None)

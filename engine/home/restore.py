@@ -34,10 +34,10 @@ import orjson
 from ..base.errors import InputError
 from ..base.json_depth import JsonTooDeep, check_depth
 from ..store.connection import write
-from ..store.migrations import MIGRATIONS
 from .check import check_memory
 from .export import BLOB, FORMAT, FORMAT_VERSION, MANIFEST, exported_tables
 from .memory import Memory
+from .migrations import MIGRATIONS
 from .restore_rows import ROW_CHECKS, RestoreLineError, column_problem, derive_nodes, table_columns
 
 CHUNK = 2_000  # rows a statement batch inserts

@@ -2,7 +2,7 @@
 snapshot and the model-usage ledger.
 
 `M001_TABLES` is this feature's part of the first schema (m001_initial, run by
-store/migrations.py with every feature's part); the later migrations follow, each under the
+home/migrations.py with every feature's part); the later migrations follow, each under the
 name a home records it by.
 """
 

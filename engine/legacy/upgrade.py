@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
@@ -49,6 +49,7 @@ from ..store.connection import bump_revision, connect, get_state, set_state, use
 from ..store.forget_rows import forget_in_rows
 from ..store.migrations import (
     LEGACY_DONE_KEY,
+    Migration,
     apply_migrations,
     table_names,
     unmigrated_legacy,
@@ -161,18 +162,20 @@ class MigrationReport(TypedDict):
 
 
 def migrate_database(
-    db_path: Path, now: datetime, tz: tzinfo | None, source: Path | None = None,
+    db_path: Path, now: datetime, tz: tzinfo | None, source: Path | None = None, *,
+    registry: Sequence[Migration],
 ) -> MigrationReport:
     """Upgrade `db_path` (after copying `source` there, when given); return the report.
 
-    A database already in memvault's shape just gets any pending schema migrations.
+    A database already in memvault's shape just gets any pending schema migrations of
+    `registry` (home/migrations.py's: the caller's, as this feature sits below it).
     """
     if source is not None:
         _copy_source(source, db_path, now, tz)
     conn = connect(db_path)
     try:
         if not unmigrated_legacy(conn):
-            applied = apply_migrations(conn)
+            applied = apply_migrations(conn, registry)
             has_state = "state" in table_names(conn)
             previous = get_state(conn, LEGACY_DONE_KEY) if has_state else None
             return MigrationReport(legacy=False, schema_migrations=applied,
@@ -183,7 +186,7 @@ def migrate_database(
         plan = plan_migration(conn, now, tz)
         before = legacy_counts(conn)
         use_wal(conn)
-        applied = apply_migrations(conn)
+        applied = apply_migrations(conn, registry)
         with write(conn):
             check_no_worker(conn, now)  # again, now under the write lock
             if conn.execute("SELECT 1 FROM events LIMIT 1").fetchone():

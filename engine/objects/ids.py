@@ -1,7 +1,7 @@
 """Object ids `type:slug` and the names that lead to them.
 
 The object types and relation labels are the domain's words (docs/spec.md section 1); the
-schema's CHECK constraints (store/migrations.py m001) hold the same lists, frozen as m001 wrote
+schema's CHECK constraints (home/migrations.py m001) hold the same lists, frozen as m001 wrote
 them, and tests/test_migrations.py checks that the two agree. An id is checked before it is
 used anywhere: it becomes a vault file name's hash input and an argument of every command.
 """

@@ -2,7 +2,7 @@
 index and the corrections a person made.
 
 `M001_TABLES` is this feature's part of the first schema (m001_initial, run by
-store/migrations.py with every feature's part); the later migrations follow, each under the
+home/migrations.py with every feature's part); the later migrations follow, each under the
 name a home records it by. The schema keeps relation labels short (except rows marked legacy)
 and summary, body, progress and reason within docs/spec.md's hard limits.
 """

@@ -17,7 +17,7 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from ..base.forgetting import Forgetting
 from ..base.home_trust import file_kind
 from .forget_rows import forget_in_rows
 from .migrations import (
+    Migration,
     apply_migrations,
     newer_version_error,
     pending_migrations,
@@ -38,9 +39,14 @@ BUSY_TIMEOUT_MS = 30_000
 
 
 def open_db(path: str | Path, readonly: bool = False,
-            busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+            busy_timeout_ms: int = BUSY_TIMEOUT_MS, *,
+            migrations: Sequence[Migration] | None) -> sqlite3.Connection:
     """Open (creating and migrating unless `readonly`) the memory database at `path`, waiting
-    at most `busy_timeout_ms` for a lock another connection holds (each statement)."""
+    at most `busy_timeout_ms` for a lock another connection holds (each statement).
+
+    `migrations` is the registry to apply (or, read-only, to require): a home's is
+    home/migrations.py's, which `open_home_db` passes. None opens the file as it is, for a
+    second connection in a process that opened the home through it (the vault watcher)."""
     db_path = Path(path)
     refuse_unsafe_files(db_path)
     if not readonly and db_path.parent.is_dir():
@@ -50,7 +56,7 @@ def open_db(path: str | Path, readonly: bool = False,
     conn: sqlite3.Connection | None = None
     try:
         conn = connect(db_path, readonly, busy_timeout_ms)
-        return _prepare(conn, db_path, readonly)
+        return _prepare(conn, db_path, readonly, migrations)
     except OSError as exc:
         _raise_if_readonly_home(db_path, readonly, exc)
         raise
@@ -195,30 +201,33 @@ def _raise_if_readonly_home(
     ) from None
 
 
-def _prepare(conn: sqlite3.Connection, db_path: Path, readonly: bool) -> sqlite3.Connection:
+def _prepare(conn: sqlite3.Connection, db_path: Path, readonly: bool,
+             migrations: Sequence[Migration] | None) -> sqlite3.Connection:
     if unmigrated_legacy(conn):
         conn.close()
         raise StoreError(
             f"{db_path} is a database of the original (pre-memvault) design; back it up, then "
             "run `memvault migrate` to upgrade it (nothing is deleted)"
         )
-    if readonly:
-        unknown = unknown_migrations(conn)
+    if readonly and migrations is not None:
+        unknown = unknown_migrations(conn, migrations)
         if unknown:  # reading a newer layout could misreport it: refuse as writers do
             conn.close()
             raise newer_version_error(unknown)
-        missing = pending_migrations(conn)
+        missing = pending_migrations(conn, migrations)
         if missing:
             conn.close()
             raise StoreError(
                 f"{db_path} needs migrations {', '.join(missing)}; "
                 "run any writing command (e.g. `memvault migrate`) first"
             )
+    if readonly:
         return conn
     use_wal(conn)
     # NORMAL in WAL mode: a commit survives a process crash; only power loss may drop the last one.
     conn.execute("PRAGMA synchronous = NORMAL")
-    apply_migrations(conn)
+    if migrations is not None:
+        apply_migrations(conn, migrations)
     return conn
 
 

@@ -1,7 +1,7 @@
 """The timeline's schema: events (raw text, immutable), the hot timeline and the archive queue.
 
 `M001_TABLES` is the timeline's part of the first schema (m001_initial, which
-store/migrations.py runs with every feature's part); the later migrations follow, each under
+home/migrations.py runs with every feature's part); the later migrations follow, each under
 the name a home records it by. Invariant: an event row is never updated or deleted (its
 triggers refuse it).
 """
