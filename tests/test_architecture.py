@@ -341,12 +341,10 @@ def test_the_checkers_see_every_spelling() -> None:
         (1, "memvault.cli")]
 
 
-def sql_writes(source: str) -> list[tuple[int, str]]:
-    """(line, table) of every write statement in the string literals of `source`: INSERT /
-    REPLACE INTO, UPDATE, DELETE FROM, across lines and f-strings; a table named by a
-    placeholder (`{table}`) is reported as "{}". Docstrings, trigger definitions and strings
-    inside a migration function (m002_...) do not count; neither do the UPDATE of an upsert (ON
-    CONFLICT DO UPDATE) or a trigger's event (AFTER UPDATE ON)."""
+def sql_literals(source: str) -> list[tuple[int, str]]:
+    """(line, text) of each string literal of `source` that may hold SQL: an f-string read
+    whole (its placeholders as "{}"); docstrings, trigger definitions and strings inside a
+    migration function (m002_...) left out."""
     tree = ast.parse(source)
     skipped: set[int] = set()
     for node in ast.walk(tree):
@@ -359,22 +357,30 @@ def sql_writes(source: str) -> list[tuple[int, str]]:
             skipped.update(id(inner) for inner in ast.walk(node))
         if isinstance(node, ast.JoinedStr):  # read whole, not part by part
             skipped.update(id(part) for part in node.values)
-    found = []
+    texts = []
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             text = node.value
         elif isinstance(node, ast.JoinedStr):
-            text = "".join(part.value if isinstance(part, ast.Constant) else "{}"
+            text = "".join(str(part.value) if isinstance(part, ast.Constant) else "{}"
                            for part in node.values)
         else:
             continue
-        if "CREATE TRIGGER" in text.upper():
-            continue
-        found += [(node.lineno, "{}" if "{" in m.group(1) else m.group(1))
-                  for m in _WRITE_SQL.finditer(text)]
-    return found
+        if "CREATE TRIGGER" not in text.upper():
+            texts.append((node.lineno, text))
+    return texts
+
+
+def sql_writes(source: str) -> list[tuple[int, str]]:
+    """(line, table) of every write statement in the string literals of `source` (as
+    `sql_literals` gives them): INSERT / REPLACE INTO, UPDATE, DELETE FROM, across lines and
+    f-strings; a table named by a placeholder (`{table}`) is reported as "{}". Neither the
+    UPDATE of an upsert (ON CONFLICT DO UPDATE) nor a trigger's event (AFTER UPDATE ON)
+    counts."""
+    return [(line, "{}" if "{" in m.group(1) else m.group(1))
+            for line, text in sql_literals(source) for m in _WRITE_SQL.finditer(text)]
 
 
 def _enclosing_functions(tree: ast.AST) -> dict[int, str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
-from test_architecture import _MIGRATION_FUNCTION, TABLE_OWNERS, feature_of, source_files
+from test_architecture import TABLE_OWNERS, feature_of, source_files, sql_literals
 
 # The tables whose rows carry a space (memvault.base.spaces): every owner read of them takes
 # the reader's `spaces`, with no default, so a new reader cannot forget the filter.
@@ -79,40 +79,9 @@ NOT_YET_MOVED: dict[str, set[str]] = {
 _READ_SQL = re.compile(r"(?<![\w.])(?:FROM|JOIN)\s+[\"`\[]?(\w+)", re.IGNORECASE)
 
 
-def _sql_texts(source: str) -> list[tuple[int, str]]:
-    """(line, text) of each string literal that may hold SQL: an f-string read whole (its
-    placeholders as "{}"), docstrings, trigger definitions and migration functions left out."""
-    tree = ast.parse(source)
-    skipped: set[int] = set()
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and body and isinstance(body[0], ast.Expr):
-            skipped.add(id(body[0].value))
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                _MIGRATION_FUNCTION.fullmatch(node.name):
-            skipped.update(id(inner) for inner in ast.walk(node))
-        if isinstance(node, ast.JoinedStr):
-            skipped.update(id(part) for part in node.values)
-    texts = []
-    for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            text = node.value
-        elif isinstance(node, ast.JoinedStr):
-            text = "".join(str(part.value) if isinstance(part, ast.Constant) else "{}"
-                           for part in node.values)
-        else:
-            continue
-        if "CREATE TRIGGER" not in text.upper():
-            texts.append((node.lineno, text))
-    return texts
-
-
 def sql_reads(source: str) -> list[tuple[int, str]]:
     """(line, table) of every known table a statement in `source` reads (FROM or JOIN)."""
-    return sorted((line, m.group(1)) for line, text in _sql_texts(source)
+    return sorted((line, m.group(1)) for line, text in sql_literals(source)
                   for m in _READ_SQL.finditer(text) if m.group(1) in TABLE_OWNERS)
 
 

@@ -158,14 +158,9 @@ class MemvaultGroup(click.Group):
         names = self.list_commands(ctx)
         limit = formatter.width - 6 - max(len(name) for name in names)
         rows = [(name, click.Command(name, help=SHORT_HELP[name]).get_short_help_str(limit))
-                if name in SHORT_HELP else (name, self._loaded_short_help(ctx, name, limit))
                 for name in names]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
-
-    def _loaded_short_help(self, ctx: click.Context, name: str, limit: int) -> str:
-        command = super().get_command(ctx, name)
-        return command.get_short_help_str(limit) if command else ""
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:

@@ -77,7 +77,3 @@ def pending_migrations(conn: sqlite3.Connection) -> list[str]:
     """The registry's migrations the database has not had yet."""
     return runner.pending_migrations(conn, MIGRATIONS)
 
-
-def unknown_migrations(conn: sqlite3.Connection) -> list[str]:
-    """Migrations the database records that this registry does not know (a newer memvault)."""
-    return runner.unknown_migrations(conn, MIGRATIONS)

@@ -3,9 +3,9 @@
 Stored text is never changed here (`memvault forget` is the one way to remove a value); each
 answer is masked as it leaves, so a pasted token or password is shown as `[secret: kind]`
 (engine/secrets/detector.py finds them). The owner may ask the command line to reveal them
-(`--reveal-secrets`, logged); over MCP nothing is revealed: every tool's answer leaves through
-one path (memvault.home.masked, which runs mask_tree over it), whatever the tool, so a new
-tool cannot forget to mask.
+(`--reveal-secrets`, logged); over MCP nothing is revealed. Every read of `Memory` masks
+unless its caller asks to reveal (memvault.home.reveals), so a new reader, command or tool
+cannot forget to mask.
 
 Invariants:
 - Paging is unchanged: a page is cut from the raw text first and then masked, with the secrets

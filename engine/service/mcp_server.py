@@ -16,8 +16,8 @@ find), and on a worker thread otherwise. status (PRAGMA quick_check) and context
 timeline view) grow with the memory, so they run on a worker thread like the writes.
 
 No secret-looking value leaves: every read of `Memory` masks unless asked to reveal, and no
-tool asks (none takes a reveal argument); refusals are masked on their way out
-(memvault.home.masked).
+tool asks (none takes a reveal argument). A refusal is not a read: its message may quote what
+the caller asked for (a key, a query), so it is masked on its way out (`_refusals`).
 
 One vocabulary: a tool that names a record takes `id` (a unique name or alias too, as the CLI
 takes it); approve's old `project_id` is still accepted, deprecated and logged. Errors the
@@ -57,8 +57,8 @@ from pydantic import AnyHttpUrl, Field, ValidationError
 from starlette.responses import JSONResponse
 
 from ..base.errors import MemvaultError
-from ..home.masked import mask_message
 from ..home.memory import Memory
+from ..secrets.detector import mask_secrets
 from ..timeline.events import NewEvent
 from .auth import StaticTokenVerifier
 from .client import ToolCallFailed as ToolCallFailed  # re-exported: callers import them here
@@ -124,7 +124,7 @@ class MemvaultMCP(MCPServer[Any]):
         stored the event "now")."""
         unknown = self._unknown_arguments(name, arguments)
         if unknown:
-            unknown = mask_message(unknown)  # an argument's name is the caller's own text
+            unknown = mask_secrets(unknown)  # an argument's name is the caller's own text
             log.info("tool_rejected", extra={"fields": {"tool": name, "error": unknown}})
             raise ToolError(unknown)
         if name == "memory_project_approve":
@@ -277,7 +277,7 @@ def _refusals(tool: str) -> Iterator[None]:
         yield
     except MemvaultError as exc:
         # masked: a refusal may quote what was asked for (a key, a query), stored text or not
-        message = mask_message(str(exc))
+        message = mask_secrets(str(exc))
         log.info("tool_refused", extra={"fields": {"tool": tool, "error": message}})
         raise ToolError(message) from exc
     except OverflowError as exc:
