@@ -639,15 +639,17 @@ class Memory:
                             request_token: str | None, model: str | None) -> JobReceipt:
         # A raw node's seq is its id and a head takes its first child's: MAX(id) bounds every
         # seq, and nodes made after this moment (new events, other jobs' heads) are not covered.
+        from ..jobs.kinds import JobMode
         from ..jobs.requests import request_job
+        from ..timeline.hot import newest_node_id
 
-        newest = self.conn.execute("SELECT COALESCE(MAX(id), 0) FROM hot_nodes").fetchone()[0]
+        newest = newest_node_id(self.conn, EVERY_SPACE)
         lo, hi = node_range or (0, None)
         if hi is None:
             hi = newest
         if lo < 0 or hi < lo:
             raise InputError(f"bad node range {lo}:{hi}")
-        return request_job(self.conn, "compact", self.clock.now(), scope=f"nodes {lo}:{hi}",
+        return request_job(self.conn, JobMode.COMPACT, self.clock.now(), scope=f"nodes {lo}:{hi}",
                            request_token=request_token,
                            params={"min_seq": lo, "max_seq": hi, "max_node_id": newest},
                            provider=self._provider_record(model))
@@ -676,14 +678,17 @@ class Memory:
         With `wait`, the jobs run here to their end (telling `observer` how they go) and the
         vault, when the home has one, is brought up to date in runs of at most
         vault.objects_per_run objects; returns what they changed."""
-        if mode not in ("organize", "deep"):
+        from ..jobs.kinds import JobMode
+        from ..jobs.requests import request_job
+
+        if mode not in (JobMode.ORGANIZE, JobMode.DEEP):
             raise InputError(f"mode must be organize or deep, got {mode!r}")
         if scope is not None and (not isinstance(scope, str) or len(scope) > 2_000):
             raise InputError("scope must be text of at most 2,000 chars")
-        from ..jobs.requests import request_job
-
-        receipt = request_job(self.conn, mode, self.clock.now(), scope, retry_blocked,
-                              request_token, compact_first=compact_first and mode == "organize",
+        job_mode = JobMode(mode)
+        receipt = request_job(self.conn, job_mode, self.clock.now(), scope, retry_blocked,
+                              request_token,
+                              compact_first=compact_first and job_mode is JobMode.ORGANIZE,
                               provider=self._provider_record(model))
         if not wait:
             from ..recall.masking import mask_tree

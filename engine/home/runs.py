@@ -19,6 +19,7 @@ from ..base.clock import ManualClock, parse_time
 from ..base.errors import MemvaultError
 from ..base.spaces import EVERY_SPACE
 from ..jobs.chain import hot_raw_nodes
+from ..jobs.kinds import JobMode
 from ..jobs.leases import lease_info, parse_holder
 from ..jobs.progress import batch_report, batch_row, describe_claim, failure_line
 from ..jobs.records import BatchState, JobState, get_job, job_summary, mark_stopped
@@ -322,7 +323,7 @@ def run_compaction(mem: Memory, worker: Worker, job_id: int,
     """Run a queued compaction to its end; what it did to the hot timeline."""
     before = TimelineSize.now(mem)
     batches = -(-hot_raw_nodes(mem.conn) // mem.config.settings.compact.nodes_per_batch)
-    state = run_to_end(mem, worker, job_id, batches, "compact", observer)
+    state = run_to_end(mem, worker, job_id, batches, JobMode.COMPACT, observer)
     return CompactionRun(job_id, state, job_summary(mem.conn, job_id)["note"], before,
                          TimelineSize.now(mem))
 
@@ -337,7 +338,7 @@ def run_job(mem: Memory, receipt: JobReceipt, observer: RunObserver | None = Non
     queued = MemoryCounts.now(mem).events
     settings = mem.config.settings
     total = (queued[EventState.PENDING] + queued[EventState.CONTINUE]
-             if receipt["mode"] == "organize" else
+             if receipt["mode"] == JobMode.ORGANIZE else
              sum(before.objects.values()) // settings.deep.objects_per_batch + 1)
     state = run_to_end(mem, worker, receipt["job_id"], total, receipt["mode"], observer)
     summary = job_summary(mem.conn, receipt["job_id"])

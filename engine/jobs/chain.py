@@ -29,13 +29,14 @@ from ..timeline.hot import (
     newest_node_id,
     newest_raw_before,
 )
+from .kinds import JobMode, JobOrigin
 from .records import Job, JobParams, create_job
 
 AFTER_JOB: Final = "after_job"  # params key: the id of the job that must finish first
 
 
 def raw_compaction(
-    conn: sqlite3.Connection, origin: str, now: datetime, up_to: int | None = None,
+    conn: sqlite3.Connection, origin: JobOrigin, now: datetime, up_to: int | None = None,
     scope: str | None = None, provider: dict[str, Any] | None = None,
 ) -> Job | None:
     """Queue (inside the caller's transaction) a compact job over the raw fragments now on the
@@ -48,7 +49,7 @@ def raw_compaction(
     if not has_active_raw_up_to(conn, limit, EVERY_SPACE):
         return None
     params = JobParams(min_seq=0, max_seq=limit, max_node_id=limit, raw_only=True)
-    return create_job(conn, "compact", origin, now, scope or f"raw nodes 0:{limit}", params,
+    return create_job(conn, JobMode.COMPACT, origin, now, scope or f"raw nodes 0:{limit}", params,
                       provider=provider)
 
 
@@ -57,7 +58,7 @@ def hot_raw_nodes(conn: sqlite3.Connection) -> int:
     return active_raw_count(conn, EVERY_SPACE)
 
 
-def then(conn: sqlite3.Connection, first: Job, mode: str, origin: str, now: datetime,
+def then(conn: sqlite3.Connection, first: Job, mode: JobMode, origin: JobOrigin, now: datetime,
          scope: str | None = None, params: JobParams | None = None,
          request_token: str | None = None, local_date: str | None = None,
          provider: dict[str, Any] | None = None) -> Job:

@@ -19,6 +19,7 @@ from typing import Protocol, Self, TypeVar
 
 from ..base.spaces import EVERY_SPACE
 from ..timeline.events import event_chars
+from .kinds import JobMode
 
 JsonObject = dict[str, object]  # a JSON object as json.loads gives it: values to be checked
 
@@ -116,7 +117,7 @@ class DeepClaim:
 
 SomeClaim = CompactClaim | OrganizeClaim | DeepClaim  # the claim of whichever mode
 CLAIM_TYPES: dict[str, type[SomeClaim]] = {
-    "compact": CompactClaim, "organize": OrganizeClaim, "deep": DeepClaim}
+    JobMode.COMPACT: CompactClaim, JobMode.ORGANIZE: OrganizeClaim, JobMode.DEEP: DeepClaim}
 
 
 def read_claim(mode: str, data: Mapping[str, object]) -> SomeClaim:

@@ -33,6 +33,7 @@ from ..secrets.detector import scan_once
 from ..store.connection import bump_revision, write
 from .batch_loop import BatchFailed, Tool
 from .claims import JsonObject, StoredClaim
+from .kinds import JobMode
 from .leases import drop_lease
 from .ledger import CallRecord, insert_calls
 from .records import Batch, Job, commit_state, save_receipt
@@ -101,7 +102,7 @@ class Claimer(Protocol[T_co]):
 class SomeMode(Protocol):
     """A mode of whichever claim, reads and prepared types: what the worker's registry holds."""
 
-    name: str
+    name: JobMode
 
     def claim_with(self, claimer: Claimer[T], job: Job, pending: Batch[JsonObject] | None,
                    now: datetime) -> T | None:

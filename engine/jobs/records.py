@@ -27,10 +27,9 @@ from ..store.connection import GRAPH_REVISION_SQL
 from ..store.forget_rows import forget_in_rows
 from ..timeline.queue import blocked_event_ids
 from .claims import JsonObject, StoredClaim
+from .kinds import JobMode, JobOrigin
 from .leases import LEASE, LEASE_VALID_SQL
 
-MODES = ("compact", "organize", "deep")
-ORIGINS = ("threshold", "explicit", "hourly", "nightly")
 BLOCKED_SHOWN = 50  # blocked event ids a partial job's note and summary list
 
 
@@ -61,8 +60,8 @@ class JobParams(TypedDict, total=False):
 @dataclass
 class Job:
     id: int
-    mode: str
-    origin: str
+    mode: JobMode
+    origin: JobOrigin
     scope: str | None
     params: JobParams
     state: JobState
@@ -74,9 +73,10 @@ class Job:
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Job:
         recorded = row["provider"] if "provider" in row.keys() else None
-        return cls(row["id"], row["mode"], row["origin"], row["scope"], json.loads(row["params"]),
-                   JobState(row["state"]), row["request_token"], row["created_at"],
-                   row["last_claim_at"], json.loads(recorded) if recorded is not None else None)
+        return cls(row["id"], JobMode(row["mode"]), JobOrigin(row["origin"]), row["scope"],
+                   json.loads(row["params"]), JobState(row["state"]), row["request_token"],
+                   row["created_at"], row["last_claim_at"],
+                   json.loads(recorded) if recorded is not None else None)
 
 
 C_co = TypeVar("C_co", covariant=True)  # what a batch's claim is read as
@@ -114,16 +114,14 @@ class Batch(Generic[C_co]):
 
 
 def create_job(
-    conn: sqlite3.Connection, mode: str, origin: str, now: datetime, scope: str | None = None,
+    conn: sqlite3.Connection, mode: JobMode | str, origin: JobOrigin | str, now: datetime,
+    scope: str | None = None,
     params: JobParams | None = None, request_token: str | None = None,
     local_date: str | None = None, provider: dict[str, Any] | None = None,
 ) -> Job:
     """Queue a job inside the caller's transaction, recording the `provider` spec it is to run
     on. A known request token returns its job (with the provider it was queued with)."""
-    if mode not in MODES:
-        raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if origin not in ORIGINS:
-        raise InputError(f"origin must be one of {', '.join(ORIGINS)}, got {origin!r}")
+    mode, origin = job_mode(mode), job_origin(origin)
     if request_token:
         row = conn.execute("SELECT * FROM jobs WHERE request_token = ?",
                            (request_token,)).fetchone()
@@ -138,6 +136,22 @@ def create_job(
     return get_job(conn, int(cur.lastrowid or 0))
 
 
+def job_mode(name: JobMode | str) -> JobMode:
+    """The mode `name` names (InputError, listing the modes, when it names none)."""
+    try:
+        return JobMode(name)
+    except ValueError:
+        raise InputError(f"mode must be one of {', '.join(JobMode)}, got {name!r}") from None
+
+
+def job_origin(name: JobOrigin | str) -> JobOrigin:
+    """The origin `name` names (InputError, listing the origins, when it names none)."""
+    try:
+        return JobOrigin(name)
+    except ValueError:
+        raise InputError(f"origin must be one of {', '.join(JobOrigin)}, got {name!r}") from None
+
+
 def get_job(conn: sqlite3.Connection, job_id: int) -> Job:
     row = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
     if row is None:
@@ -145,8 +159,8 @@ def get_job(conn: sqlite3.Connection, job_id: int) -> Job:
     return Job.from_row(row)
 
 
-def open_jobs(conn: sqlite3.Connection, mode: str | None = None,
-              origin: str | None = None) -> list[Job]:
+def open_jobs(conn: sqlite3.Connection, mode: JobMode | None = None,
+              origin: JobOrigin | None = None) -> list[Job]:
     sql = "SELECT * FROM jobs WHERE state IN ('queued', 'running')"
     args: list[str] = []
     if mode:
@@ -307,7 +321,7 @@ def blocked_events(conn: sqlite3.Connection, job: Job) -> list[int]:
     blocked event anywhere in the queue (whichever job's batch blocked it) keeps it partial:
     a scope with blocked events is never reported complete.
     """
-    if job.mode != "organize":
+    if job.mode is not JobMode.ORGANIZE:
         return []
     return blocked_event_ids(conn)
 

@@ -20,6 +20,7 @@ from typing import Any, NotRequired, TypedDict
 from ..store.connection import write
 from ..timeline.queue import newest_blocking_batch, unblock_all
 from .chain import AFTER_JOB, raw_compaction, then
+from .kinds import JobMode, JobOrigin
 from .records import JobParams, create_job
 
 
@@ -27,7 +28,7 @@ class JobReceipt(TypedDict):
     """What an explicit request answers (memory_organize, `memvault compact|organize|deep`)."""
 
     job_id: int
-    mode: str  # compact | organize | deep
+    mode: JobMode
     scope: str | None
     state: str  # the job's state (a JobState) when the receipt was made
     enqueued_at: str
@@ -38,7 +39,7 @@ class JobReceipt(TypedDict):
 
 
 def request_job(
-    conn: sqlite3.Connection, mode: str, now: datetime, scope: str | None = None,
+    conn: sqlite3.Connection, mode: JobMode, now: datetime, scope: str | None = None,
     retry_blocked: bool = False, request_token: str | None = None,
     params: JobParams | None = None, compact_first: bool = False,
     provider: dict[str, Any] | None = None,
@@ -57,19 +58,19 @@ def request_job(
         unblocked = 0
         if retry_blocked and not seen:
             unblocked = unblock_all(conn, request_token, now)
-        compaction = (raw_compaction(conn, "explicit", now, provider=provider)
+        compaction = (raw_compaction(conn, JobOrigin.EXPLICIT, now, provider=provider)
                       if compact_first and not seen else None)
         if compaction is not None:
-            job = then(conn, compaction, mode, "explicit", now, scope, params, request_token,
-                       provider=provider)
+            job = then(conn, compaction, mode, JobOrigin.EXPLICIT, now, scope, params,
+                       request_token, provider=provider)
         else:
-            job = create_job(conn, mode, "explicit", now, scope, params, request_token,
+            job = create_job(conn, mode, JobOrigin.EXPLICIT, now, scope, params, request_token,
                              provider=provider)
     receipt = JobReceipt(
         job_id=job.id, mode=job.mode, scope=job.scope, state=job.state,
         enqueued_at=job.created_at, request_token=job.request_token,
         replayed=seen, unblocked=unblocked,
     )
-    if mode != "compact":
+    if mode != JobMode.COMPACT:
         receipt["compact_job_id"] = job.params.get(AFTER_JOB)
     return receipt

@@ -31,6 +31,7 @@ from ..timeline.append import LAST_ACTIVITY_KEY
 from ..timeline.hot import newest_active_seq, timeline_totals
 from ..timeline.queue import any_waiting
 from .chain import last_raw_before, raw_compaction, then
+from .kinds import JobMode, JobOrigin
 from .records import Job, create_job, open_jobs
 
 HOURLY_KEY = "scheduler.hourly_checked_at"
@@ -112,7 +113,7 @@ class Scheduler:
 
     def _threshold_due(self) -> bool:
         """The hot timeline is over compact.threshold_tokens and no threshold job is open."""
-        if open_jobs(self.conn, "compact", "threshold"):
+        if open_jobs(self.conn, JobMode.COMPACT, JobOrigin.THRESHOLD):
             return False
         threshold = self.config.settings.compact.threshold_tokens
         return timeline_totals(self.conn, EVERY_SPACE)["est_tokens"] > threshold
@@ -129,18 +130,19 @@ class Scheduler:
         if not self._threshold_due():
             return []
         max_seq = newest_active_seq(self.conn, EVERY_SPACE)
-        return [create_job(self.conn, "compact", "threshold", now, params={"max_seq": max_seq},
-                           provider=self.provider)]
+        return [create_job(self.conn, JobMode.COMPACT, JobOrigin.THRESHOLD, now,
+                           params={"max_seq": max_seq}, provider=self.provider)]
 
     def _hourly(self, now: datetime, paused: bool) -> list[Job]:
         if not self._hourly_due(now):
             return []
         set_state(self.conn, HOURLY_KEY, iso(now))
-        if paused or open_jobs(self.conn, "organize", "hourly"):
+        if paused or open_jobs(self.conn, JobMode.ORGANIZE, JobOrigin.HOURLY):
             return []
         if not any_waiting(self.conn):
             return []
-        return [create_job(self.conn, "organize", "hourly", now, provider=self.provider)]
+        return [create_job(self.conn, JobMode.ORGANIZE, JobOrigin.HOURLY, now,
+                           provider=self.provider)]
 
     def _nightly(self, now: datetime) -> list[Job]:
         if not self._nightly_window(now):
@@ -154,9 +156,9 @@ class Scheduler:
         set_state(self.conn, NIGHTLY_KEY, today)
         chain = self._quiet_time(now)
         if chain:  # the review comes after what the night's organize job files
-            return [*chain, then(self.conn, chain[-1], "deep", "nightly", now, local_date=today,
-                                 provider=self.provider)]
-        return [create_job(self.conn, "deep", "nightly", now, local_date=today,
+            return [*chain, then(self.conn, chain[-1], JobMode.DEEP, JobOrigin.NIGHTLY, now,
+                                 local_date=today, provider=self.provider)]
+        return [create_job(self.conn, JobMode.DEEP, JobOrigin.NIGHTLY, now, local_date=today,
                            provider=self.provider)]
 
     def _quiet_time(self, now: datetime) -> list[Job]:
@@ -167,10 +169,10 @@ class Scheduler:
         if not hours:
             return []
         up_to = last_raw_before(self.conn, now - timedelta(hours=hours))
-        compact = raw_compaction(self.conn, "nightly", now, up_to,
+        compact = raw_compaction(self.conn, JobOrigin.NIGHTLY, now, up_to,
                                  f"quiet time: raw nodes older than {hours} h",
                                  self.provider) if up_to else None
         if compact is None:
             return []
-        return [compact, then(self.conn, compact, "organize", "nightly", now,
+        return [compact, then(self.conn, compact, JobMode.ORGANIZE, JobOrigin.NIGHTLY, now,
                               provider=self.provider)]

@@ -33,6 +33,7 @@ from ..store.connection import get_state, set_state, write
 from .batch_loop import BatchFailed, BatchLimits, BatchLoop, Proposal, Turn
 from .chain import waits_for
 from .claims import JsonObject, StoredClaim
+from .kinds import JobMode
 from .leases import claim_lease, drop_lease, process_holder, release_lease
 from .ledger import CallRecord, insert_call
 from .mode import BatchContext, C, Mode, P, R, SomeMode, commit_proposal
@@ -119,8 +120,9 @@ class TickResult:
     lasting: bool = False  # a failure that waiting will not heal (failed, terminal)
 
 
-def default_modes() -> dict[str, SomeMode]:
-    return {"compact": CompactMode(), "organize": OrganizeMode(), "deep": DeepMode()}
+def default_modes() -> dict[JobMode, SomeMode]:
+    return {JobMode.COMPACT: CompactMode(), JobMode.ORGANIZE: OrganizeMode(),
+            JobMode.DEEP: DeepMode()}
 
 
 DIRTY_BATCH = 64  # changed objects a worker going batch after batch lets wait, then indexes

@@ -29,6 +29,7 @@ from ...timeline.hot import add_head, fold_under, timeline_totals
 from ...timeline.queue import enqueue_departed
 from ..batch_loop import FieldError, Tool
 from ..claims import CompactClaim, JsonObject
+from ..kinds import JobMode
 from ..mode import BatchContext, Claim, CommitRefused, Mode, Prompt, commit_tool
 from ..records import Batch, Job
 
@@ -93,7 +94,7 @@ class CompactMode(Mode[CompactClaim, list[Node], list[Node]]):
     """Claims a run of nodes; what claiming read of them (reads) is what the prompt shows and
     what the commit folds (prepared)."""
 
-    name = "compact"
+    name = JobMode.COMPACT
     proposal = CompactionProposal
     claim_type = CompactClaim
 
@@ -207,7 +208,7 @@ class CompactMode(Mode[CompactClaim, list[Node], list[Node]]):
         if nodes is None:  # a retried batch: its claim was made in an earlier tick
             nodes = load_nodes(ctx.conn, node_ids)
         payload = {
-            "mode": "compact",
+            "mode": JobMode.COMPACT,
             "nodes": [
                 {"id": n.id, "kind": n.kind, "level": n.level, "from": n.first_at,
                  "to": n.last_at, "source": n.source, "chars": n.chars, "text": n.text}

@@ -39,6 +39,7 @@ from ...objects.proposals import ReviewProposal
 from ...objects.records import ObjectRecord, get_object, object_links
 from ..batch_loop import FieldError, Tool
 from ..claims import DeepClaim, JsonObject
+from ..kinds import JobMode
 from ..mode import BatchContext, Claim, Mode, Prompt, commit_tool
 from ..records import Batch, Job
 from .browse import browse_tools
@@ -80,7 +81,7 @@ class DeepMode(Mode[DeepClaim, None, None]):
     """Claims the next objects of the job's snapshot; its prompt reads them itself (reads:
     None) and its commit reuses nothing of the prompt (prepared: None)."""
 
-    name = "deep"
+    name = JobMode.DEEP
     proposal = ReviewProposal
     claim_type = DeepClaim
 
@@ -130,7 +131,8 @@ class DeepMode(Mode[DeepClaim, None, None]):
         # A profile sent with a cut body is not read: writing it back whole would lose the rest,
         # so it must be read in full (read_object) before it is rewritten or merged.
         ctx.read_ids.update(o["id"] for o in review + related if "body_cut" not in o)
-        payload = {"mode": "deep", "review": review, "related": related, "scope": ctx.job.scope}
+        payload = {"mode": JobMode.DEEP, "review": review, "related": related,
+                   "scope": ctx.job.scope}
         return Prompt([{"role": "system", "content": SYSTEM},
                        {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}])
 
@@ -153,7 +155,7 @@ class DeepMode(Mode[DeepClaim, None, None]):
             raise FieldError("reviewed", f"confirm exactly this batch's ids: {claimed}")
         write = GraphWrite(proposal.objects, proposal.relations, [], proposal.core_files,
                            proposal.merges, proposal.archive_relations)
-        rules = WriteRules(ctx.read_ids, None, "deep", ctx.batch.id,
+        rules = WriteRules(ctx.read_ids, None, JobMode.DEEP, ctx.batch.id,
                            _review_space(ctx.conn, claimed, bool(proposal.core_files)))
         validated = validate_write(ctx.conn, ctx.config, write, rules,
                                    len(proposal.model_dump_json().encode()))

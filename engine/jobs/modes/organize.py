@@ -39,6 +39,7 @@ from ...timeline.queue import (
 )
 from ..batch_loop import FieldError, Tool
 from ..claims import JsonObject, OrganizeClaim
+from ..kinds import JobMode
 from ..mode import BatchContext, Claim, CommitRefused, Mode, Prompt, commit_tool
 from ..records import Batch, Job
 from .backflow import event_spans, page_spans, settle_memory_output
@@ -174,7 +175,7 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
     """Claims a page of an event; what claiming read of the event (reads) spares the prompt
     reading it again. The commit reuses nothing of the prompt (prepared: None)."""
 
-    name = "organize"
+    name = JobMode.ORGANIZE
     proposal = OrganizeProposal
     claim_type = OrganizeClaim
 
@@ -257,7 +258,7 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
                                   row["space"])
         ctx.read_ids.update(o["id"] for o in related)  # sent in the claim = read
         payload = {
-            "mode": "organize",
+            "mode": JobMode.ORGANIZE,
             "event": {"id": row["id"], "occurred_at": row["occurred_at"], "source": row["source"],
                       "kind": row["kind"], "meta": json.loads(row["meta"]) if row["meta"] else None,
                       "chars": row["chars"]},
@@ -299,7 +300,7 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
         write = GraphWrite(proposal.objects, proposal.relations, proposal.evidence,
                            proposal.core_files)
         rules = WriteRules(ctx.read_ids,
-                           (event_id, claim.page_start, claim.page_end), "organize",
+                           (event_id, claim.page_start, claim.page_end), JobMode.ORGANIZE,
                            ctx.batch.id, queued.space)
         validated = validate_write(ctx.conn, ctx.config, write, rules,
                                    len(proposal.model_dump_json().encode()))
