@@ -6,12 +6,11 @@ import ast
 from datetime import UTC, datetime
 
 import pytest
-from test_architecture import source_files
-
 from memvault.base.errors import InputError
 from memvault.home.migrations import open_home_db
 from memvault.jobs.kinds import JobMode, JobOrigin
 from memvault.jobs.records import create_job, get_job, open_jobs
+from test_architecture import source_files
 
 NOW = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
 

@@ -34,6 +34,7 @@ UNSCOPED_OWNER_READS = {
     "memvault.objects.records.get_object", "memvault.objects.records.object_exists",
     "memvault.objects.records.object_rows", "memvault.objects.records.merged_ids",
     "memvault.objects.records.resolve_redirect", "memvault.objects.records.redirect_targets",
+    "memvault.timeline.hot.nodes_by_id", "memvault.timeline.hot.check_run",
 }
 
 # Modules that read every table by what they are: the integrity check, export, restore (an
@@ -62,7 +63,6 @@ READ_EXEMPT: dict[str, set[str]] = {
 NOT_YET_MOVED: dict[str, set[str]] = {
     "memvault.home.status": {"archive_queue", "core_files", "events", "jobs"},
     "memvault.jobs.modes.backflow": {"events"},
-    "memvault.jobs.modes.compact": {"events", "hot_nodes"},
     "memvault.jobs.modes.deep": {"objects"},
     "memvault.jobs.modes.names": {"object_names", "objects"},
     "memvault.jobs.modes.organize": {"events", "evidence"},

@@ -28,7 +28,7 @@ class JobReceipt(TypedDict):
     """What an explicit request answers (memory_organize, `memvault compact|organize|deep`)."""
 
     job_id: int
-    mode: JobMode
+    mode: str  # a JobMode value: the receipt is an answer, plain JSON
     scope: str | None
     state: str  # the job's state (a JobState) when the receipt was made
     enqueued_at: str

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, TypedDict, cast
@@ -27,7 +27,7 @@ from ..store.forget_rows import forget_in_rows
 
 NODE_COLUMNS = (
     "n.id, n.kind, n.level, n.seq, n.event_id, n.fragment_index, n.fragment_count, n.chars,"
-    " n.est_tokens, n.first_at, n.last_at, n.active, n.parent_id,"
+    " n.est_tokens, n.first_at, n.last_at, n.active, n.parent_id, e.source,"
     " CASE WHEN n.kind = 'raw' THEN substr(e.text, n.start_char + 1, n.end_char - n.start_char)"
     " ELSE n.summary END AS text"
 )
@@ -48,10 +48,11 @@ class NodeView(TypedDict):
     last_at: str
     active: bool
     parent_id: int | None
+    source: str | None  # a raw fragment's event's source
     text: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class HotNode:
     """One timeline node: a raw fragment of an event or a summary head."""
 
@@ -67,6 +68,7 @@ class HotNode:
     last_at: str
     active: bool
     parent_id: int | None
+    source: str | None  # a raw fragment's event's source (None for a head)
     text: str
 
     @classmethod
@@ -78,7 +80,8 @@ class HotNode:
             id=row["id"], kind=row["kind"], level=row["level"], seq=row["seq"],
             event_id=row["event_id"], fragment=fragment, chars=row["chars"],
             est_tokens=row["est_tokens"], first_at=row["first_at"], last_at=row["last_at"],
-            active=bool(row["active"]), parent_id=row["parent_id"], text=row["text"],
+            active=bool(row["active"]), parent_id=row["parent_id"], source=row["source"],
+            text=row["text"],
         )
 
     def size_bytes(self) -> int:
@@ -207,6 +210,66 @@ def expand(conn: sqlite3.Connection, node_id: int,
         (node_id, *args),
     ).fetchall()
     return [HotNode.from_row(r) for r in rows]
+
+
+@dataclass(frozen=True)
+class RangeNode:
+    """A node of a seq range as a compaction scans it: the node, its space and the batch that
+    made it (a head's; None for a raw fragment)."""
+
+    node: HotNode
+    space: str
+    made_in_batch: int | None
+
+
+def active_range(conn: sqlite3.Connection, lo: int, hi: int,
+                 spaces: Spaces) -> Iterator[RangeNode]:
+    """The active nodes with seq in lo..hi that `spaces` sees, in timeline order, read lazily:
+    a scan that stops at its first run never reads a long timeline whole."""
+    seen, args = spaces.sql("n.space")
+    rows = conn.execute(
+        f"SELECT {NODE_COLUMNS}, n.space AS node_space, n.batch_id FROM hot_nodes n"
+        f" LEFT JOIN events e ON e.id = n.event_id"
+        f" WHERE n.active = 1 AND n.seq BETWEEN ? AND ? AND {seen} ORDER BY n.seq",
+        (lo, hi, *args))
+    for row in rows:
+        yield RangeNode(HotNode.from_row(row), row["node_space"], row["batch_id"])
+
+
+def nodes_by_id(conn: sqlite3.Connection, node_ids: Sequence[int]) -> list[HotNode]:
+    """The nodes `node_ids` (those that exist, active or not) in timeline order: a batch's
+    claimed nodes, whose space its claim already chose."""
+    marks = ",".join("?" * len(node_ids))
+    rows = conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM hot_nodes n LEFT JOIN events e ON e.id = n.event_id"
+        f" WHERE n.id IN ({marks}) ORDER BY n.seq", node_ids).fetchall()
+    return [HotNode.from_row(r) for r in rows]
+
+
+@dataclass(frozen=True)
+class RunCheck:
+    """What the active nodes of a seq range say of a claimed run: how many lie in the range,
+    how many of them are the claimed ones, of how many spaces the claimed ones are, and one."""
+
+    between: int
+    claimed: int
+    spaces: int
+    space: str | None
+
+
+def check_run(conn: sqlite3.Connection, node_ids: Sequence[int], first_seq: int,
+              last_seq: int) -> RunCheck:
+    """One statement: the active nodes of first_seq..last_seq against the claimed `node_ids`
+    (a commit's check that its run is still whole, of one space)."""
+    marks = ",".join("?" * len(node_ids))
+    row = conn.execute(
+        f"SELECT COUNT(*) AS between_, COALESCE(SUM(id IN ({marks})), 0) AS claimed,"
+        f" COUNT(DISTINCT CASE WHEN id IN ({marks}) THEN space END) AS spaces,"
+        f" MAX(CASE WHEN id IN ({marks}) THEN space END) AS space"
+        " FROM hot_nodes WHERE active = 1 AND seq BETWEEN ? AND ?",
+        (*node_ids, *node_ids, *node_ids, first_seq, last_seq),
+    ).fetchone()
+    return RunCheck(row["between_"], row["claimed"], row["spaces"], row["space"])
 
 
 def next_node_id(conn: sqlite3.Connection) -> int:
