@@ -42,10 +42,10 @@ from memvault import ManualClock, Memory
 from memvault.jobs.batch_loop import BatchFailed, FieldError, Tool, _parse_arguments
 from memvault.jobs.leases import acquire_lease
 from memvault.jobs.mode import BatchContext, CommitRefused, Mode, commit_proposal
-from memvault.jobs.modes.compact import load_nodes
 from memvault.jobs.records import Batch, Job, get_job, new_batch, pending_batch, reclaim_batch
 from memvault.jobs.worker import default_modes
 from memvault.store.connection import graph_revision, write
+from memvault.timeline.hot import nodes_by_id
 from modes_support import add_archived, batch_row, errors_seen, make_worker, put_object
 from scripted_provider import call
 
@@ -147,7 +147,7 @@ def _graph_facts(ctx: BatchContext) -> dict[str, Any]:
 
 def compact_scene(ctx: BatchContext) -> Scene:
     claimed = ctx.batch.claim.node_ids
-    nodes = load_nodes(ctx.conn, claimed)
+    nodes = nodes_by_id(ctx.conn, claimed)
     every = [r[0] for r in ctx.conn.execute("SELECT id FROM hot_nodes ORDER BY id")]
     return Scene(
         "compact", "compact", {"node_ids": list(claimed), "summary": "the launch talk, in short"},

@@ -576,7 +576,8 @@ def test_a_fresh_claim_and_its_prompt_read_the_event_and_its_names_once(mem: Mem
 
     # Before: 5 event reads (claim 3, prompt 1, commit 1), 3 name lookups and 3 citer reads
     # (claim, prompt, commit), and the progress read again by the prompt.
-    assert counted("SELECT") and counted("SELECT * FROM events WHERE id") == 1
+    # Now: the claim's read and the commit's (its check), both through the timeline's owner.
+    assert counted("SELECT") and counted("SELECT * FROM events WHERE id") == 2
     assert len([s for s in statements if " FROM events WHERE id = " in s]) == 2
     assert len([s for s in statements if "FROM object_names" in s]) == 2
     assert counted("SELECT DISTINCT object_id FROM evidence WHERE event_id") == 1

@@ -113,6 +113,12 @@ def event_citers(conn: sqlite3.Connection, event_id: int) -> list[str]:
         "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (event_id,))]
 
 
+def evidence_count(conn: sqlite3.Connection, event_id: int) -> int:
+    """How many evidence links cite the event."""
+    return int(conn.execute("SELECT COUNT(*) FROM evidence WHERE event_id = ?",
+                            (event_id,)).fetchone()[0])
+
+
 def resolve_redirect(conn: sqlite3.Connection, object_id: str) -> str:
     """Follow merge redirects to the surviving id (cycle-safe)."""
     seen = {object_id}

@@ -70,6 +70,7 @@ class StoredEvent:
     ingested_at: str
     text: str = field(repr=False, default="")
     key: str | None = None
+    space: str = SHARED
 
     @classmethod
     def from_row(cls, row: sqlite3.Row, with_text: bool = True) -> StoredEvent:
@@ -79,6 +80,7 @@ class StoredEvent:
             chars=row["chars"], est_tokens=row["est_tokens"], ingested_at=row["ingested_at"],
             text=row["text"] if with_text else "",
             key=row["key"] if "key" in row.keys() else None,
+            space=row["space"] if "space" in row.keys() else SHARED,
         )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
+from ...base.spaces import EVERY_SPACE
 from ...objects.provenance import (
     Span,
     is_memory_event,
@@ -19,13 +20,14 @@ from ...objects.provenance import (
     wholly_reason,
 )
 from ...objects.records import event_citers
+from ...timeline.events import StoredEvent, get_event
 from ...timeline.queue import settle_archive_only
 from .names import named_objects
 
 PROVENANCE = "marked as memvault's own output (its source or kind)"
 
 
-def event_spans(conn: sqlite3.Connection, event_id: int, *, row: sqlite3.Row | None = None,
+def event_spans(conn: sqlite3.Connection, event_id: int, *, row: StoredEvent | None = None,
                 citing: set[str] | None = None,
                 named: list[str] | None = None) -> tuple[list[Span], bool]:
     """The event's memory-output spans, and whether its provenance alone makes it memory
@@ -34,16 +36,15 @@ def event_spans(conn: sqlite3.Connection, event_id: int, *, row: sqlite3.Row | N
     chars; events never change), `citing`, the objects citing it, and `named`, the objects its
     text names (names.named_objects)."""
     if row is None:
-        row = conn.execute("SELECT text, source, kind, chars FROM events WHERE id = ?",
-                           (event_id,)).fetchone()
-    if is_memory_event(row["source"], row["kind"]):
-        return [Span(0, row["chars"], PROVENANCE)], True
+        row = get_event(conn, event_id, EVERY_SPACE)
+    if is_memory_event(row.source, row.kind):
+        return [Span(0, row.chars, PROVENANCE)], True
     if citing is None:
         citing = set(event_citers(conn, event_id))
     if named is None:
-        named = named_objects(conn, row["text"])
+        named = named_objects(conn, row.text)
     named = [i for i in named if i not in citing]
-    return memory_spans(row["text"], stored_quotes(conn, named, event_id)), False
+    return memory_spans(row.text, stored_quotes(conn, named, event_id)), False
 
 
 def page_spans(spans: list[Span], start: int, end: int) -> list[dict[str, object]]:
@@ -53,7 +54,7 @@ def page_spans(spans: list[Span], start: int, end: int) -> list[dict[str, object
 
 
 def settle_memory_output(conn: sqlite3.Connection, event_id: int, targets: tuple[int, int],
-                         now: datetime, row: sqlite3.Row,
+                         now: datetime, row: StoredEvent,
                          named: list[str] | None) -> tuple[bool, list[Span] | None]:
     """End an event that is wholly memory output as archive_only (inside the caller's
     transaction). Returns whether it did, and the event's memory-output spans when they were
@@ -64,7 +65,7 @@ def settle_memory_output(conn: sqlite3.Connection, event_id: int, targets: tuple
     transaction."""
     if targets != (0, 0):
         return False, None  # something durable was written for it already: the model decides
-    text = row["text"]
+    text = row.text
     # No targets means no evidence cites the event: nothing to read to know who cites it.
     spans, provenance = event_spans(conn, event_id, row=row, citing=set(), named=named)
     if not provenance and not is_wholly_memory(text, spans):

@@ -22,13 +22,14 @@ from typing import TypedDict
 from pydantic import BaseModel
 
 from ...base.config import Config
+from ...base.errors import NotFound
 from ...base.spaces import EVERY_SPACE, SHARED, Spaces
 from ...objects.graph_write import GraphWrite, WriteRules, WriteSummary, apply_write, validate_write
 from ...objects.proposals import Disposition, OrganizeProposal, Outcome
 from ...objects.provenance import Span, check_evidence, is_memory_event
-from ...objects.records import ObjectRecord, event_citers, object_rows
+from ...objects.records import ObjectRecord, event_citers, evidence_count, object_rows
 from ...secrets.detector import check_no_secret
-from ...timeline.events import event_space
+from ...timeline.events import StoredEvent, event_space, get_event
 from ...timeline.queue import (
     EventState,
     block_event,
@@ -150,7 +151,7 @@ class PageReads:
 
     event_id: int
     page: tuple[int, int]
-    row: sqlite3.Row  # the event (events never change)
+    row: StoredEvent  # the event (events never change)
     progress: str | None
     spans: list[Span] | None = None  # its memory-output spans, when computed
     citers: list[str] | None = None  # the objects citing it, when known
@@ -188,15 +189,16 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
             event_id = waiting.event_id
             if event_id in busy:
                 continue
-            event = conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
-            if event is None:  # a queue row without its event is never claimable (as the join was)
+            try:
+                event = get_event(conn, event_id, EVERY_SPACE)
+            except NotFound:  # a queue row without its event is never claimable
                 continue
             claimed = PageReads(event_id, (0, 0), event, waiting.progress)
             # Wholly the memory's own output: the engine ends it (archive_only, with a reason
             # saying so) and never shows it to the model as something to learn from.
             if waiting.page_cursor == 0 and not self._unread_settled(conn, claimed, now):
                 continue
-            page = self._page(event_id, event["text"], waiting.page_cursor, event["chars"],
+            page = self._page(event_id, event.text, waiting.page_cursor, event.chars,
                               config.settings.organize.page_chars, config)
             claimed.page = (page.page_start, page.page_end)
             return Claim(page, claimed)
@@ -212,8 +214,8 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
             # No targets: no evidence cites it, and (unless its provenance settles it) the
             # span check looks up what its whole text names, which the prompt can reuse.
             claimed.citers = []
-            if not is_memory_event(event["source"], event["kind"]):
-                claimed.named = named_objects(conn, event["text"])
+            if not is_memory_event(event.source, event.kind):
+                claimed.named = named_objects(conn, event.text)
         settled, claimed.spans = settle_memory_output(conn, event_id, targets, now, event,
                                                       claimed.named)
         return not settled
@@ -242,28 +244,26 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
         if claimed is not None:
             row, progress = claimed.row, claimed.progress
         else:
-            row = ctx.conn.execute("SELECT * FROM events WHERE id = ?",
-                                   (claim.event_id,)).fetchone()
+            row = get_event(ctx.conn, claim.event_id, EVERY_SPACE)
             progress = queued_progress(ctx.conn, claim.event_id)
-        page_text = row["text"][claim.page_start: claim.page_end]
+        page_text = row.text[claim.page_start: claim.page_end]
         budget = ctx.config.settings.organize.claim_budget_bytes - PAYLOAD_RESERVE - len(
             page_text.encode())
         targets = claimed.citers if claimed is not None else None
         if targets is None:
-            targets = event_citers(ctx.conn, row["id"])
+            targets = event_citers(ctx.conn, row.id)
         # The names the claim looked up in the whole text are the page's when the page is it.
-        named = (claimed.named if claimed is not None and len(page_text) == len(row["text"])
+        named = (claimed.named if claimed is not None and len(page_text) == len(row.text)
                  else None)
-        related = related_objects(ctx.conn, row["id"], page_text, budget, targets, named,
-                                  row["space"])
+        related = related_objects(ctx.conn, row.id, page_text, budget, targets, named,
+                                  row.space)
         ctx.read_ids.update(o["id"] for o in related)  # sent in the claim = read
         payload = {
             "mode": JobMode.ORGANIZE,
-            "event": {"id": row["id"], "occurred_at": row["occurred_at"], "source": row["source"],
-                      "kind": row["kind"], "meta": json.loads(row["meta"]) if row["meta"] else None,
-                      "chars": row["chars"]},
+            "event": {"id": row.id, "occurred_at": row.occurred_at, "source": row.source,
+                      "kind": row.kind, "meta": row.meta, "chars": row.chars},
             "page": {"start": claim.page_start, "end": claim.page_end,
-                     "last": claim.page_end >= row["chars"], "text": page_text},
+                     "last": claim.page_end >= row.chars, "text": page_text},
             "progress": progress,
             "targets": targets,
             "related": related,
@@ -338,7 +338,7 @@ def _reads_this_page(reads: PageReads | None, claim: OrganizeClaim) -> bool:
 
 
 def _memory_output(ctx: BatchContext[OrganizeClaim], claim: OrganizeClaim,
-                   spans: list[Span] | None, row: sqlite3.Row,
+                   spans: list[Span] | None, row: StoredEvent,
                    citers: list[str]) -> dict[str, list[dict[str, object]]]:
     """The payload's `memory_output` (spans of the page that are memory output and cannot be
     cited), present only when the page has any. `spans`: the event's, if already computed;
@@ -358,14 +358,13 @@ def event_targets(conn: sqlite3.Connection, event_id: int) -> tuple[int, int]:
     # The receipts of the event's committed batches count what each wrote: found through two
     # indexes (batches by event, receipts by token), never by scanning the version tables.
     row = conn.execute(
-        "SELECT (SELECT COUNT(*) FROM evidence WHERE event_id = :event) AS evidence,"
-        " COALESCE(SUM(json_extract(r.receipt, '$.core_files')), 0) AS core_files,"
+        "SELECT COALESCE(SUM(json_extract(r.receipt, '$.core_files')), 0) AS core_files,"
         " COALESCE(SUM(json_extract(r.receipt, '$.objects_changed')"
         "              + json_extract(r.receipt, '$.relations_added')), 0) AS writes"
         " FROM batches b JOIN receipts r ON r.token = json_extract(b.claim, '$.token')"
         " WHERE b.state = 'committed' AND json_extract(b.claim, '$.event_id') = :event",
         {"event": event_id}).fetchone()
-    return int(row["evidence"]) + int(row["core_files"]), int(row["writes"])
+    return evidence_count(conn, event_id) + int(row["core_files"]), int(row["writes"])
 
 
 def _graph_changed(changes: WriteSummary) -> bool:
