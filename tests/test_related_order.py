@@ -10,10 +10,10 @@ from typing import Any
 
 from helpers import add_evidence
 from memvault import Memory
-from memvault.jobs.modes.names import by_specificity, named_objects
 from memvault.jobs.modes.organize import RELATED_MAX, related_objects
 from memvault.jobs.worker import TickResult
 from memvault.models.builtin import BuiltinProvider
+from memvault.objects.names import by_specificity, named_objects
 from memvault.objects.records import ObjectRecord, save_object
 from memvault.store.connection import write
 from memvault.timeline.events import NewEvent

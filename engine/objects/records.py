@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, NotRequired, TypedDict, cast
@@ -100,6 +100,42 @@ def object_rows(conn: sqlite3.Connection, ids: list[str],
     return {row["id"]: row for row in conn.execute(
         f"SELECT * FROM objects WHERE id IN (SELECT value FROM json_each(?)){live}",
         (json.dumps(ids, ensure_ascii=False),))}
+
+
+def object_spaces(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, str]:
+    """The space of each of `ids` that names an object (live or merged), in one query."""
+    return {row[0]: row[1] for row in conn.execute(
+        "SELECT id, space FROM objects WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(ids), ensure_ascii=False),))}
+
+
+def live_ids_by_space(conn: sqlite3.Connection, spaces: Spaces) -> list[str]:
+    """The ids of the live objects `spaces` sees, by space, then type, then id (the order a
+    nightly review takes them in, a batch of one space at a time)."""
+    seen, args = spaces.sql("space")
+    return [r[0] for r in conn.execute(
+        f"SELECT id FROM objects WHERE redirect_to IS NULL AND {seen}"
+        " ORDER BY space, type, id", args)]
+
+
+@dataclass(frozen=True)
+class ObjectNames:
+    """What an object answers to: its id, name and aliases (the JSON list as stored), and its
+    space."""
+
+    id: str
+    name: str
+    aliases: str
+    space: str
+
+
+def live_names(conn: sqlite3.Connection, type_: str, spaces: Spaces) -> list[ObjectNames]:
+    """The names of every live object of `type_` that `spaces` sees: only names are read, for a
+    scan that runs over every object of the type."""
+    seen, args = spaces.sql("space")
+    return [ObjectNames(*r) for r in conn.execute(
+        f"SELECT id, name, aliases, space FROM objects WHERE type = ? AND redirect_to IS NULL"
+        f" AND {seen}", (type_, *args))]
 
 
 def merged_ids(conn: sqlite3.Connection) -> list[str]:

@@ -11,6 +11,7 @@ import sqlite3
 from datetime import datetime
 
 from ...base.spaces import EVERY_SPACE
+from ...objects.names import named_objects
 from ...objects.provenance import (
     Span,
     is_memory_event,
@@ -22,7 +23,6 @@ from ...objects.provenance import (
 from ...objects.records import event_citers
 from ...timeline.events import StoredEvent, get_event
 from ...timeline.queue import settle_archive_only
-from .names import named_objects
 
 PROVENANCE = "marked as memvault's own output (its source or kind)"
 

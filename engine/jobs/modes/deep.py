@@ -36,7 +36,14 @@ from ...objects.graph_write import (
     validate_write,
 )
 from ...objects.proposals import ReviewProposal
-from ...objects.records import ObjectRecord, get_object, object_links
+from ...objects.records import (
+    ObjectRecord,
+    get_object,
+    live_ids_by_space,
+    live_names,
+    object_links,
+    object_spaces,
+)
 from ..batch_loop import FieldError, Tool
 from ..claims import DeepClaim, JsonObject
 from ..kinds import JobMode
@@ -92,20 +99,22 @@ class DeepMode(Mode[DeepClaim, None, None]):
         taken = conn.execute("SELECT 1 FROM deep_snapshot WHERE job_id = ? LIMIT 1",
                              (job.id,)).fetchone()
         if not taken:  # by space first: a batch reviews the objects of one space
-            conn.execute(
-                "INSERT INTO deep_snapshot (job_id, position, object_id)"
-                " SELECT ?, ROW_NUMBER() OVER (ORDER BY space, type, id), id FROM objects"
-                " WHERE redirect_to IS NULL", (job.id,))
+            conn.executemany(
+                "INSERT INTO deep_snapshot (job_id, position, object_id) VALUES (?, ?, ?)",
+                ((job.id, position, object_id) for position, object_id
+                 in enumerate(live_ids_by_space(conn, EVERY_SPACE), start=1)))
         rows = conn.execute(
-            "SELECT d.position, d.object_id, coalesce(o.space, ?) AS space FROM deep_snapshot d"
-            " LEFT JOIN objects o ON o.id = d.object_id WHERE d.job_id = ?"
-            " AND d.reviewed_at IS NULL AND d.batch_id IS NULL ORDER BY d.position LIMIT ?",
-            (SHARED, job.id, config.settings.deep.objects_per_batch),
+            "SELECT position, object_id FROM deep_snapshot WHERE job_id = ?"
+            " AND reviewed_at IS NULL AND batch_id IS NULL ORDER BY position LIMIT ?",
+            (job.id, config.settings.deep.objects_per_batch),
         ).fetchall()
         if not rows:
             return None
-        # the first object's space only (an object moved since the snapshot waits its turn)
-        rows = [r for r in rows if r["space"] == rows[0]["space"]]
+        # the first object's space only (an object moved since the snapshot waits its turn;
+        # one deleted since reads as shared)
+        spaces = object_spaces(conn, [r["object_id"] for r in rows])
+        space = spaces.get(rows[0]["object_id"], SHARED)
+        rows = [r for r in rows if spaces.get(r["object_id"], SHARED) == space]
         rows = rows[:_fitting(conn, [r["object_id"] for r in rows], review_budget(config))]
         return Claim(DeepClaim(tuple(r["position"] for r in rows),
                                tuple(r["object_id"] for r in rows)))
@@ -229,9 +238,7 @@ def _review_space(conn: sqlite3.Connection, object_ids: list[str],
 
 def _spaces_of(conn: sqlite3.Connection, object_ids: Sequence[str]) -> set[str]:
     """The spaces the objects belong to (one, for a claim made by next_claim)."""
-    return {row[0] for row in conn.execute(
-        "SELECT DISTINCT space FROM objects WHERE id IN (SELECT value FROM json_each(?))",
-        (json.dumps(list(object_ids)),))}
+    return set(object_spaces(conn, object_ids).values())
 
 
 def _fitting(conn: sqlite3.Connection, object_ids: list[str], budget: int) -> int:
@@ -281,13 +288,10 @@ def duplicate_candidates(conn: sqlite3.Connection,
     for (type_, space), keys in wanted.items():
         # Only names are read for the scan (it runs every batch over every object of the type);
         # a full record is built for the matches alone.
-        for row in conn.execute(
-            "SELECT id, name, aliases FROM objects WHERE type = ? AND space = ?"
-            " AND redirect_to IS NULL", (type_, space),
-        ).fetchall():
-            if (row["id"] not in object_ids
-                    and not keys.isdisjoint(_name_keys(row["name"], row["aliases"]))):
-                found.append(get_object(conn, row["id"]))
+        for named in live_names(conn, type_, Spaces(space)):
+            if (named.space == space and named.id not in object_ids
+                    and not keys.isdisjoint(_name_keys(named.name, named.aliases))):
+                found.append(get_object(conn, named.id))
     return found
 
 

@@ -25,6 +25,8 @@ from ...base.config import Config
 from ...base.errors import NotFound
 from ...base.spaces import EVERY_SPACE, SHARED, Spaces
 from ...objects.graph_write import GraphWrite, WriteRules, WriteSummary, apply_write, validate_write
+from ...objects.names import name_keys as name_keys  # re-exported: tests and callers use it here
+from ...objects.names import named_objects
 from ...objects.proposals import Disposition, OrganizeProposal, Outcome
 from ...objects.provenance import Span, check_evidence, is_memory_event
 from ...objects.records import ObjectRecord, event_citers, evidence_count, object_rows
@@ -45,8 +47,6 @@ from ..mode import BatchContext, Claim, CommitRefused, Mode, Prompt, commit_tool
 from ..records import Batch, Job
 from .backflow import event_spans, page_spans, settle_memory_output
 from .browse import browse_tools
-from .names import name_keys as name_keys  # re-exported: tests and callers use it here
-from .names import named_objects
 
 SYSTEM = (
     "You organize an agent's long-term memory. You get one page of one raw event, the progress "

@@ -1,5 +1,5 @@
-"""Which objects an event's text names: the lookup behind organize's related objects and the
-anti-backflow check (engine/jobs/modes/backflow.py)."""
+"""Which objects a text names, by the name index (object_names): the lookup behind organize's
+related objects and the anti-backflow check (engine/jobs/modes/backflow.py)."""
 
 from __future__ import annotations
 
