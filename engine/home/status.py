@@ -20,19 +20,20 @@ from typing import Any, NotRequired, TypedDict
 from ..base.spaces import EVERY_SPACE, Spaces
 from ..jobs.ledger import UsageSummary, usage_summary
 from ..jobs.progress import BatchReport, batch_report
-from ..objects.corefiles import CORE_FILES
+from ..jobs.records import job_state_counts
+from ..objects.corefiles import CORE_FILES, core_file_chars
 from ..objects.counts import evidence_count, live_objects_per_space, object_counts, relation_count
 from ..recall.masking import mask_slice
 from ..secrets.detector import find_secret, redact_secrets
 from ..store.connection import graph_revision
 from ..store.disk import disk_usage
 from ..timeline.counts import event_counts, timeline_per_space
+from ..timeline.events import get_event, newest_texts
 from ..timeline.hot import timeline_totals
-from ..timeline.queue import EventState
+from ..timeline.queue import UnfinishedEvent, oldest_unfinished
 from ..vault.bookkeeping import vault_status
 
 # Plain strings: the tuple's repr is the SQL list below.
-UNFINISHED = tuple(s.value for s in (EventState.PENDING, EventState.CONTINUE, EventState.BLOCKED))
 # Newest events scanned for secret-looking text per status call: a bounded scan (100-250 us
 # an event of a few hundred chars), so status stays cheap at any size of memory.
 SECRET_SCAN_EVENTS = 200
@@ -73,7 +74,7 @@ class StatusReport(TypedDict):
     timeline: dict[str, Any]
     jobs: NotRequired[dict[str, int]]  # job state -> count
     batches: NotRequired[BatchReport]
-    oldest_unfinished: list[dict[str, Any]]
+    oldest_unfinished: list[UnfinishedEvent]
     core_files_chars: dict[str, int | None]
     graph_revision: NotRequired[int]
     vault: NotRequired[dict[str, Any]]
@@ -93,25 +94,9 @@ def memory_status(conn: sqlite3.Connection, oldest: int = 20,
     spaces it sees, and the parts of OWNER_ONLY are left out (see the module docstring)."""
     events = event_counts(conn, spaces)
     objects = object_counts(conn, spaces)
-    seen, args = spaces.sql("e.space")
-    unfinished = [
-        dict(r)
-        for r in conn.execute(
-            "SELECT q.event_id, q.state, q.enqueued_at, q.page_cursor, e.chars, e.occurred_at,"
-            " substr(e.text, 1, 60) AS preview FROM archive_queue q JOIN events e"
-            f" ON e.id = q.event_id WHERE q.state IN {UNFINISHED!r} AND {seen}"
-            " ORDER BY q.enqueued_at, q.event_id LIMIT ?",
-            (*args, oldest),
-        )
-    ]
-    _mask_previews(conn, unfinished)
-    core = {
-        name: (row[0] if (row := conn.execute(
-            "SELECT length(content) FROM core_files WHERE name = ? ORDER BY version DESC LIMIT 1",
-            (name,),
-        ).fetchone()) else None)
-        for name in CORE_FILES
-    }
+    unfinished = oldest_unfinished(conn, oldest, spaces)
+    _mask_previews(conn, unfinished, spaces)
+    core = {name: core_file_chars(conn, name) for name in CORE_FILES}
     report = StatusReport(
         events=events,
         spaces=space_counts(conn, spaces),
@@ -129,7 +114,7 @@ def memory_status(conn: sqlite3.Connection, oldest: int = 20,
         report["bound"] = BoundTo(space=spaces.bound, sees=list(spaces.visible or ()),
                                   left_out=list(OWNER_ONLY))
         return report
-    report["jobs"] = dict(conn.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state"))
+    report["jobs"] = job_state_counts(conn)
     report["batches"] = batch_report(conn)
     report["graph_revision"] = graph_revision(conn)
     report["vault"] = vault_status(conn)
@@ -137,12 +122,12 @@ def memory_status(conn: sqlite3.Connection, oldest: int = 20,
     return report
 
 
-def _mask_previews(conn: sqlite3.Connection, rows: list[dict[str, Any]]) -> None:
+def _mask_previews(conn: sqlite3.Connection, rows: list[UnfinishedEvent],
+                   spaces: Spaces) -> None:
     """Mask secret-looking values in the previews of unfinished events (found in the whole
     event, so a value cut by the preview's end is masked too)."""
     for row in rows:
-        text = conn.execute("SELECT text FROM events WHERE id = ?",
-                            (row["event_id"],)).fetchone()[0]
+        text = get_event(conn, row["event_id"], spaces).text
         row["preview"] = mask_slice(text, 0, len(row["preview"]))
 
 
@@ -163,10 +148,7 @@ def secret_pointer(conn: sqlite3.Connection, newest: int = SECRET_SCAN_EVENTS,
     found: list[int] = []
     kinds: set[str] = set()
     scanned = 0
-    seen, args = spaces.sql("space")
-    for event_id, text in conn.execute(
-            f"SELECT id, text FROM events WHERE {seen} ORDER BY id DESC LIMIT ?",
-            (*args, newest)):
+    for event_id, text in newest_texts(conn, newest, spaces):
         scanned += 1
         kind = find_secret(text)
         if kind:

@@ -152,6 +152,11 @@ def job_origin(name: JobOrigin | str) -> JobOrigin:
         raise InputError(f"origin must be one of {', '.join(JobOrigin)}, got {name!r}") from None
 
 
+def job_state_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """How many jobs are in each state (only the states some job is in)."""
+    return dict(conn.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetchall())
+
+
 def get_job(conn: sqlite3.Connection, job_id: int) -> Job:
     row = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
     if row is None:

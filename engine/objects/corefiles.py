@@ -57,6 +57,13 @@ def read_core_file(conn: sqlite3.Connection, name: str) -> CoreFile | None:
                     sha256=row["sha256"], origin=row["origin"], created_at=row["created_at"])
 
 
+def core_file_chars(conn: sqlite3.Connection, name: str) -> int | None:
+    """The length in chars of the core file's newest version; None when it has none."""
+    row = conn.execute("SELECT length(content) FROM core_files WHERE name = ?"
+                       " ORDER BY version DESC LIMIT 1", (name,)).fetchone()
+    return None if row is None else int(row[0])
+
+
 def core_file_history(conn: sqlite3.Connection, name: str) -> list[dict[str, Any]]:
     check_core_name(name)
     rows = conn.execute(

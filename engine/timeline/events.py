@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any, TypedDict
@@ -328,6 +328,14 @@ def get_event(conn: sqlite3.Connection, event_id: int,
     if row is None:
         raise NotFound(f"no event {event_id}")
     return StoredEvent.from_row(row)
+
+
+def newest_texts(conn: sqlite3.Connection, limit: int,
+                 spaces: Spaces) -> Iterator[tuple[int, str]]:
+    """(id, text) of the `limit` newest events `spaces` sees, newest first, read lazily."""
+    seen, args = spaces.sql("space")
+    yield from conn.execute(f"SELECT id, text FROM events WHERE {seen} ORDER BY id DESC LIMIT ?",
+                            (*args, limit))
 
 
 def event_space(conn: sqlite3.Connection, event_id: int, spaces: Spaces) -> str | None:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import TypedDict
 
 from ..base.clock import iso
 from ..base.forgetting import Forgetting
@@ -171,6 +172,37 @@ def queued_event(conn: sqlite3.Connection, event_id: int, spaces: Spaces) -> Que
         "SELECT q.state, e.chars, e.space FROM archive_queue q JOIN events e"
         f" ON e.id = q.event_id WHERE q.event_id = ? AND {seen}", (event_id, *args)).fetchone()
     return None if row is None else QueuedEvent(*row)
+
+
+class UnfinishedEvent(TypedDict):
+    """A queued event organize has not finished (pending, continue or blocked), as status
+    lists it: its first 60 chars as `preview`."""
+
+    event_id: int
+    state: str
+    enqueued_at: str
+    page_cursor: int
+    chars: int
+    occurred_at: str
+    preview: str
+
+
+UNFINISHED = (EventState.PENDING, EventState.CONTINUE, EventState.BLOCKED)
+
+
+def oldest_unfinished(conn: sqlite3.Connection, limit: int,
+                      spaces: Spaces) -> list[UnfinishedEvent]:
+    """The `limit` unfinished events `spaces` sees that were queued first."""
+    seen, args = spaces.sql("e.space")
+    marks = ",".join("?" * len(UNFINISHED))
+    return [UnfinishedEvent(event_id=r[0], state=r[1], enqueued_at=r[2], page_cursor=r[3],
+                            chars=r[4], occurred_at=r[5], preview=r[6])
+            for r in conn.execute(
+                "SELECT q.event_id, q.state, q.enqueued_at, q.page_cursor, e.chars,"
+                " e.occurred_at, substr(e.text, 1, 60) FROM archive_queue q JOIN events e"
+                f" ON e.id = q.event_id WHERE q.state IN ({marks}) AND {seen}"
+                " ORDER BY q.enqueued_at, q.event_id LIMIT ?",
+                (*UNFINISHED, *args, limit))]
 
 
 def any_waiting(conn: sqlite3.Connection) -> bool:
