@@ -19,12 +19,12 @@ from memvault import ManualClock, Memory
 from memvault.base.errors import StoreError
 from memvault.cli import main
 from memvault.home.check import check_memory
+from memvault.home.disk import disk_usage
 from memvault.home.migrations import open_home_db
 from memvault.jobs.modes.compact import fold_nodes
 from memvault.objects.records import ObjectRecord, add_relation, save_object
 from memvault.store.backup import backup_database
 from memvault.store.connection import write
-from memvault.store.disk import disk_usage
 from memvault.timeline.events import NewEvent
 
 

@@ -65,7 +65,6 @@ NOT_YET_MOVED: dict[str, set[str]] = {
     "memvault.objects.latest": {"batches", "events"},
     "memvault.objects.provenance": {"events"},
     "memvault.objects.records": {"events"},
-    "memvault.store.disk": {"events", "objects"},
     "memvault.vault.bookkeeping": {"evidence", "objects", "state"},
     "memvault.vault.page_links": {"events", "evidence", "objects", "relations"},
     "memvault.vault.projector": {"objects", "state"},

@@ -26,12 +26,12 @@ from ..objects.counts import evidence_count, live_objects_per_space, object_coun
 from ..recall.masking import mask_slice
 from ..secrets.detector import find_secret, redact_secrets
 from ..store.connection import graph_revision
-from ..store.disk import disk_usage
 from ..timeline.counts import event_counts, timeline_per_space
 from ..timeline.events import get_event, newest_texts
 from ..timeline.hot import timeline_totals
 from ..timeline.queue import UnfinishedEvent, oldest_unfinished
 from ..vault.bookkeeping import vault_status
+from .disk import disk_usage
 
 # Plain strings: the tuple's repr is the SQL list below.
 # Newest events scanned for secret-looking text per status call: a bounded scan (100-250 us

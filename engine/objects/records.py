@@ -19,6 +19,7 @@ from ..base.clock import iso
 from ..base.errors import InputError, NotFound
 from ..base.forgetting import Forgetting
 from ..base.spaces import SHARED, Spaces, check_space
+from ..store.disk import table_bytes
 from ..store.forget_rows import forget_in_rows
 from .ids import OBJECT_TYPES, RELATION_LABELS, ObjectStatus, check_object_id
 from .states import check_state, marked_summary, shown_state, state_of
@@ -136,6 +137,14 @@ def live_names(conn: sqlite3.Connection, type_: str, spaces: Spaces) -> list[Obj
     return [ObjectNames(*r) for r in conn.execute(
         f"SELECT id, name, aliases, space FROM objects WHERE type = ? AND redirect_to IS NULL"
         f" AND {seen}", (type_, *args))]
+
+
+def version_bytes(conn: sqlite3.Connection, spaces: Spaces) -> dict[str, int]:
+    """Rows and UTF-8 bytes of the versions of the objects `spaces` sees (store/disk.py)."""
+    seen, args = spaces.sql("space")
+    of_seen = ("1" if spaces.bound is None
+               else f"object_id IN (SELECT id FROM objects WHERE {seen})")
+    return table_bytes(conn, "object_versions", of_seen, args)
 
 
 def merged_ids(conn: sqlite3.Connection) -> list[str]:

@@ -338,6 +338,27 @@ def newest_texts(conn: sqlite3.Connection, limit: int,
                             (*args, limit))
 
 
+def raw_text_size(conn: sqlite3.Connection, spaces: Spaces) -> tuple[int, int, int]:
+    """(events, chars, UTF-8 bytes) of the raw text `spaces` sees."""
+    seen, args = spaces.sql("space")
+    events, chars, size = conn.execute(
+        "SELECT COUNT(*), COALESCE(SUM(chars), 0), COALESCE(SUM(length(CAST(text AS BLOB))), 0)"
+        f" FROM events WHERE {seen}", args).fetchone()
+    return int(events), int(chars), int(size)
+
+
+def raw_growth(conn: sqlite3.Connection, now: datetime, days: int,
+               spaces: Spaces) -> tuple[int, int]:
+    """(events, UTF-8 bytes) of raw text `spaces` sees ingested in the `days` before `now`."""
+    seen, args = spaces.sql("space")
+    count, size = conn.execute(
+        "SELECT COUNT(*), COALESCE(SUM(length(CAST(text AS BLOB))), 0) FROM events"
+        " WHERE julianday(ingested_at) > julianday(?) - ? AND julianday(ingested_at)"
+        f" <= julianday(?) AND {seen}", (now.isoformat(), days, now.isoformat(), *args)
+    ).fetchone()
+    return int(count), int(size)
+
+
 def event_space(conn: sqlite3.Connection, event_id: int, spaces: Spaces) -> str | None:
     """The space of an event `spaces` sees; None when there is none or it is not seen."""
     seen, args = spaces.sql("space")
