@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 T = TypeVar("T")
 
 
-Provider = Literal["builtin", "openai"]
+Provider = str  # a registered provider's name (models/registry.py): checked when chosen
 ToolMode = Literal["native", "json_schema"]  # how tools are offered to the model
 SchemaFormat = Literal["json_schema", "json_object"]
 

@@ -701,11 +701,14 @@ class Memory:
 
     def _provider_record(self, model: str | None) -> dict[str, Any]:
         """The provider spec a requested job records: `model` checked (an unknown name is
-        refused before anything is queued), else the configured one as it is."""
+        refused before anything is queued), else the configured one as it is, once its name
+        is known to be registered (a memvault.toml naming none is refused the same way)."""
+        from ..models.registry import check_provider_name
         from ..models.spec import ProviderSpec
 
         spec = (ProviderSpec.parse(self.config, model) if model
                 else ProviderSpec.configured(self.config))
+        check_provider_name(spec.name)
         return spec.record()
 
     def set_busy(self, busy: bool) -> None:

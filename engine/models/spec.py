@@ -16,8 +16,7 @@ from typing import Any
 from ..base.config import Config
 from ..secrets.detector import find_secret
 from .base import Provider, ProviderError
-
-PROVIDERS = ("builtin", "openai")
+from .registry import check_provider_name, load_factory
 
 
 @dataclass(frozen=True)
@@ -32,12 +31,11 @@ class ProviderSpec:
     @classmethod
     def choose(cls, config: Config, name: str | None = None,
                model: str | None = None) -> ProviderSpec:
-        """The provider `name` (`builtin`, `openai`; None: model.provider), with
-        `model` for openai (else model.name). ProviderError for an unknown name or an openai
-        choice without a model, before anything is queued."""
-        choice = name or config.settings.model.provider
-        if choice not in PROVIDERS:
-            raise ProviderError(f"unknown provider {choice!r} ({', '.join(PROVIDERS)})")
+        """The provider `name` (one registered, registry.py: `builtin`, `openai`, a third
+        party's; None: model.provider), with `model` for openai (else model.name).
+        ProviderError for an unknown name or an openai choice without a model, before
+        anything is queued."""
+        choice = check_provider_name(name or config.settings.model.provider)
         spec = cls.configured(config, choice, model)
         if spec.name == "openai" and not spec.model:
             raise ProviderError("the openai provider needs a model name (model.name or --model)")
@@ -51,7 +49,7 @@ class ProviderSpec:
         the cause instead of running on another model."""
         choice = name or config.settings.model.provider
         if choice != "openai":
-            return cls(choice)
+            return cls(choice, model or "")
         base_url: str = config.settings.model.base_url
         return cls("openai", model or config.settings.model.name,
                    None if find_secret(base_url) else base_url, config.settings.model.api_key_env)
@@ -84,22 +82,7 @@ class ProviderSpec:
 
 
 def build_provider(config: Config, spec: ProviderSpec) -> Provider:
-    """The provider `spec` names, configured by memvault.toml for everything it does not say.
-    ProviderError when it cannot be built (an unknown name, openai without a model)."""
-    if spec.name == "builtin":
-        from .builtin import BuiltinProvider
-
-        return BuiltinProvider()
-    if spec.name == "openai":
-        from .openai_compat import OpenAICompatProvider
-
-        settings = config.settings.model
-        base_url = settings.base_url if spec.base_url is None else spec.base_url
-        return OpenAICompatProvider(
-            model=spec.model, base_url=base_url or None,
-            api_key_env=spec.api_key_env or settings.api_key_env,
-            tool_mode=settings.tool_mode, schema_format=settings.schema_format,
-            max_output_tokens=settings.max_output_tokens_cap,
-            context_tokens=settings.context_tokens, timeout_s=config.settings.batch.timeout_s,
-        )
-    raise ProviderError(f"unknown provider {spec.name!r} ({', '.join(PROVIDERS)})")
+    """The provider `spec` names, built by the factory registered under its name (registry.py),
+    configured by memvault.toml for everything the spec does not say. ProviderError when it
+    cannot be built (an unknown name, openai without a model)."""
+    return load_factory(spec.name)(config, spec)
