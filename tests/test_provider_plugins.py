@@ -1,4 +1,4 @@
-"""Providers register through the `memvault.providers` entry points: memvault's own two, and a
+"""Providers register through the `memvault_providers` entry points: memvault's own two, and a
 third party's installed beside it, which jobs then run on without memvault being edited."""
 
 from __future__ import annotations

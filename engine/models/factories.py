@@ -1,5 +1,5 @@
 """The factories of the providers memvault ships, registered in pyproject.toml under the
-`memvault.providers` entry points (registry.py) exactly as a third party's would be."""
+`memvault_providers` entry points (registry.py) exactly as a third party's would be."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Providers by name: every provider, the two memvault ships included, registers through one
-entry-point group, `memvault.providers`, so a third party adds one by installing a package,
+entry-point group, `memvault_providers`, so a third party adds one by installing a package,
 without editing memvault (as llm registers even its own models through its plugin hook).
 
 An entry point names a factory, `(config, spec) -> Provider`: it builds the provider a job's
@@ -18,11 +18,11 @@ if TYPE_CHECKING:
     from ..base.config import Config
     from .spec import ProviderSpec
 
-GROUP = "memvault.providers"
+GROUP = "memvault_providers"
 
 
 class ProviderFactory(Protocol):
-    """What a `memvault.providers` entry point names."""
+    """What a `memvault_providers` entry point names."""
 
     def __call__(self, config: Config, spec: ProviderSpec) -> Provider: ...
 
