@@ -47,6 +47,10 @@ does did doing would could ever
 CJK_FUNCTION_CHARS = frozenset(
     "的了是我你他她它们在和与吗呢吧啊呀也都就还又很这那个不有过着把被给对从于而之其么什怎哪谁哦嗯啦些该会能可要"
 )
+# Every content character of a longer CJK run is a term too (kind cjk1, weighed by its idf like
+# any term), beside the run's bigrams: a turn that shares only characters with the query
+# ("腿疼" against "腿有点疼") still scores, as a BM25 over unigrams and bigrams scores it.
+CJK_CHAR_TERMS = True
 
 @dataclass(frozen=True)
 class Term:
@@ -138,6 +142,11 @@ def parse_query(query: object, date_words: bool = False) -> Query:
     content_pairs = [p for p in pairs if not set(p) <= CJK_FUNCTION_CHARS]
     for pair in content_pairs if content_pairs or words or dated else pairs:
         terms.setdefault(pair, Term(pair, "cjk", fts_phrase(pair)))
+    if CJK_CHAR_TERMS:
+        for run in runs:
+            for char in run if len(run) > 1 else ():
+                if char not in CJK_FUNCTION_CHARS:
+                    terms.setdefault(char, Term(char, "cjk1", fts_phrase(char) + "*", 1.0))
     ordered = tuple(terms.values())
     prefixes = tuple(t.text for t in ordered if t.credit)
     return Query(query, ordered, tuple(dict.fromkeys(phrases)), None, prefixes, dates.windows)
