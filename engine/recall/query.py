@@ -346,7 +346,7 @@ def _find_events(
         own[row[0]] = score_text(query, stats, row[6])
         by_id[row[0]] = row
     # a name or a keyword asks where it is mentioned; a question may be answered next door
-    asks = len(query.terms) >= CONTEXT_MIN_TERMS
+    asks = sum(not t.in_run for t in query.terms) >= CONTEXT_MIN_TERMS
     add_neighbours(conn, query, stats, own, by_id, allowed, unread, spaces)
     # the date tokens of indexed events come from the index (the tail's are read from text)
     held = indexed_mentions(conn, windows, [i for i in by_id if i <= watermark]) if windows else {}

@@ -51,6 +51,9 @@ CJK_FUNCTION_CHARS = frozenset(
 # any term), beside the run's bigrams: a turn that shares only characters with the query
 # ("腿疼" against "腿有点疼") still scores, as a BM25 over unigrams and bigrams scores it.
 CJK_CHAR_TERMS = True
+# ... when the query has at least this many other terms: a name or a keyword ("张伟", "张小明")
+# still lists only events that hold it, and ranks the name said whole first.
+CHAR_TERMS_MIN = 3
 MAX_CHAR_TERMS = 16  # a run's characters kept as terms, the rarest in this memory (rarest_chars)
 
 @dataclass(frozen=True)
@@ -144,7 +147,7 @@ def parse_query(query: object, date_words: bool = False) -> Query:
     content_pairs = [p for p in pairs if not set(p) <= CJK_FUNCTION_CHARS]
     for pair in content_pairs if content_pairs or words or dated else pairs:
         terms.setdefault(pair, Term(pair, "cjk", fts_phrase(pair)))
-    if CJK_CHAR_TERMS:
+    if CJK_CHAR_TERMS and len(terms) >= CHAR_TERMS_MIN:
         for run in runs:
             for char in run if len(run) > 1 else ():
                 if char not in CJK_FUNCTION_CHARS:
