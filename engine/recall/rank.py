@@ -42,7 +42,7 @@ FIELD_WEIGHTS = (4.0, 4.0, 2.5, 2.0, 1.0)  # name, aliases, cues, summary, body
 FIELD_LABELS = ("name", "alias", "cue", "summary", "body")
 SNIPPET_CHARS = 160
 LONE_CJK_CANDIDATES = True  # a lone CJK character brings candidates beside other terms too
-CHAR_POSTINGS = 4  # a run's characters whose postings stage 1 reads (the rarest; others weigh)
+CHAR_POSTINGS = 2  # a run's characters whose postings stage 1 reads (the rarest; others weigh)
 STEM_CREDIT = 1.0  # an inflection of a query word ("countries" for "country")
 # A schedule or todo no longer ahead (cancelled, done, dropped, past) keeps this share of its
 # score: it still answers "what happened to the dentist?", but below a current plan about the
