@@ -94,6 +94,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "CJK phrase bonus": [(rank, "PHRASE_BONUS", 0.0)],
     "rarest terms kept (the first ones instead)": [(query, "keep_informative", _first_terms)],
     "lone CJK characters as candidates": [(rank, "LONE_CJK_CANDIDATES", False)],
+    "CJK characters as terms": [(terms, "CJK_CHAR_TERMS", False)],
     "several questions, a share each": [(query, "SPLIT_QUESTIONS", False)],
 }
 

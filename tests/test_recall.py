@@ -335,7 +335,8 @@ def test_any_text_is_an_answer_or_an_input_error(mem: Memory, query: str) -> Non
 def test_parse_quotes_every_term() -> None:
     terms = parse_query('a"b AND 张伟 c*').terms
     assert all(t.fts.startswith('"') for t in terms)
-    assert [t.text for t in terms] == ["b", "c", "张伟"]  # stopwords a, and dropped
+    # stopwords a, and dropped; three terms: the run's characters are terms too
+    assert [t.text for t in terms] == ["b", "c", "张伟", "张", "伟"]
 
 
 # -- an index that lags, a migration over existing rows -----------------------------------

@@ -59,13 +59,22 @@ from .rank import (
     DATE_TERM,
     Stats,
     candidates,
+    char_docs,
     plan_share,
     score_object,
     score_text,
     tail_candidates,
 )
 from .recency import later_first
-from .terms import MAX_TERMS, Query, keep_informative, parse_query, question_parts
+from .terms import (
+    MAX_TERMS,
+    Query,
+    keep_informative,
+    parse_query,
+    question_parts,
+    rarest_chars,
+    without_run_chars,
+)
 
 CANDIDATES = 40  # events re-scored exactly (at least; 2 x limit when larger)
 OBJECT_CANDIDATES = 10  # objects re-scored exactly (at least; limit / 2 when larger)
@@ -193,16 +202,23 @@ def memory_find(
         # no date index, so for them the date's words stay words ("2027-01-21" finds the
         # schedule that says it).
         as_words = parse_query(query, date_words=True) if parsed.windows else parsed
-        if len(as_words.terms) > MAX_TERMS or len(parsed.terms) > MAX_TERMS:
-            df = _term_docs(conn, {t.text for t in (*parsed.terms, *as_words.terms)})
+        as_words = without_run_chars(as_words)  # a run's characters search events only
+        counted = {t.text for t in (*parsed.terms, *as_words.terms) if not t.in_run}
+        if len(counted) > MAX_TERMS:
+            df = _term_docs(conn, counted)
             parsed, as_words = keep_informative(parsed, df), keep_informative(as_words, df)
             answer["terms"], answer["notice"] = [t.text for t in parsed.terms], parsed.notice
+        char_df = None
+        if with_events and any(t.in_run for t in parsed.terms):
+            char_df = char_docs(conn, [t.text for t in parsed.terms if t.in_run])
+            parsed = rarest_chars(parsed, char_df)
+            answer["terms"] = [t.text for t in parsed.terms]
         hits = (_find_objects(conn, as_words, object_types, scope,
                               max(OBJECT_CANDIDATES, limit // 2), today, spaces)
                 if object_types else [])
         if with_events:
             hits += _find_events(conn, parsed, scope.events if scope else None, answer, want,
-                                 spaces)
+                                 spaces, char_df)
         said_last = _said_last(conn, hits)
     hits.sort(key=lambda h: (-h["score"], h["kind"] != "object",  # ties: objects, then newest
                              -h["id"] if h["kind"] == "event" else 0, str(h["id"])))
@@ -291,7 +307,7 @@ def _term_docs(conn: sqlite3.Connection, terms: set[str]) -> dict[str, float]:
 
 def _find_events(
     conn: sqlite3.Connection, query: Query, allowed: set[int] | None, answer: dict[str, Any],
-    want: int, spaces: Spaces,
+    want: int, spaces: Spaces, char_df: dict[str, float] | None = None,
 ) -> list[dict[str, Any]]:
     watermark = get_stat(conn, "events_indexed_to")
     seen, args = spaces.sql("space")
@@ -316,7 +332,7 @@ def _find_events(
     total = total_units + tail_units(tail, docs - len(tail), total_units)
     stats = Stats(docs, total / max(docs, 1))
     ids = candidates(conn, "recall_events_fts", query, stats, watermark, allowed, set(), want,
-                     vocab=True, spaces=spaces)
+                     vocab=True, spaces=spaces, char_df=char_df)
     ids += tail_candidates(query, stats, tail, want)
     windows = list(query.windows)
     dated = (events_in_windows(conn, windows, allowed, unread, spaces)
@@ -330,7 +346,7 @@ def _find_events(
         own[row[0]] = score_text(query, stats, row[6])
         by_id[row[0]] = row
     # a name or a keyword asks where it is mentioned; a question may be answered next door
-    asks = len(query.terms) >= CONTEXT_MIN_TERMS
+    asks = sum(not t.in_run for t in query.terms) >= CONTEXT_MIN_TERMS
     add_neighbours(conn, query, stats, own, by_id, allowed, unread, spaces)
     # the date tokens of indexed events come from the index (the tail's are read from text)
     held = indexed_mentions(conn, windows, [i for i in by_id if i <= watermark]) if windows else {}

@@ -42,6 +42,7 @@ FIELD_WEIGHTS = (4.0, 4.0, 2.5, 2.0, 1.0)  # name, aliases, cues, summary, body
 FIELD_LABELS = ("name", "alias", "cue", "summary", "body")
 SNIPPET_CHARS = 160
 LONE_CJK_CANDIDATES = True  # a lone CJK character brings candidates beside other terms too
+CHAR_POSTINGS = 2  # a run's characters whose postings stage 1 reads (the rarest; others weigh)
 STEM_CREDIT = 1.0  # an inflection of a query word ("countries" for "country")
 # A schedule or todo no longer ahead (cancelled, done, dropped, past) keeps this share of its
 # score: it still answers "what happened to the dentist?", but below a current plan about the
@@ -207,19 +208,53 @@ def _vocab_postings(
     return _rowids(conn, table, fts), df, []
 
 
+def char_docs(conn: sqlite3.Connection, chars: Sequence[str]) -> dict[str, float]:
+    """How many indexed events hold each CJK character, as _lookup_vocab counts a lone one:
+    the documents of the tokens it starts (its bigrams and its run ends, the first
+    MAX_EXPANSIONS), summed inside SQLite in one statement for all of them (read into Python
+    one lookup at a time, a Chinese query's characters cost a find several ms at 1M events).
+    A document holding two of those tokens counts twice: an upper bound, as for a prefix."""
+    rows = conn.execute(
+        "SELECT j.value, (SELECT total(docs) FROM (SELECT docs FROM recall_vocab"
+        " WHERE term >= j.value AND term < j.value || char(1114111) LIMIT ?))"
+        " FROM json_each(?) j", (MAX_EXPANSIONS, json.dumps(list(chars), ensure_ascii=False)),
+    ).fetchall()
+    return {char: float(docs) for char, docs in rows}
+
+
+def _char_postings(conn: sqlite3.Connection, table: str, query: Query, stats: Stats,
+                   char_df: dict[str, float]) -> dict[str, list[int]]:
+    """Set the df of the query's run characters (from `char_df`); the postings of the
+    CHAR_POSTINGS rarest that at most CAP events hold (the others only weigh in stage 2:
+    a run's bigrams bring its candidates, a rare character adds those that share no bigram)."""
+    rare: list[tuple[float, Term]] = []
+    for term in query.terms:
+        if term.in_run:
+            df = min(float(stats.n), char_df.get(term.text, 0.0))
+            stats.set_df(term.text, df)
+            if 0 < df <= CAP:
+                rare.append((df, term))
+    rare.sort(key=lambda r: r[0])
+    return {term.text: _rowids(conn, table, term.fts) for _, term in rare[:CHAR_POSTINGS]}
+
+
 def candidates(
     conn: sqlite3.Connection, table: str, query: Query, stats: Stats, top_id: int,
     allowed: set[int] | None, exclude: set[int], want: int, vocab: bool = False,
-    spaces: Spaces = EVERY_SPACE,
+    spaces: Spaces = EVERY_SPACE, char_df: dict[str, float] | None = None,
 ) -> list[int]:
     """Up to `want` rowids of `table` (only `allowed` ones when given, never `exclude`d ones,
     only those of rows `spaces` sees: _visible_first), best first by the summed idf of the
     rare terms they hold. Sets every term's document frequency in `stats` (counted over the
     whole index: a weight, never a hit). With `vocab`, terms are looked up in recall_vocab
-    first."""
+    first; a run's characters by `char_df` (char_docs), when given."""
     lists: dict[str, list[int]] = {}
     fallback: dict[str, list[str]] = {}
+    if char_df is not None:
+        lists.update(_char_postings(conn, table, query, stats, char_df))
     for term in query.terms:
+        if term.in_run and char_df is not None:
+            continue
         if not _looked_up(term, query.terms):
             stats.set_df(term.text, stats.n / 10)  # unknown: a middling idf for stage 2
             continue

@@ -47,6 +47,14 @@ does did doing would could ever
 CJK_FUNCTION_CHARS = frozenset(
     "的了是我你他她它们在和与吗呢吧啊呀也都就还又很这那个不有过着把被给对从于而之其么什怎哪谁哦嗯啦些该会能可要"
 )
+# Every content character of a longer CJK run is a term too (kind cjk1, weighed by its idf like
+# any term), beside the run's bigrams: a turn that shares only characters with the query
+# ("腿疼" against "腿有点疼") still scores, as a BM25 over unigrams and bigrams scores it.
+CJK_CHAR_TERMS = True
+# ... when the query has at least this many other terms: a name or a keyword ("张伟", "张小明")
+# still lists only events that hold it, and ranks the name said whole first.
+CHAR_TERMS_MIN = 3
+MAX_CHAR_TERMS = 16  # a run's characters kept as terms, the rarest in this memory (rarest_chars)
 
 @dataclass(frozen=True)
 class Term:
@@ -57,6 +65,7 @@ class Term:
     fts: str
     credit: float = 0.0  # what a longer token starting with `text` counts for (0: nothing)
     stem: str = ""  # family key of an English word (recall/stem.py): its inflections match
+    in_run: bool = False  # a cjk1 character of a longer run (CJK_CHAR_TERMS): weighs, events only
 
     @cached_property  # read per term for every text scored (tens of thousands a find)
     def needle(self) -> str:
@@ -138,6 +147,12 @@ def parse_query(query: object, date_words: bool = False) -> Query:
     content_pairs = [p for p in pairs if not set(p) <= CJK_FUNCTION_CHARS]
     for pair in content_pairs if content_pairs or words or dated else pairs:
         terms.setdefault(pair, Term(pair, "cjk", fts_phrase(pair)))
+    if CJK_CHAR_TERMS and len(terms) >= CHAR_TERMS_MIN:
+        for run in runs:
+            for char in run if len(run) > 1 else ():
+                if char not in CJK_FUNCTION_CHARS:
+                    terms.setdefault(char, Term(char, "cjk1", fts_phrase(char) + "*", 1.0,
+                                                in_run=True))
     ordered = tuple(terms.values())
     prefixes = tuple(t.text for t in ordered if t.credit)
     return Query(query, ordered, tuple(dict.fromkeys(phrases)), None, prefixes, dates.windows)
@@ -177,30 +192,58 @@ def question_parts(text: str) -> list[str]:
 
 
 def keep_informative(query: Query, df: Mapping[str, float]) -> Query:
-    """`query` with at most MAX_TERMS terms: first the terms this memory holds, then those it
-    lacks; within each, a lone CJK character after a bigram (which says more), and the lowest
-    document frequency `df` first; the kept terms stay in query order. A CJK phrase stays while
-    one of its bigrams does. A notice says how many terms were left out.
+    """`query` with at most MAX_TERMS terms (a run's characters aside: rarest_chars keeps
+    those): first the terms this memory holds, then those it lacks; within each, a lone CJK
+    character after a bigram (which says more), and the lowest document frequency `df` first;
+    the kept terms stay in query order. A CJK phrase stays while one of its bigrams does. A
+    notice says how many terms were left out.
 
     Trigger: a question after small talk, a dialogue's last turns, or an agent's long query.
     Why: a cut by position kept the small talk and lost the question. Informativeness, not
     punctuation: in a dialogue the content often sits in a statement and the "?" is small
     talk ("... have you ever tried it?")."""
-    if len(query.terms) <= MAX_TERMS:
+    counted = [t for t in query.terms if not t.in_run]
+    if len(counted) <= MAX_TERMS:
         return query
 
     def rank(term: Term) -> tuple[bool, bool, float]:
         held = df.get(term.text, 0.0)
         return (held <= 0, term.kind == "cjk1", held)
 
-    kept = {t.text for t in sorted(query.terms, key=rank)[:MAX_TERMS]}
-    terms = tuple(t for t in query.terms if t.text in kept)
+    kept = {t.text for t in sorted(counted, key=rank)[:MAX_TERMS]}
+    terms = tuple(t for t in query.terms if t.text in kept or t.in_run)
     phrases = tuple(p for p in query.phrases
                     if any(p[i : i + 2] in kept for i in range(len(p) - 1)))
-    notice = (f"query has {len(query.terms)} terms; searched the {MAX_TERMS} rarest in this "
+    notice = (f"query has {len(counted)} terms; searched the {MAX_TERMS} rarest in this "
               "memory")
     return replace(query, terms=terms, phrases=phrases, notice=notice,
                    prefixes=tuple(t.text for t in terms if t.credit))
+
+
+def rarest_chars(query: Query, df: Mapping[str, float], keep: int | None = None) -> Query:
+    """`query` with at most `keep` (MAX_CHAR_TERMS) of its runs' characters: those this
+    memory holds before those it lacks, the lowest document frequency `df` first; every other
+    term as it was, all in query order.
+
+    Why: a character is a weak term (a bigram says more), and each one costs a lookup and a
+    count in every text scored; the rarest few carry what characters add."""
+    keep = MAX_CHAR_TERMS if keep is None else keep
+    chars = [t for t in query.terms if t.in_run]
+    if len(chars) <= keep:
+        return query
+    kept = {t.text for t in sorted(chars, key=lambda t: (df.get(t.text, 0.0) <= 0,
+                                                         df.get(t.text, 0.0)))[:keep]}
+    terms = tuple(t for t in query.terms if not t.in_run or t.text in kept)
+    return replace(query, terms=terms, prefixes=tuple(t.text for t in terms if t.credit))
+
+
+def without_run_chars(query: Query) -> Query:
+    """`query` without its runs' characters: what objects are searched with (a name, an alias
+    or a summary is matched by its bigrams; their characters would only cost lookups)."""
+    if not any(t.in_run for t in query.terms):
+        return query
+    terms = tuple(t for t in query.terms if not t.in_run)
+    return replace(query, terms=terms, prefixes=tuple(t.text for t in terms if t.credit))
 
 
 def _blank(text: str, spans: tuple[tuple[int, int], ...]) -> str:
