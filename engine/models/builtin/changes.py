@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
-from .dates import find_dates
+from ...dates.reader import WEEKDAY_NAME, WEEKDAYS, next_weekday
+from .dates import Dated, find_dates
 from .people import zh_words
 from .profiles import clip, lang_of
 from .rules import Finding, head_aliases, short_name, weekday_word
@@ -51,9 +52,11 @@ _BARE_NEED_ZH = re.compile(r"^\W*(?:还)?(?:需要|得|要|必须)(?!是|不|么
                            r"(?P<item>[^，。！？；]{3,40})")
 _NOT_TASK_ZH = re.compile(r"^(?:是|不|说|看看|想想|睡|走了|去睡|哭|笑)")
 _MOVE_EN = re.compile(r"\b(?:postponed|moved|rescheduled|pushed(?:\s+back)?|delayed|shifted|"
-                      r"brought\s+forward|bumped|changed)\s+(?:to|until|till)\s+", re.IGNORECASE)
+                      r"brought\s+forward|bumped|changed)\s+(?:to|until|till)\s+|\s(?:->|→)\s*",
+                      re.IGNORECASE)
 _MOVE_ZH = re.compile(r"(?:改到|改为|改成|改在|推迟到|延期到|延到|推到|提前到|挪到|换到|调到)")
-_CANCEL = re.compile(r"\b(?:cancel(?:l)?ed|called\s+off|scrapped|is\s+off)\b|取消(?:了)?",
+_CANCEL = re.compile(r"\b(?:cancel(?:l)?ed|called\s+off|scrapped|is\s+off|cxl(?:['’]?d|ed)?)\b|"
+                     r"取消(?:了)?",
                      re.IGNORECASE)
 # The cancelling verb first, its object after it: asked for ("Please cancel the offsite", "取消
 #项目复盘会吧") or told in the first person ("We called off the board dinner").
@@ -85,6 +88,7 @@ class Change:
     day: date | None = None
     said: str = ""
     subject: str = ""  # the words that name the changed plan alone (the clause before the verb)
+    weekday: int | None = None  # a move to a weekday alone: the one nearest the plan's old day
 
 
 @dataclass
@@ -121,12 +125,13 @@ def _change(sent: Span, said_on: date | None) -> Change | None:
     text = sent.text
     move = _MOVE_ZH.search(text) or _MOVE_EN.search(text)
     if move:
-        after = [d for d in find_dates(text, said_on, numeric=True)
-                 if d.start >= move.end() - 1]
-        if after:
+        moved = _moved_to(text, move, said_on)
+        if moved is not None:
             subject = _clause_before(text, move.start())
-            words = subject + " " + text[after[0].end:]
-            return Change("moved", sent, words.strip(), after[0].day, after[0].said, subject)
+            words = subject + " " + text[moved.end:]
+            bare = not re.search(r"\d", moved.said) and not find_dates(moved.said, said_on)
+            return Change("moved", sent, words.strip(), moved.day, moved.said, subject,
+                          moved.day.weekday() if bare else None)
     first = _CANCEL_FIRST_EN.match(text) or _CANCEL_FIRST_ZH.match(text)
     if first:
         what = first.group("what").strip()
@@ -136,6 +141,36 @@ def _change(sent: Span, said_on: date | None) -> Change | None:
         subject = _clause_before(text, cancel.start())
         return Change("cancelled", sent, subject, subject=subject)
     return None
+
+
+def _moved_to(text: str, move: re.Match[str], said_on: date | None) -> Dated | None:
+    """The day a move names after its verb: a date, else a weekday alone. After an arrow only
+    a day right after it, and none when a day stands before it ("Mon Dec 7 -> Mon Dec 14" is a
+    range, "Tom -> shift supervisor eff today" no move)."""
+    after = [d for d in find_dates(text, said_on, numeric=True) if d.start >= move.end() - 1]
+    if ">" in move.group() or "→" in move.group():
+        if find_dates(text[:move.start()], said_on, numeric=True):
+            return None
+        after = [d for d in after if d.start <= move.end() + 1]
+    return after[0] if after else _weekday_after(text, move.end(), said_on)
+
+
+_WEEKDAY_NEXT = re.compile(r"\s*(?:the\s+)?(?P<wd>" + WEEKDAY_NAME + r")\b\.?"
+                           r"(?:\s+(?:the\s+)?(?P<n>\d{1,2})(?:st|nd|rd|th)\b)?", re.IGNORECASE)
+
+
+def _weekday_after(text: str, start: int, said_on: date | None) -> Dated | None:
+    """The day a move names by its weekday alone ("moved to Thursday", "dentist -> fri"): the
+    coming one; with a day of the month ("Thursday 10th") only when the two agree."""
+    m = _WEEKDAY_NEXT.match(text, start)
+    if m is None or said_on is None:
+        return None
+    prefix = m.group("wd").casefold()[:3]
+    weekday = next(i for i, w in enumerate(WEEKDAYS) if w.startswith(prefix))
+    first = next_weekday(said_on, weekday)
+    agreeing = [d for d in (first + timedelta(weeks=k) for k in range(5))
+                if not m.group("n") or d.day == int(m.group("n"))]
+    return Dated(m.start("wd"), m.end(), m.group().strip(), agreeing[0]) if agreeing else None
 
 
 # A change that names no known plan is kept only when its subject is plainly a plan: an event
@@ -240,12 +275,20 @@ _NOT_PLAN_EN = re.compile(r"\b(?:you|your|you're|let's|let’s|lets|can't wait|c
 _TO_LISTENER_ZH = re.compile(r"你|您|帮我|请|麻烦")
 
 
+def plan_dates(text: str, said_on: date | None) -> list[Dated]:
+    """The days a plan may name: every day phrase, and a bare slashed day ("12/10", "15/12":
+    month first unless the first cannot be a month), not a hyphened one ("9-5" is hours) nor
+    one in a range ("12/20-12/27", the reader skips it)."""
+    return [d for d in find_dates(text, said_on, numeric=True)
+            if not re.fullmatch(r"\d{1,2}-\d{1,2}", d.said)]
+
+
 def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     lang = lang_of(sent.text)
     past = lang == "en" and not _PLANNED_EN.search(sent.text) and _PAST_EN.search(sent.text)
     if lang == "en" and _NOT_PLAN_EN.search(sent.text):
         return None
-    dates = [d for d in find_dates(sent.text, said_on) if said_on is None or d.day > said_on]
+    dates = [d for d in plan_dates(sent.text, said_on) if said_on is None or d.day > said_on]
     if not dates:
         return None
     when = dates[0]
@@ -282,6 +325,8 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     if len(name) < 2 or not set_for and not _actionable(name, lang) and not (
             timed and _event_zh(name)):
         return None
+    handle = _timeless(item) if lang == "en" else item
+    name = short_name(_timeless(event_phrase(item)) if lang == "en" else name)
     relative = not re.search(r"\d{4}", when.said)
     said = f" ({when.said}, said on {said_on.isoformat()})" if relative and said_on else ""
     if lang == "zh":
@@ -290,7 +335,18 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
               "state": "已安排（一次）" if lang == "zh" else "scheduled (one-off)", "note": ""}
     # said by its weekday ("周四下午三点…"), it answers to it: "周四的会改到下周二" names it
     weekday = [w for w in [weekday_word(when.said)] if w]
-    return Finding("schedule", name, fields, sent, lang, head_aliases(item, lang) + weekday)
+    return Finding("schedule", name, fields, sent, lang, head_aliases(handle, lang) + weekday)
+
+
+# A clock or a weekday left in an English item ("dentist thu 2:30p", "vendor call 10am"): the
+# rule holds the day, so the name and its handles go without them ("dentist").
+_CLOCK_OR_WEEKDAY = re.compile(r"\s*\b(?:\d{1,2}(?::\d{2})?\s*[ap]\.?m?\.?|\d{1,2}:\d{2}|"
+                               + WEEKDAY_NAME + r")(?![\w:])", re.IGNORECASE)
+
+
+def _timeless(item: str) -> str:
+    plain = _CLOCK_OR_WEEKDAY.sub("", item).strip(" ,.;")
+    return plain if len(plain) >= 3 else item
 
 
 # Who said a plan is not the plan: "Marcus says the movers need the floor plan by January 5"
@@ -301,6 +357,11 @@ _REPORTED = re.compile(
     r"[\u4e00-\u9fff]{2,4}(?:说|提到|告诉我|讲)[，,：:]?)\s*")
 
 
+# What follows a label when the label is the event: its time ("at 14:00", "2:30pm").
+_TIME_FIRST = re.compile(r"(?:at|on|from|by|@)\s|\d{1,2}[:.]\d{2}|\d{1,2}\s*[ap]\.?m\b",
+                         re.IGNORECASE)
+
+
 def event_phrase(item: str) -> str:
     """The words that name a plan: the item without who reported it, a leading label or number
     ("Follow-ups (owner, due): 1) …") or article, and when long its first part ("Marcus says
@@ -309,7 +370,11 @@ def event_phrase(item: str) -> str:
     phrase = _REPORTED.sub("", item.strip(), count=1)
     phrase = re.sub(r"^(?:the|our|my|a|an)\s+", "", phrase, flags=re.IGNORECASE)
     if len(phrase) > 40:  # a comma inside brackets parts nothing
-        phrase = re.sub(r"^[^:：]{2,30}[:：]\s*(?=\S{2})", "", phrase, count=1)
+        label = re.match(r"^([^:：]{2,30})[:：]\s*(?=\S{2})", phrase)
+        if label and _TIME_FIRST.match(phrase[label.end():]):
+            phrase = label.group(1)  # "Appraisal with Dr. Fenwick: 09.12.2026 at 14:00, …"
+        elif label:
+            phrase = phrase[label.end():]
         phrase = re.sub(r"^\W*\d+[).）]\s*", "", phrase)
         phrase = re.split(r"\s+[—–-]\s+|[;；]\s*|[,，]\s*(?![^(（]*[)）])", phrase)[0]
     return phrase if len(phrase) >= 2 else item

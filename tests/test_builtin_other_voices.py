@@ -1,0 +1,106 @@
+"""The builtin model on other people's words (issue 50): the forms new voices use for a day, a
+move, a fact about their health or a wish, each read by a mechanism, not a phrase."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from memvault.models.builtin import organize
+from memvault.models.builtin.changes import plan_dates
+from memvault.models.builtin.dates import find_dates
+
+
+def payload(text: str, related: list[dict[str, Any]], day: str = "2026-11-24",
+            source: str = "user") -> dict[str, Any]:
+    return {"mode": "organize",
+            "event": {"id": 9, "occurred_at": f"{day}T10:00:00+00:00", "source": source,
+                      "kind": "message", "meta": None, "chars": len(text)},
+            "page": {"start": 0, "end": len(text), "last": True, "text": text},
+            "progress": None, "targets": [], "related": related, "scope": None}
+
+
+def objects(text: str, related: list[dict[str, Any]] | None = None,
+            day: str = "2026-11-24") -> list[dict[str, Any]]:
+    proposal, _ = organize.build(payload(text, related or [], day))
+    return list(proposal["objects"])
+
+
+def schedule(name: str, rule: str, aliases: list[str] | None = None) -> dict[str, Any]:
+    return {"id": f"schedule:{name.replace(' ', '-')}", "type": "schedule", "name": name,
+            "aliases": aliases or [], "summary": "", "cues": [], "status": "active",
+            "version": 1, "body": f"- time rule: {rule}\n- item: {name}\n"
+                                  "- state: scheduled (one-off)"}
+
+
+def test_a_dotted_day_first_date_with_its_year_is_that_day() -> None:
+    said = date(2026, 11, 24)
+    assert [d.day for d in find_dates("Appraisal: 09.12.2026 at 14:00", said)] == [
+        date(2026, 12, 9)]
+    assert find_dates("it's in 2.3.0-rc1, build 12.10", said) == []  # a version, no year
+
+
+def test_a_slashed_day_is_month_first_unless_its_first_number_cannot_be_a_month() -> None:
+    said = date(2026, 11, 24)
+    assert [d.day for d in plan_dates("hip replacement on 15/12", said)] == [date(2026, 12, 15)]
+    assert [d.day for d in plan_dates("dentist thu 12/10 2:30p", said)] == [date(2026, 12, 10)]
+    assert plan_dates("Kev in Cabo 12/20-12/27", said) == []  # a range is no one day
+    assert plan_dates("shift 9-5", said) == []  # hours, not a day
+
+
+def test_a_label_before_its_day_names_the_plan() -> None:
+    found = objects("Appraisal with Dr. Fenwick: 09.12.2026 at 14:00, Room 3.")
+    plan = next(o for o in found if o["id"].startswith("schedule:"))
+    assert plan["name"] == "Appraisal with Dr. Fenwick"
+    assert "- time rule: 2026-12-09" in plan["body"]
+
+
+def test_a_plans_name_leaves_out_its_weekday_and_clock() -> None:
+    found = objects("vendor call w/ Hendricks Freight 12/9 10am. re rate increase")
+    plan = next(o for o in found if o["id"].startswith("schedule:"))
+    assert plan["name"] == "vendor call w/ Hendricks Freight"
+    assert not any("am" in a.split() for a in plan["aliases"])
+
+
+def test_a_short_weekday_name_is_a_day() -> None:
+    said = date(2026, 12, 3)  # a Thursday
+    assert [d.day for d in find_dates("safety audit next tue 9a", said)] == [date(2026, 12, 8)]
+
+
+def test_a_move_to_a_weekday_alone_is_that_weekday_nearest_the_plans_old_day() -> None:
+    dentist = schedule("dentist", "2026-12-10 (12/10, said on 2026-11-24)")
+    moved = next(o for o in objects("dentist -> fri", [dentist], day="2026-12-02")
+                 if o["id"] == dentist["id"])
+    assert "- time rule: 2026-12-11" in moved["body"]  # Thu Dec 10 -> Fri Dec 11, not Dec 4
+    assert "moved (was 2026-12-10" in moved["body"]
+
+
+def test_a_weekday_with_its_day_of_the_month_moves_only_when_the_two_agree() -> None:
+    appraisal = schedule("Appraisal with Dr. Fenwick", "2026-12-09", ["Appraisal"])
+    moved = next(o for o in objects("Appraisal moved to Thursday 10th, same time.",
+                                    [appraisal], day="2026-11-30") if o["id"] == appraisal["id"])
+    assert "- time rule: 2026-12-10" in moved["body"]
+    unmoved = objects("Appraisal moved to Friday 10th, same time.", [appraisal],
+                      day="2026-11-30")
+    assert not any("- time rule: 2026-12-" in o["body"] and "moved" in o["body"]
+                   for o in unmoved)
+
+
+def test_an_arrow_between_two_days_is_a_range_and_no_role_is_a_move() -> None:
+    on_call = schedule("on-call", "2026-12-07")
+    for text in ("on-call: I'm primary Mon Dec 7 -> Mon Dec 14",
+                 "Tom -> shift supervisor eff today"):
+        assert not any("history" in o["body"] for o in objects(text, [on_call], "2026-11-27"))
+
+
+def test_a_move_to_the_day_a_plan_is_already_on_changes_nothing() -> None:
+    review = schedule("design review", "2026-12-10")
+    found = objects("Design review moved to Thursday Dec 10 at 2pm.", [review], "2026-12-05")
+    assert not any("history" in o["body"] for o in found)
+
+
+def test_a_cancellation_written_short_cancels() -> None:
+    call = schedule("vendor call w/ Hendricks Freight", "2026-12-09", ["Hendricks Freight"])
+    found = objects("hendricks call cxl'd. they just emailed the new rates", [call],
+                    "2026-12-03")
+    assert any(o["id"] == call["id"] and "cancelled" in o["body"] for o in found)
