@@ -104,3 +104,44 @@ def test_a_cancellation_written_short_cancels() -> None:
     found = objects("hendricks call cxl'd. they just emailed the new rates", [call],
                     "2026-12-03")
     assert any(o["id"] == call["id"] and "cancelled" in o["body"] for o in found)
+
+
+def test_the_word_that_heads_a_known_plan_is_no_person() -> None:
+    appraisal = schedule("Appraisal with Dr. Fenwick", "2026-12-09", ["Appraisal"])
+    found = objects("Appraisal moved to Thursday 10th, same time.", [appraisal], "2026-11-30")
+    assert not any(o["id"].startswith("person:") for o in found)
+
+
+def knowledge(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [o for o in found if o["id"].startswith("knowledge:")]
+
+
+def test_health_the_user_states_is_one_knowledge_object_a_turn() -> None:
+    kept = knowledge(objects("back: L4/L5 disc. PT tues+thurs 7am x 6 wks. no lifting >25 lb"))
+    assert len(kept) == 1 and kept[0]["name"] == "Health: back: L4/L5 disc"
+    assert "L4/L5" in kept[0]["body"] and "25 lb" in kept[0]["body"]
+    allergy = knowledge(objects("我对青霉素过敏，上次打针差点出事。"))
+    assert [o["name"] for o in allergy] == ["健康：我对青霉素过敏"]
+
+
+def test_a_time_zone_or_a_clinic_project_is_no_health_fact() -> None:
+    assert knowledge(objects("INC-4412 postmortem is on 2026-12-09 at 10:00 PT.")) == []
+    project = objects("Project: set up the new diabetes recall clinic with Nurse Kaur by February.")
+    assert not any(o["name"].startswith("Health") for o in knowledge(project))
+
+
+def test_a_wish_the_user_is_unsure_of_is_knowledge_never_a_plan() -> None:
+    text = ("Speaking of which, I keep thinking maybe I'd do a pottery class in the new year, "
+            "there's one on Thursday evenings in Phibsborough.")
+    found = objects(text, day="2026-12-04")
+    assert not any(o["id"].startswith("schedule:") for o in found)
+    assert [o["name"] for o in knowledge(found)] == ["Maybe: do a pottery class in the new year"]
+    assert [o["name"] for o in knowledge(objects("thinking I might go for the Staff promo next "
+                                                 "cycle. not sure yet"))] == [
+        "Maybe: go for the Staff promo next cycle"]
+
+
+def test_maybe_about_someone_else_or_the_listener_is_no_wish() -> None:
+    for text in ("Declan might even make it if he gets a few hours' sleep.",
+                 "Maybe you could send me the notes.", "Maybe it's the weather."):
+        assert knowledge(objects(text)) == [], text

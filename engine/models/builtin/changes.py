@@ -275,6 +275,11 @@ _NOT_PLAN_EN = re.compile(r"\b(?:you|your|you're|let's|let’s|lets|can't wait|c
 _TO_LISTENER_ZH = re.compile(r"你|您|帮我|请|麻烦")
 
 
+# A wish the speaker is unsure of, said before its day, is no plan (me.tentative_wishes).
+_UNSURE = re.compile(r"\b(?:maybe|perhaps|possibly|might|thinking\s+(?:of|about)|not sure|"
+                     r"idk|someday|hypothetically)\b|也许|或许|说不定|还没定|不一定", re.IGNORECASE)
+
+
 def plan_dates(text: str, said_on: date | None) -> list[Dated]:
     """The days a plan may name: every day phrase, and a bare slashed day ("12/10", "15/12":
     month first unless the first cannot be a month), not a hyphened one ("9-5" is hours) nor
@@ -304,6 +309,8 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
             and _PAST_EN.search(re.split(r"[,;:”\"]", sent.text[:when.start])[-1])):
         return None
     before, after = sent.text[: when.start], sent.text[when.end:]
+    if _UNSURE.search(before):  # "maybe I'd do a pottery class…, there's one on Thursday"
+        return None
     timed = False
     if lang == "zh":  # only the clause that holds the date
         before, after = re.split(r"[，,；;]", before)[-1], re.split(r"[，,；;]", after)[0]
