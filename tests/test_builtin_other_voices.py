@@ -145,3 +145,45 @@ def test_maybe_about_someone_else_or_the_listener_is_no_wish() -> None:
     for text in ("Declan might even make it if he gets a few hours' sleep.",
                  "Maybe you could send me the notes.", "Maybe it's the weather."):
         assert knowledge(objects(text)) == [], text
+
+
+def test_someone_elses_leave_is_not_the_users_plan() -> None:
+    for text in ("fyi Mei's out on PTO Dec 21 – Jan 4", "Brenda is off next Tuesday.",
+                 "王丽下周三请假。"):
+        assert not any(o["id"].startswith("schedule:") for o in objects(text, day="2026-12-04"))
+    kept = objects("Dinner out on Friday with Sam.", day="2026-12-04")
+    assert any(o["id"].startswith("schedule:") for o in kept)
+
+
+def test_each_bullet_under_a_todo_header_is_an_open_todo() -> None:
+    found = objects("todo:\n- renew forklift cert (exp 12/31)\n- order label printer for dock 3")
+    todos = {o["name"]: o for o in found if o["id"].startswith("todo:")}
+    assert set(todos) == {"renew forklift cert", "order label printer for dock 3"}
+    assert "exp 12/31" in todos["renew forklift cert"]["body"]
+    assert not any(o["id"].startswith("todo:") for o in objects("shopping:\n- milk\n- eggs"))
+
+
+def todo(name: str) -> dict[str, Any]:
+    return {"id": f"todo:{name.replace(' ', '-')}", "type": "todo", "name": name,
+            "aliases": ["label printer"], "summary": "", "cues": [], "status": "active",
+            "version": 1, "body": f"- item: {name}\n- state: open"}
+
+
+def test_a_thing_still_not_done_leaves_its_todo_open() -> None:
+    printer = todo("order label printer for dock 3")
+    found = objects("label printer still not ordered. zebra ZD421, ~$450", [printer])
+    assert not any(o["id"] == printer["id"] and "state: done" in o["body"] for o in found)
+    closed = objects("label printer ordered.", [printer])
+    assert any(o["id"] == printer["id"] and "state: done" in o["body"] for o in closed)
+
+
+def test_a_slashed_count_or_a_far_slashed_day_is_no_plan_day() -> None:
+    said = date(2026, 10, 25)
+    assert plan_dates("Queue empty, 8/8 runners online", said) == []
+    assert plan_dates("build 3/4 passed", said) == []  # March 4: months away, not a day
+    assert [d.day for d in plan_dates("vendor call 11/9 10am", said)] == [date(2026, 11, 9)]
+
+
+def test_a_remembered_health_fact_is_not_kept_twice() -> None:
+    found = knowledge(objects("记住：浩宇对花生过敏。"))
+    assert len(found) == 1 and not found[0]["name"].startswith("健康")

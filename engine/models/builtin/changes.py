@@ -25,6 +25,7 @@ from datetime import date, timedelta
 
 from ...dates.reader import WEEKDAY_NAME, WEEKDAYS, next_weekday
 from .dates import Dated, find_dates
+from .lexicon import NOT_FIRST_NAMES
 from .people import zh_words
 from .profiles import clip, lang_of
 from .rules import Finding, head_aliases, short_name, weekday_word
@@ -280,12 +281,38 @@ _UNSURE = re.compile(r"\b(?:maybe|perhaps|possibly|might|thinking\s+(?:of|about)
                      r"idk|someday|hypothetically)\b|也许|或许|说不定|还没定|不一定", re.IGNORECASE)
 
 
+# Someone else away is their news, not the user's plan: "fyi Mei's out on PTO Dec 21 – Jan 4",
+# "Brenda is off next week", "Jess on leave Dec 3", "王丽下周请假".
+_AWAY = re.compile(
+    r"^\W*(?:(?:fyi|btw|also|and|so|oh)\b[,:]?\s*)*(?P<who>[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)"
+    r"(?:(?:['’]s|\s+is|\s+will\s+be|\s+['’]ll\s+be)\s+(?:away|out|off)\b|"
+    r"(?:['’]s|\s+is|\s+will\s+be)?\s+on\s+(?:PTO|leave|holiday|vacation|annual\s+leave|"
+    r"sick\s+leave|mat(?:ernity)?\s+leave|paternity\s+leave)\b)|"
+    r"^\W*[\u4e00-\u9fff]{2,4}(?:[^，。]{0,8})(?:请假|休假|休年假)")
+
+
+def _someone_away(text: str) -> bool:
+    m = _AWAY.match(text)
+    who = (m.group("who") or "") if m else ""
+    return m is not None and who.split()[0:1] != ["I"] and not _EVENT_EN.search(who) and (
+        who.split()[0] not in NOT_FIRST_NAMES if who else True)
+
+
 def plan_dates(text: str, said_on: date | None) -> list[Dated]:
     """The days a plan may name: every day phrase, and a bare slashed day ("12/10", "15/12":
-    month first unless the first cannot be a month), not a hyphened one ("9-5" is hours) nor
-    one in a range ("12/20-12/27", the reader skips it)."""
+    month first unless the first cannot be a month) when near, not a hyphened one ("9-5" is
+    hours), a count ("8/8") nor one in a range ("12/20-12/27", the reader skips it)."""
     return [d for d in find_dates(text, said_on, numeric=True)
-            if not re.fullmatch(r"\d{1,2}-\d{1,2}", d.said)]
+            if not re.fullmatch(r"\d{1,2}-\d{1,2}", d.said) and not (
+                re.fullmatch(r"\d{1,2}/\d{1,2}", d.said) and not _near_slashed(d, said_on))]
+
+
+def _near_slashed(dated: Dated, said_on: date | None) -> bool:
+    """A bare slashed day is a day when it is near (within 120 days of the turn) and not a
+    count ("8/8 runners online", "3/3 done")."""
+    first, second = dated.said.split("/")
+    return said_on is not None and first != second and (
+        0 <= (dated.day - said_on).days <= 120)
 
 
 def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
@@ -309,7 +336,7 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
             and _PAST_EN.search(re.split(r"[,;:”\"]", sent.text[:when.start])[-1])):
         return None
     before, after = sent.text[: when.start], sent.text[when.end:]
-    if _UNSURE.search(before):  # "maybe I'd do a pottery class…, there's one on Thursday"
+    if _UNSURE.search(before) or _someone_away(sent.text):  # unsure; someone else's leave
         return None
     timed = False
     if lang == "zh":  # only the clause that holds the date

@@ -146,10 +146,14 @@ _HEALTH_ZH = re.compile(r"过敏|哮喘|糖尿病|高血压|低血糖|甲状腺|
                         r"失眠|抑郁|焦虑症|乳糖不耐|不能吃|忌口|毫克|确诊")
 
 
+_REMEMBERED = re.compile(r"^\W*(?:记住|(?i:remember)\b)")
+
+
 def health_facts(sentences: list[Span]) -> list[Finding]:
     """One knowledge object for the health the user states in a turn (see above): named by
     its first such sentence, its conclusion every such sentence, as said."""
     said = [s for s in sentences if not s.text.rstrip().endswith(("?", "？"))
+            and not _REMEMBERED.match(s.text)  # "记住：…" is a fact of its own (rules.py)
             and (_HEALTH_ZH if lang_of(s.text) == "zh" else _HEALTH_EN).search(s.text)]
     if not said:
         return []

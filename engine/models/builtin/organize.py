@@ -181,7 +181,8 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         # the user's own work and commitments, said with no name on the page (me.py)
         taken = [f.sentence for f in [*found.findings, *plans.findings]]
         free = _free(text, taken + [d.sentence for d in found.done if not d.verb])
-        listed = {f.sentence for f in found.findings if f.type in ("project", "todo")}
+        listed = {f.sentence for f in found.findings if f.type in ("project", "todo",
+                                                                    "knowledge")}
         plain = [s for s in sentences(text) if s not in listed]  # "Project: … diabetes clinic"
         for finding in self_facts(free) + wishes(free, said_on.isoformat() if said_on else
                                                    "undated") + health_facts(plain) + (
