@@ -58,7 +58,7 @@ RELATIVE_DAYS = {"the day after tomorrow": 2, "the day before yesterday": -2,
 _MONTH_WORDS = "|".join(m[:3] + f"(?:{m[3:]})?" for m in MONTHS)
 MONTH_NAME = f"({_MONTH_WORDS})"
 # A weekday by name, in the short forms a day phrase may use ("Tues", "Thu", "Saturday").
-WEEKDAY_NAME = r"(?:Mon|Tues|Wed(?:nes)?|Thu(?:rs)?|Fri|Sat(?:ur)?|Sun)(?:day)?"
+WEEKDAY_NAME = r"(?:Mon|Tues?|Wed(?:nes)?|Thu(?:rs)?|Fri|Sat(?:ur)?|Sun)(?:day)?"
 ORDINAL = r"(?:st|nd|rd|th)"
 
 
@@ -420,6 +420,8 @@ DATE_ZH = re.compile(
 # "12-16", "12/16": month first. Only where a day is expected ("moved to 12-16"): elsewhere
 # such digits are as often a score, a range or a version.
 NUMERIC_DAY = re.compile(r"(?<![\d./-])(?P<m>\d{1,2})[-/](?P<d>\d{1,2})(?![\d/-]|\.\d)")
+# "09.12.2026": dotted day first with its year (the European form, as recall's windows read it).
+DOTTED_DMY = re.compile(r"(?<![\d.])(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{4})(?![\d]|\.\d)")
 # A weekday by the names a day phrase reads: the whole name or its first three letters
 # ("Tues" too); "Thurs", "Wednes", "Satur" are no day.
 _WEEKDAY_WORDS = ({name: i for i, name in enumerate(WEEKDAYS)}
@@ -458,8 +460,9 @@ def find_dates(text: str, said_on: date | None, numeric: bool = False) -> list[D
     phrase ("next Tuesday", "明天") names no day, and a year left unsaid is today's. A phrase
     that names no single day ("next month", "this summer") gives no date."""
     out = [d for m in DATE_ZH.finditer(text) if (d := _day_zh(m, said_on))]
+    out += [d for m in DOTTED_DMY.finditer(text) if (d := _day_zh(m, said_on))]
     if numeric:
-        out += [d for m in NUMERIC_DAY.finditer(text) if (d := _day_zh(m, said_on))
+        out += [d for m in NUMERIC_DAY.finditer(text) if (d := _numeric_day(m, said_on))
                 and not any(o.start <= m.start() < o.end for o in out)]
     taken = [(d.start, d.end) for d in out]
     out += [d for m in DATE_EN.finditer(text)
@@ -470,6 +473,19 @@ def find_dates(text: str, said_on: date | None, numeric: bool = False) -> list[D
             if not any(a < m.end() and m.start() < b for a, b in taken)
             and (d := _day_alone(m, said_on))]
     return sorted(out, key=lambda d: d.start)
+
+
+def _numeric_day(m: re.Match[str], said_on: date | None) -> Dated | None:
+    """A bare "12/16" month first, as said; "15/12" day first, since 15 cannot be a month."""
+    first, second = int(m.group("m")), int(m.group("d"))
+    if first <= 12:
+        return _day_zh(m, said_on)
+    if second > 12:
+        return None
+    swapped = re.match(r"(?P<m>\d+)\D(?P<d>\d+)", f"{second}/{first}")
+    assert swapped is not None
+    dated = _day_zh(swapped, said_on)
+    return None if dated is None else Dated(m.start(), m.end(), m.group(), dated.day)
 
 
 def _day_alone(m: re.Match[str], said_on: date | None) -> Dated | None:

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
-from .dates import find_dates
+from ...dates.reader import WEEKDAY_NAME, WEEKDAYS, next_weekday
+from .dates import Dated, find_dates
+from .lexicon import NOT_FIRST_NAMES
 from .people import zh_words
 from .profiles import clip, lang_of
 from .rules import Finding, head_aliases, short_name, weekday_word
@@ -51,9 +53,11 @@ _BARE_NEED_ZH = re.compile(r"^\W*(?:还)?(?:需要|得|要|必须)(?!是|不|么
                            r"(?P<item>[^，。！？；]{3,40})")
 _NOT_TASK_ZH = re.compile(r"^(?:是|不|说|看看|想想|睡|走了|去睡|哭|笑)")
 _MOVE_EN = re.compile(r"\b(?:postponed|moved|rescheduled|pushed(?:\s+back)?|delayed|shifted|"
-                      r"brought\s+forward|bumped|changed)\s+(?:to|until|till)\s+", re.IGNORECASE)
+                      r"brought\s+forward|bumped|changed)\s+(?:to|until|till)\s+|\s(?:->|→)\s*",
+                      re.IGNORECASE)
 _MOVE_ZH = re.compile(r"(?:改到|改为|改成|改在|推迟到|延期到|延到|推到|提前到|挪到|换到|调到)")
-_CANCEL = re.compile(r"\b(?:cancel(?:l)?ed|called\s+off|scrapped|is\s+off)\b|取消(?:了)?",
+_CANCEL = re.compile(r"\b(?:cancel(?:l)?ed|called\s+off|scrapped|is\s+off|cxl(?:['’]?d|ed)?)\b|"
+                     r"取消(?:了)?",
                      re.IGNORECASE)
 # The cancelling verb first, its object after it: asked for ("Please cancel the offsite", "取消
 #项目复盘会吧") or told in the first person ("We called off the board dinner").
@@ -85,6 +89,7 @@ class Change:
     day: date | None = None
     said: str = ""
     subject: str = ""  # the words that name the changed plan alone (the clause before the verb)
+    weekday: int | None = None  # a move to a weekday alone: the one nearest the plan's old day
 
 
 @dataclass
@@ -121,12 +126,13 @@ def _change(sent: Span, said_on: date | None) -> Change | None:
     text = sent.text
     move = _MOVE_ZH.search(text) or _MOVE_EN.search(text)
     if move:
-        after = [d for d in find_dates(text, said_on, numeric=True)
-                 if d.start >= move.end() - 1]
-        if after:
+        moved = _moved_to(text, move, said_on)
+        if moved is not None:
             subject = _clause_before(text, move.start())
-            words = subject + " " + text[after[0].end:]
-            return Change("moved", sent, words.strip(), after[0].day, after[0].said, subject)
+            words = subject + " " + text[moved.end:]
+            bare = not re.search(r"\d", moved.said) and not find_dates(moved.said, said_on)
+            return Change("moved", sent, words.strip(), moved.day, moved.said, subject,
+                          moved.day.weekday() if bare else None)
     first = _CANCEL_FIRST_EN.match(text) or _CANCEL_FIRST_ZH.match(text)
     if first:
         what = first.group("what").strip()
@@ -136,6 +142,36 @@ def _change(sent: Span, said_on: date | None) -> Change | None:
         subject = _clause_before(text, cancel.start())
         return Change("cancelled", sent, subject, subject=subject)
     return None
+
+
+def _moved_to(text: str, move: re.Match[str], said_on: date | None) -> Dated | None:
+    """The day a move names after its verb: a date, else a weekday alone. After an arrow only
+    a day right after it, and none when a day stands before it ("Mon Dec 7 -> Mon Dec 14" is a
+    range, "Tom -> shift supervisor eff today" no move)."""
+    after = [d for d in find_dates(text, said_on, numeric=True) if d.start >= move.end() - 1]
+    if ">" in move.group() or "→" in move.group():
+        if find_dates(text[:move.start()], said_on, numeric=True):
+            return None
+        after = [d for d in after if d.start <= move.end() + 1]
+    return after[0] if after else _weekday_after(text, move.end(), said_on)
+
+
+_WEEKDAY_NEXT = re.compile(r"\s*(?:the\s+)?(?P<wd>" + WEEKDAY_NAME + r")\b\.?"
+                           r"(?:\s+(?:the\s+)?(?P<n>\d{1,2})(?:st|nd|rd|th)\b)?", re.IGNORECASE)
+
+
+def _weekday_after(text: str, start: int, said_on: date | None) -> Dated | None:
+    """The day a move names by its weekday alone ("moved to Thursday", "dentist -> fri"): the
+    coming one; with a day of the month ("Thursday 10th") only when the two agree."""
+    m = _WEEKDAY_NEXT.match(text, start)
+    if m is None or said_on is None:
+        return None
+    prefix = m.group("wd").casefold()[:3]
+    weekday = next(i for i, w in enumerate(WEEKDAYS) if w.startswith(prefix))
+    first = next_weekday(said_on, weekday)
+    agreeing = [d for d in (first + timedelta(weeks=k) for k in range(5))
+                if not m.group("n") or d.day == int(m.group("n"))]
+    return Dated(m.start("wd"), m.end(), m.group().strip(), agreeing[0]) if agreeing else None
 
 
 # A change that names no known plan is kept only when its subject is plainly a plan: an event
@@ -240,12 +276,51 @@ _NOT_PLAN_EN = re.compile(r"\b(?:you|your|you're|let's|let’s|lets|can't wait|c
 _TO_LISTENER_ZH = re.compile(r"你|您|帮我|请|麻烦")
 
 
+# A wish the speaker is unsure of, said before its day, is no plan (me.tentative_wishes).
+_UNSURE = re.compile(r"\b(?:maybe|perhaps|possibly|might|thinking\s+(?:of|about)|not sure|"
+                     r"idk|someday|hypothetically)\b|也许|或许|说不定|还没定|不一定", re.IGNORECASE)
+
+
+# Someone else away is their news, not the user's plan: "fyi Mei's out on PTO Dec 21 – Jan 4",
+# "Brenda is off next week", "Jess on leave Dec 3", "王丽下周请假".
+_AWAY = re.compile(
+    r"^\W*(?:(?:fyi|btw|also|and|so|oh)\b[,:]?\s*)*(?P<who>[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)"
+    r"(?:(?:['’]s|\s+is|\s+will\s+be|\s+['’]ll\s+be)\s+(?:away|out|off)\b|"
+    r"(?:['’]s|\s+is|\s+will\s+be)?\s+on\s+(?:PTO|leave|holiday|vacation|annual\s+leave|"
+    r"sick\s+leave|mat(?:ernity)?\s+leave|paternity\s+leave)\b)|"
+    r"^\W*[\u4e00-\u9fff]{2,4}(?:[^，。]{0,8})(?:请假|休假|休年假)")
+
+
+def _someone_away(text: str) -> bool:
+    m = _AWAY.match(text)
+    who = (m.group("who") or "") if m else ""
+    return m is not None and who.split()[0:1] != ["I"] and not _EVENT_EN.search(who) and (
+        who.split()[0] not in NOT_FIRST_NAMES if who else True)
+
+
+def plan_dates(text: str, said_on: date | None) -> list[Dated]:
+    """The days a plan may name: every day phrase, and a bare slashed day ("12/10", "15/12":
+    month first unless the first cannot be a month) when near, not a hyphened one ("9-5" is
+    hours), a count ("8/8") nor one in a range ("12/20-12/27", the reader skips it)."""
+    return [d for d in find_dates(text, said_on, numeric=True)
+            if not re.fullmatch(r"\d{1,2}-\d{1,2}", d.said) and not (
+                re.fullmatch(r"\d{1,2}/\d{1,2}", d.said) and not _near_slashed(d, said_on))]
+
+
+def _near_slashed(dated: Dated, said_on: date | None) -> bool:
+    """A bare slashed day is a day when it is near (within 120 days of the turn) and not a
+    count ("8/8 runners online", "3/3 done")."""
+    first, second = dated.said.split("/")
+    return said_on is not None and first != second and (
+        0 <= (dated.day - said_on).days <= 120)
+
+
 def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     lang = lang_of(sent.text)
     past = lang == "en" and not _PLANNED_EN.search(sent.text) and _PAST_EN.search(sent.text)
     if lang == "en" and _NOT_PLAN_EN.search(sent.text):
         return None
-    dates = [d for d in find_dates(sent.text, said_on) if said_on is None or d.day > said_on]
+    dates = [d for d in plan_dates(sent.text, said_on) if said_on is None or d.day > said_on]
     if not dates:
         return None
     when = dates[0]
@@ -261,6 +336,8 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
             and _PAST_EN.search(re.split(r"[,;:”\"]", sent.text[:when.start])[-1])):
         return None
     before, after = sent.text[: when.start], sent.text[when.end:]
+    if _UNSURE.search(before) or _someone_away(sent.text):  # unsure; someone else's leave
+        return None
     timed = False
     if lang == "zh":  # only the clause that holds the date
         before, after = re.split(r"[，,；;]", before)[-1], re.split(r"[，,；;]", after)[0]
@@ -282,6 +359,8 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     if len(name) < 2 or not set_for and not _actionable(name, lang) and not (
             timed and _event_zh(name)):
         return None
+    handle = _timeless(item) if lang == "en" else item
+    name = short_name(_timeless(event_phrase(item)) if lang == "en" else name)
     relative = not re.search(r"\d{4}", when.said)
     said = f" ({when.said}, said on {said_on.isoformat()})" if relative and said_on else ""
     if lang == "zh":
@@ -290,7 +369,18 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
               "state": "已安排（一次）" if lang == "zh" else "scheduled (one-off)", "note": ""}
     # said by its weekday ("周四下午三点…"), it answers to it: "周四的会改到下周二" names it
     weekday = [w for w in [weekday_word(when.said)] if w]
-    return Finding("schedule", name, fields, sent, lang, head_aliases(item, lang) + weekday)
+    return Finding("schedule", name, fields, sent, lang, head_aliases(handle, lang) + weekday)
+
+
+# A clock or a weekday left in an English item ("dentist thu 2:30p", "vendor call 10am"): the
+# rule holds the day, so the name and its handles go without them ("dentist").
+_CLOCK_OR_WEEKDAY = re.compile(r"\s*\b(?:\d{1,2}(?::\d{2})?\s*[ap]\.?m?\.?|\d{1,2}:\d{2}|"
+                               + WEEKDAY_NAME + r")(?![\w:])", re.IGNORECASE)
+
+
+def _timeless(item: str) -> str:
+    plain = _CLOCK_OR_WEEKDAY.sub("", item).strip(" ,.;")
+    return plain if len(plain) >= 3 else item
 
 
 # Who said a plan is not the plan: "Marcus says the movers need the floor plan by January 5"
@@ -301,6 +391,11 @@ _REPORTED = re.compile(
     r"[\u4e00-\u9fff]{2,4}(?:说|提到|告诉我|讲)[，,：:]?)\s*")
 
 
+# What follows a label when the label is the event: its time ("at 14:00", "2:30pm").
+_TIME_FIRST = re.compile(r"(?:at|on|from|by|@)\s|\d{1,2}[:.]\d{2}|\d{1,2}\s*[ap]\.?m\b",
+                         re.IGNORECASE)
+
+
 def event_phrase(item: str) -> str:
     """The words that name a plan: the item without who reported it, a leading label or number
     ("Follow-ups (owner, due): 1) …") or article, and when long its first part ("Marcus says
@@ -309,7 +404,11 @@ def event_phrase(item: str) -> str:
     phrase = _REPORTED.sub("", item.strip(), count=1)
     phrase = re.sub(r"^(?:the|our|my|a|an)\s+", "", phrase, flags=re.IGNORECASE)
     if len(phrase) > 40:  # a comma inside brackets parts nothing
-        phrase = re.sub(r"^[^:：]{2,30}[:：]\s*(?=\S{2})", "", phrase, count=1)
+        label = re.match(r"^([^:：]{2,30})[:：]\s*(?=\S{2})", phrase)
+        if label and _TIME_FIRST.match(phrase[label.end():]):
+            phrase = label.group(1)  # "Appraisal with Dr. Fenwick: 09.12.2026 at 14:00, …"
+        elif label:
+            phrase = phrase[label.end():]
         phrase = re.sub(r"^\W*\d+[).）]\s*", "", phrase)
         phrase = re.split(r"\s+[—–-]\s+|[;；]\s*|[,，]\s*(?![^(（]*[)）])", phrase)[0]
     return phrase if len(phrase) >= 2 else item

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from ...base.errors import InputError
@@ -368,7 +368,11 @@ def _change(draft: Draft, change: Change, day: str) -> None:
                 or pf.UNKNOWN.get(draft.lang, "unknown"))
     old_state = draft.fields.get("state") or pf.field_value(draft.type, body, "state") or ""
     if change.kind == "moved" and change.day is not None and draft.type == "schedule":
-        new = change.day.isoformat()
+        new = _moved_day(change, old_rule, day).isoformat()
+        if new == _day(old_rule):  # said again (the assistant's echo): nothing changes
+            if change.sentence not in draft.spans:
+                draft.spans.append(change.sentence)
+            return
         draft.fields["rule"] = new
         draft.fields["state"] = f"改期（原定 {old_rule}）" if zh else f"moved (was {old_rule})"
         draft.replace = draft.replace | {"rule"}
@@ -397,6 +401,17 @@ def _change(draft: Draft, change: Change, day: str) -> None:
     draft.lines.append(f"- 历史：{history}" if zh else f"- history: {history}")
     if change.sentence not in draft.spans:
         draft.spans.append(change.sentence)
+
+
+def _moved_day(change: Change, old_rule: str, day: str) -> date:
+    """The day a move names; a weekday alone ("dentist -> fri", "pushed to Thursday") is the
+    one nearest the plan's old day and after the day it was said (Thu Dec 10 -> fri: Dec 11)."""
+    old, said_on = _iso_day(_day(old_rule)), _iso_day(day)
+    if change.weekday is None or change.day is None or old is None or said_on is None:
+        return change.day or date.min
+    candidates = [old + timedelta(days=k) for k in range(-6, 7)]
+    after = [d for d in candidates if d.weekday() == change.weekday and d > said_on]
+    return min(after, key=lambda d: abs((d - old).days), default=change.day)
 
 
 def state_done(state: str) -> bool:

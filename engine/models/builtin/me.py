@@ -129,3 +129,65 @@ def _commitment(item: str, sent: Span) -> Finding | None:
     fields = {"item": item, "condition": condition, "state": "open", "note": ""}
     short = key_phrase(item, "en")
     return Finding("todo", short_name(item), fields, sent, "en", [short] if short else [])
+
+
+# Health the user states of themself: a condition, an allergy, an injury, a medicine and its
+# dose, a limit they live by ("Severe latex allergy", "我对青霉素过敏", "RSI in the right hand",
+# "back: L4/L5 disc. … no lifting >25 lb", "I'm on levothyroxine now, fifty micrograms…").
+_HEALTH_EN = re.compile(
+    r"\b(?:allerg(?:y|ies|ic)|asthma|diabet(?:es|ic)|thyroid|RSI|migraines?|eczema|arthritis|"
+    r"disc|slipped|sprain(?:ed)?|fractur(?:e|ed)|tendinitis|blood pressure|cholesterol|"
+    r"anxiety|insomnia|diagnosed|underactive|overactive|intoleran(?:t|ce)|coeliac|celiac|"
+    r"physio(?:therapy)?|no lifting|lifting limit|mg|mcg|micrograms?|milligrams?)\b"
+    # a topic of work, not a condition: "the diabetes recall clinic", "an asthma review"
+    r"(?!\s+(?:recall|clinics?|service|team|ward|project|review|nurse|audit|research))",
+    re.IGNORECASE)
+_HEALTH_ZH = re.compile(r"过敏|哮喘|糖尿病|高血压|低血糖|甲状腺|腰椎|颈椎|椎间盘|胃病|胃炎|偏头痛|"
+                        r"失眠|抑郁|焦虑症|乳糖不耐|不能吃|忌口|毫克|确诊")
+
+
+_REMEMBERED = re.compile(r"^\W*(?:记住|(?i:remember)\b)")
+
+
+def health_facts(sentences: list[Span]) -> list[Finding]:
+    """One knowledge object for the health the user states in a turn (see above): named by
+    its first such sentence, its conclusion every such sentence, as said."""
+    said = [s for s in sentences if not s.text.rstrip().endswith(("?", "？"))
+            and not _REMEMBERED.match(s.text)  # "记住：…" is a fact of its own (rules.py)
+            and (_HEALTH_ZH if lang_of(s.text) == "zh" else _HEALTH_EN).search(s.text)]
+    if not said:
+        return []
+    zh = lang_of(said[0].text) == "zh"
+    health = _HEALTH_ZH if zh else _HEALTH_EN
+    first = next(c for c in re.split(r"[,;，；。]\s*|(?<!Dr)(?<!Mr)(?<!Ms)\.\s", said[0].text)
+                 if health.search(c)).strip(" .")
+    fields = {"conclusion": clip(" ".join(s.text.strip() for s in said), 600),
+              "applies": "", "experience": ""}
+    name = short_name(("健康：" if zh else "Health: ") + first, 60)
+    return [Finding("knowledge", name, fields, said[0], "zh" if zh else "en")]
+
+
+# A wish the user is unsure of: kept as what they said, never a plan ("maybe learn welding
+# someday", "thinking I might go for the Staff promo next cycle", "也许寒假会去云南玩几天").
+_TENTATIVE_EN = re.compile(
+    r"(?:^|[,;:]\s*|\b(?:and|so|but|keep)\s+)(?:I\s+)?(?:keep\s+)?(?:thinking\s+)?"
+    r"(?:maybe|perhaps|possibly|(?:I|we)\s+might|thinking\s+(?:of|about))\s+(?:I['’]d\s+|we['’]d\s+)?"
+    r"(?P<item>(?!be\b|it\b|that\b|not\b|you\b)[a-z][^.!?;,]{5,100})", re.IGNORECASE)
+_TENTATIVE_ZH = re.compile(r"^\W*(?:我(?:们)?)?(?:也许|或许|可能|说不定)"
+                           r"(?P<item>[^，。！？；]{3,40})")
+
+
+def tentative_wishes(sentences: list[Span]) -> list[Finding]:
+    """A knowledge object for each wish the user is unsure of (see above)."""
+    out: list[Finding] = []
+    for sent in sentences:
+        zh = lang_of(sent.text) == "zh"
+        m = (_TENTATIVE_ZH.match if zh else _TENTATIVE_EN.search)(sent.text)
+        if m is None or sent.text.rstrip().endswith(("?", "？")) or (
+                not zh and re.search(r"\byou\b", m.group("item"), re.IGNORECASE)):
+            continue
+        item = m.group("item").strip(" .")
+        fields = {"conclusion": clip(sent.text.strip(), 600), "applies": "", "experience": ""}
+        name = short_name(("也许：" if zh else "Maybe: ") + item, 60)
+        out.append(Finding("knowledge", name, fields, sent, "zh" if zh else "en"))
+    return out

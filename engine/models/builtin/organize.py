@@ -46,7 +46,7 @@ from .drafts import (
     state_done,
     write_profile,
 )
-from .me import self_facts, wishes
+from .me import health_facts, self_facts, tentative_wishes, wishes
 from .named import named_people
 from .people import first_name, romanized
 from .prefs import apply_preferences, find_preferences
@@ -126,6 +126,10 @@ def _drop_false_people(drafts: dict[str, Draft], directory: Directory) -> None:
     project_names = {pf.norm(n) for d in drafts.values() if d.type == "project"
                      for n in [d.name, *d.aliases]}
     project_names |= {pf.norm(n) for o in directory.of_type("project") for n in names_of(o)}
+    # "Appraisal moved to Thursday": the word that heads a known plan's name is that plan
+    plans = [d.name for d in drafts.values() if d.type == "schedule"]
+    plans += [str(o.get("name") or "") for o in directory.of_type("schedule")]
+    project_names |= {pf.norm(n.split()[0]) for n in plans if n.split()}
     for key in [k for k, d in drafts.items() if d.type == "person" and d.existing is None
                 and pf.norm(d.name) in project_names]:
         del drafts[key]
@@ -177,8 +181,12 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         # the user's own work and commitments, said with no name on the page (me.py)
         taken = [f.sentence for f in [*found.findings, *plans.findings]]
         free = _free(text, taken + [d.sentence for d in found.done if not d.verb])
+        listed = {f.sentence for f in found.findings if f.type in ("project", "todo",
+                                                                    "knowledge")}
+        plain = [s for s in sentences(text) if s not in listed]  # "Project: … diabetes clinic"
         for finding in self_facts(free) + wishes(free, said_on.isoformat() if said_on else
-                                                   "undated"):
+                                                   "undated") + health_facts(plain) + (
+                tentative_wishes(plain)):
             draft_for(drafts, directory, finding)
         apply_preferences(find_preferences(free), drafts, directory,
                           said_on.isoformat() if said_on else "undated")

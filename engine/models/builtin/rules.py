@@ -375,6 +375,10 @@ def _credentials(sent: Span) -> list[Finding]:
     return out
 
 
+_NOT_DONE = re.compile(r"\b(?:not|never|no longer|yet to|haven['’]t|hasn['’]t|didn['’]t|"
+                       r"isn['’]t|wasn['’]t|aren['’]t)\b|n['’]t\b", re.IGNORECASE)
+
+
 def _done(sent: Span) -> list[DoneMark]:
     out: list[DoneMark] = []
     patterns = (_DONE_EN, _DONE_EN_PASSIVE, *_DONE_ZH, _DONE_ZH_BARE)
@@ -385,6 +389,8 @@ def _done(sent: Span) -> list[DoneMark]:
                 continue  # "我得在月底前把房租交了" is the need, not the deed
             if len(subject) >= 2 and all(d.subject != subject for d in out):
                 out.append(DoneMark(subject, sent))
+    if _NOT_DONE.search(sent.text):  # "label printer still not ordered": the need stands
+        return out
     note = _DONE_EN_NOTE.match(sent.text)
     if not out and note and not re.match(r"(?i)(?:I|we|you|he|she|they|it)\b", note.group("obj")):
         out.append(DoneMark(f"{note.group('verb')} {note.group('obj').strip()}", sent,
@@ -393,6 +399,25 @@ def _done(sent: Span) -> list[DoneMark]:
         for m in _DONE_EN_PAST.finditer(sent.text):
             out.append(DoneMark(f"{m.group('verb')} {m.group('obj').strip()}", sent,
                                 verb=lemma(m.group("verb"))))
+    return out
+
+
+# A todo list: a header alone on its line ("todo:", "待办：") and the bulleted items under it.
+_TODO_HEADER = re.compile(r"^\W*(?:(?i:todos?|to-dos?)|待办(?:事项)?)\s*[:：]?\s*$")
+_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)）])\s+(?P<item>\S.*)$")
+
+
+def listed_todos(sents: list[Span]) -> dict[Span, str]:
+    """Each bullet under a todo header, with its item: "todo:\n- renew forklift cert\n- …"."""
+    out: dict[Span, str] = {}
+    header = False
+    for sent in sents:
+        bullet = _BULLET.match(sent.text)
+        if header and bullet:
+            # "renew forklift cert (exp 12/31)": the bracket is the item's note
+            out[sent] = re.sub(r"\s*[(（]([^()（）]+)[)）]\s*$", r" — \1", bullet.group("item"))
+            continue
+        header = bool(_TODO_HEADER.match(sent.text))
     return out
 
 
@@ -406,15 +431,19 @@ def scan(text: str) -> Scan:
                   "projects": ", ".join(hit.projects)}
         findings.append(Finding("person", hit.name, fields, hit.sentence,
                                 lang_of(hit.sentence.text), hit.aliases, hit.projects))
+    listed = listed_todos(sents)
     for index, sent in enumerate(sents):
         s = sent.text
         following = sents[index + 1] if index + 1 < len(sents) else None
         claimed = False
         creds = _credentials(sent)
         findings.extend(creds)
+        if sent in listed and (todo := _todo(listed[sent], sent)):
+            findings.append(todo)
+            claimed = True
         for pattern in (_TODO, _REMIND_ZH, _REMIND_EN):
             m = pattern.search(s)
-            if m and (todo := _todo(m.group("body"), sent)):
+            if m and not claimed and (todo := _todo(m.group("body"), sent)):
                 findings.append(todo)
                 claimed = True
                 break
