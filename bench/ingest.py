@@ -225,19 +225,28 @@ def main(argv: list[str] | None = None) -> int:
     # Runs alternate (bare, engine, bare, engine, ...) and each side keeps its best run: the
     # least disturbed by whatever else the machine is doing, as timeit does.
     bare_runs, engine_runs = [], []
+    bare_cpu: list[float] = []
+    engine_cpu: list[float] = []
     profiler = cProfile.Profile() if args.profile else None
     for attempt in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="memvault-bench-") as tmp:
             root = Path(tmp)
+            cpu = time.process_time()
             bare_runs.append(run_bare(rows, args.chunk, root, nodes, fts))
+            bare_cpu.append(time.process_time() - cpu)
             if profiler and attempt == 0:
                 profiler.enable()
+            cpu = time.process_time()
             engine_runs.append(run_engine(events, args.chunk, root, index))
+            engine_cpu.append(time.process_time() - cpu)
             if profiler and attempt == 0:
                 profiler.disable()
     bare_s, engine_s = min(bare_runs), min(engine_runs)
     print(f"runs (s): bare {', '.join(f'{t:.2f}' for t in bare_runs)}; "
           f"engine {', '.join(f'{t:.2f}' for t in engine_runs)}")
+    print(f"CPU (s): bare {', '.join(f'{t:.2f}' for t in bare_cpu)}; "
+          f"engine {', '.join(f'{t:.2f}' for t in engine_cpu)}; best engine/bare "
+          f"{min(engine_cpu) / min(bare_cpu):.1f}x (wall {engine_s / bare_s:.1f}x)")
 
     what = "events only" if args.events_only else "events + hot nodes + recall index"
     print(f"compared: {what}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import subprocess
 import sys
@@ -48,10 +49,19 @@ def replay(source: Path, target: Path) -> float | None:
     dump = target.with_suffix(".sql")
     with dump.open("wb") as out:
         subprocess.run([shell, str(source), ".dump"], stdout=out, check=True)
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), _children_cpu()
     with dump.open("rb") as script:
         subprocess.run([shell, str(target)], stdin=script, check=True)
+    REPLAY_CPU.append(_children_cpu() - cpu)
     return time.perf_counter() - began
+
+
+REPLAY_CPU: list[float] = []  # the CPU seconds of each replay (the shell's, user + system)
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def restore_steps(export: Path, home: Path) -> dict[str, float]:
@@ -77,9 +87,10 @@ def restore_steps(export: Path, home: Path) -> dict[str, float]:
 
         mem.sync_recall_index = timed_sync  # type: ignore[method-assign]
         try:
-            began = time.perf_counter()
+            began, cpu = time.perf_counter(), time.process_time()
             restore_home(mem, export)
             steps["total"] = time.perf_counter() - began
+            steps["total CPU"] = time.process_time() - cpu
         finally:
             restore_module.check_memory = real_check
     steps["index"] = steps.get("rows + index", steps["total"]) - steps.get("rows", 0.0)
@@ -121,6 +132,10 @@ def main() -> None:
         else:
             times = f"{seconds / floor:.1f}" if floor else "-"
             print(f"| {name} | {seconds:.2f} | {times} |")
+    if floor is not None and REPLAY_CPU:
+        replay_cpu = min(REPLAY_CPU)
+        print(f"\nCPU: restore {best['total CPU']:.2f} s, replay {replay_cpu:.2f} s "
+              f"({best['total CPU'] / replay_cpu:.1f}x)")
 
 
 if __name__ == "__main__":

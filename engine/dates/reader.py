@@ -352,13 +352,36 @@ _RULES_NEEDING = [(_NEEDS.get(kind, "month"), pattern, read)
 # And where a pattern's match can begin. The patterns open with a lookbehind, a word boundary
 # or a case-blind month's name, so sre finds no first character to skip to and tries every
 # position of the text, pattern after pattern (the English ones, each scanning the whole turn,
-# were most of the date tokens' time on a restore). A numeric date, and "3rd of May", begin a
-# run of digits; "May 3" and "May 2023" a month's name (the need's matches): each is tried
-# only there (`_Tried`). The readings are the same: no match can begin anywhere else.
-_DIGIT_RUN = re.compile(r"\d+")
-_STARTS_AT = {"ymd": "digits", "dmy_num": "digits", "slashed": "digits", "dmy": "digits",
-              "dm": "digits", "mdy": "month", "my": "month", "md": "month"}
+# were most of the date tokens' time on a restore). Each is tried only where its match can
+# begin (`_Tried`): a numeric date ("2026-12-16", "10.01.2024", "25/12/2023") at a run of 1, 2
+# or 4 digits followed by - . or /; "3rd of May" at a run of 1 or 2 digits; "May 3" and
+# "May 2023" at a month's name (`_month_starts`). The readings are the same: no match can
+# begin anywhere else.
+# (Each opens with a digit, so sre skips to the digits; a start found inside a run, or a run
+# too long, only costs a try that fails.)
+_NUMERIC_RUN = re.compile(r"\d+(?=[-./])")
+_DAY_RUN = re.compile(r"\d{1,2}(?!\d)")
+_STARTS_AT = {"ymd": "numeric", "dmy_num": "numeric", "slashed": "numeric", "dmy": "day",
+              "dm": "day", "mdy": "month", "my": "month", "md": "month"}
 _RULE_STARTS = [_STARTS_AT.get(kind) for _, kind in _WINDOW_PATTERNS]
+# Where a month's name may start, looked for in the lower-cased text: its first three letters
+# (one found inside another's, "janov", follows a letter: no word starts there). Case-blind
+# matching (re.I) folds one other character to a letter of theirs, the long s ("ſep"), and
+# lower() keeps it: a text holding it, or one whose lower case is longer (its positions would
+# shift: "İ"), is scanned whole.
+_MONTH_PREFIX = re.compile("|".join(m[:3] for m in MONTHS))
+_FOLDED_ELSE = "ſ"
+
+
+def _month_starts(text: str) -> list[int]:
+    """Where _MONTH_WORD matches in `text` (its finditer's starts), trying it only where the
+    lower-cased text holds a month's first three letters."""
+    lowered = text.lower()
+    if len(lowered) != len(text) or _FOLDED_ELSE in text:
+        return [found.start() for found in _MONTH_WORD.finditer(text)]
+    # a start inside an earlier match (finditer's are apart) is inside a word: no \b there
+    return [found.start() for found in _MONTH_PREFIX.finditer(lowered)
+            if _MONTH_WORD.match(text, found.start())]
 
 
 class _Tried:
@@ -381,13 +404,17 @@ def windows_in(text: str) -> list[DateWindow]:
     """first_readings(text, WINDOW_RULES), running only the patterns whose need (_NEEDS) the
     text holds, each only where a match can begin: a pattern left out, or a start skipped,
     could not have matched, so the readings are the same."""
-    months = [found.start() for found in _MONTH_WORD.finditer(text)]
+    months = _month_starts(text)
     held = {need for need, found in _NEED_FOUND.items() if found.search(text)}
     if months:
         held.add("month")
     if not held:
         return []
-    starts = {"month": months, "digits": [found.start() for found in _DIGIT_RUN.finditer(text)]}
+    starts = {"month": months}
+    if "digits" in held:
+        starts["numeric"] = [found.start() for found in _NUMERIC_RUN.finditer(text)]
+    if months:
+        starts["day"] = [found.start() for found in _DAY_RUN.finditer(text)]
     rules: list[Rule[DateWindow]] = []
     for (need, pattern, read), kind in zip(_RULES_NEEDING, _RULE_STARTS, strict=True):
         if need in held:
