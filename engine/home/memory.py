@@ -706,8 +706,9 @@ class Memory:
         from ..models.registry import check_provider_name
         from ..models.spec import ProviderSpec
 
-        spec = (ProviderSpec.parse(self.config, model) if model
-                else ProviderSpec.configured(self.config))
+        if model:
+            return ProviderSpec.parse(self.config, model).record()  # parse checks the name
+        spec = ProviderSpec.configured(self.config)
         check_provider_name(spec.name)
         return spec.record()
 

@@ -82,6 +82,7 @@ class Job:
 C_co = TypeVar("C_co", covariant=True)  # what a batch's claim is read as
 C = TypeVar("C")
 SC = TypeVar("SC", bound=StoredClaim)
+K = TypeVar("K", JobMode, JobOrigin)  # a kind of job (named_kind)
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def create_job(
 ) -> Job:
     """Queue a job inside the caller's transaction, recording the `provider` spec it is to run
     on. A known request token returns its job (with the provider it was queued with)."""
-    mode, origin = job_mode(mode), job_origin(origin)
+    mode, origin = named_kind(JobMode, mode, "mode"), named_kind(JobOrigin, origin, "origin")
     if request_token:
         row = conn.execute("SELECT * FROM jobs WHERE request_token = ?",
                            (request_token,)).fetchone()
@@ -136,20 +137,13 @@ def create_job(
     return get_job(conn, int(cur.lastrowid or 0))
 
 
-def job_mode(name: JobMode | str) -> JobMode:
-    """The mode `name` names (InputError, listing the modes, when it names none)."""
+def named_kind(kind: type[K], name: K | str, what: str) -> K:
+    """The member of `kind` (JobMode, JobOrigin) that `name` names; InputError listing them,
+    `what` ("mode", "origin") saying which, when it names none."""
     try:
-        return JobMode(name)
+        return kind(name)
     except ValueError:
-        raise InputError(f"mode must be one of {', '.join(JobMode)}, got {name!r}") from None
-
-
-def job_origin(name: JobOrigin | str) -> JobOrigin:
-    """The origin `name` names (InputError, listing the origins, when it names none)."""
-    try:
-        return JobOrigin(name)
-    except ValueError:
-        raise InputError(f"origin must be one of {', '.join(JobOrigin)}, got {name!r}") from None
+        raise InputError(f"{what} must be one of {', '.join(kind)}, got {name!r}") from None
 
 
 def job_state_counts(conn: sqlite3.Connection) -> dict[str, int]:

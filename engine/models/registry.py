@@ -43,18 +43,23 @@ def provider_names() -> list[str]:
 
 def check_provider_name(name: str) -> str:
     """`name`, when a provider is registered under it; ProviderError listing them, else."""
-    names = provider_names()
-    if name not in names:
-        listed = ", ".join(names) or "none: reinstall memvault (pip install -e .)"
-        raise ProviderError(f"unknown provider {name!r} ({listed})")
+    _entry_point(name)
     return name
+
+
+def _entry_point(name: str) -> EntryPoint:
+    """The entry point registered as `name`; ProviderError listing the registered, else."""
+    found = registered()
+    if name not in found:
+        listed = ", ".join(sorted(found)) or "none: reinstall memvault (pip install -e .)"
+        raise ProviderError(f"unknown provider {name!r} ({listed})")
+    return found[name]
 
 
 def load_factory(name: str) -> ProviderFactory:
     """The factory registered as `name`. ProviderError for an unknown name, or one whose
     entry point cannot be imported (naming it and why): never another provider instead."""
-    point = registered().get(check_provider_name(name))
-    assert point is not None
+    point = _entry_point(name)
     try:
         factory = point.load()
     except Exception as exc:  # a third party's import error, whatever it is
