@@ -93,7 +93,8 @@ def setup_home(mem: Memory) -> tuple[int, int]:
 
 
 def rules(event: int, end: int) -> WriteRules:
-    return WriteRules({"knowledge:fact-2"}, (event, 0, end), "organize", None)
+    return WriteRules({"knowledge:fact-2"}, (event, 0, end), "organize", None,
+                      batch_events=lambda ids: {})
 
 
 def test_a_typical_write_reads_each_row_once_and_writes_links_in_one_call_each(
@@ -145,7 +146,7 @@ def test_the_same_write_again_changes_nothing_and_counts_nothing_new(mem: Memory
             validated = validate_write(
                 mem.conn, mem.config, graph, rules(event, end) if expected else
                 WriteRules({"knowledge:fact-2", "person:p1", "todo:t1"}, (event, 0, end),
-                           "organize", None), 100)
+                           "organize", None, batch_events=lambda ids: {}), 100)
             changes = apply_write(mem.conn, validated, rules(event, end), T0)
         assert (changes["objects_changed"], changes["relations_added"],
                 changes["evidence_added"]) == (expected, expected, expected)
@@ -245,7 +246,7 @@ def reference_quotes(conn: sqlite3.Connection, object_ids: list[str],
     return [q for q in dict.fromkeys(quotes) if len(q.strip()) >= QUOTE_MIN_CHARS]
 
 
-def test_stored_quotes_read_what_they_read_per_object_in_three_statements(
+def test_stored_quotes_read_what_they_read_per_object_in_four_statements(
         mem: Memory) -> None:
     long = "x" * QUOTE_MIN_CHARS
     put(mem.conn, "knowledge:many", body=f"first line {long}\nsecond line {long}",
@@ -262,7 +263,9 @@ def test_stored_quotes_read_what_they_read_per_object_in_three_statements(
     for own in (None, events[0], events[-1]):
         with traced(mem.conn) as seen:
             got = stored_quotes(mem.conn, ids, own)
-        assert len(seen) == 3  # profiles, slices, core files (was two per object, and one)
+        # profiles, the slices' places, their texts (the events' owner), core files: never
+        # two per object
+        assert len(seen) == 4
         assert got == reference_quotes(mem.conn, ids, own)
         assert len([q for q in got if q.startswith("event ")]) == QUOTE_SLICES
 
@@ -278,7 +281,7 @@ def test_stored_quotes_of_many_objects_are_read_in_chunks(mem: Memory) -> None:
                                       for i, oid in enumerate(ids)], T0)
     with traced(mem.conn) as seen:
         got = stored_quotes(mem.conn, ids, None)
-    assert len(seen) == 5  # two chunks of profiles and slices, then core files
+    assert len(seen) == 7  # two chunks of profiles, places and texts, then core files
     assert got == reference_quotes(mem.conn, ids, None)
 
 

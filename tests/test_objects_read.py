@@ -14,13 +14,13 @@ from memvault.base.errors import InputError, NotFound
 from memvault.base.spaces import EVERY_SPACE
 from memvault.home.migrations import open_home_db
 from memvault.objects.ids import check_object_id, make_slug
+from memvault.objects.links import object_links
 from memvault.objects.records import (
     READ_PAGE,
     ObjectRecord,
     add_relation,
     get_object,
     list_objects,
-    object_links,
     object_rows,
     save_object,
 )

@@ -1,5 +1,5 @@
 """The projector reads a chunk of objects in a few batched queries, and the
-batched reads render exactly what the per-object reads (`objects.records.object_links`) do."""
+batched reads render exactly what the per-object reads (`objects.links.object_links`) do."""
 
 from __future__ import annotations
 

@@ -229,7 +229,7 @@ def test_the_batched_render_reads_event_texts_once_a_chunk(mem) -> None:
             add_evidence(mem.conn, f"task:t{i:03d}", event, 0, 5, tick(mem))
     seen: list[str] = []
     mem.conn.set_trace_callback(
-        lambda sql: seen.append(sql) if sql.startswith("SELECT id, text FROM events") else None)
+        lambda sql: seen.append(sql) if sql.startswith("SELECT e.id, e.text FROM") else None)
     try:
         result = project(mem)
     finally:

@@ -27,6 +27,8 @@ from typing import Any
 
 from ..base.clock import iso
 from ..base.forgetting import Forgetting
+from ..objects.records import citers_of
+from ..store.connection import get_state
 from ..store.forget_rows import forget_in_rows
 from .schema import MARK_DIRTY
 
@@ -101,6 +103,11 @@ def dirty_marks(conn: sqlite3.Connection, owners: Sequence[str]) -> dict[str, in
         f"SELECT object_id, mark FROM vault_dirty WHERE object_id IN"
         f" ({placeholders(len(owners))})", owners,
     ).fetchall())
+
+
+def projected_owners(conn: sqlite3.Connection) -> set[str]:
+    """Every owner with a main file recorded."""
+    return {row[0] for row in conn.execute("SELECT object_id FROM projection")}
 
 
 def owners_with_pages(conn: sqlite3.Connection, owners: Sequence[str]) -> set[str]:
@@ -310,10 +317,7 @@ def vault_status(conn: sqlite3.Connection, recent: int = 20) -> dict[str, Any]:
             " WHERE conflict_path IS NOT NULL ORDER BY id DESC LIMIT ?", (recent,),
         )
     ]
-    state = dict(conn.execute(
-        "SELECT key, value FROM state WHERE key IN ('vault.last_run', 'vault.watcher_heartbeat')"
-    ).fetchall())
-    heartbeat = state.get("vault.watcher_heartbeat")
+    heartbeat = get_state(conn, "vault.watcher_heartbeat")
     age = None
     if heartbeat:
         row = conn.execute(
@@ -328,7 +332,7 @@ def vault_status(conn: sqlite3.Connection, recent: int = 20) -> dict[str, Any]:
         "error_total": error_total,
         "hand_edits": open_reports,
         "conflicts": conflicts,
-        "last_run": state.get("vault.last_run"),
+        "last_run": get_state(conn, "vault.last_run"),
         "watcher_heartbeat": heartbeat,
         "watcher_heartbeat_age_s": age,
     }
@@ -346,8 +350,8 @@ def mark_citers_dirty(conn: sqlite3.Connection, event_ids: list[int]) -> int:
     """Mark every projected object citing one of `event_ids` for re-rendering (its files quote
     the event); inside the caller's write transaction. Returns how many objects were marked.
     An object with no file yet needs no mark: its first rendering reads the text as it is."""
-    source = ("SELECT DISTINCT v.object_id, 1, 'evidence' FROM evidence v"
-              " JOIN projection p ON p.object_id = v.object_id"
-              " WHERE v.event_id IN (SELECT value FROM json_each(?))")
-    cur = conn.execute(MARK_DIRTY.format(source=source), (json.dumps(event_ids),))
+    citers = citers_of(conn, event_ids)
+    source = ("SELECT object_id, 1, 'evidence' FROM projection"
+              " WHERE object_id IN (SELECT value FROM json_each(?))")
+    cur = conn.execute(MARK_DIRTY.format(source=source), (json.dumps(citers),))
     return cur.rowcount

@@ -2,7 +2,7 @@
 take them, read for one object or for a batch of objects at once.
 
 Invariants:
-- the batched read returns the rows and the order of `objects.records.object_links`: outgoing
+- the batched read returns the rows and the order of `objects.links.object_links`: outgoing
   relations by (label, other), then incoming ones likewise, then evidence by event time.
 - a source shows its cited span, read from the event in the same batch (one query for the
   texts of every event the batch cites, each scanned for secrets once: `quotes.EventQuotes`).
@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from ..objects.records import object_rows
+from ..base.spaces import EVERY_SPACE
+from ..objects.links import cited_sources, relation_links
+from ..objects.records import ObjectRecord, object_records
 from .paths import object_link
 from .quotes import EventQuotes
 
@@ -59,71 +61,22 @@ def shown_relation(direction: str, label: str, other: str, name: str | None, leg
                     _NOTES[bool(legacy), bool(archived)])
 
 
-def shown_link(link: dict[str, Any], quotes: EventQuotes) -> Relation | Source:
-    """One link of `objects.records.object_links` as the templates show it; `quotes` holds
-    the texts of the events the object cites (`read_cited_events`)."""
-    if link["kind"] == "relation":
-        return shown_relation(link["direction"], link["label"], link["other"], link["name"],
-                              link["legacy"], link["archived"])
-    event_id, start, end = link["event_id"], link["start_char"], link["end_char"]
-    return Source(occurred_at=link["occurred_at"], event_id=event_id, start=start, end=end,
-                  quote=quotes.quote(event_id, start, end))
-
-
-def read_cited_events(conn: sqlite3.Connection, object_ids: list[str]) -> EventQuotes:
-    """The texts of every event the objects `object_ids` cite, in one query (a bounded chunk
-    of ids: the IN list holds the object ids, never the events, however many are cited)."""
-    marks = ", ".join("?" * len(object_ids))
-    cur = conn.cursor()
-    cur.row_factory = None
-    return EventQuotes(dict(cur.execute(
-        "SELECT id, text FROM events WHERE id IN"
-        f" (SELECT event_id FROM evidence WHERE object_id IN ({marks}))", object_ids,
-    ).fetchall()))
-
-
-# The same rows and order as `objects.records.object_links`, for many objects at once:
-# outgoing relations by (label, other), then incoming ones likewise, then evidence. Two
-# relation queries rather than one UNION: each reads its index in order, no shared sort.
-_OUT_SQL = (
-    "SELECT r.src_id, r.label, r.dst_id, o.name, r.legacy, r.archived FROM relations r"
-    " LEFT JOIN objects o ON o.id = r.dst_id WHERE r.src_id IN ({marks})"
-    " ORDER BY r.src_id, r.label, r.dst_id"
-)
-_IN_SQL = (
-    "SELECT r.dst_id, r.label, r.src_id, o.name, r.legacy, r.archived FROM relations r"
-    " LEFT JOIN objects o ON o.id = r.src_id WHERE r.dst_id IN ({marks})"
-    " ORDER BY r.dst_id, r.label, r.src_id"
-)
-_EVIDENCE_SQL = (
-    "SELECT v.object_id, v.event_id, v.start_char, v.end_char, e.occurred_at FROM evidence v"
-    " JOIN events e ON e.id = v.event_id WHERE v.object_id IN ({marks})"
-    " ORDER BY v.object_id, e.occurred_us, v.event_id, v.start_char"
-)
-
-
 def read_objects(
     conn: sqlite3.Connection, ids: list[str],
-) -> tuple[dict[str, sqlite3.Row], dict[str, list[Relation | Source]]]:
-    """The rows of the objects `ids` and their links (those of `object_links`, in its order,
-    as the templates show them), in five queries whatever the number of ids (callers pass a
-    chunk: a bounded IN list)."""
-    marks = ", ".join("?" * len(ids))
-    rows = object_rows(conn, ids)
+) -> tuple[dict[str, ObjectRecord], dict[str, list[Relation | Source]]]:
+    """The rows of the objects `ids` and their links (those of `objects.links.object_links`,
+    in its order, as the templates show them), in a few queries whatever the number of ids
+    (callers pass a chunk: a bounded IN list). The vault shows every space."""
+    rows = object_records(conn, ids)
     links: dict[str, list[Relation | Source]] = {}
-    cur = conn.cursor()
-    cur.row_factory = None  # plain tuples: the dicts are built here
-    for direction, sql in (("out", _OUT_SQL), ("in", _IN_SQL)):
-        for owner, label, other, name, legacy, archived in cur.execute(
-            sql.format(marks=marks), ids,
-        ).fetchall():
-            links.setdefault(owner, []).append(
-                shown_relation(direction, label, other, name, legacy, archived))
-    quotes = read_cited_events(conn, ids)
-    for owner, event_id, start_char, end_char, occurred_at in cur.execute(
-        _EVIDENCE_SQL.format(marks=marks), ids,
-    ).fetchall():
-        links.setdefault(owner, []).append(Source(
-            occurred_at=occurred_at, event_id=event_id, start=start_char, end=end_char,
-            quote=quotes.quote(event_id, start_char, end_char)))
+    for owner, relations in relation_links(conn, ids, EVERY_SPACE).items():
+        links[owner] = [shown_relation(r.direction, r.label, r.other, r.name, r.legacy,
+                                       r.archived) for r in relations]
+    cited, texts = cited_sources(conn, ids, EVERY_SPACE)
+    quotes = EventQuotes(texts)
+    for owner, slices in cited.items():
+        links.setdefault(owner, []).extend(
+            Source(occurred_at=s.occurred_at, event_id=s.event_id, start=s.start_char,
+                   end=s.end_char, quote=quotes.quote(s.event_id, s.start_char, s.end_char))
+            for s in slices)
     return rows, links

@@ -49,7 +49,9 @@ from typing import Any
 from ..base.clock import iso
 from ..base.config import Config
 from ..base.settings import VaultSettings
+from ..base.spaces import EVERY_SPACE
 from ..objects.corefiles import CORE_FILES
+from ..objects.records import object_headings, open_plans
 from ..objects.states import one_off_day
 from ..store.connection import get_state, set_state, write
 from .bookkeeping import (
@@ -143,14 +145,12 @@ def count_pending(conn: sqlite3.Connection) -> int:
 
 def all_owners(conn: sqlite3.Connection) -> list[str]:
     """Every object and every deleted object that has a file, for a rebuild."""
-    rows = conn.execute(
-        "SELECT id FROM objects ORDER BY updated_at, id"
-    ).fetchall()
+    live = sorted(object_headings(conn, EVERY_SPACE), key=lambda row: (row.updated_at, row.id))
     gone = conn.execute(
         "SELECT p.object_id FROM projection p WHERE instr(p.object_id, ':') > 0"
         " AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.id = p.object_id) ORDER BY 1"
     ).fetchall()
-    return [r[0] for r in gone] + [r[0] for r in rows]
+    return [r[0] for r in gone] + [row.id for row in live]
 
 
 def project_vault(
@@ -288,29 +288,22 @@ def _forget_vanished(conn: sqlite3.Connection) -> None:
         drop_vanished_marks(conn)
 
 
-# The schedules that may read otherwise than when last rendered, with the day they were
-# rendered as of: none when that day is today (one read a run, the rows only once a day).
-_MAY_HAVE_TURNED = (
-    "SELECT id, body, summary, (SELECT value FROM state WHERE key = :key) AS day FROM objects"
-    " WHERE type = 'schedule' AND redirect_to IS NULL"
-    " AND (state IN ('scheduled', 'moved') OR state IS NULL)"
-    " AND COALESCE((SELECT value FROM state WHERE key = :key), '') != :today")
-
-
 def _mark_days_gone(conn: sqlite3.Connection, today: date) -> None:
     """Mark dirty the schedules that read `past` on one of `today` and the day the last run
     rendered as of, and not on the other: a one-off, scheduled or moved, whose day lies
     between the two (every one whose day has gone when no run recorded its day)."""
-    rows = conn.execute(_MAY_HAVE_TURNED, {"key": RENDERED_DAY,
-                                           "today": today.isoformat()}).fetchall()
-    if not rows:  # rendered as of today already, or no plan that can turn
+    rendered = get_state(conn, RENDERED_DAY)
+    if rendered == today.isoformat():  # one read a run, the rows only once a day
+        return
+    rows = open_plans(conn, EVERY_SPACE)  # the vault shows every space
+    if not rows:  # no plan that can turn
         return
     try:
-        since: date | None = date.fromisoformat(rows[0]["day"] or "")
+        since: date | None = date.fromisoformat(rendered or "")
     except ValueError:
         since = None
     low, high = (since, today) if since is None or since <= today else (today, since)
-    turned = [row["id"] for row in rows if (day := one_off_day(row["body"], row["summary"]))
+    turned = [row.id for row in rows if (day := one_off_day(row.body, row.summary))
               is not None and (low is None or low <= day) and day < high]
     with write(conn):
         for object_id in turned:

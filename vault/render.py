@@ -10,7 +10,7 @@ Invariants:
   (lowercase keys, `aliases`/`tags` as lists, ISO datetimes) and never taken from text an
   object holds. Core files are projected verbatim, without front matter.
 - a file shows at most `max_links` relations and sources (relations first, as
-  `objects/records.py` object_links orders them); the rest go to continuation pages linked from it.
+  `objects/links.py` object_links orders them); the rest go to continuation pages linked from it.
 - every wikilink targets a hash (`[[<hash>|Name]]`), so renames never break links.
 - each source shows the span it cites, read from the event as the file is rendered, never from
   an object (`page_links.py` reads the texts, `quotes.py` makes the line safe).
@@ -33,15 +33,14 @@ from ..base.display import for_markdown
 from ..base.spaces import EVERY_SPACE
 from ..objects.corefiles import CORE_FILES, read_core_file
 from ..objects.ids import OBJECT_TYPES, ObjectStatus
-from ..objects.records import ObjectRecord, object_links, resolve_redirect
+from ..objects.records import ObjectRecord, object_headings, object_records, resolve_redirect
 from ..objects.states import is_current, shown_state
+from .bookkeeping import projected_owners
 from .page_links import (
     Relation,
     Source,
     one_line,
-    read_cited_events,
     read_objects,
-    shown_link,
 )
 from .paths import (
     DIRECTORY_PATH,
@@ -251,7 +250,7 @@ class Renderer:
         # Rows and links read ahead for a chunk of owners (`preload`), inside the caller's
         # read snapshot; an owner not in `_preloaded` is read on its own.
         self._preloaded: set[str] = set()
-        self._rows: dict[str, sqlite3.Row] = {}
+        self._records: dict[str, ObjectRecord] = {}
         self._links: dict[str, list[Relation | Source]] = {}
 
     def preload(self, owners: list[str]) -> None:
@@ -261,7 +260,7 @@ class Renderer:
         If the batched read fails, nothing is kept: each owner is then read (and fails, and is
         recorded) on its own.
         """
-        self._preloaded, self._rows, self._links = set(), {}, {}
+        self._preloaded, self._records, self._links = set(), {}, {}
         ids = [o for o in dict.fromkeys(owners) if o != DIRECTORY_KEY and o not in CORE_FILES]
         if not ids:
             return
@@ -269,7 +268,7 @@ class Renderer:
             rows, links = read_objects(self.conn, ids)
         except sqlite3.Error:
             return
-        self._preloaded, self._rows, self._links = set(ids), rows, links
+        self._preloaded, self._records, self._links = set(ids), rows, links
 
     # -- owners -------------------------------------------------------------------------------
     def render_owner(self, owner: str) -> Rendered | None:
@@ -279,11 +278,11 @@ class Renderer:
         if owner in CORE_FILES:
             return self.render_core(owner)
         if owner in self._preloaded:
-            row = self._rows.get(owner)
+            record = self._records.get(owner)
         else:
-            row = self.conn.execute("SELECT * FROM objects WHERE id = ?", (owner,)).fetchone()
-        if row is not None:
-            return self.render_object(ObjectRecord.from_row(row))
+            record = object_records(self.conn, [owner]).get(owner)
+        if record is not None:
+            return self.render_object(record)
         if self.conn.execute("SELECT 1 FROM projection WHERE object_id = ?", (owner,)).fetchone():
             return self.render_tombstone(owner)
         return None
@@ -317,8 +316,8 @@ class Renderer:
         status = obj.status
         if obj.redirect_to:
             survivor = resolve_redirect(self.conn, obj.id)
-            row = self.conn.execute("SELECT name FROM objects WHERE id = ?", (survivor,)).fetchone()
-            merged_into = object_link(survivor, row[0] if row else None)
+            survivor_record = object_records(self.conn, [survivor]).get(survivor)
+            merged_into = object_link(survivor, survivor_record.name if survivor_record else None)
             status = "merged"
         aliases = list(dict.fromkeys([obj.name, *obj.aliases]))
         state = shown_state(obj.type, obj.state, obj.body, obj.summary, self.today)
@@ -387,9 +386,7 @@ class Renderer:
 
     def _read_links(self, object_id: str) -> list[Relation | Source]:
         """The links of one object not preloaded, as the templates show them."""
-        links = object_links(self.conn, object_id, EVERY_SPACE)
-        quotes = read_cited_events(self.conn, [object_id])
-        return [shown_link(link, quotes) for link in links]
+        return read_objects(self.conn, [object_id])[1].get(object_id, [])
 
     @staticmethod
     def _page_links(chunk: list[Relation | Source]) -> dict[str, Any]:
@@ -412,44 +409,40 @@ class Renderer:
     # -- the directory ------------------------------------------------------------------------
     def render_directory(self) -> Rendered:
         """objects/README.md: every object by type, then name; only files that exist are linked."""
-        rows = self.conn.execute(
-            "SELECT o.id, o.type, o.name, o.status, o.state, o.body, o.summary, o.redirect_to,"
-            " o.space,"
-            " p.object_id IS NOT NULL AS projected"
-            " FROM objects o LEFT JOIN projection p ON p.object_id = o.id"
-        ).fetchall()
-        names = {row["id"]: row["name"] for row in rows}
+        rows = object_headings(self.conn, EVERY_SPACE)  # the vault shows every space
+        projected = projected_owners(self.conn)
+        names = {row.id: row.name for row in rows}
         groups = []
         pending = 0
         for type_ in OBJECT_TYPES:
-            of_type = [r for r in rows if r["type"] == type_]
+            of_type = [r for r in rows if r.type == type_]
             if not of_type:
                 continue
-            of_type.sort(key=lambda r: (r["name"].casefold(), r["name"], r["id"]))
+            of_type.sort(key=lambda r: (r.name.casefold(), r.name, r.id))
             counts: dict[str, int] = {}
             entries, merged = [], []
             for row in of_type:
-                state = "merged" if row["redirect_to"] else row["status"]
+                state = "merged" if row.redirect_to else row.status
                 counts[state] = counts.get(state, 0) + 1
-                if not row["projected"]:
+                if row.id not in projected:
                     pending += 1
                     continue
-                link = object_link(row["id"], row["name"])
-                if row["redirect_to"]:
-                    survivor = resolve_redirect(self.conn, row["id"])
+                link = object_link(row.id, row.name)
+                if row.redirect_to:
+                    survivor = resolve_redirect(self.conn, row.id)
                     merged.append({"link": link,
                                    "survivor": object_link(survivor, names.get(survivor))})
                     continue
-                summary = one_line(row["summary"])
+                summary = one_line(row.summary)
                 if len(summary) > README_SUMMARY_CHARS:
                     summary = summary[:README_SUMMARY_CHARS - 1].rstrip() + "…"
-                plan = shown_state(row["type"], row["state"], row["body"], row["summary"],
+                plan = shown_state(row.type, row.state, row.body, row.summary,
                                    self.today)
                 entries.append({
                     "link": link,
-                    "id": row["id"],
-                    "space": row["space"],
-                    "status": "" if row["status"] == ObjectStatus.ACTIVE else f" ({row['status']})",
+                    "id": row.id,
+                    "space": row.space,
+                    "status": "" if row.status == ObjectStatus.ACTIVE else f" ({row.status})",
                     # a plan no longer ahead reads `— cancelled` (`— past`) before its summary
                     "state": "" if is_current(plan) else f" — {plan}",
                     "summary": summary,
@@ -463,8 +456,8 @@ class Renderer:
             })
         spaces: dict[str, int] = {}
         for row in rows:
-            if not row["redirect_to"]:
-                spaces[row["space"]] = spaces.get(row["space"], 0) + 1
+            if not row.redirect_to:
+                spaces[row.space] = spaces.get(row.space, 0) + 1
         text = self._directory.render(groups=groups, total=len(rows), pending=pending,
                                       spaces=sorted(spaces.items()))
         return Rendered(DIRECTORY_KEY, 0, {DIRECTORY_PATH: _finish(text)})

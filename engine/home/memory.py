@@ -337,8 +337,7 @@ class Memory:
 
         def children(show: bool) -> list[timeline.NodeView]:
             raw = [n.to_dict() for n in timeline.expand(self.conn, node_id, self.spaces)]
-            return raw if show else cast("list[timeline.NodeView]",
-                                         mask_tree(mask_fragments(self.conn, raw)))
+            return raw if show else mask_tree(mask_fragments(self.conn, raw))
 
         return self._masked_read("expand", reveal, children, lambda _s, _m: [f"node:{node_id}"])
 
@@ -352,7 +351,7 @@ class Memory:
 
         def current(show: bool) -> CoreFile | None:
             raw = corefiles.read_core_file(self.conn, name)
-            return raw if show or raw is None else cast("CoreFile", mask_tree(raw))
+            return raw if show or raw is None else mask_tree(raw)
 
         return self._masked_read("core show", reveal, current, lambda _s, _m: [name])
 
@@ -414,7 +413,7 @@ class Memory:
                 obj.state = shown_state(obj.type, obj.state, obj.body, obj.summary, today)
                 if not current or is_current(obj.state):
                     rows.append(obj.to_dict())
-            return rows if show else cast("list[objects.ObjectProfile]", mask_tree(rows))
+            return rows if show else mask_tree(rows)
 
         return self._masked_read("list", reveal, listing, lambda shown, masked: _differing(
             shown, masked, lambda row: str(row["id"])))
@@ -428,7 +427,7 @@ class Memory:
         def page(show: bool) -> objects.ObjectPage:
             raw = objects.read_object(self.conn, object_id, offset, self.spaces,
                                       self.clock.now().date())
-            return raw if show else cast("objects.ObjectPage", mask_tree(raw))
+            return raw if show else mask_tree(raw)
 
         return self._masked_read("object", reveal, page, lambda _s, _m: [object_id])
 
@@ -605,7 +604,7 @@ class Memory:
         if self.spaces.bound is None:
             report["capture"] = capture_failures(self.config.home)
         # names, paths and causes it quotes may hold what a person typed: masked as every read
-        return cast("StatusReport", mask_tree(report))
+        return mask_tree(report)
 
     # -- jobs ---------------------------------------------------------------------------------
     @overload
@@ -694,7 +693,7 @@ class Memory:
             from ..recall.masking import mask_tree
 
             # the receipt echoes the scope, the caller's own text: masked as every answer
-            return cast("JobReceipt", mask_tree(receipt))
+            return mask_tree(receipt)
         from .runs import run_job
 
         return run_job(self, receipt, observer)

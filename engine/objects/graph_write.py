@@ -25,7 +25,7 @@ from ..base.spaces import SHARED
 from ..secrets.detector import check_no_secret, check_no_split_secret, scan_once
 from .corefiles import write_core_file
 from .ids import ObjectStatus, check_object_id
-from .latest import keep_latest
+from .latest import BatchEvents, keep_latest
 from .proposals import (
     CoreWrite,
     EvidenceWrite,
@@ -83,6 +83,9 @@ class WriteRules:
     # create objects there, update and cite evidence into objects of it only, and (unless it
     # is shared) write no core file. None: no event's space binds the write (deep, a person).
     space: str | None = None
+    # Which event each of some batches read (the jobs' records answer it): when an organize
+    # write's stored values were said (objects.latest). None: no organize write.
+    batch_events: BatchEvents | None = None
 
     @property
     def version_origin(self) -> str:
@@ -402,8 +405,11 @@ def apply_write(conn: sqlite3.Connection, reads: ValidatedWrite, rules: WriteRul
     items = [(_record(obj, reads.rows[obj.id], rules.space), reads.rows[obj.id])
              for obj in write.objects]
     if rules.evidence_range is not None:  # organize: the write says what its event said
-        event_id = rules.evidence_range[0]
-        items = [(keep_latest(conn, record, row, event_id), row) for record, row in items]
+        if rules.batch_events is None:
+            raise RuntimeError("an organize write needs WriteRules.batch_events")
+        event_id, batch_events = rules.evidence_range[0], rules.batch_events
+        items = [(keep_latest(conn, record, row, event_id, batch_events), row)
+                 for record, row in items]
     saved = save_read_objects(conn, items, now, rules.batch_id, rules.version_origin)
     changed = sum(record.version != (row["version"] if row is not None else 0)
                   for record, (_, row) in zip(saved, items, strict=True))

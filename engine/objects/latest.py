@@ -25,10 +25,13 @@ from __future__ import annotations
 import re
 import sqlite3
 import unicodedata
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC
 
 from ..base.clock import parse_time, to_micros
+from ..base.spaces import EVERY_SPACE
+from ..timeline.events import event_times
 from .records import ObjectRecord
 from .states import BODY_MAX_CHARS, RULE_LINE, STATE_LINE, body_with_state, state_of
 
@@ -89,16 +92,22 @@ def _said(micros: int | None, at: str | None) -> _Said | None:
         return None
 
 
-def said_times(conn: sqlite3.Connection, object_id: str,
-               keys: tuple[_Key, ...]) -> dict[str, _Said | None]:
+# Which event each of some batches read: the jobs' records answer it (objects own no batches
+# and import no jobs), handed in by the organize write (WriteRules.batch_events).
+BatchEvents = Callable[[Sequence[int]], Mapping[int, int]]
+
+
+def said_times(conn: sqlite3.Connection, object_id: str, keys: tuple[_Key, ...],
+               batch_events: BatchEvents) -> dict[str, _Said | None]:
     """When each key's current value was said: the event (else the making) of the version
     that set it, the oldest of the newest versions that all hold it."""
     type_ = object_id.partition(":")[0]
     rows = conn.execute(
-        "SELECT v.state, v.body, v.changed_at, e.occurred_us, e.occurred_at"
-        " FROM object_versions v LEFT JOIN batches b ON b.id = v.batch_id"
-        " LEFT JOIN events e ON e.id = json_extract(b.claim, '$.event_id')"
-        " WHERE v.object_id = ? ORDER BY v.version DESC", (object_id,)).fetchall()
+        "SELECT state, body, changed_at, batch_id FROM object_versions"
+        " WHERE object_id = ? ORDER BY version DESC", (object_id,)).fetchall()
+    events = batch_events(sorted({row["batch_id"] for row in rows
+                                  if row["batch_id"] is not None}))
+    said = event_times(conn, events.values(), EVERY_SPACE)  # by id: any space's event
     times: dict[str, _Said | None] = {}
     for key in keys:
         setter = rows[0] if rows else None
@@ -107,20 +116,23 @@ def said_times(conn: sqlite3.Connection, object_id: str,
             if _value(key, type_, row["state"], row["body"]) != current:
                 break
             setter = row
-        times[key.name] = None if setter is None else _said(
-            setter["occurred_us"], setter["occurred_at"] or setter["changed_at"])
+        if setter is None:
+            times[key.name] = None
+            continue
+        event = said.get(events.get(setter["batch_id"], -1))
+        times[key.name] = _said(event.occurred_us if event else None,
+                                event.occurred_at if event else setter["changed_at"])
     return times
 
 
 def event_said(conn: sqlite3.Connection, event_id: int) -> _Said | None:
     """When the event was said (None: no such event)."""
-    row = conn.execute("SELECT occurred_us, occurred_at FROM events WHERE id = ?",
-                       (event_id,)).fetchone()
-    return None if row is None else _Said(row[0], row[1])
+    event = event_times(conn, [event_id], EVERY_SPACE).get(event_id)
+    return None if event is None else _Said(event.occurred_us, event.occurred_at)
 
 
 def keep_latest(conn: sqlite3.Connection, record: ObjectRecord, row: sqlite3.Row | None,
-                event_id: int) -> ObjectRecord:
+                event_id: int, batch_events: BatchEvents) -> ObjectRecord:
     """`record` as an organize write of event `event_id` stores it over `row` (its stored
     row; None: a new object): each value it replaces that was said after the event is kept,
     the write's older value becoming a history line (see the module doc)."""
@@ -135,7 +147,7 @@ def keep_latest(conn: sqlite3.Connection, record: ObjectRecord, row: sqlite3.Row
     if not changed:
         return record
     said = event_said(conn, event_id)
-    times = said_times(conn, record.id, keys)
+    times = said_times(conn, record.id, keys, batch_events)
     older = [key for key in changed if said is not None
              and (current := times[key.name]) is not None and said.micros < current.micros]
     if not older or said is None:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base.errors import FieldError
+from ..base.spaces import EVERY_SPACE
+from ..timeline.events import event_slices
 
 MEMORY_SOURCE = "memvault"  # the source the memory's own notices are appended with
 MEMORY_KIND_PREFIXES = ("memory_", "memvault")  # e.g. memory_result, memory_notice
@@ -190,8 +192,8 @@ def stored_quotes(conn: sqlite3.Connection, object_ids: Iterable[str],
                   own_event: int | None = None) -> list[str]:
     """The stored texts whose verbatim copies are memory output: each object's summary, body
     and body lines, its evidence slices (at most QUOTE_SLICES, not those of `own_event`: its
-    own text is not a copy), and the core files' paragraphs: three queries for up to
-    QUOTE_IDS_PER_QUERY objects, not two per object."""
+    own text is not a copy), and the core files' paragraphs: three queries per
+    QUOTE_IDS_PER_QUERY objects and one for the core files, not two per object."""
     ids = list(dict.fromkeys(object_ids))
     quotes: list[str] = []
     if ids:
@@ -207,12 +209,11 @@ def stored_quotes(conn: sqlite3.Connection, object_ids: Iterable[str],
 QUOTE_SLICES = 200  # evidence slices per object taken as quotes: bounds a much-cited object
 QUOTE_IDS_PER_QUERY = 100  # objects per slices query (SQLite caps a compound SELECT at 500)
 # One object's first QUOTE_SLICES slices in (event, start, end) order: the evidence index's
-# order, so nothing is sorted.
+# order, so nothing is sorted. Only the slices' places: their text is the events' owner's read.
 _SLICES_ONE = (
-    "SELECT v.object_id, substr(e.text, v.start_char + 1, v.end_char - v.start_char)"
-    " FROM evidence v JOIN events e ON e.id = v.event_id"
-    " WHERE v.object_id = ? AND v.event_id IS NOT ?"
-    " ORDER BY v.event_id, v.start_char, v.end_char LIMIT ?")
+    "SELECT object_id, event_id, start_char, end_char FROM evidence"
+    " WHERE object_id = ? AND event_id IS NOT ?"
+    " ORDER BY event_id, start_char, end_char LIMIT ?")
 
 
 def _slices_sql(objects: int) -> str:
@@ -226,7 +227,8 @@ def _slices_sql(objects: int) -> str:
 def _object_quotes(conn: sqlite3.Connection, ids: list[str], own_event: int | None
                    ) -> list[str]:
     """Profile texts and evidence slices of the objects `ids` (distinct), in their order: per
-    QUOTE_IDS_PER_QUERY objects, one query for the profiles and one for the slices."""
+    QUOTE_IDS_PER_QUERY objects, one query for the profiles, one for the slices' places and
+    one for their texts. Every space's: a copy of memory is memory whoever's it is."""
     quotes: list[str] = []
     for at in range(0, len(ids), QUOTE_IDS_PER_QUERY):
         chunk = ids[at:at + QUOTE_IDS_PER_QUERY]
@@ -236,10 +238,13 @@ def _object_quotes(conn: sqlite3.Connection, ids: list[str], own_event: int | No
         listed = [oid for oid in chunk if oid in profiles]  # no object: its evidence is no quote
         slices: dict[str, list[str]] = {}
         if listed:
-            for object_id, text in conn.execute(
-                    _slices_sql(len(listed)),
-                    [x for oid in listed for x in (oid, own_event, QUOTE_SLICES)]):
-                slices.setdefault(object_id, []).append(text)
+            places = conn.execute(
+                _slices_sql(len(listed)),
+                [x for oid in listed for x in (oid, own_event, QUOTE_SLICES)]).fetchall()
+            texts = event_slices(conn, [(p[1], p[2], p[3]) for p in places], EVERY_SPACE)
+            for place, text in zip(places, texts, strict=True):
+                if text is not None:
+                    slices.setdefault(place[0], []).append(text)
         quotes += [q for oid in listed for q in profiles[oid] + slices.get(oid, [])]
     return quotes
 

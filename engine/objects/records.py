@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Any, NamedTuple, NotRequired, TypedDict, cast
 
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
@@ -22,6 +22,7 @@ from ..base.spaces import SHARED, Spaces, check_space
 from ..store.disk import table_bytes
 from ..store.forget_rows import forget_in_rows
 from .ids import OBJECT_TYPES, RELATION_LABELS, ObjectStatus, check_object_id
+from .links import object_links
 from .states import check_state, marked_summary, shown_state, state_of
 
 READ_PAGE = 50
@@ -103,6 +104,13 @@ def object_rows(conn: sqlite3.Connection, ids: list[str],
         (json.dumps(ids, ensure_ascii=False),))}
 
 
+def object_records(conn: sqlite3.Connection, ids: list[str]) -> dict[str, ObjectRecord]:
+    """The objects of `ids` by id, typed, in one query (an id with no object is left out; a
+    merged one is kept, its redirect set). Callers pass a bounded list."""
+    return {object_id: ObjectRecord.from_row(row)
+            for object_id, row in object_rows(conn, ids).items()}
+
+
 def object_spaces(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, str]:
     """The space of each of `ids` that names an object (live or merged), in one query."""
     return {row[0]: row[1] for row in conn.execute(
@@ -154,8 +162,15 @@ def merged_ids(conn: sqlite3.Connection) -> list[str]:
 
 def event_citers(conn: sqlite3.Connection, event_id: int) -> list[str]:
     """The objects whose evidence cites the event (its targets so far)."""
+    return citers_of(conn, [event_id])
+
+
+def citers_of(conn: sqlite3.Connection, event_ids: Sequence[int]) -> list[str]:
+    """The objects whose evidence cites one of the events, by id, in one statement."""
     return [r[0] for r in conn.execute(
-        "SELECT DISTINCT object_id FROM evidence WHERE event_id = ?", (event_id,))]
+        "SELECT DISTINCT object_id FROM evidence"
+        " WHERE event_id IN (SELECT value FROM json_each(?)) ORDER BY object_id",
+        (json.dumps(list(event_ids)),))]
 
 
 def evidence_count(conn: sqlite3.Connection, event_id: int) -> int:
@@ -174,6 +189,45 @@ def resolve_redirect(conn: sqlite3.Connection, object_id: str) -> str:
             return current
         current = row[0]
         seen.add(current)
+
+
+class ObjectHeading(NamedTuple):
+    """What a directory of objects shows of one (merged ones included): its stored state
+    (None for a type without one), not the state of a day."""
+
+    id: str
+    type: str
+    name: str
+    status: str
+    state: str | None
+    body: str
+    summary: str
+    redirect_to: str | None
+    space: str
+    updated_at: str
+
+
+def object_headings(conn: sqlite3.Connection, spaces: Spaces) -> list[ObjectHeading]:
+    """Every object `spaces` sees, live or merged, by id."""
+    seen, args = spaces.sql("space")
+    cur = conn.cursor()
+    cur.row_factory = None
+    return [ObjectHeading(*row) for row in cur.execute(
+        "SELECT id, type, name, status, state, body, summary, redirect_to, space, updated_at"
+        f" FROM objects WHERE {seen} ORDER BY id", args)]
+
+
+def open_plans(conn: sqlite3.Connection, spaces: Spaces) -> list[ObjectHeading]:
+    """The live schedules `spaces` sees that are still scheduled or moved as stored: those
+    whose day may have gone since a page showed them."""
+    seen, args = spaces.sql("space")
+    cur = conn.cursor()
+    cur.row_factory = None
+    return [ObjectHeading(*row) for row in cur.execute(
+        "SELECT id, type, name, status, state, body, summary, redirect_to, space, updated_at"
+        " FROM objects WHERE type = 'schedule' AND redirect_to IS NULL"
+        f" AND (state IN ('scheduled', 'moved') OR state IS NULL) AND {seen} ORDER BY id",
+        args)]
 
 
 def list_objects(
@@ -469,43 +523,6 @@ def read_object(conn: sqlite3.Connection, object_id: str, offset: int,
         offset=offset,
         next_offset=end if end < len(links) else None,
     )
-
-
-def object_links(conn: sqlite3.Connection, object_id: str,
-                 spaces: Spaces) -> list[dict[str, Any]]:
-    """Relations (outgoing, then incoming), then evidence, in a stable order; only those
-    whose other object and whose event `spaces` sees."""
-    links: list[dict[str, Any]] = []
-    seen, args = spaces.sql("o.space")
-    # a relation to an object that does not exist (o.space NULL) is shown as before
-    seen = f"(o.space IS NULL OR {seen})"
-    for row in conn.execute(
-        "SELECT r.label, r.dst_id AS other, o.name, r.legacy, r.archived, 'out' AS direction"
-        f" FROM relations r LEFT JOIN objects o ON o.id = r.dst_id WHERE r.src_id = ? AND {seen}"
-        " UNION ALL SELECT r.label, r.src_id, o.name, r.legacy, r.archived, 'in'"
-        f" FROM relations r LEFT JOIN objects o ON o.id = r.src_id WHERE r.dst_id = ? AND {seen}"
-        " ORDER BY direction DESC, label, other",
-        (object_id, *args, object_id, *args),
-    ):
-        links.append({"kind": "relation", **dict(row)})
-    for row in cited_slices(conn, object_id, spaces=spaces):
-        links.append({"kind": "evidence", **dict(row)})
-    return links
-
-
-def cited_slices(conn: sqlite3.Connection, object_id: str, limit: int = -1, offset: int = 0,
-                 with_text: bool = False, *, spaces: Spaces) -> list[sqlite3.Row]:
-    """The object's evidence as (event_id, start_char, end_char, occurred_at[, text: the cited
-    slice]) rows, oldest event first, in events `spaces` sees; `limit` rows from `offset`
-    (-1: all)."""
-    text = (", substr(e.text, v.start_char + 1, v.end_char - v.start_char) AS text"
-            if with_text else "")
-    seen, args = spaces.sql("+e.space")  # joined by id, never by a scan of a space
-    return conn.execute(
-        f"SELECT v.event_id, v.start_char, v.end_char, e.occurred_at{text} FROM evidence v"
-        f" JOIN events e ON e.id = v.event_id WHERE v.object_id = ? AND {seen}"
-        " ORDER BY e.occurred_us, v.event_id, v.start_char LIMIT ? OFFSET ?",
-        (object_id, *args, limit, offset)).fetchall()
 
 
 class ObjectDirectory(TypedDict):

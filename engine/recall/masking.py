@@ -26,7 +26,7 @@ import sqlite3
 import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ..secrets import detector as secrets
 from ..secrets.detector import SecretHit, mask_secrets, redact_slice, scan_secrets
@@ -102,12 +102,16 @@ def mask_words(value: str, words: set[str] | frozenset[str]) -> str:
     return "".join(out)
 
 
-def mask_tree(value: Any, words: set[str] | frozenset[str] = frozenset(),
-              key: str | None = None, done: frozenset[str] = frozenset()) -> Any:
+_Answer = TypeVar("_Answer")
+
+
+def mask_tree(value: _Answer, words: set[str] | frozenset[str] = frozenset(),
+              key: str | None = None, done: frozenset[str] = frozenset()) -> _Answer:
     """A copy of an answer (dicts, lists, strings) with every string masked: secrets as
     `[secret: kind]`, then `words` as `[secret]`. Ids and engine labels stay as they are;
-    strings under a key in `done` were masked already and only get `words`."""
-    return _mask_tree(value, words, key, done, {})
+    strings under a key in `done` were masked already and only get `words`. The copy has the
+    answer's shape and type (a tuple comes back a list), so a typed answer stays typed."""
+    return cast(_Answer, _mask_tree(value, words, key, done, {}))
 
 
 def _mask_tree(value: Any, words: set[str] | frozenset[str], key: str | None,

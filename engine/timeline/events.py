@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 import orjson
 
@@ -374,6 +374,67 @@ def event_chars(conn: sqlite3.Connection, event_id: int, spaces: Spaces) -> int 
     row = conn.execute(f"SELECT chars FROM events WHERE id = ? AND {seen}",
                        (event_id, *args)).fetchone()
     return None if row is None else int(row[0])
+
+
+class EventTime(NamedTuple):
+    """When an event was said: its time in microseconds since the epoch (the order) and as
+    stored (what a page shows)."""
+
+    occurred_us: int
+    occurred_at: str
+
+
+def _ids_json(event_ids: Iterable[int]) -> str:
+    return orjson.dumps(sorted(set(event_ids))).decode()
+
+
+def event_times(conn: sqlite3.Connection, event_ids: Iterable[int],
+                spaces: Spaces) -> dict[int, EventTime]:
+    """When each event of `event_ids` that `spaces` sees was said (an unseen or unknown id is
+    left out), in one statement however many ids."""
+    ids = _ids_json(event_ids)
+    if ids == "[]":
+        return {}
+    seen, args = spaces.sql("+e.space")  # joined by id, never by a scan of a space
+    cur = conn.cursor()
+    cur.row_factory = None
+    return {row[0]: EventTime(row[1], row[2]) for row in cur.execute(
+        "SELECT e.id, e.occurred_us, e.occurred_at FROM json_each(?) j"
+        f" JOIN events e ON e.id = j.value WHERE {seen}", (ids, *args))}
+
+
+def event_texts(conn: sqlite3.Connection, event_ids: Iterable[int],
+                spaces: Spaces) -> dict[int, str]:
+    """The raw text of each event of `event_ids` that `spaces` sees (an unseen or unknown id
+    is left out), in one statement however many ids."""
+    ids = _ids_json(event_ids)
+    if ids == "[]":
+        return {}
+    seen, args = spaces.sql("+e.space")
+    cur = conn.cursor()
+    cur.row_factory = None
+    return dict(cur.execute(
+        f"SELECT e.id, e.text FROM json_each(?) j JOIN events e ON e.id = j.value WHERE {seen}",
+        (ids, *args)).fetchall())
+
+
+def event_slices(conn: sqlite3.Connection, slices: Sequence[tuple[int, int, int]],
+                 spaces: Spaces) -> list[str | None]:
+    """The text of each (event id, start char, end char) slice, in their order; None for a
+    slice of an event `spaces` does not see. One statement, and only the slices leave SQLite,
+    never a whole event."""
+    if not slices:
+        return []
+    seen, args = spaces.sql("+e.space")
+    cur = conn.cursor()
+    cur.row_factory = None
+    found = dict(cur.execute(
+        "SELECT j.key, substr(e.text, json_extract(j.value, '$[1]') + 1,"
+        " json_extract(j.value, '$[2]') - json_extract(j.value, '$[1]'))"
+        f" FROM json_each(?) j JOIN events e ON e.id = json_extract(j.value, '$[0]')"
+        f" WHERE {seen}",
+        (orjson.dumps([list(s) for s in slices]).decode(), *args)).fetchall())
+    return [found.get(at) for at in range(len(slices))]
 
 
 # The largest id SQLite can store: a larger number names no event (and SQLite could not even

@@ -11,6 +11,7 @@ import sqlite3
 from datetime import datetime
 
 from ...base.spaces import EVERY_SPACE
+from ...models.payloads import MemorySpan
 from ...objects.names import named_objects
 from ...objects.provenance import (
     Span,
@@ -47,9 +48,9 @@ def event_spans(conn: sqlite3.Connection, event_id: int, *, row: StoredEvent | N
     return memory_spans(row.text, stored_quotes(conn, named, event_id)), False
 
 
-def page_spans(spans: list[Span], start: int, end: int) -> list[dict[str, object]]:
+def page_spans(spans: list[Span], start: int, end: int) -> list[MemorySpan]:
     """The spans that meet the page [start, end), clipped to it, as the payload shows them."""
-    return [Span(max(s.start, start), min(s.end, end), s.what).as_dict()
+    return [MemorySpan(start=max(s.start, start), end=min(s.end, end), what=s.what)
             for s in spans if s.start < end and start < s.end]
 
 

@@ -17,10 +17,10 @@ from pydantic import BaseModel, Field
 
 from ...base.errors import MemvaultError, NotFound
 from ...base.spaces import Spaces
+from ...objects.links import cited_slices, slice_texts
 from ...objects.proposals import ObjectType
 from ...objects.records import (
     ObjectPage,
-    cited_slices,
     get_object,
     list_objects,
     read_object,
@@ -70,11 +70,13 @@ def evidence_text(conn: sqlite3.Connection, id_or_event: str, offset: int,
         target = resolve_redirect(conn, id_or_event)
         if not spaces.sees(get_object(conn, target).space):
             raise NotFound(f"no object {id_or_event}")
-        rows = cited_slices(conn, target, limit=21, offset=offset, with_text=True,
-                            spaces=spaces)
-        more = len(rows) > 20
-        return {"id": target, "evidence": [dict(r) for r in rows[:20]],
-                "next_offset": offset + 20 if more else None}
+        rows = cited_slices(conn, target, limit=21, offset=offset, spaces=spaces)
+        page = rows[:20]
+        shown = [{"event_id": r.event_id, "start_char": r.start_char, "end_char": r.end_char,
+                  "occurred_at": r.occurred_at, "text": text}
+                 for r, text in zip(page, slice_texts(conn, page, spaces), strict=True)]
+        return {"id": target, "evidence": shown,
+                "next_offset": offset + 20 if len(rows) > 20 else None}
     return dict(read_event_page(conn, parse_event_id(id_or_event), offset, spaces=spaces))
 
 

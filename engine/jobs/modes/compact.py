@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from ...base.config import Config
 from ...base.spaces import EVERY_SPACE
 from ...base.tokens import estimate_tokens
+from ...models.payloads import CompactPayload
 from ...objects.proposals import Strict, Text
 from ...secrets.detector import check_no_secret
 from ...timeline.hot import (
@@ -193,7 +194,7 @@ class CompactMode(Mode[CompactClaim, list[HotNode], list[HotNode]]):
         nodes = reads if _nodes_of(reads, node_ids) else None
         if nodes is None:  # a retried batch: its claim was made in an earlier tick
             nodes = nodes_by_id(ctx.conn, node_ids)
-        payload = {
+        payload: CompactPayload = {
             "mode": JobMode.COMPACT,
             "nodes": [
                 {"id": n.id, "kind": n.kind, "level": n.level, "from": n.first_at,

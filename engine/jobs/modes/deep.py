@@ -21,13 +21,13 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypedDict
 
 from pydantic import BaseModel
 
 from ...base.clock import iso
 from ...base.config import Config
 from ...base.spaces import EVERY_SPACE, SHARED, Spaces
+from ...models.payloads import BodyCut, DeepPayload, ReviewItem
 from ...objects.graph_write import (
     GraphWrite,
     WriteRules,
@@ -35,13 +35,13 @@ from ...objects.graph_write import (
     apply_write,
     validate_write,
 )
+from ...objects.links import object_links
 from ...objects.proposals import ReviewProposal
 from ...objects.records import (
     ObjectRecord,
     get_object,
     live_ids_by_space,
     live_names,
-    object_links,
     object_spaces,
 )
 from ..batch_loop import FieldError, Tool
@@ -50,7 +50,7 @@ from ..kinds import JobMode
 from ..mode import BatchContext, Claim, Mode, Prompt, commit_tool
 from ..records import Batch, Job
 from .browse import browse_tools
-from .organize import PAYLOAD_RESERVE, ObjectPayload, object_payload
+from .organize import PAYLOAD_RESERVE, object_payload
 
 SYSTEM = (
     "You review an agent's long-term memory objects, a few at a time. For each object given: "
@@ -140,7 +140,7 @@ class DeepMode(Mode[DeepClaim, None, None]):
         # A profile sent with a cut body is not read: writing it back whole would lose the rest,
         # so it must be read in full (read_object) before it is rewritten or merged.
         ctx.read_ids.update(o["id"] for o in review + related if "body_cut" not in o)
-        payload = {"mode": JobMode.DEEP, "review": review, "related": related,
+        payload: DeepPayload = {"mode": JobMode.DEEP, "review": review, "related": related,
                    "scope": ctx.job.scope}
         return Prompt([{"role": "system", "content": SYSTEM},
                        {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}])
@@ -193,22 +193,6 @@ class DeepMode(Mode[DeepClaim, None, None]):
 def review_budget(config: Config) -> int:
     """Bytes the reviewed profiles and duplicate candidates may take in the claim payload."""
     return int(config.settings.organize.claim_budget_bytes) - PAYLOAD_RESERVE
-
-
-class BodyCut(TypedDict):
-    """How much of a reviewed body the payload shows (`fit_review`)."""
-
-    shown_chars: int
-    total_chars: int
-    read: str  # what to do before rewriting it
-
-
-class ReviewItem(ObjectPayload, total=False):
-    """A reviewed object as the payload shows it: its profile, its first links and, when its
-    body was cut to fit, how much of it is shown."""
-
-    links: list[dict[str, Any]]  # as objects.records.object_links gives them
-    body_cut: BodyCut
 
 
 def review_item(conn: sqlite3.Connection, object_id: str) -> ReviewItem:

@@ -13,17 +13,18 @@ engine at claim, and evidence citing memory output inside a page is refused as a
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TypedDict
 
 from pydantic import BaseModel
 
 from ...base.config import Config
 from ...base.errors import NotFound
 from ...base.spaces import EVERY_SPACE, SHARED, Spaces
+from ...models.payloads import MemorySpan, ObjectPayload, OrganizePayload
 from ...objects.graph_write import GraphWrite, WriteRules, WriteSummary, apply_write, validate_write
 from ...objects.names import name_keys as name_keys  # re-exported: tests and callers use it here
 from ...objects.names import named_objects
@@ -44,7 +45,7 @@ from ..batch_loop import FieldError, Tool
 from ..claims import JsonObject, OrganizeClaim
 from ..kinds import JobMode
 from ..mode import BatchContext, Claim, CommitRefused, Mode, Prompt, commit_tool
-from ..records import Batch, Job
+from ..records import Batch, Job, batch_events
 from .backflow import event_spans, page_spans, settle_memory_output
 from .browse import browse_tools
 
@@ -71,24 +72,6 @@ SYSTEM = (
 )
 RELATED_MAX = 200  # objects a claim considers before the byte budget
 PAYLOAD_RESERVE = 4_000  # bytes kept for the payload's frame and the system prompt
-
-
-class ObjectPayload(TypedDict):
-    """An object as a claim's payload shows it to the model (organize's related objects, deep's
-    reviewed objects and duplicate candidates)."""
-
-    id: str
-    type: str
-    name: str
-    aliases: list[str]
-    summary: str
-    body: str
-    cues: list[str]
-    status: str
-    state: str | None  # a schedule's or todo's (objects/states.py); None for other types
-    version: int
-    created_at: str
-    updated_at: str
 
 
 def object_payload(obj: ObjectRecord) -> ObjectPayload:
@@ -258,7 +241,7 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
         related = related_objects(ctx.conn, row.id, page_text, budget, targets, named,
                                   row.space)
         ctx.read_ids.update(o["id"] for o in related)  # sent in the claim = read
-        payload = {
+        payload: OrganizePayload = {
             "mode": JobMode.ORGANIZE,
             "event": {"id": row.id, "occurred_at": row.occurred_at, "source": row.source,
                       "kind": row.kind, "meta": row.meta, "chars": row.chars},
@@ -267,10 +250,12 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
             "progress": progress,
             "targets": targets,
             "related": related,
-            **_memory_output(ctx, claim, claimed.spans if claimed is not None else None,
-                             row, targets),
             "scope": ctx.job.scope,
         }
+        shown = _memory_output(ctx, claim, claimed.spans if claimed is not None else None,
+                               row, targets)
+        if shown:  # present only when the page has any
+            payload["memory_output"] = shown
         return Prompt([{"role": "system", "content": SYSTEM},
                        {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}])
 
@@ -301,7 +286,8 @@ class OrganizeMode(Mode[OrganizeClaim, PageReads, None]):
                            proposal.core_files)
         rules = WriteRules(ctx.read_ids,
                            (event_id, claim.page_start, claim.page_end), JobMode.ORGANIZE,
-                           ctx.batch.id, queued.space)
+                           ctx.batch.id, queued.space,
+                           batch_events=functools.partial(batch_events, ctx.conn))
         validated = validate_write(ctx.conn, ctx.config, write, rules,
                                    len(proposal.model_dump_json().encode()))
         # Source anti-backflow: the memory's own output in the page is never new evidence.
@@ -339,14 +325,13 @@ def _reads_this_page(reads: PageReads | None, claim: OrganizeClaim) -> bool:
 
 def _memory_output(ctx: BatchContext[OrganizeClaim], claim: OrganizeClaim,
                    spans: list[Span] | None, row: StoredEvent,
-                   citers: list[str]) -> dict[str, list[dict[str, object]]]:
-    """The payload's `memory_output` (spans of the page that are memory output and cannot be
-    cited), present only when the page has any. `spans`: the event's, if already computed;
-    else computed from the event's `row` and `citers`, which the prompt has just read."""
+                   citers: list[str]) -> list[MemorySpan]:
+    """The payload's `memory_output`: spans of the page that are memory output and cannot be
+    cited. `spans`: the event's, if already computed; else computed from the event's `row` and
+    `citers`, which the prompt has just read."""
     if spans is None:
         spans = event_spans(ctx.conn, claim.event_id, row=row, citing=set(citers))[0]
-    shown = page_spans(spans, claim.page_start, claim.page_end)
-    return {"memory_output": shown} if shown else {}
+    return page_spans(spans, claim.page_start, claim.page_end)
 
 
 def event_targets(conn: sqlite3.Connection, event_id: int) -> tuple[int, int]:

@@ -14,11 +14,12 @@ and cannot do is written down in docs/builtin-model.md.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from ...base.tokens import estimate_tokens
 from ...objects.proposals import without_controls
 from ..base import Message, ModelReply, ProviderError, ToolCall, ToolSpec, Usage
+from ..payloads import CompactPayload, DeepPayload, OrganizePayload
 from . import compact, deep, organize
 
 TOOLS = {"commit_compaction": "compact", "commit_organize": "organize", "commit_review": "deep"}
@@ -63,22 +64,24 @@ class BuiltinProvider:
 
     def answer(self, mode: str, payload: dict[str, Any],
                messages: list[Message]) -> dict[str, Any]:
-        """The commit arguments for `mode`, first try or after a correction."""
+        """The commit arguments for `mode`, first try or after a correction. The payload is
+        read as its mode's shape (models/payloads.py) without checking it whole: the rules read
+        what they need, and a field they miss is a KeyError, reported as a malformed batch."""
         correction = _correction(messages)
         previous = _previous_arguments(messages)
-        if correction is None or previous is None:
-            if mode == "compact":
-                return compact.build(payload)
-            if mode == "organize":
-                return organize.build(payload)[0]
-            return deep.build(payload)
-        error, field_path = correction
-        attempt = sum(1 for m in messages if m.get("role") == "tool")
+        error, field_path = correction or ("", "")
         if mode == "compact":
-            return compact.correct(payload, previous, error, attempt)
+            nodes = cast("CompactPayload", payload)
+            attempt = sum(1 for m in messages if m.get("role") == "tool")
+            return (compact.build(nodes) if correction is None or previous is None
+                    else compact.correct(nodes, previous, error, attempt))
         if mode == "organize":
-            return organize.correct(payload, previous, field_path, error)
-        return deep.correct(payload, previous, field_path)
+            page = cast("OrganizePayload", payload)
+            return (organize.build(page)[0] if correction is None or previous is None
+                    else organize.correct(page, previous, field_path, error))
+        review = cast("DeepPayload", payload)
+        return (deep.build(review) if correction is None or previous is None
+                else deep.correct(review, previous, field_path))
 
 
 def _payload(messages: list[Message]) -> dict[str, Any]:

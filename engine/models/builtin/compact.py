@@ -17,6 +17,7 @@ from typing import Any
 
 from ...base.tokens import estimate_tokens
 from ...secrets.detector import scan_secrets
+from ..payloads import CompactPayload
 
 RATIO = 0.5
 MIN_CONTENT = 10  # below this many chars per line, the next, more compact layout is tried
@@ -88,7 +89,7 @@ def without_secrets(text: str) -> str:
     return "".join(out) + text[pos:]
 
 
-def load(payload: dict[str, Any]) -> list[Node]:
+def load(payload: CompactPayload) -> list[Node]:
     nodes = []
     for raw in payload.get("nodes") or []:
         date, time = _stamp(raw.get("from"))
@@ -215,7 +216,7 @@ def cut_to_fit(text: str, chars: int, tokens: int) -> str:
     return text[:lo]
 
 
-def build(payload: dict[str, Any], ratio: float = RATIO,
+def build(payload: CompactPayload, ratio: float = RATIO,
           totals: tuple[int, int] | None = None) -> dict[str, Any]:
     """commit_compaction arguments: every node id and a summary within `ratio` of the nodes."""
     raw_nodes = payload.get("nodes") or []
@@ -240,7 +241,7 @@ def build(payload: dict[str, Any], ratio: float = RATIO,
     return {"node_ids": ids, "summary": summary or "…"}
 
 
-def correct(payload: dict[str, Any], previous: dict[str, Any], error: str,
+def correct(payload: CompactPayload, previous: dict[str, Any], error: str,
             attempt: int) -> dict[str, Any]:
     """After a refusal: the engine's own totals if it named them, and a harder cut."""
     numbers = re.search(r"\((\d+) chars, ~(\d+) estimated tokens\)", error)

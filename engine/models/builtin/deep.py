@@ -15,9 +15,11 @@ Rules, and nothing more:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..payloads import DeepPayload
 from . import profiles as pf
 
 STALE_AFTER = timedelta(days=30)
@@ -25,7 +27,7 @@ MAX_MERGES, MAX_OBJECTS = 4, 32
 PROFILE_KEYS = ("name", "aliases", "summary", "body", "cues", "status")
 
 
-def _type_of(obj: dict[str, Any]) -> str:
+def _type_of(obj: Mapping[str, Any]) -> str:
     return str(obj.get("type") or str(obj.get("id", "")).partition(":")[0])
 
 
@@ -37,7 +39,7 @@ def _when(value: Any) -> datetime | None:
     return stamp if stamp.tzinfo else None
 
 
-def _duplicates(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def _duplicates(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     if _type_of(a) != _type_of(b) or a.get("redirect_to") or b.get("redirect_to"):
         return False
     name_a, name_b = pf.norm(str(a.get("name") or "")), pf.norm(str(b.get("name") or ""))
@@ -48,7 +50,8 @@ def _duplicates(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return name_a == name_b or name_a in aliases_b or name_b in aliases_a
 
 
-def _shared_alias(a: dict[str, Any], b: dict[str, Any], pool: dict[str, dict[str, Any]]) -> bool:
+def _shared_alias(a: Mapping[str, Any], b: Mapping[str, Any],
+                  pool: Mapping[str, Mapping[str, Any]]) -> bool:
     """Is the pair found only through an alias that another object of the type holds too? A
     "Marcus" is then no duplicate of "Marcus Lee" (alias Marcus) with "Marcus Chen" also there."""
     for one, two in ((a, b), (b, a)):
@@ -62,7 +65,8 @@ def _shared_alias(a: dict[str, Any], b: dict[str, Any], pool: dict[str, dict[str
     return False
 
 
-def _survivor_first(a: dict[str, Any], b: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _survivor_first(a: Mapping[str, Any], b: Mapping[str, Any]
+                    ) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
     """(survivor, loser): older, else longer body, else smaller id."""
     made_a, made_b = _when(a.get("created_at")), _when(b.get("created_at"))
     if made_a and made_b and made_a != made_b:
@@ -73,7 +77,7 @@ def _survivor_first(a: dict[str, Any], b: dict[str, Any]) -> tuple[dict[str, Any
     return (a, b) if str(a["id"]) < str(b["id"]) else (b, a)
 
 
-def _fold(survivor: dict[str, Any], loser: dict[str, Any]) -> dict[str, Any]:
+def _fold(survivor: Mapping[str, Any], loser: Mapping[str, Any]) -> dict[str, Any]:
     """The survivor's whole profile with the loser's names, cues and body lines added."""
     name = str(survivor["name"])
     aliases = pf.merge_unique(list(survivor.get("aliases") or []), [str(loser["name"])],
@@ -90,7 +94,7 @@ def _fold(survivor: dict[str, Any], loser: dict[str, Any]) -> dict[str, Any]:
                     summary=summary[:400], cues=cues)
 
 
-def _profile(obj: dict[str, Any], **changes: Any) -> dict[str, Any]:
+def _profile(obj: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"id": str(obj["id"])}
     for key in PROFILE_KEYS:
         value = changes.get(key, obj.get(key))
@@ -101,12 +105,12 @@ def _profile(obj: dict[str, Any], **changes: Any) -> dict[str, Any]:
     return out
 
 
-def _unchanged(new: dict[str, Any], old: dict[str, Any]) -> bool:
+def _unchanged(new: dict[str, Any], old: Mapping[str, Any]) -> bool:
     return all(new.get(k) == (list(old.get(k) or []) if k in ("aliases", "cues") else old.get(k))
                for k in PROFILE_KEYS if k in new)
 
 
-def build(payload: dict[str, Any]) -> dict[str, Any]:
+def build(payload: DeepPayload) -> dict[str, Any]:
     """commit_review arguments for one deep payload."""
     review = [o for o in payload.get("review") or [] if o.get("id")]
     related = [o for o in payload.get("related") or [] if o.get("id")]
@@ -146,7 +150,7 @@ def build(payload: dict[str, Any]) -> dict[str, Any]:
             "merges": merges, "core_files": []}
 
 
-def correct(payload: dict[str, Any], previous: dict[str, Any], field_path: str) -> dict[str, Any]:
+def correct(payload: DeepPayload, previous: dict[str, Any], field_path: str) -> dict[str, Any]:
     """Drop what the correction names (a merge or an object) and resubmit; else only confirm."""
     fixed = {k: list(previous.get(k) or []) for k in ("objects", "relations", "merges")}
     match = re.match(r"(objects|relations|merges)\.(\d+)", field_path)

@@ -9,6 +9,7 @@ when an existing profile would not change (then it is only cited).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
@@ -81,10 +82,11 @@ class Directory:
     """The related objects, findable by id and by (type, normalised name); people and projects
     by their aliases too."""
 
-    def __init__(self, related: list[dict[str, Any]]) -> None:
-        self.by_id = {str(o["id"]): o for o in related if o.get("id")}
+    def __init__(self, related: Sequence[Mapping[str, Any]]) -> None:
+        objects = [dict(o) for o in related]  # the rules keep and read their own copies
+        self.by_id = {str(o["id"]): o for o in objects if o.get("id")}
         self.by_name: dict[tuple[str, str], dict[str, Any]] = {}
-        for obj in related:
+        for obj in objects:
             names = names_of(obj) if type_of(obj) in NAMED_BY_ALIAS else names_of(obj)[:1]
             for name in names:
                 if name.strip():

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any
 
+from ..payloads import OrganizePayload, PayloadEvent, PayloadPage
 from . import changes, speech
 from . import profiles as pf
 from .drafts import (
@@ -135,8 +136,8 @@ def _drop_false_people(drafts: dict[str, Draft], directory: Directory) -> None:
         del drafts[key]
 
 
-def _cite_titled_project(drafts: dict[str, Draft], directory: Directory, event: dict[str, Any],
-                         page: dict[str, Any], text: str) -> None:
+def _cite_titled_project(drafts: dict[str, Draft], directory: Directory, event: PayloadEvent,
+                         page: PayloadPage, text: str) -> None:
     """A note or long document whose title line names a known project is cited for it."""
     first = lines(text)[:1]
     if int(page["start"]) != 0 or not first or not (
@@ -152,11 +153,11 @@ def _cite_titled_project(drafts: dict[str, Draft], directory: Directory, event: 
                 drafts[object_id].spans.append(first[0])
 
 
-def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def build(payload: OrganizePayload) -> tuple[dict[str, Any], list[str]]:
     """The proposal for one organize payload, and notes for the disposition."""
     event, page = payload["event"], payload["page"]
     text, base, end = str(page.get("text") or ""), int(page["start"]), int(page["end"])
-    directory = Directory(list(payload.get("related") or []))
+    directory = Directory(payload.get("related") or [])
     # The memory's own output quoted back (the engine lists it) is never read as new facts
     # nor cited: the rules see blanks there, and the agent's words around it still count.
     quoted = memory_output(payload)
@@ -259,7 +260,7 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return proposal, notes
 
 
-def memory_output(payload: dict[str, Any]) -> list[tuple[int, int]]:
+def memory_output(payload: OrganizePayload) -> list[tuple[int, int]]:
     """The page's memory-output spans (the payload's `memory_output`), page-local."""
     base = int(payload["page"]["start"])
     return [(int(s["start"]) - base, int(s["end"]) - base)
@@ -267,7 +268,7 @@ def memory_output(payload: dict[str, Any]) -> list[tuple[int, int]]:
 
 
 def _uncited(drafts: dict[str, Draft], quoted: list[tuple[int, int]],
-             payload: dict[str, Any]) -> str:
+             payload: OrganizePayload) -> str:
     """Drop every span that meets memory output, and the drafts left with none (an object is
     only written with its evidence); the note saying what was not read."""
     for key, draft in list(drafts.items()):
@@ -302,7 +303,7 @@ def _free(text: str, taken: list[Span], start: int = 0) -> list[Span]:
         t.start < s.end and s.start < t.end for t in taken)]
 
 
-def _said_on(event: dict[str, Any]) -> date | None:
+def _said_on(event: PayloadEvent) -> date | None:
     try:
         return date.fromisoformat(str(event.get("occurred_at") or "")[:10])
     except ValueError:
@@ -310,7 +311,7 @@ def _said_on(event: dict[str, Any]) -> date | None:
 
 
 def _conversation(drafts: dict[str, Draft], directory: Directory, speaker: speech.Speaker,
-                  text: str, event: dict[str, Any]) -> bool:
+                  text: str, event: PayloadEvent) -> bool:
     """Drafts for what a known speaker says about themself (see speech.py); False when the
     speaker said nothing the rules keep."""
     said_on = _said_on(event)
@@ -403,7 +404,7 @@ def _finding(h: speech.Said, speaker: str, owner: str) -> Finding | None:
                     "planned (one-off)", "note": ""}, h.sentence, lang, owner=owner)
 
 
-def disposition(payload: dict[str, Any], proposal: dict[str, Any],
+def disposition(payload: OrganizePayload, proposal: dict[str, Any],
                 notes: list[str]) -> dict[str, Any]:
     """continue / linked / archive_only for the claimed event, from what the proposal holds."""
     event, page = payload["event"], payload["page"]
@@ -426,7 +427,7 @@ def disposition(payload: dict[str, Any], proposal: dict[str, Any],
     return {"event_id": event["id"], "outcome": "archive_only", "reason": pf.clip(reason, 1000)}
 
 
-def correct(payload: dict[str, Any], previous: dict[str, Any], field_path: str,
+def correct(payload: OrganizePayload, previous: dict[str, Any], field_path: str,
             error: str) -> dict[str, Any]:
     """Resubmit `previous` without what the correction names; always smaller, never looping."""
     fixed = {k: list(previous.get(k) or []) for k in
