@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from ..base.spaces import Spaces
-from ..timeline.events import EventTime, event_slices, event_texts, event_times
+from ..timeline.events import event_slices, event_texts, said_order
 
 
 class RelationLink(NamedTuple):
@@ -76,31 +76,34 @@ def relation_links(conn: sqlite3.Connection, object_ids: Sequence[str],
 
 def _evidence_places(conn: sqlite3.Connection,
                      object_ids: Sequence[str]) -> list[tuple[str, int, int, int]]:
+    """(object, event, start, end) of the objects' evidence, in the order of its unique index
+    (object, event, start, end): nothing is sorted."""
     marks = ", ".join("?" * len(object_ids))
     cur = conn.cursor()
     cur.row_factory = None
     return cur.execute(
         "SELECT object_id, event_id, start_char, end_char FROM evidence"
-        f" WHERE object_id IN ({marks})", tuple(object_ids)).fetchall()
+        f" WHERE object_id IN ({marks}) ORDER BY object_id, event_id, start_char, end_char",
+        tuple(object_ids)).fetchall()
 
 
-def _in_event_order(places: list[tuple[str, int, int, int]],
-                    times: dict[int, EventTime]) -> dict[str, list[CitedSlice]]:
-    """The places whose event is in `times`, per object, oldest event first."""
-    seen = sorted((p for p in places if p[1] in times),
-                  key=lambda p: (p[0], times[p[1]].occurred_us, p[1], p[2], p[3]))
+def _in_event_order(conn: sqlite3.Connection, places: list[tuple[str, int, int, int]],
+                    spaces: Spaces) -> dict[str, list[CitedSlice]]:
+    """The places whose event `spaces` sees, per object, oldest event first. The places come
+    per object and event in slice order, so the timeline's order of their positions (time,
+    event, position) is the order of each object's slices."""
     slices: dict[str, list[CitedSlice]] = {}
-    for owner, event_id, start, end in seen:
+    for at, occurred_at in said_order(conn, [place[1] for place in places], spaces):
+        owner, event_id, start, end = places[at]
         slices.setdefault(owner, []).append(
-            CitedSlice(owner, event_id, start, end, times[event_id].occurred_at))
+            CitedSlice(owner, event_id, start, end, occurred_at))
     return slices
 
 
 def cited_slices_of(conn: sqlite3.Connection, object_ids: Sequence[str],
                     spaces: Spaces) -> dict[str, list[CitedSlice]]:
     """Each object's evidence, oldest event first, in events `spaces` sees."""
-    places = _evidence_places(conn, object_ids)
-    return _in_event_order(places, event_times(conn, {p[1] for p in places}, spaces))
+    return _in_event_order(conn, _evidence_places(conn, object_ids), spaces)
 
 
 def cited_sources(conn: sqlite3.Connection, object_ids: Sequence[str], spaces: Spaces
@@ -108,9 +111,8 @@ def cited_sources(conn: sqlite3.Connection, object_ids: Sequence[str], spaces: S
     """Each object's evidence (as `cited_slices_of`) and the raw text of every event it
     cites, for pages that quote them: the evidence read once."""
     places = _evidence_places(conn, object_ids)
-    cited = {p[1] for p in places}
-    return (_in_event_order(places, event_times(conn, cited, spaces)),
-            event_texts(conn, cited, spaces))
+    return (_in_event_order(conn, places, spaces),
+            event_texts(conn, {place[1] for place in places}, spaces))
 
 
 def cited_slices(conn: sqlite3.Connection, object_id: str, limit: int = -1, offset: int = 0,
@@ -135,7 +137,7 @@ def object_links(conn: sqlite3.Connection, object_id: str,
         {"kind": "relation", "label": r.label, "other": r.other, "name": r.name,
          "legacy": r.legacy, "archived": r.archived, "direction": r.direction}
         for r in relation_links(conn, [object_id], spaces).get(object_id, [])]
-    links += [{"kind": "evidence", "event_id": s.event_id, "start_char": s.start_char,
-               "end_char": s.end_char, "occurred_at": s.occurred_at}
-              for s in cited_slices(conn, object_id, spaces=spaces)]
+    links += [{"kind": "evidence", "event_id": event_id, "start_char": start, "end_char": end,
+               "occurred_at": at}
+              for _, event_id, start, end, at in cited_slices(conn, object_id, spaces=spaces)]
     return links

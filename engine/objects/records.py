@@ -104,11 +104,12 @@ def object_rows(conn: sqlite3.Connection, ids: list[str],
         (json.dumps(ids, ensure_ascii=False),))}
 
 
-def object_records(conn: sqlite3.Connection, ids: list[str]) -> dict[str, ObjectRecord]:
+def object_records(conn: sqlite3.Connection, ids: list[str],
+                   live_only: bool = False) -> dict[str, ObjectRecord]:
     """The objects of `ids` by id, typed, in one query (an id with no object is left out; a
-    merged one is kept, its redirect set). Callers pass a bounded list."""
+    merged one is kept, its redirect set, unless `live_only`). Callers pass a bounded list."""
     return {object_id: ObjectRecord.from_row(row)
-            for object_id, row in object_rows(conn, ids).items()}
+            for object_id, row in object_rows(conn, ids, live_only).items()}
 
 
 def object_spaces(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, str]:

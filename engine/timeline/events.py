@@ -391,16 +391,34 @@ def _ids_json(event_ids: Iterable[int]) -> str:
 def event_times(conn: sqlite3.Connection, event_ids: Iterable[int],
                 spaces: Spaces) -> dict[int, EventTime]:
     """When each event of `event_ids` that `spaces` sees was said (an unseen or unknown id is
-    left out), in one statement however many ids."""
+    left out), in the order they were said (time, then id), in one statement however many
+    ids."""
     ids = _ids_json(event_ids)
     if ids == "[]":
         return {}
     seen, args = spaces.sql("+e.space")  # joined by id, never by a scan of a space
     cur = conn.cursor()
     cur.row_factory = None
-    return {row[0]: EventTime(row[1], row[2]) for row in cur.execute(
+    return {event_id: EventTime(micros, at) for event_id, micros, at in cur.execute(
         "SELECT e.id, e.occurred_us, e.occurred_at FROM json_each(?) j"
-        f" JOIN events e ON e.id = j.value WHERE {seen}", (ids, *args))}
+        f" JOIN events e ON e.id = j.value WHERE {seen} ORDER BY e.occurred_us, e.id",
+        (ids, *args))}
+
+
+def said_order(conn: sqlite3.Connection, event_ids: Sequence[int],
+               spaces: Spaces) -> list[tuple[int, str]]:
+    """(position, occurred_at) of each entry of `event_ids` (repeats allowed: one per slice of
+    an event) whose event `spaces` sees, in the order the events were said (time, then id,
+    then position): SQLite sorts, so a list of 20,000 slices costs no Python sort."""
+    if not event_ids:
+        return []
+    seen, args = spaces.sql("+e.space")
+    cur = conn.cursor()
+    cur.row_factory = None
+    return cur.execute(
+        "SELECT j.key, e.occurred_at FROM json_each(?) j JOIN events e ON e.id = j.value"
+        f" WHERE {seen} ORDER BY e.occurred_us, e.id, j.key",
+        (orjson.dumps(list(event_ids)).decode(), *args)).fetchall()
 
 
 def event_texts(conn: sqlite3.Connection, event_ids: Iterable[int],

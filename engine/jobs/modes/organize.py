@@ -30,7 +30,7 @@ from ...objects.names import name_keys as name_keys  # re-exported: tests and ca
 from ...objects.names import named_objects
 from ...objects.proposals import Disposition, OrganizeProposal, Outcome
 from ...objects.provenance import Span, check_evidence, is_memory_event
-from ...objects.records import ObjectRecord, event_citers, evidence_count, object_rows
+from ...objects.records import ObjectRecord, event_citers, evidence_count, object_records
 from ...secrets.detector import check_no_secret
 from ...timeline.events import StoredEvent, event_space, get_event
 from ...timeline.queue import (
@@ -99,16 +99,16 @@ def related_objects(conn: sqlite3.Connection, event_id: int, text: str, budget: 
         named = named_objects(conn, text)
     ids = list(dict.fromkeys([*citing, *named]))[:RELATED_MAX]
     # One read for all candidates (not one per object), then taken in the order above.
-    rows = object_rows(conn, ids, live_only=True)
+    records = object_records(conn, ids, live_only=True)
     if space is None:
         space = event_space(conn, event_id, EVERY_SPACE)
     chosen: list[ObjectPayload] = []
     used = 0
     for object_id in ids:
-        row = rows.get(object_id)
-        if row is None or row["space"] != space:
+        record = records.get(object_id)
+        if record is None or record.space != space:
             continue
-        item = object_payload(ObjectRecord.from_row(row))
+        item = object_payload(record)
         cost = len(json.dumps(item, ensure_ascii=False).encode())
         if used + cost > budget:
             continue
