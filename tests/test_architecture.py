@@ -31,7 +31,7 @@ USES: dict[str, set[str]] = {
     "base": set(),                     # clock, errors, tokens, settings, home trust, display
     "store": {"base"},                 # SQLite plumbing: connection, migration registry
     "secrets": {"base"},               # the secret detector
-    "dates": set(),                    # the one date reader: words, calendar, patterns
+    "dates": {"base"},                 # the one date reader: words, calendar, patterns
     "timeline": _KERNEL,               # events, keys, ingest, the hot timeline, archive queue
     "objects": _KERNEL | {"secrets", "timeline"},  # objects, relations, evidence, core files
     "recall": _KERNEL | {"secrets", "timeline", "objects", "dates"},  # index, terms, ranking
