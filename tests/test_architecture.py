@@ -261,6 +261,8 @@ LAZY_IMPORTS: dict[str, str] = {
     "memvault.home.memory": "`import memvault` stays light: jobs.worker 315 ms and "
                             "objects.corrections 186 ms (pydantic), home.runs 266 ms (jinja2), "
                             "recall.masking 34 ms, jobs.requests 24 ms, recall.query 12 ms",
+    "memvault.home.capture": "the secret detector only to redact a failure's log line: a "
+                             "hook that stores its turns never loads it (bench/cli_startup.py)",
     "memvault.base.config": "pydantic-core (about 25 ms) checks memvault.toml only when the "
                             "file sets a value; a new home's file sets none "
                             "(bench/cli_startup.py)",
