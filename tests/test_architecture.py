@@ -264,8 +264,11 @@ LAZY_IMPORTS: dict[str, str] = {
     "memvault.home.capture": "the secret detector only to redact a failure's log line: a "
                              "hook that stores its turns never loads it (bench/cli_startup.py)",
     "memvault.base.config": "pydantic-core (about 25 ms) checks memvault.toml only when the "
-                            "file sets a value; a new home's file sets none "
+                            "file sets a value; a new home's file sets none; tempfile and "
+                            "zoneinfo (about 4 ms) when a file is written or a zone set "
                             "(bench/cli_startup.py)",
+    "memvault.home.reveals": "logging (about 2.5 ms) only when the reveal log cannot be "
+                             "written",
     "memvault.models": "third-party libraries of one provider: openai, jieba (a second), "
                        "pypinyin, loaded when that provider runs",
     "memvault.jobs.worker": "`memvault.models` looked up when a provider is built, so a test "
