@@ -30,9 +30,9 @@ SESSION = "6f1c2a9e-3b4d-4e5f-8a7b-1c2d3e4f5a6b"
 CLI = "import sys; from memvault.cli import main; sys.exit(main())"
 
 
-def loaded(code: str, home: Path, args: list[str] | None = None,
-           stdin: bytes | None = None) -> list[str]:
-    """The modules of HEAVY loaded once `code` has run in a fresh interpreter (stdout piped)."""
+def modules_after(code: str, home: Path, args: list[str] | None = None,
+                  stdin: bytes | None = None) -> set[str]:
+    """Every module loaded once `code` has run in a fresh interpreter (stdout piped)."""
     script = (f"import atexit, sys\n"
               f"atexit.register(lambda: print('LOADED', *sorted(sys.modules), file=sys.stderr))\n"
               f"{code}\n")
@@ -40,7 +40,13 @@ def loaded(code: str, home: Path, args: list[str] | None = None,
                          capture_output=True, check=True, timeout=60,
                          env={"MEMVAULT_HOME": str(home), "PATH": ""})
     line = [x for x in out.stderr.decode().splitlines() if x.startswith("LOADED ")][-1]
-    modules = set(line.split()[1:])
+    return set(line.split()[1:])
+
+
+def loaded(code: str, home: Path, args: list[str] | None = None,
+           stdin: bytes | None = None) -> list[str]:
+    """The modules of HEAVY loaded once `code` has run in a fresh interpreter (stdout piped)."""
+    modules = modules_after(code, home, args, stdin)
     return [m for m in HEAVY if m in modules or any(n.startswith(m + ".") for n in modules)]
 
 
@@ -52,8 +58,10 @@ def test_importing_a_command_module_loads_no_heavy_module(home: Path, module: st
 
 
 @pytest.mark.timeout(60)
-def test_the_help_loads_no_heavy_module(home: Path) -> None:
-    assert loaded(CLI, home, ["--help"]) == []
+def test_the_help_loads_no_heavy_module_nor_the_settings(home: Path) -> None:
+    modules = modules_after(CLI, home, ["--help"])
+    assert [m for m in HEAVY if m in modules] == []
+    assert "memvault.base.settings" not in modules  # the home is not opened for the listing
 
 
 @pytest.mark.timeout(60)

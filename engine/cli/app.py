@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
-from ..base.config import DB_NAME, resolve_home
 from ..base.display import guard_terminal, unguarded
 from ..base.errors import MemvaultError
 from ..base.home_trust import ALLOW_OTHER_OWNER_ENV
@@ -296,6 +295,8 @@ def _same(path: str) -> Path:
 def require_home(home: str | None) -> None:
     """Refuse a home that does not exist (a typo in --home or $MEMVAULT_HOME) instead of
     silently creating a new, empty one; only the commands that make a home skip this."""
+    from ..base.config import DB_NAME, resolve_home  # the settings: not for --help (~10 ms)
+
     root = resolve_home(home)
     if not (root / DB_NAME).exists() and not (root / "memvault.toml").exists():
         raise click.ClickException(
