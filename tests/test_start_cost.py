@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+from helpers import run_cli
 from memvault import Memory
 from memvault.base import patterns
 from memvault.base.patterns import lazy_compile
@@ -110,6 +112,23 @@ def test_piped_lines_are_what_the_console_prints(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(sys, "stdout", shown)
     write_lines(LINES)
     assert shown.getvalue() == expected.getvalue()
+
+
+@pytest.mark.parametrize("columns", ["80", "30"])
+def test_find_prints_the_same_lines_piped_as_through_the_console(
+        home: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch, columns: str) -> None:
+    """TTY_COMPATIBLE=0 keeps the output plain but sends it through rich's console (the path
+    of a narrow terminal): the lines are those the piped path writes, the query's brackets
+    included (once read as rich markup)."""
+    with Memory.open(home) as mem:
+        for text in ("Met Zhang Wei about the migration runbook [draft] :smile: 张伟说好的",
+                     "The runbook\tmoved to the wiki; 迁移 runbook v2"):
+            mem.append_event(text, source="user")
+    monkeypatch.setenv("COLUMNS", columns)
+    piped = run_cli(runner, "find", "runbook [draft] :smile:").output
+    monkeypatch.setenv("TTY_COMPATIBLE", "0")
+    assert run_cli(runner, "find", "runbook [draft] :smile:").output == piped
+    assert piped.startswith("find 'runbook [draft] :smile:': 2 hits\n")
 
 
 def test_the_piped_width_is_the_one_rich_reads(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -118,7 +118,7 @@ def _print_hit_table(text: str, data: Mapping[str, Any]) -> None:
 
     ids = id_column(str(hit["id"]) for hit in data["hits"])
     table = Table("#", "kind", ids, "score", "name / when", "snippet", "why",
-                  title=f"find {text!r}: {len(data['hits'])} hits", title_justify="left")
+                  title=_text(f"find {text!r}: {len(data['hits'])} hits"), title_justify="left")
     for rank, hit in enumerate(data["hits"], 1):
         table.add_row(str(rank), hit["kind"] if hit["kind"] == "event" else hit["type"],
                       _text(hit["id"]), f"{hit['score']:.3f}", _text(_label(hit)),
