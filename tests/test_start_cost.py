@@ -60,6 +60,13 @@ def test_importing_a_command_module_loads_no_heavy_module(home: Path, module: st
 
 
 @pytest.mark.timeout(60)
+def test_the_package_face_loads_no_heavy_module_nor_the_command_line(home: Path) -> None:
+    modules = modules_after("from memvault import Memory, NewEvent, ManualClock", home)
+    assert [m for m in HEAVY if m in modules] == []
+    assert "click" not in modules
+
+
+@pytest.mark.timeout(60)
 def test_the_help_loads_no_heavy_module_nor_the_settings(home: Path) -> None:
     modules = modules_after(CLI, home, ["--help"])
     assert [m for m in HEAVY if m in modules] == []
