@@ -1,12 +1,13 @@
 """Regular expressions compiled on first use, not at import.
 
-Compiling memvault's patterns (the date reader's, the secret detector's, recall's) cost about
-20 ms of every process at import, mostly for patterns the command never ran: `memvault find`
-with secret marks already stored, or a capture hook, needs few of them or none
-(bench/cli_startup.py). `lazy_compile(source, flags)` stands where `re.compile(source, flags)`
-stood and answers the same methods; the first method asked for compiles the pattern (once per
-source and flags: `compiled` is cached) and puts the compiled pattern's own bound methods on
-the object, so every later call costs what a compiled pattern's does.
+Compiling memvault's patterns (the date reader's, the secret detector's and its values',
+recall's) at import cost about 20 ms of every process, mostly for patterns the command never
+runs: `memvault find` compiles the dozen its query and its snippets need, a capture hook the
+few its transcript's lines need (bench/cli_startup.py). `lazy_compile(source, flags)` stands
+where `re.compile(source, flags)` stood and answers the same methods; the first method asked
+for compiles the pattern (once per source and flags: `compiled` is cached) and puts the
+compiled pattern's own bound methods on the object, so every later call costs what a compiled
+pattern's does.
 
 Only the pattern's methods and attributes are offered (match, search, fullmatch, finditer,
 findall, sub, subn, split, scanner, pattern, flags, groups, groupindex): a lazy pattern is no
