@@ -31,7 +31,7 @@ USES: dict[str, set[str]] = {
     "base": set(),                     # clock, errors, tokens, settings, home trust, display
     "store": {"base"},                 # SQLite plumbing: connection, migration registry
     "secrets": {"base"},               # the secret detector
-    "dates": set(),                    # the one date reader: words, calendar, patterns
+    "dates": {"base"},                 # the one date reader: words, calendar, patterns
     "timeline": _KERNEL,               # events, keys, ingest, the hot timeline, archive queue
     "objects": _KERNEL | {"secrets", "timeline"},  # objects, relations, evidence, core files
     "recall": _KERNEL | {"secrets", "timeline", "objects", "dates"},  # index, terms, ranking
@@ -261,9 +261,14 @@ LAZY_IMPORTS: dict[str, str] = {
     "memvault.home.memory": "`import memvault` stays light: jobs.worker 315 ms and "
                             "objects.corrections 186 ms (pydantic), home.runs 266 ms (jinja2), "
                             "recall.masking 34 ms, jobs.requests 24 ms, recall.query 12 ms",
+    "memvault.home.capture": "the secret detector only to redact a failure's log line: a "
+                             "hook that stores its turns never loads it (bench/cli_startup.py)",
     "memvault.base.config": "pydantic-core (about 25 ms) checks memvault.toml only when the "
-                            "file sets a value; a new home's file sets none "
+                            "file sets a value; a new home's file sets none; tempfile and "
+                            "zoneinfo (about 4 ms) when a file is written or a zone set "
                             "(bench/cli_startup.py)",
+    "memvault.home.reveals": "logging (about 2.5 ms) only when the reveal log cannot be "
+                             "written",
     "memvault.models": "third-party libraries of one provider: openai, jieba (a second), "
                        "pypinyin, loaded when that provider runs",
     "memvault.jobs.worker": "`memvault.models` looked up when a provider is built, so a test "

@@ -14,7 +14,7 @@ from random import Random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memvault.dates import reader
-from memvault.dates.reader import MONTHS, date_windows, windows_in
+from memvault.dates.reader import MONTHS, date_mentions, date_windows, mentions_in, windows_in
 
 HAND = [
     "met on 2024-01-10", "10.01.2024", "2024.01.10", "2024/01/10", "25/12/2023", "12/25/2023",
@@ -55,10 +55,20 @@ def test_the_quick_reader_reads_what_every_pattern_reads_over_a_corpus() -> None
     assert sum(1 for text in corpus if date_windows(text)) > 1_000  # the corpus names dates
 
 
+def test_the_quick_reader_finds_the_same_phrases_as_every_pattern_over_a_corpus() -> None:
+    """mentions_in (a query's dates, recall/terms.py) reads the windows and the spans of the
+    phrases read that date_mentions reads."""
+    corpus = HAND + sample_texts() + generated(5_000)
+    differ = [text for text in corpus if mentions_in(text) != date_mentions(text)]
+    assert differ == []
+    assert sum(1 for text in corpus if date_mentions(text).spans) > 1_000
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(PIECES) | st.text(max_size=4), max_size=12).map("".join))
 def test_the_quick_reader_reads_what_every_pattern_reads_in_any_text(text: str) -> None:
     assert windows_in(text) == date_windows(text)
+    assert mentions_in(text) == date_mentions(text)
 
 
 def test_only_the_long_s_folds_to_a_letter_of_a_months_first_three() -> None:

@@ -14,12 +14,10 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError
 from .home_trust import check_owner, read_settings_text
@@ -204,6 +202,8 @@ def _check_cross(values: dict[str, Any]) -> None:
         raise ConfigError("model.max_output_tokens must not exceed model.max_output_tokens_cap")
     tz = val("time.timezone")
     if tz:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
         try:
             ZoneInfo(tz)
         except (ZoneInfoNotFoundError, ValueError):
@@ -274,6 +274,8 @@ def write_private_file(path: Path, text: str) -> bool:
     another process or thread made it first. Written aside and linked into place, so a reader
     sees no file or the whole file, never a half-written one (two first opens of a new home
     at once used to read an empty settings file or fail on the other's O_EXCL)."""
+    import tempfile  # only to write a file: a read command never needs it (~2.5 ms)
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

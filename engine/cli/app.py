@@ -18,11 +18,10 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
-from ..base.config import DB_NAME, resolve_home
 from ..base.display import guard_terminal, unguarded
 from ..base.errors import MemvaultError
 from ..base.home_trust import ALLOW_OTHER_OWNER_ENV
@@ -296,6 +295,8 @@ def _same(path: str) -> Path:
 def require_home(home: str | None) -> None:
     """Refuse a home that does not exist (a typo in --home or $MEMVAULT_HOME) instead of
     silently creating a new, empty one; only the commands that make a home skip this."""
+    from ..base.config import DB_NAME, resolve_home  # the settings: not for --help (~10 ms)
+
     root = resolve_home(home)
     if not (root / DB_NAME).exists() and not (root / "memvault.toml").exists():
         raise click.ClickException(
@@ -358,6 +359,58 @@ class LazyConsole:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.get(), name)
+
+
+class Line(NamedTuple):
+    """A line of human output: its text (user content, never markup), its style on a
+    terminal, and whether the query's terms show in bold in it."""
+
+    text: str
+    style: str | None = None
+    terms: bool = False
+
+
+def piped() -> bool:
+    """Does a LazyConsole on stdout print plain text here (stdout no terminal, and neither
+    TTY_COMPATIBLE nor FORCE_COLOR makes rich take it for one)? Then write_lines prints what
+    it would, without loading rich."""
+    if "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ:
+        return False
+    try:
+        return not sys.stdout.isatty()
+    except (AttributeError, ValueError):  # no such method, or a closed stream
+        return False
+
+
+def plain_width() -> int:
+    """The width rich gives a console that is no terminal: $COLUMNS, else the size of the
+    terminal stdin, stdout or stderr is (the first that is one), else 80."""
+    columns = os.environ.get("COLUMNS")
+    if columns is not None and columns.isdigit():
+        return int(columns)
+    for fd in (0, 1, 2):
+        try:
+            return os.get_terminal_size(fd).columns or 80
+        except (AttributeError, ValueError, OSError):
+            continue
+    return 80
+
+
+def write_lines(lines: Sequence[Line]) -> None:
+    """Print `lines` on stdout (piped) as a LazyConsole does there: plain text, one line each.
+    A line holding a tab, a control character or any other unprintable one goes through rich,
+    which expands tabs by cell width and drops some control characters."""
+    plain: LazyConsole | None = None
+    for line in lines:
+        if line.text.isprintable():
+            sys.stdout.write(line.text + "\n")
+            continue
+        if plain is None:
+            plain = LazyConsole(highlight=False, soft_wrap=True)
+        from rich.text import Text
+
+        plain.print(Text(line.text), style=line.style, soft_wrap=True)
+    sys.stdout.flush()
 
 
 def escape(text: str) -> str:

@@ -18,14 +18,18 @@ from ..objects.ids import OBJECT_TYPES
 from ..objects.states import is_current, marked_summary
 from .app import (
     LazyConsole,
+    Line,
     NumericArgsCommand,
     json_option,
     open_memory,
+    piped,
+    plain_width,
     print_json,
     report_reveal,
     reveal_ask,
     reveal_option,
     space_option,
+    write_lines,
 )
 
 if TYPE_CHECKING:
@@ -83,17 +87,17 @@ def find(
     if as_json:
         print_json(data)
         return
+    if piped():  # plain lines, as the console would print them, without loading rich
+        write_lines(_find_lines(text, data, plain_width()))
+        return
     if console.is_terminal and console.width >= WIDE_FIND:
         _print_hit_table(text, data)
+        lines = _notice_lines(data)
     else:
-        console.print(f"find {text!r}: {len(data['hits'])} hits", highlight=False)
-        for rank, hit in enumerate(data["hits"], 1):
-            _print_hit_entry(rank, hit, data["terms"], console.width)
-    if data.get("unindexed_events"):
-        console.print(f"[yellow]{data['unindexed_events']} events are not indexed yet and were "
-                      "scanned directly (`memvault reindex` catches up)[/yellow]")
-    if data.get("notice"):
-        console.print(_text(data["notice"]), style="yellow")
+        lines = _find_lines(text, data, console.width)
+    for line in lines:
+        console.print(_text(line.text, data["terms"] if line.terms else None), style=line.style,
+                      soft_wrap=True)
 
 
 # The hit table's seven columns need this many to leave the snippet readable.
@@ -114,7 +118,7 @@ def _print_hit_table(text: str, data: Mapping[str, Any]) -> None:
 
     ids = id_column(str(hit["id"]) for hit in data["hits"])
     table = Table("#", "kind", ids, "score", "name / when", "snippet", "why",
-                  title=f"find {text!r}: {len(data['hits'])} hits", title_justify="left")
+                  title=_text(f"find {text!r}: {len(data['hits'])} hits"), title_justify="left")
     for rank, hit in enumerate(data["hits"], 1):
         table.add_row(str(rank), hit["kind"] if hit["kind"] == "event" else hit["type"],
                       _text(hit["id"]), f"{hit['score']:.3f}", _text(_label(hit)),
@@ -122,18 +126,31 @@ def _print_hit_table(text: str, data: Mapping[str, Any]) -> None:
     console.print(table)
 
 
-def _print_hit_entry(rank: int, hit: Mapping[str, Any], terms: list[str], width: int) -> None:
-    """`memvault find` at 80 columns or piped: the rank, id, score and name or time on one
-    line (an event's id as `event N`), then the snippet wrapped and why it matched, indented;
-    no column is squeezed to a word a line."""
-    record = hit["id"] if hit["kind"] == "object" else f"event {hit['id']}"
-    console.print(_text(f"{rank}. {record}  {hit['score']:.3f}  {_label(hit)}"),
-                  soft_wrap=True)
-    snippet = " ".join(str(hit["snippet"]).split())
-    for line in (textwrap.wrap(snippet, width=max(width - 4, 20)) or [""])[:4]:
-        console.print(_text("    ").append_text(_text(line, terms)), soft_wrap=True)
-    if hit["why"]:
-        console.print(_text("    why: " + "; ".join(hit["why"])), soft_wrap=True)
+def _find_lines(text: str, data: Mapping[str, Any], width: int) -> list[Line]:
+    """`memvault find` at 80 columns or piped: a heading, then per hit its rank, id, score and
+    name or time on one line (an event's id as `event N`), the snippet wrapped and why it
+    matched, indented (no column is squeezed to a word a line); the notices last."""
+    lines = [Line(f"find {text!r}: {len(data['hits'])} hits")]
+    for rank, hit in enumerate(data["hits"], 1):
+        record = hit["id"] if hit["kind"] == "object" else f"event {hit['id']}"
+        lines.append(Line(f"{rank}. {record}  {hit['score']:.3f}  {_label(hit)}"))
+        snippet = " ".join(str(hit["snippet"]).split())
+        lines += [Line("    " + line, terms=True)
+                  for line in (textwrap.wrap(snippet, width=max(width - 4, 20)) or [""])[:4]]
+        if hit["why"]:
+            lines.append(Line("    why: " + "; ".join(hit["why"])))
+    return lines + _notice_lines(data)
+
+
+def _notice_lines(data: Mapping[str, Any]) -> list[Line]:
+    """What closes find's answer, the hit table's too: events scanned unindexed, a notice."""
+    lines = []
+    if data.get("unindexed_events"):
+        lines.append(Line(f"{data['unindexed_events']} events are not indexed yet and were "
+                          "scanned directly (`memvault reindex` catches up)", style="yellow"))
+    if data.get("notice"):
+        lines.append(Line(str(data["notice"]), style="yellow"))
+    return lines
 
 
 @click.command(cls=NumericArgsCommand)

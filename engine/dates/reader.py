@@ -3,12 +3,13 @@ Chinese numerals, counts, relative days), the calendar arithmetic, and the patte
 
 Three readings, one per question asked of a text:
 
-- windows (`date_mentions`, `windows_in`): the explicit dates a text names, as a day or a
-  month in some year or in any year ("5月2号", "on May 3, 2023", "in March 2023", "2023-05-03",
-  "10.01.2024", "Dec 29th", "the 29th of December", "in May", "五月"). Recall reads a query's
-  and indexes an event's this way. Relative dates ("last July", "yesterday") need a "now" a
-  question does not state. A month alone counts only after "in"/"during"/"of" or as "N月" (so
-  the verb "may" is not a month); a bare year is too coarse to be a window.
+- windows (`date_mentions`; `windows_in` and `mentions_in` read the same, quicker): the
+  explicit dates a text names, as a day or a month in some year or in any year ("5月2号",
+  "on May 3, 2023", "in March 2023", "2023-05-03", "10.01.2024", "Dec 29th", "the 29th of
+  December", "in May", "五月"). Recall reads a query's and indexes an event's this way.
+  Relative dates ("last July", "yesterday") need a "now" a question does not state. A month
+  alone counts only after "in"/"during"/"of" or as "N月" (so the verb "may" is not a month); a
+  bare year is too coarse to be a window.
 - days (`find_dates`): each phrase that names one calendar day, resolved against the day the
   sentence was said ("next Tuesday", "周四的会改到下周二", "Jan 21", "in two weeks", "12月16日"):
   the builtin model's dated plans and changes.
@@ -16,8 +17,9 @@ Three readings, one per question asked of a text:
   spoken phrases ("last Friday", "上周", "下个月", recall/spoken.py) resolve with, the same as
   the builtin's days ("last Friday" is one day for both).
 
-Weeks start on Monday. Only the standard library: a reading costs microseconds, so recall's
-index and queries can afford it on every turn.
+Weeks start on Monday. Only the standard library (and base/patterns.py: a pattern compiles
+when first used, not at import): a reading costs microseconds, so recall's index and queries
+can afford it on every turn.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import partial
 from typing import Protocol, TypeVar
+
+from ..base.patterns import lazy_compile
 
 T = TypeVar("T")
 Span = tuple[date, date]  # first and last day, inclusive
@@ -165,22 +169,22 @@ _CJK_MONTH = r"(十[一二]?|[一二三四五六七八九])\s*月(?![亮光球�
 # A day of the month in digits or numerals (3, 三, 十五, 二十五, 三十一).
 _CJK_DAY = r"(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])"
 _WINDOW_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), "ymd"),
+    (lazy_compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), "ymd"),
     # Numbers only: year first when it has four digits (2024.01.10, 2024/01/10); dotted
     # day-month-year otherwise (10.01.2024, the European form); slashed only when one side
     # cannot be a month (25/12/2023 day first, 12/25/2023 month first; 05/06/2023 is neither).
-    (re.compile(r"(?<![\d.])(\d{4})\.(\d{1,2})\.(\d{1,2})(?![\d]|\.\d)"), "ymd"),
-    (re.compile(r"(?<![\d/])(\d{4})/(\d{1,2})/(\d{1,2})(?![\d]|/\d)"), "ymd"),
-    (re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d]|\.\d)"), "dmy_num"),
-    (re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d]|/\d)"), "slashed"),
-    (re.compile(rf"\b{_MONTH}\s+{_DAY}(?:\s*,\s*|\s+){_YEAR}\b", re.I), "mdy"),
-    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}(?:\s*,\s*|\s+){_YEAR}\b", re.I), "dmy"),
-    (re.compile(rf"\b{_MONTH}\s+{_YEAR}\b", re.I), "my"),
-    (re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\s*,?\s*\d)", re.I), "md"),
-    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b", re.I), "dm"),
-    (re.compile(rf"\b(?:in|during|of)\s+{_MONTH}\b", re.I), "m"),
-    (re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(?:(\d{1,2})\s*[日号號])?"), "cjk"),
-    (re.compile(rf"(?:(\d{{4}})\s*年\s*)?{_CJK_MONTH}\s*(?:{_CJK_DAY}\s*[日号號])?"),
+    (lazy_compile(r"(?<![\d.])(\d{4})\.(\d{1,2})\.(\d{1,2})(?![\d]|\.\d)"), "ymd"),
+    (lazy_compile(r"(?<![\d/])(\d{4})/(\d{1,2})/(\d{1,2})(?![\d]|/\d)"), "ymd"),
+    (lazy_compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d]|\.\d)"), "dmy_num"),
+    (lazy_compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d]|/\d)"), "slashed"),
+    (lazy_compile(rf"\b{_MONTH}\s+{_DAY}(?:\s*,\s*|\s+){_YEAR}\b", re.I), "mdy"),
+    (lazy_compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}(?:\s*,\s*|\s+){_YEAR}\b", re.I), "dmy"),
+    (lazy_compile(rf"\b{_MONTH}\s+{_YEAR}\b", re.I), "my"),
+    (lazy_compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\s*,?\s*\d)", re.I), "md"),
+    (lazy_compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b", re.I), "dm"),
+    (lazy_compile(rf"\b(?:in|during|of)\s+{_MONTH}\b", re.I), "m"),
+    (lazy_compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(?:(\d{1,2})\s*[日号號])?"), "cjk"),
+    (lazy_compile(rf"(?:(\d{{4}})\s*年\s*)?{_CJK_MONTH}\s*(?:{_CJK_DAY}\s*[日号號])?"),
      "cjk_numeral"),
 )
 
@@ -344,8 +348,8 @@ def date_windows(text: str) -> list[DateWindow]:
 # 100,000 numbered turns, the patterns were 2/3 of the recall index's time.
 _NEEDS = {"cjk": "月", "cjk_numeral": "月", "ymd": "digits", "dmy_num": "digits",
           "slashed": "digits"}  # every other kind: "month"
-_NEED_FOUND = {"月": re.compile("月"), "digits": re.compile(r"\d[-./]\d")}
-_MONTH_WORD = re.compile(rf"\b{_MONTH}(?!\w)", re.I)
+_NEED_FOUND = {"月": lazy_compile("月"), "digits": lazy_compile(r"\d[-./]\d")}
+_MONTH_WORD = lazy_compile(rf"\b{_MONTH}(?!\w)", re.I)
 _RULES_NEEDING = [(_NEEDS.get(kind, "month"), pattern, read)
                   for (pattern, kind), (_, read) in zip(_WINDOW_PATTERNS, WINDOW_RULES,
                                                          strict=True)]
@@ -359,8 +363,8 @@ _RULES_NEEDING = [(_NEEDS.get(kind, "month"), pattern, read)
 # begin anywhere else.
 # (Each opens with a digit, so sre skips to the digits; a start found inside a run, or a run
 # too long, only costs a try that fails.)
-_NUMERIC_RUN = re.compile(r"\d+(?=[-./])")
-_DAY_RUN = re.compile(r"\d{1,2}(?!\d)")
+_NUMERIC_RUN = lazy_compile(r"\d+(?=[-./])")
+_DAY_RUN = lazy_compile(r"\d{1,2}(?!\d)")
 _STARTS_AT = {"ymd": "numeric", "dmy_num": "numeric", "slashed": "numeric", "dmy": "day",
               "dm": "day", "mdy": "month", "my": "month", "md": "month"}
 _RULE_STARTS = [_STARTS_AT.get(kind) for _, kind in _WINDOW_PATTERNS]
@@ -369,7 +373,7 @@ _RULE_STARTS = [_STARTS_AT.get(kind) for _, kind in _WINDOW_PATTERNS]
 # matching (re.I) folds one other character to a letter of theirs, the long s ("ſep"), and
 # lower() keeps it: a text holding it, or one whose lower case is longer (its positions would
 # shift: "İ"), is scanned whole.
-_MONTH_PREFIX = re.compile("|".join(m[:3] for m in MONTHS))
+_MONTH_PREFIX = lazy_compile("|".join(m[:3] for m in MONTHS))
 _FOLDED_ELSE = "ſ"
 
 
@@ -404,6 +408,19 @@ def windows_in(text: str) -> list[DateWindow]:
     """first_readings(text, WINDOW_RULES), running only the patterns whose need (_NEEDS) the
     text holds, each only where a match can begin: a pattern left out, or a start skipped,
     could not have matched, so the readings are the same."""
+    return first_readings(text, _rules_for(text))
+
+
+def mentions_in(text: str) -> DateMentions:
+    """date_mentions(text), read as windows_in reads: the same windows and the same spans
+    (every match read is the same match), the patterns a text cannot match never run."""
+    windows, spans = read_spans(text, _rules_for(text))
+    return DateMentions(tuple(windows), tuple(spans))
+
+
+def _rules_for(text: str) -> list[Rule[DateWindow]]:
+    """WINDOW_RULES, in their order, less the patterns `text` cannot match, each of the rest
+    tried only where its match can begin."""
     months = _month_starts(text)
     held = {need for need, found in _NEED_FOUND.items() if found.search(text)}
     if months:
@@ -419,13 +436,13 @@ def windows_in(text: str) -> list[DateWindow]:
     for (need, pattern, read), kind in zip(_RULES_NEEDING, _RULE_STARTS, strict=True):
         if need in held:
             rules.append((pattern if kind is None else _Tried(pattern, starts[kind]), read))
-    return first_readings(text, rules)
+    return rules
 
 
 # -- days: each phrase that names one calendar day ---------------------------------------------
 # A day phrase reads "Sept" too (a window does not: what recall indexes stays as it was).
 _DAY_MONTH = f"(?:{_MONTH_WORDS}|sept)"
-DATE_EN = re.compile(
+DATE_EN = lazy_compile(
     r"\b(?P<when>(?P<iso>\d{4}-\d{2}-\d{2})|"
     rf"(?P<m1>{_DAY_MONTH})\.?\s+(?P<d1>\d{{1,2}}){ORDINAL}?(?:,?\s+(?P<y1>\d{{4}}))?|"
     rf"(?P<d2>\d{{1,2}}){ORDINAL}?\s+(?:of\s+)?(?P<m2>{_DAY_MONTH})(?:,?\s+(?P<y2>\d{{4}}))?|"
@@ -438,7 +455,7 @@ DATE_EN = re.compile(
 ZH_MONTH_NUMBER = r"\d{1,2}|十[一二]?|[一二三四五六七八九]"
 ZH_DAY_NUMBER = r"\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九]"
 _ZH_NUMBER = ZH_DAY_NUMBER
-DATE_ZH = re.compile(
+DATE_ZH = lazy_compile(
     rf"(?P<when>(?:(?P<y>\d{{4}})\s*年\s*)?(?P<m>{ZH_MONTH_NUMBER})\s*月\s*"
     rf"(?P<d>{_ZH_NUMBER})\s*[日号]|"
     rf"(?P<iso>\d{{4}}-\d{{1,2}}-\d{{1,2}})|"
@@ -446,9 +463,9 @@ DATE_ZH = re.compile(
     rf"(?<![每隔])(?P<wk>下下|下|这|本)?(?:个)?(?:周|星期|礼拜)(?P<wd>[{CJK_WEEKDAYS}]))")
 # "12-16", "12/16": month first. Only where a day is expected ("moved to 12-16"): elsewhere
 # such digits are as often a score, a range or a version.
-NUMERIC_DAY = re.compile(r"(?<![\d./-])(?P<m>\d{1,2})[-/](?P<d>\d{1,2})(?![\d/-]|\.\d)")
+NUMERIC_DAY = lazy_compile(r"(?<![\d./-])(?P<m>\d{1,2})[-/](?P<d>\d{1,2})(?![\d/-]|\.\d)")
 # "09.12.2026": dotted day first with its year (the European form, as recall's windows read it).
-DOTTED_DMY = re.compile(r"(?<![\d.])(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{4})(?![\d]|\.\d)")
+DOTTED_DMY = lazy_compile(r"(?<![\d.])(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{4})(?![\d]|\.\d)")
 # A weekday by the names a day phrase reads: the whole name or its first three letters
 # ("Tues" too); "Thurs", "Wednes", "Satur" are no day.
 _WEEKDAY_WORDS = ({name: i for i, name in enumerate(WEEKDAYS)}
@@ -473,7 +490,7 @@ class Dated:
 # saying ("Piano recital on the 26th", "retro moved to the 5th", "5号交房租"), or next month's
 # ("下个月3号"). English after a word that takes a day; Chinese right before 号 and not a
 # number's other uses (3号楼, 5号线, 2号床, "05 号 runner": a label, not a day).
-_DAY_ALONE = re.compile(
+_DAY_ALONE = lazy_compile(
     r"\b(?:on|by|to|until|till|for|before|after)\s+the\s+(?P<de>\d{1,2})(?:st|nd|rd|th)\b"
     r"(?!\s+(?:of\b|(?i:" + _MONTH_WORDS + r")\b))|"
     r"(?:(?P<nm>下个?月)|(?<![月\d一二三四五六七八九十]))"

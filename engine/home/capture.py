@@ -45,7 +45,6 @@ from ..base.clock import iso
 from ..base.config import append_private_line, make_private_dir
 from ..base.errors import InputError
 from ..base.spaces import SHARED
-from ..secrets.detector import redact_secrets
 from ..store.connection import get_state, set_state, write
 from ..timeline.events import NewEvent
 from ..timeline.keys import KeyConflict, check_key, stored_keys
@@ -395,7 +394,7 @@ def log_hook_failure(home: Path | None, host: str, detail: str) -> None:
     """Log why a hook command could not run at all (its command line): one line in the home's
     capture.log, or on stderr when there is no home to take it."""
     if home is None:
-        _stderr(host, redact_secrets(detail)[:1_000])
+        _stderr(host, _redacted(detail))
     else:
         _log(home, host, None, "error", detail)
 
@@ -417,7 +416,7 @@ def _log(home: Path, host: str, session: Any, what: str, detail: str) -> None:
     """One JSON line in the home's capture.log (0600, rotated at LOG_MAX_BYTES; the home made
     if missing); stderr when the home cannot take it (another user's, read-only). Secrets are
     redacted."""
-    shown = redact_secrets(detail)[:1_000]
+    shown = _redacted(detail)
     entry = {"at": iso(datetime.now(UTC)), "host": host, "what": what,
              "session": session if isinstance(session, str) else None, "detail": shown}
     path = home / LOG_NAME
@@ -430,6 +429,14 @@ def _log(home: Path, host: str, session: Any, what: str, detail: str) -> None:
         append_private_line(path, entry)
     except OSError:
         _stderr(host, shown)
+
+
+def _redacted(detail: str) -> str:
+    """`detail` as a log shows it: secrets redacted, at most 1,000 chars. The detector is
+    imported here, on a failure: a hook that stores its turns never needs it."""
+    from ..secrets.detector import redact_secrets
+
+    return redact_secrets(detail)[:1_000]
 
 
 def _stderr(host: str, detail: str) -> None:

@@ -10,14 +10,12 @@ Every method is synchronous; writes are one transaction each.
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, cast, overload
-from zoneinfo import ZoneInfo
 
 from ..base.clock import Clock, SystemClock, parse_time
 from ..base.config import Config, load_config, tighten_home
@@ -53,7 +51,6 @@ if TYPE_CHECKING:
     from .runs import CompactionRun, JobRun, RunObserver
     from .status import StatusReport
 
-_log = logging.getLogger(__name__)
 Answer = TypeVar("Answer")
 
 
@@ -181,7 +178,11 @@ class Memory:
     @staticmethod
     def _zone(config: Config) -> tzinfo | None:
         name = config.settings.time.timezone
-        return ZoneInfo(name) if name else None
+        if not name:
+            return None
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo(name)
 
     @property
     def tz(self) -> tzinfo | None:
@@ -248,7 +249,10 @@ class Memory:
             with write(self.conn):
                 sync_index(self.conn, max_events=count, objects=False)
         except sqlite3.Error as exc:  # a full disk, a busy or a damaged index: never the events
-            _log.warning("events stored; indexing them for recall is deferred (%s)", exc)
+            import logging  # only here: logging costs every process ~2.5 ms to import
+
+            logging.getLogger(__name__).warning(
+                "events stored; indexing them for recall is deferred (%s)", exc)
             return str(exc)
         return None
 

@@ -11,7 +11,6 @@ person ("secrets revealed by find for ..." or "nothing revealed").
 from __future__ import annotations
 
 import getpass
-import logging
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,7 +22,6 @@ from ..base.config import append_private_line
 REVEAL_LOG = "reveals.log"  # in the home: one JSON line per reveal, never a value
 MAX_LOGGED_RECORDS = 200
 
-_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -69,4 +67,6 @@ def record_reveal(home: Path, now: datetime, reveal: Reveal, records: list[str])
         append_private_line(path, entry)
     except OSError as exc:
         reveal.log_error = f"could not write {path}: {exc.strerror or exc}"
-        _log.warning("%s", reveal.log_error)
+        import logging  # only here: logging costs every process ~2.5 ms to import
+
+        logging.getLogger(__name__).warning("%s", reveal.log_error)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from functools import partial
 
+from ..base.patterns import lazy_compile
 from ..dates.reader import (
     CJK_COUNTS,
     CJK_WEEKDAYS,
@@ -61,31 +62,31 @@ def _ago(unit: str, n: int, said: date) -> Span:
 _Reader = Callable[[re.Match[str], date], Span]
 _STEP: dict[str, int] = {"last": -1, "this": 0, "next": 1, "上": -1, "这": 0, "本": 0, "下": 1}
 _RULES: tuple[tuple[re.Pattern[str], _Reader], ...] = (
-    (re.compile(r"(?<![\d一二三四五六七八九十两几])(\d{1,2}|[一二三四五六七八九十两几])\s*"
-                r"(天|周|个?星期|个月)前"),
+    (lazy_compile(r"(?<![\d一二三四五六七八九十两几])(\d{1,2}|[一二三四五六七八九十两几])\s*"
+                  r"(天|周|个?星期|个月)前"),
      lambda m, d: _ago({"天": "day", "个月": "month"}.get(m.group(2), "week"),
                        CJK_COUNTS.get(m.group(1)) or int(m.group(1)), d)),
-    (re.compile(rf"\b(?:the\s+)?day\s+before\s+yesterday\b|{_NOT_BEFORE_DAY}前天{_NOT_AFTER_DAY}"),
+    (lazy_compile(rf"\b(?:the\s+)?day\s+before\s+yesterday\b|{_NOT_BEFORE_DAY}前天{_NOT_AFTER_DAY}"),
      lambda m, d: day_at(d, -2)),
-    (re.compile(rf"\b(?:the\s+)?day\s+after\s+tomorrow\b|{_NOT_BEFORE_DAY}[后後]天{_NOT_AFTER_DAY}"),
+    (lazy_compile(rf"\b(?:the\s+)?day\s+after\s+tomorrow\b|{_NOT_BEFORE_DAY}[后後]天{_NOT_AFTER_DAY}"),
      lambda m, d: day_at(d, 2)),
-    (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b|今天|今晚|今早"),
+    (lazy_compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b|今天|今晚|今早"),
      lambda m, d: day_at(d, 0)),
-    (re.compile(r"\b(?:yesterday|last\s+night)\b|昨天|昨晚"), lambda m, d: day_at(d, -1)),
-    (re.compile(r"\btomorrow\b|明天|明晚"), lambda m, d: day_at(d, 1)),
-    (re.compile(rf"\b{_COUNT}\s+(day|week|month)s?\s+ago\b"),
+    (lazy_compile(r"\b(?:yesterday|last\s+night)\b|昨天|昨晚"), lambda m, d: day_at(d, -1)),
+    (lazy_compile(r"\btomorrow\b|明天|明晚"), lambda m, d: day_at(d, 1)),
+    (lazy_compile(rf"\b{_COUNT}\s+(day|week|month)s?\s+ago\b"),
      lambda m, d: _ago(m.group(2), count(m.group(1)), d)),
-    (re.compile(r"\b(last|this|next)\s+weekend\b"),
+    (lazy_compile(r"\b(last|this|next)\s+weekend\b"),
      lambda m, d: weekend_of(d, _STEP[m.group(1)])),
-    (re.compile(rf"\b(last|next)\s+({'|'.join(WEEKDAYS)})\b"),
+    (lazy_compile(rf"\b(last|next)\s+({'|'.join(WEEKDAYS)})\b"),
      lambda m, d: _one_day((last_weekday if m.group(1) == "last" else next_weekday)(
          d, WEEKDAYS.index(m.group(2))))),
-    (re.compile(rf"{_NOT_STEP}(上|下)(?:个)?(?:周|星期|礼拜)([{CJK_WEEKDAYS}]){_NOT_WEEKDAY}"),
+    (lazy_compile(rf"{_NOT_STEP}(上|下)(?:个)?(?:周|星期|礼拜)([{CJK_WEEKDAYS}]){_NOT_WEEKDAY}"),
      lambda m, d: _one_day(weekday_in_week(d, _STEP[m.group(1)],
                                            min(CJK_WEEKDAYS.index(m.group(2)), 6)))),
-    (re.compile(rf"\b(last|this|next)\s+week\b|{_CJK_STEP}(?:个)?(?:周|星期|礼拜){_NOT_WEEK}"),
+    (lazy_compile(rf"\b(last|this|next)\s+week\b|{_CJK_STEP}(?:个)?(?:周|星期|礼拜){_NOT_WEEK}"),
      lambda m, d: week_of(d, _STEP[m.group(1) or m.group(2)])),
-    (re.compile(rf"\b(last|this|next)\s+month\b|{_CJK_STEP}(?:个)?月{_NOT_MONTH}"),
+    (lazy_compile(rf"\b(last|this|next)\s+month\b|{_CJK_STEP}(?:个)?月{_NOT_MONTH}"),
      lambda m, d: month_of(d, _STEP[m.group(1) or m.group(2)])),
 )
 # Each rule's phrase holds one of its needles (in _RULES' order; a test checks it).
@@ -96,7 +97,7 @@ _RULE_NEEDLES: tuple[tuple[str, ...], ...] = (
     ("week", "周", "星期", "礼拜"), ("month", "月"))
 # Every rule's phrase holds one of these (a test checks it): one scan of a text that holds
 # none (nine in ten turns) costs about a tenth of reading it with every rule.
-_MENTIONS = re.compile(
+_MENTIONS = lazy_compile(
     r"yesterday|today|tonight|tomorrow|ago\b|week|month|night|"
     r"morning|afternoon|evening|(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
     r"[昨今明前后後]天|[昨今明]晚|今早|[上下这本]个?(?:周|星期|礼拜|月)|(?:天|周|个?星期|个月)前")

@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from ..base.errors import InputError
-from ..dates.reader import DateMentions, DateWindow, date_mentions
+from ..base.patterns import lazy_compile
+from ..dates.reader import DateMentions, DateWindow, mentions_in
 from ..timeline.fragments import find_lone_surrogate
 from .index import CJK_CHARS, fold, fts_phrase
 from .stem import MIN_WORD, root, stem
@@ -31,7 +32,7 @@ MAX_TERMS = 32
 PREFIX_CREDIT = 0.5
 PREFIX_QUERY_WORDS = 3  # a query of at most this many words and CJK runs: words are prefixes
 
-_QUERY_TOKEN = re.compile(f"([{CJK_CHARS}]+)|((?:(?![{CJK_CHARS}])[^\\W_])+)")
+_QUERY_TOKEN = lazy_compile(f"([{CJK_CHARS}]+)|((?:(?![{CJK_CHARS}])[^\\W_])+)")
 # Function words dropped from a query that has other terms ("the Who" keeps both).
 STOPWORDS = frozenset("""
 a an the and or but if of at by for with about against between into through during before after
@@ -109,7 +110,7 @@ def parse_query(query: object, date_words: bool = False) -> Query:
     bad = find_lone_surrogate(query)
     if bad is not None:
         raise InputError(f"query has a lone surrogate at char {bad}: not valid Unicode text")
-    dates = date_mentions(query) if not date_words else DateMentions((), ())
+    dates = mentions_in(query) if not date_words else DateMentions((), ())
     folded = fold(_blank(query, dates.spans))
     dated = bool(dates.windows)
     words: list[str] = []
@@ -161,12 +162,12 @@ def parse_query(query: object, date_words: bool = False) -> Query:
 # Where a query with several questions is cut into parts (query.memory_find gives each part its
 # share of the hits): after a "?", before 另外/还有/"and also"/"also,", and before ", and" that a
 # question word follows.
-_PART_BREAK = re.compile(
+_PART_BREAK = lazy_compile(
     r"(?<=[?？])\s*|[,，;；]?\s*(?=另外|还有)|[,;]?\s+(?=and also\b|also,)"
     r"|,\s*(?=and\s+(?:what|when|where|who|whom|whose|which|how|why)\b)", re.IGNORECASE)
 # A part asks when it holds one of these (a part that does not ask joins the next one).
-_ASKS = re.compile(r"\b(?:what|when|where|who|whom|whose|which|how|why)\b|什么|哪|谁|几|多少|怎么"
-                   r"|为什么|吗|呢", re.IGNORECASE)
+_ASKS = lazy_compile(r"\b(?:what|when|where|who|whom|whose|which|how|why)\b|什么|哪|谁|几|多少|怎么"
+                     r"|为什么|吗|呢", re.IGNORECASE)
 MAX_PARTS = 3
 
 

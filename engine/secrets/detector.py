@@ -39,6 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..base.errors import FieldError
+from ..base.patterns import lazy_compile
 from . import values as secret_values
 from .values import assigned, basic_credentials, cards, mixed
 
@@ -147,7 +148,7 @@ _BREAK = r"(?:\r?\n|\\r\\n|\\n)"
 # escape starting with a backslash, which no char of the set is, and the body stops at the next
 # "-----": the match is linear, and a text of many BEGIN lines is read once, not once each.
 _PEM_LABEL = r"[A-Z0-9 ]*PRIVATE KEY[A-Z ]*"
-_PEM_BLOCK = re.compile(
+_PEM_BLOCK = lazy_compile(
     rf"-----BEGIN {_PEM_LABEL}-----"
     rf"(?:(?:[A-Za-z0-9+/=:,._<>@()'!?#%&*; \t\r\n]|-(?!----)|\\[rnt/\"]){{0,32000}}?"
     rf"-----END {_PEM_LABEL}-----"
@@ -156,47 +157,47 @@ _PEM_BLOCK = re.compile(
 # substring test costs far less than a regex pass); no needles: it always runs.
 _PREFIXED: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("a private key", _PEM_BLOCK, ("PRIVATE KEY",)),
-    ("an Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"), ("sk-ant-",)),
+    ("an Anthropic API key", lazy_compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"), ("sk-ant-",)),
     ("an OpenAI-style API key",
-     re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9_\-]{20,}"),
+     lazy_compile(r"\bsk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9_\-]{20,}"),
      ("sk-",)),
-    ("a Stripe secret key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"),
+    ("a Stripe secret key", lazy_compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"),
      ("k_live_", "k_test_")),
-    ("a Stripe webhook secret", re.compile(r"\bwhsec_[A-Za-z0-9]{20,}"), ("whsec_",)),
+    ("a Stripe webhook secret", lazy_compile(r"\bwhsec_[A-Za-z0-9]{20,}"), ("whsec_",)),
     ("a GitHub token",
-     re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
+     lazy_compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
      ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    ("a GitLab token", re.compile(r"\bgl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_\-]{20,}"), ("gl",)),
-    ("a Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}"), ("hf_",)),
-    ("an npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36,}"), ("npm_",)),
-    ("a PyPI token", re.compile(r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"), ("pypi-AgE",)),
-    ("an AWS access key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
+    ("a GitLab token", lazy_compile(r"\bgl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_\-]{20,}"), ("gl",)),
+    ("a Hugging Face token", lazy_compile(r"\bhf_[A-Za-z0-9]{30,}"), ("hf_",)),
+    ("an npm token", lazy_compile(r"\bnpm_[A-Za-z0-9]{36,}"), ("npm_",)),
+    ("a PyPI token", lazy_compile(r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"), ("pypi-AgE",)),
+    ("an AWS access key", lazy_compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
      ("AKIA", "ASIA", "AGPA", "AIDA", "AROA")),
-    ("a Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), ("AIza",)),
-    ("a Google OAuth token", re.compile(r"\bya29\.[0-9A-Za-z_\-]{30,}"), ("ya29.",)),
-    ("a Slack token", re.compile(r"\bxox[abposre]-[0-9A-Za-z\-]{10,}"), ("xox",)),
+    ("a Google API key", lazy_compile(r"\bAIza[0-9A-Za-z_\-]{35}"), ("AIza",)),
+    ("a Google OAuth token", lazy_compile(r"\bya29\.[0-9A-Za-z_\-]{30,}"), ("ya29.",)),
+    ("a Slack token", lazy_compile(r"\bxox[abposre]-[0-9A-Za-z\-]{10,}"), ("xox",)),
     ("a Slack webhook",
-     re.compile(r"hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/\w{16,}"), ("hooks.slack",)),
-    ("a SendGrid key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{20,}"), ("SG.",)),
-    ("a DigitalOcean token", re.compile(r"\bdo[por]_v1_[a-f0-9]{64}"), ("_v1_",)),
-    ("a Shopify token", re.compile(r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"), ("shp",)),
-    ("a Telegram bot token", re.compile(r"(?<!\d)\d{8,10}:AA[A-Za-z0-9_\-]{33}"), (":AA",)),
+     lazy_compile(r"hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/\w{16,}"), ("hooks.slack",)),
+    ("a SendGrid key", lazy_compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{20,}"), ("SG.",)),
+    ("a DigitalOcean token", lazy_compile(r"\bdo[por]_v1_[a-f0-9]{64}"), ("_v1_",)),
+    ("a Shopify token", lazy_compile(r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"), ("shp",)),
+    ("a Telegram bot token", lazy_compile(r"(?<!\d)\d{8,10}:AA[A-Za-z0-9_\-]{33}"), (":AA",)),
     ("a JSON web token",
-     re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),
+     lazy_compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),
      ("eyJ",)),
-    ("a bearer token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{20,}=*"), ()),
-    ("a URL with a password", re.compile(
+    ("a bearer token", lazy_compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{20,}=*"), ()),
+    ("a URL with a password", lazy_compile(
         r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@\"'<>]+:(?!\$\{|\$[A-Z_]|\*+@|<)[^\s/@\"'<>]+@"
         r"[^\s/@\"'<>]+"), ("://",)),
     # A key's base64 body without its BEGIN line: lines of 64 chars (PEM, PGP), 70 (OpenSSH) or
     # up to 76 (MIME) in a row, their line ends real or JSON-escaped; or one long blob.
-    ("a private key body", re.compile(
+    ("a private key body", lazy_compile(
         rf"(?m)(?:^[ \t]*[{_B64}]{{64,76}}[ \t]*\r?\n){{2,}}"
         rf"(?:[ \t]*[{_B64}]{{1,76}}={{0,2}}(?=[ \t\r]*$))?"), ()),
-    ("a private key body", re.compile(
+    ("a private key body", lazy_compile(
         rf"(?:(?<![{_B64}\\])|(?<=\\n))(?:[{_B64}]{{64,76}}(?:\\r)?\\n){{2,}}"
         rf"(?:[{_B64}]{{1,76}}={{0,2}}(?=\\|\"|$))?"), ("\\n",)),
-    ("a private key body", re.compile(rf"(?<![{_B64}])[{_B64}]{{200,}}={{0,2}}"), ()),
+    ("a private key body", lazy_compile(rf"(?<![{_B64}])[{_B64}]{{200,}}={{0,2}}"), ()),
 )
 
 
@@ -232,12 +233,12 @@ def _prefixed(text: str) -> Iterator[tuple[str, int, int]]:
 
 # A known prefix followed by groups split by spaces or tabs ("sk-proj-Ab3d Ef6h Ij9k ..."): the
 # key written in chunks, or split across two fields joined by a space (graph_write).
-_GROUP = re.compile(r"[A-Za-z0-9_\-]+")
+_GROUP = lazy_compile(r"[A-Za-z0-9_\-]+")
 _SPACED_NEEDLES = frozenset(n for n in _NEEDLES if len(n) >= 3 and n.replace("_", "").replace(
     "-", "").isalnum())
 MAX_GROUPS = 16
-_SPACED = {needle: re.compile(rf"(?<![A-Za-z0-9]){re.escape(needle)}[A-Za-z0-9_\-]*"
-                              rf"(?:[ \t]+[A-Za-z0-9_\-]{{2,}}){{1,{MAX_GROUPS}}}")
+_SPACED = {needle: lazy_compile(rf"(?<![A-Za-z0-9]){re.escape(needle)}[A-Za-z0-9_\-]*"
+                                rf"(?:[ \t]+[A-Za-z0-9_\-]{{2,}}){{1,{MAX_GROUPS}}}")
            for needle in _SPACED_NEEDLES}
 
 
@@ -285,7 +286,7 @@ def _keyish(chunk: str) -> bool:
 # hex string is a secret only when what it encodes is one.
 # Greedy from the left, so each match is a whole run (no hex char before or after it): the
 # plain class repeat is 4x faster than spelling the boundaries out.
-_HEX_RUN = re.compile(r"[0-9A-Fa-f]{24,}")
+_HEX_RUN = lazy_compile(r"[0-9A-Fa-f]{24,}")
 
 
 def _hex_encoded(text: str) -> Iterator[tuple[str, int, int]]:
@@ -301,7 +302,7 @@ def _hex_encoded(text: str) -> Iterator[tuple[str, int, int]]:
 
 
 # -- long random tokens -------------------------------------------------------------------------
-_TOKEN = re.compile(r"(?<![A-Za-z0-9_\-+=])[A-Za-z0-9_\-+=]{32,}")
+_TOKEN = lazy_compile(r"(?<![A-Za-z0-9_\-+=])[A-Za-z0-9_\-+=]{32,}")
 ENTROPY_MIN_BITS = 4.0  # per char: 99% of random base62 tokens of 32+ chars have 4.2 or more
 SWITCH_MIN = 0.4  # class changes per char pair: random ~0.6 (1% under 0.42), CamelCase ~0.3
 

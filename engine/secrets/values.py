@@ -18,6 +18,8 @@ import bisect
 import re
 from collections.abc import Iterator
 
+from ..base.patterns import lazy_compile
+
 
 def mixed(value: str) -> bool:
     """Upper and lower case letters and digits: random base64, not hex, not a word."""
@@ -29,7 +31,8 @@ def mixed(value: str) -> bool:
 # "Authorization: Basic dXNlcjpwYXNzd29yZA==": base64 of "user:password". "basic" is an everyday
 # word, so the value counts only when it decodes to printable text holding a user, a colon and
 # a password ("Basic English", "basic income" decode to bytes that are no such text).
-_BASIC = re.compile(r"(?i)(?<![A-Za-z0-9_])basic[ \t]+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
+_BASIC = lazy_compile(
+    r"(?i)(?<![A-Za-z0-9_])basic[ \t]+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
 
 
 def basic_credentials(text: str) -> Iterator[tuple[str, int, int]]:
@@ -50,13 +53,13 @@ def basic_credentials(text: str) -> Iterator[tuple[str, int, int]]:
 # -- payment cards ------------------------------------------------------------------------------
 # Card digits come in groups of 4+ (4-4-4-4, 4-6-5, or none), split by spaces, dashes or dots;
 # a CVV group of 3 may follow.
-_CARD = re.compile(r"(?<![\d.,])\d{4,}(?:[ \-.]\d{3,}){0,6}(?![\d])")
-_CARD_CONTEXT = re.compile(
+_CARD = lazy_compile(r"(?<![\d.,])\d{4,}(?:[ \-.]\d{3,}){0,6}(?![\d])")
+_CARD_CONTEXT = lazy_compile(
     r"(?i)(?:card|visa|master\s*card|amex|american\s+express|discover|unionpay|cvv2?|cvc2?|"
     r"exp(?:iry|ires|iration)?\b|valid\s+thru|卡号|信用卡|银行卡|储蓄卡|借记卡|有效期|安全码|银联)")
 # 4-4-4-4 (and 4-4-4-4-3 of a 19-digit card), Amex's 4-6-5, 16 digits in a row, or UnionPay's
 # 19 digits in a row (its 62 prefix).
-_CARD_GROUPED = re.compile(
+_CARD_GROUPED = lazy_compile(
     r"[3-6]\d{3}([ \-.])\d{4}\1\d{4}\1\d{1,7}|3[47]\d{2}([ \-.])\d{6}\2\d{5}|[3-6]\d{15}"
     r"|[3-6]\d{3}([ \-.])\d{4}\3\d{4}\3\d{4}\3\d{3}|62\d{17}")
 
@@ -117,32 +120,32 @@ _CUE_ZH = "|".join(r"\s?".join(re.escape(ch) for ch in cue) if cue[0] > "\x7f" e
 # The first char of every cue above, as a lookahead: most positions fail this one class test
 # instead of trying each alternative (a third faster on everyday text).
 _CUE_FIRST = "PpOoCcSsAaBbRrTt" + "".join(sorted({cue[0] for cue in _ZH_CUES if cue[0] > "\x7f"}))
-_CUE = re.compile(
+_CUE = lazy_compile(
     rf"(?i)(?=[{_CUE_FIRST}])(?:{_CUE_ZH}|(?<![A-Za-z0-9])(?:{_CUE_EN})"
     rf"(?:[_\-][A-Za-z0-9]+){{0,2}}(?![A-Za-z0-9]))")
 # Cue words that are also everyday words ("bus pass: monthly"): their value must hold a digit
 # or a symbol, never only letters.
-_LOOSE_CUES = re.compile(r"(?i)pass|pw")
+_LOOSE_CUES = lazy_compile(r"(?i)pass|pw")
 # Cues of a short number: four digits count even without a separator ("passcode 7731").
-_PIN_CUES = re.compile(r"(?i)pin|pass|pw|otp|one|密\s?码|口\s?令|验\s?证\s?码|动\s?态\s?码")
-_SHORT_CUES = re.compile(r"(?i)cvv2?|cvc2?|security[ \-]code|安全码|校验码")
-_DIGIT_CUES = re.compile(r"(?i)pin|pass|pw|otp|one|cvv|cvc|security|密\s?码|口\s?令|验\s?证\s?码|"
-                         r"安\s?全\s?码|动\s?态\s?码|校\s?验\s?码")
+_PIN_CUES = lazy_compile(r"(?i)pin|pass|pw|otp|one|密\s?码|口\s?令|验\s?证\s?码|动\s?态\s?码")
+_SHORT_CUES = lazy_compile(r"(?i)cvv2?|cvc2?|security[ \-]code|安全码|校验码")
+_DIGIT_CUES = lazy_compile(r"(?i)pin|pass|pw|otp|one|cvv|cvc|security|密\s?码|口\s?令|验\s?证\s?码|"
+                           r"安\s?全\s?码|动\s?态\s?码|校\s?验\s?码")
 # What may stand between the cue and its assignment: "(root)", "for root", "of the router".
 # An aside between commas counts too: "the password, by the way, is hunter2".
 _QUALIFIER = (r"(?:[\"'`]?\s*[(（\[][^)）\]\n]{0,40}[)）\]]"
               r"|\s*[,，][^,，:=：\n]{1,40}[,，]"
               r"|\s+(?:for|of|on|at|to)\s+[^\s:=：\"',;]+(?:\s+[^\s:=：\"',;]+){0,2}?)?")
-_STRONG = re.compile(_QUALIFIER + r"[\"'`]?\s*(?:(?:is|was)\s*)?(?::=|=>|->|[:=：]|是|为|為)\s*")
-_WEAK = re.compile(_QUALIFIER + r"\s+(?:is|was|are|reads|=)\s+")
-_BARE = re.compile(r"\s+|(?<=[\u4e00-\u9fff])")
-_META_SUFFIX = re.compile(
+_STRONG = lazy_compile(_QUALIFIER + r"[\"'`]?\s*(?:(?:is|was)\s*)?(?::=|=>|->|[:=：]|是|为|為)\s*")
+_WEAK = lazy_compile(_QUALIFIER + r"\s+(?:is|was|are|reads|=)\s+")
+_BARE = lazy_compile(r"\s+|(?<=[\u4e00-\u9fff])")
+_META_SUFFIX = lazy_compile(
     r"(?i)[_\-](?:env|file|path|name|url|uri|var|endpoint|type|len|length|hint|policy|ttl|"
     r"expiry|expires|count|limit|location|manager|field|header|prefix)$")
-_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_ENV_NAME = lazy_compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _QUOTES = "\"'`“”‘’「」『』"
-_VALUE = re.compile(rf"([{_QUOTES}]?)([^\s{_QUOTES},;\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]+)")
-_PLACEHOLDER = re.compile(
+_VALUE = lazy_compile(rf"([{_QUOTES}]?)([^\s{_QUOTES},;\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]+)")
+_PLACEHOLDER = lazy_compile(
     r"(?i)\*+|x{3,}|\.+|-+|_+|\?+|<[^>]*>|\{[^}]*\}|\$\{?[A-Za-z_]\w*\}?|%\w+%|\[[^\]]*\]|"
     r"redacted|hidden|removed|omitted|elided|none|null|nil|n/?a|tbd|todo|unknown|empty|unset")
 _STOPWORDS = frozenset("""

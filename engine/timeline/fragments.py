@@ -10,18 +10,19 @@ character before it. Fragments are (start, end) slices of the event text, never 
 
 from __future__ import annotations
 
-import re
 import unicodedata
+
+from ..base.patterns import lazy_compile
 
 FRAGMENT_CHARS = 2_000
 EVENT_MAX_CHARS = 32_000
 
 # Boundary kinds in order of preference; each pattern matches the text a cut goes after.
 _BOUNDARIES = (
-    re.compile(r"\n[ \t]*\n"),
-    re.compile(r"\n"),
-    re.compile(r"[。！？；…][」』”’）)]*|[.!?;][\"')\]]*(?=\s)"),
-    re.compile(r"[，、,:：]|\s"),
+    lazy_compile(r"\n[ \t]*\n"),
+    lazy_compile(r"\n"),
+    lazy_compile(r"[。！？；…][」』”’）)]*|[.!?;][\"')\]]*(?=\s)"),
+    lazy_compile(r"[，、,:：]|\s"),
 )
 
 

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..base.errors import InputError
+from ..base.patterns import lazy_compile
 from .events import NewEvent
 from .fragments import find_lone_surrogate
 from .messages import message_events, message_key, message_time
@@ -56,15 +57,15 @@ META_TEXT_MAX = 1_000  # a path carried in meta
 _SKIP_CHUNK = 1 << 20  # an overlong line is skipped this much at a time, the bounds checked
 # What the host adds inside the person's message: reminders, and the IDE integration's context
 # (the file open in the editor, the selection, its diagnostics).
-_HOST_CONTEXT = re.compile(r"<(system-reminder|ide_[a-z_]+)>.*?</\1>\s*", re.DOTALL)
+_HOST_CONTEXT = lazy_compile(r"<(system-reminder|ide_[a-z_]+)>.*?</\1>\s*", re.DOTALL)
 # Slash commands and their local output, bash-mode input and output: the host's, not a turn.
-_HOST_LINE = re.compile(r"\s*<(?:command-(?:name|message|args)|local-command-[a-z]+|"
-                        r"bash-(?:input|stdout|stderr))>")
-_INTERRUPTED = re.compile(r"\[Request interrupted by user[^\]]*\]")
+_HOST_LINE = lazy_compile(r"\s*<(?:command-(?:name|message|args)|local-command-[a-z]+|"
+                          r"bash-(?:input|stdout|stderr))>")
+_INTERRUPTED = lazy_compile(r"\[Request interrupted by user[^\]]*\]")
 _CODEX_TOOL_ITEMS = {"function_call", "function_call_output", "custom_tool_call",
                      "custom_tool_call_output", "local_shell_call", "web_search_call",
                      "tool_search_call", "tool_search_output", "image_generation_call"}
-_UUID_TAIL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_UUID_TAIL = lazy_compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 @dataclass
