@@ -18,7 +18,6 @@ Invariants:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -213,6 +212,8 @@ def _rules() -> bytes:
     """A fingerprint of the secret detector (its two modules' source as they were loaded:
     secrets.LOADED_SOURCE, and the Unicode tables it normalises text with); random (no mark is
     ever trusted by another process) when the source could not be read."""
+    import hashlib  # here, not at import: a read that checks no mark never loads OpenSSL
+
     source = secrets.LOADED_SOURCE or os.urandom(32)
     unicode = unicodedata.unidata_version.encode()
     return hashlib.blake2b(MARK_VERSION + unicode + source, digest_size=16).digest()
@@ -220,6 +221,8 @@ def _rules() -> bytes:
 
 def clean_mark(fields: Sequence[str]) -> bytes:
     """The mark of an object whose `fields` (recall_index.object_field_texts) hold no secret."""
+    import hashlib
+
     digest = hashlib.blake2b(_rules(), digest_size=16)
     for text in fields:  # each with its length: no two lists of texts hash alike
         data = text.encode("utf-8", "surrogatepass")
