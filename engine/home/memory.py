@@ -282,8 +282,7 @@ class Memory:
 
         def page(show: bool) -> events.EventPage:
             raw = events.read_event_page(self.conn, number, offset, spaces=self.spaces)
-            return raw if show else cast("events.EventPage",
-                                         mask_event_page(self.conn, dict(raw)))
+            return raw if show else mask_event_page(self.conn, raw)
 
         return self._masked_read("event", reveal, page, lambda _s, _m: [f"event:{number}"])
 
@@ -468,8 +467,8 @@ class Memory:
         from ..recall.query import memory_read
 
         def answer(show: bool) -> ReadAnswer:
-            return cast("ReadAnswer", memory_read(self.conn, object_id, offset, show,
-                                                  self.spaces, today=self.clock.now().date()))
+            return memory_read(self.conn, object_id, offset, show, self.spaces,
+                               today=self.clock.now().date())
 
         return self._masked_read("read", reveal, answer,
                                  lambda shown, _m: [_record_of(cast("dict[str, Any]", shown))])
@@ -481,8 +480,7 @@ class Memory:
         from ..recall.query import memory_evidence
 
         def answer(show: bool) -> EvidenceAnswer:
-            return cast("EvidenceAnswer", memory_evidence(self.conn, id_or_event, offset, show,
-                                                          self.spaces))
+            return memory_evidence(self.conn, id_or_event, offset, show, self.spaces)
 
         return self._masked_read("evidence", reveal, answer,
                                  lambda shown, _m: [_record_of(cast("dict[str, Any]", shown))])

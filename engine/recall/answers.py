@@ -1,5 +1,8 @@
-"""What memory_find, memory_read and memory_evidence answer, as types (engine/recall/query.py
-builds them as plain dicts; `Memory` hands them on typed, and the JSON on the wire is the same).
+"""What memory_find, memory_read and memory_evidence answer, as types. memory_read and
+memory_evidence build their answers as these types where they are made (engine/recall/query.py,
+checked by mypy); memory_find's hits are still built as plain dicts by the ranking, which
+carries private keys on them until the snippets are added, and `Memory.find` hands them on
+typed. The JSON on the wire is the same.
 
 `tests/test_answer_types.py` checks real answers carry exactly the keys declared here.
 """

@@ -29,6 +29,8 @@ from typing import Any, TypeVar, cast
 
 from ..secrets import detector as secrets
 from ..secrets.detector import SecretHit, mask_secrets, redact_slice, scan_secrets
+from ..timeline.events import EventPage
+from .answers import EvidenceItem
 from .index import (
     clear_secret_marks,
     fold,
@@ -166,24 +168,30 @@ def _event_texts(conn: sqlite3.Connection, event_ids: Iterable[int]) -> dict[int
     return {row[0]: row[1] for row in rows}
 
 
-def mask_event_page(conn: sqlite3.Connection, page: dict[str, Any]) -> dict[str, Any]:
+def mask_event_page(conn: sqlite3.Connection, page: EventPage) -> EventPage:
     """An event page (read_event_page) with its text masked by the secrets of the whole
     event, and every other field by mask_tree."""
     full = _event_texts(conn, [page["id"]])[page["id"]]
     offset = page["offset"]
-    text = mask_slice(full, offset, offset + len(page["text"]))
-    return {**mask_tree({k: v for k, v in page.items() if k != "text"}), "text": text}
+    blank: EventPage = {**page, "text": ""}  # the text is masked as a slice of the whole
+    masked = mask_tree(blank)
+    masked["text"] = mask_slice(full, offset, offset + len(page["text"]))
+    return masked
 
 
-def mask_evidence_items(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> list[
-        dict[str, Any]]:
+def mask_evidence_items(conn: sqlite3.Connection,
+                        items: list[EvidenceItem]) -> list[EvidenceItem]:
     """Evidence slices, each masked by the secrets of its whole event."""
     texts = _event_texts(conn, (item["event_id"] for item in items))
     hits = {event_id: scan_secrets(text) for event_id, text in texts.items()}
-    return [{**mask_tree({k: v for k, v in item.items() if k != "text"}),
-             "text": mask_slice(texts[item["event_id"]], item["start_char"], item["end_char"],
-                                hits[item["event_id"]])}
-            for item in items]
+    shown: list[EvidenceItem] = []
+    for item in items:
+        blank: EvidenceItem = {**item, "text": ""}  # the text: as a slice of the whole
+        masked = mask_tree(blank)
+        masked["text"] = mask_slice(texts[item["event_id"]], item["start_char"],
+                                    item["end_char"], hits[item["event_id"]])
+        shown.append(masked)
+    return shown
 
 
 def mask_previews(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> list[

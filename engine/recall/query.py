@@ -36,6 +36,16 @@ from ..objects.records import (
 )
 from ..objects.states import marked_summary, shown_state
 from ..timeline.events import parse_event_id, read_event_page
+from .answers import (
+    Citation,
+    EventEvidence,
+    EventRead,
+    EvidenceAnswer,
+    EvidenceItem,
+    ObjectEvidence,
+    ObjectRead,
+    ReadAnswer,
+)
 from .context import (
     DATE_BONUS,
     add_neighbours,
@@ -499,7 +509,7 @@ def _is_event_ref(value: object) -> bool:
 def memory_read(
     conn: sqlite3.Connection, object_id: str | int, offset: int = 0, reveal: bool = False,
     spaces: Spaces = EVERY_SPACE, today: date | None = None,
-) -> dict[str, Any]:
+) -> ReadAnswer:
     """An object's profile, relations and evidence list, paged by next_offset (redirects
     followed; `merged` lists ids merged into it). An event id (42, "event:42") reads the event;
     a unique name or alias stands for its object's id. Secrets are masked unless `reveal`.
@@ -513,15 +523,18 @@ def memory_read(
             return _event_page(conn, parse_event_id(object_id), offset, reveal, spaces)
         data = read_object(conn, resolve_object_ref(conn, str(object_id), spaces), offset,
                            spaces, today)
-        data["merged"] = _merged_into(conn, data["object"]["id"])
-    answer = {"kind": "object", **data}
+    answer = ObjectRead(kind="object", object=data["object"],
+                        redirected_from=data["redirected_from"], links=data["links"],
+                        total_links=data["total_links"], offset=data["offset"],
+                        next_offset=data["next_offset"],
+                        merged=_merged_into(conn, data["object"]["id"]))
     return answer if reveal else mask_tree(answer)
 
 
 def memory_evidence(
     conn: sqlite3.Connection, id_or_event: str | int, offset: int = 0, reveal: bool = False,
     spaces: Spaces = EVERY_SPACE,
-) -> dict[str, Any]:
+) -> EvidenceAnswer:
     """The raw text behind an object's evidence (its own and that of objects merged into it),
     oldest first, at most EVIDENCE_PAGE_CHARS chars a page; `offset`/`next_offset` count chars
     of evidence text. For an event id: the event's text, paged, and the objects citing it.
@@ -536,14 +549,14 @@ def memory_evidence(
             page = _event_page(conn, event_id, offset, reveal, spaces)
             seen, args = spaces.sql("+o.space")
             cited = [
-                {"object_id": r[0], "start_char": r[1], "end_char": r[2]}
+                Citation(object_id=r[0], start_char=r[1], end_char=r[2])
                 for r in conn.execute(
                     "SELECT v.object_id, v.start_char, v.end_char FROM evidence v"
                     f" JOIN objects o ON o.id = v.object_id WHERE v.event_id = ? AND {seen}"
                     " ORDER BY v.object_id, v.start_char", (event_id, *args),
                 )
             ]
-            return {**page, "cited_by": cited}
+            return EventEvidence(**page, cited_by=cited)
         object_id = resolve_object_ref(conn, id_or_event, spaces)
         target = resolve_redirect(conn, object_id)
         if not _visible_object(conn, target, spaces):
@@ -556,19 +569,22 @@ def memory_evidence(
 
 def _event_page(
     conn: sqlite3.Connection, event_id: int, offset: int, reveal: bool, spaces: Spaces,
-) -> dict[str, Any]:
+) -> EventRead:
     """read_event_page with the event's own kind as `event_kind` (`kind` says "event"),
     masked unless `reveal`; NotFound for an event `spaces` does not see."""
-    page: dict[str, Any] = dict(read_event_page(conn, event_id, offset, spaces=spaces))
+    page = read_event_page(conn, event_id, offset, spaces=spaces)
     if not reveal:
         page = mask_event_page(conn, page)
-    page["event_kind"] = page.pop("kind")
-    return {"kind": "event", **page}
+    return EventRead(kind="event", id=page["id"], occurred_at=page["occurred_at"],
+                     source=page["source"], event_kind=page["kind"], meta=page["meta"],
+                     chars=page["chars"], est_tokens=page["est_tokens"],
+                     ingested_at=page["ingested_at"], key=page["key"], state=page["state"],
+                     offset=page["offset"], text=page["text"], next_offset=page["next_offset"])
 
 
 def _evidence_page(
     conn: sqlite3.Connection, asked: str, target: str, offset: int, spaces: Spaces,
-) -> dict[str, Any]:
+) -> ObjectEvidence:
     owners = [target, *_merged_into(conn, target)]
     seen, args = spaces.sql("+e.space")
     links = conn.execute(
@@ -595,16 +611,14 @@ def _evidence_page(
             "SELECT substr(text, ?, ?) FROM events WHERE id = ?",
             (start + skip + 1, take, event_id),
         ).fetchone()[0]
-        items.append({
-            "object_id": owner, "event_id": event_id, "occurred_at": occurred_at,
-            "source": source, "start_char": start + skip, "end_char": start + skip + take,
-            "text": text, "partial": skip > 0 or take < length,
-        })
+        items.append(EvidenceItem(
+            object_id=owner, event_id=event_id, occurred_at=occurred_at, source=source,
+            start_char=start + skip, end_char=start + skip + take, text=text,
+            partial=skip > 0 or take < length))
         budget -= take
         pos += length
     end_pos = offset + (EVIDENCE_PAGE_CHARS - budget)
-    return {
-        "kind": "object", "id": target, "redirected_from": asked if asked != target else None,
-        "merged": owners[1:], "total_chars": total, "offset": offset, "items": items,
-        "next_offset": end_pos if end_pos < total else None,
-    }
+    return ObjectEvidence(
+        kind="object", id=target, redirected_from=asked if asked != target else None,
+        merged=owners[1:], total_chars=total, offset=offset, items=items,
+        next_offset=end_pos if end_pos < total else None)
