@@ -78,6 +78,7 @@ def _first_terms(parsed: terms.Query, df: Any) -> terms.Query:
 ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "neighbours": [(context, "AFTER_WEIGHT", 0.0), (context, "BEFORE_WEIGHT", 0.0)],
     "neighbour reach 2 (1)": [(context, "NEIGHBOUR_REACH", 1)],
+    "conversation gap 5 min (30)": [(context, "CONVERSATION_GAP_US", 30 * 60 * 1_000_000)],
     "before/after asymmetry (0.55/0.55)": [(context, "AFTER_WEIGHT", 0.55),
                                            (context, "BEFORE_WEIGHT", 0.55)],
     "one-or-two-term rule": [(query, "CONTEXT_MIN_TERMS", 0)],
