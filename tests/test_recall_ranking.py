@@ -64,6 +64,23 @@ def test_a_neighbour_in_another_conversation_is_not_context(mem: Memory) -> None
     assert ids_of(found) == [question] and later not in ids_of(found)
 
 
+def test_a_statement_half_an_hour_after_a_hit_is_not_its_context(mem: Memory) -> None:
+    # a user's statements among unrelated talk, each a while after the one before
+    hit, aside = add(mem, ["My sister's new apartment is in Lisbon.",
+                           "The train was late again this morning."],
+                     start="2026-03-02T09:00", step_min=28)
+    found = memory_find(mem.conn, "Where is my sister's new apartment?", types=["event"])
+    assert ids_of(found) == [hit] and aside not in ids_of(found)
+
+
+def test_a_reply_within_minutes_is_context(mem: Memory) -> None:
+    question, answer = add(mem, ["Melanie: How long have you been doing yoga, Caroline?",
+                                 "Caroline: Been at it for three years now."],
+                           start="2026-03-02T09:00", step_min=4)
+    found = memory_find(mem.conn, "How long has Caroline been doing yoga?", types=["event"])
+    assert answer in ids_of(found)
+
+
 def test_a_name_lookup_finds_only_events_that_mention_it(mem: Memory) -> None:
     mention, after = add(mem, ["I met Haoyu at the station.", "Then we took a taxi home."])
     assert ids_of(memory_find(mem.conn, "Haoyu", types=["event"])) == [mention]
