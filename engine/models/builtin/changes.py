@@ -33,8 +33,11 @@ from .textspan import Span
 
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢嘛]\s*[。！!]?\s*$")
 _SET_FOR_EN = re.compile(
-    r"^(?:(?:so|and|ok|okay|also|btw|fyi)[,:]?\s+)?(?P<item>.{3,80}?)\s+(?:is|are|was|will be|'s)"
-    r"\s+(?:now\s+)?(?:scheduled|planned|set|booked|fixed|due|happening|taking place|on)\b",
+    r"^(?:(?:so|and|ok|okay|also|btw|fyi)[,:]?\s+)?(?P<item>.{3,80}?)\s+"
+    r"(?:(?:is|are|was|will be|'s)\s+(?:now\s+)?"
+    r"(?:scheduled|planned|set|booked|fixed|due|happening|taking place|on)\b|"
+    # a note drops the verb: "Christmas night out booked for 19/12"
+    r"(?:booked|scheduled|planned|set|fixed)\s+(?:for|on)$)",
     re.IGNORECASE)
 _SET_FOR_ZH = re.compile(r"^(?P<item>.{2,30}?)(?:定在|安排在|约在|放在|订在|是在|在)\s*$")
 # "need to", "have to", "must"; not "should" (advice) nor "got to" (often "had the chance to").

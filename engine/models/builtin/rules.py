@@ -491,10 +491,24 @@ def head_aliases(item: str, lang: str) -> list[str]:
         return [n for i, n in enumerate(nouns) if i == 0 or len(n) >= 3][:3]
     words = [w for w in re.findall(r"[A-Za-z][\w'-]+", _cut_tail(item)) if w.lower() not in
              _EN_STOP]
+    while len(words) > 1 and _ARRANGED.fullmatch(words[-1]):  # "night out booked": no handle
+        words.pop()
     out = [words[-1]] if words and len(words[-1]) >= 4 else []
     if len(words) >= 2:
         out.append(" ".join(words[-2:]))
+    # A compound's thing before its event noun ("Dentist appointment", "hip replacement
+    # surgery"): "the dentist moved to Thursday" names the appointment by it.
+    if len(words) >= 2 and _EVENT_HEAD.fullmatch(words[-1]) and len(words[-2]) >= 4 and (
+            not _ARRANGED.fullmatch(words[-2])):
+        out.append(words[-2])
     return out
+
+
+_ARRANGED = re.compile(r"(?i)booked|scheduled|planned|arranged|confirmed|set|fixed|organi[sz]ed")
+_EVENT_HEAD = re.compile(
+    r"(?i)appointments?|visits?|check-?ups?|consultations?|sessions?|surgery|operation|"
+    r"meetings?|reviews?|appraisals?|interviews?|lessons?|class(?:es)?|exams?|tests?|"
+    r"dinners?|lunch(?:es)?|part(?:y|ies)|trips?|flights?")
 
 
 def _cut_tail(item: str) -> str:

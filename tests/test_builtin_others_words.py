@@ -1,0 +1,43 @@
+"""The builtin model files other people's words on the right object, or on none.
+
+Plain turns go through the real flow (compact, then organize with the builtin provider); the
+tests read the objects the engine committed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from memvault import Memory
+from memvault.models.builtin import BuiltinProvider
+from memvault.timeline.events import NewEvent
+from modes_support import compact_then_organize
+
+
+def organize_turns(mem: Memory, turns: list[tuple[str, str]], day: str = "2026-12-01") -> None:
+    """Append (source, text) turns one minute apart, compact, organize."""
+    mem.append_events([NewEvent(text, f"{day}T09:{i:02d}:00Z", source, "message", None)
+                       for i, (source, text) in enumerate(turns)])
+    compact_then_organize(mem, BuiltinProvider())
+
+
+def rows(conn: sqlite3.Connection, type_: str) -> list[sqlite3.Row]:
+    return list(conn.execute("SELECT * FROM objects WHERE type = ? ORDER BY id", (type_,)))
+
+
+def test_a_move_that_names_the_thing_of_an_appointment_moves_it(mem: Memory) -> None:
+    organize_turns(mem, [("user", "Dentist appointment Tuesday 15 December at 16:10."),
+                         ("user", "Dentist moved to Thursday 17 December, same time.")])
+    (visit,) = rows(mem.conn, "schedule")
+    assert "2026-12-17" in visit["body"] and visit["state"] == "moved"
+    assert [r["name"] for r in rows(mem.conn, "person")] == []  # "Dentist" is no one
+
+
+def test_a_note_that_drops_its_verb_names_the_event_and_its_cancellation_finds_it(
+        mem: Memory) -> None:
+    organize_turns(mem, [("user", "Ward Christmas night out booked for 19/12 at the Cosy Club."),
+                         ("user", "Dental check-up on 2026-12-18 at 10:00."),
+                         ("user", "Christmas night out is cancelled, half the ward is on shift.")])
+    plans = {r["name"]: r["state"] for r in rows(mem.conn, "schedule")}
+    assert plans["Ward Christmas night out"] == "cancelled"
+    assert [s for n, s in plans.items() if n != "Ward Christmas night out"] == ["scheduled"]
