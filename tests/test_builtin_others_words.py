@@ -41,3 +41,12 @@ def test_a_note_that_drops_its_verb_names_the_event_and_its_cancellation_finds_i
     plans = {r["name"]: r["state"] for r in rows(mem.conn, "schedule")}
     assert plans["Ward Christmas night out"] == "cancelled"
     assert [s for n, s in plans.items() if n != "Ward Christmas night out"] == ["scheduled"]
+
+
+def test_two_plans_joined_in_one_sentence_keep_their_own_words(mem: Memory) -> None:
+    organize_turns(mem, [("user", "Cian's booster on 14 December at 4pm, and a dental check-up "
+                                  "for Aoife on 16 December at 10:00.")])
+    plans = {r["name"]: r["body"] for r in rows(mem.conn, "schedule")}
+    booster = next(body for name, body in plans.items() if "booster" in name)
+    assert "Aoife" not in booster and "check-up" not in booster
+    assert any("check-up" in name for name in plans)

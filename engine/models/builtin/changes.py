@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from ...dates.reader import WEEKDAY_NAME, WEEKDAYS, next_weekday
-from .dates import Dated, find_dates
+from .dates import Dated, dated_clauses, find_dates
 from .lexicon import NOT_FIRST_NAMES
 from .people import zh_words
 from .profiles import clip, lang_of
@@ -116,9 +116,10 @@ def scan_plans(sentences: list[Span], said_on: date | None, notes: bool = False)
         if need is not None:
             found.findings.append(need)
             continue
-        plan = _dated_plan(sent, said_on)
-        if plan is not None:
-            found.findings.append(plan)
+        for part in dated_clauses(sent, said_on, plan_dates):
+            plan = _dated_plan(part, said_on)
+            if plan is not None:
+                found.findings.append(plan)
     return found
 
 

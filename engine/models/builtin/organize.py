@@ -34,6 +34,7 @@ from typing import Any
 
 from . import changes, speech
 from . import profiles as pf
+from .dates import dated_clauses
 from .drafts import (
     Directory,
     Draft,
@@ -297,9 +298,12 @@ def _plans(text: str, found: Scan, speaker: speech.Speaker | None,
 
 
 def _free(text: str, taken: list[Span], start: int = 0) -> list[Span]:
-    """The page's sentences from `start` on that no span in `taken` overlaps."""
-    return [s for s in sentences(text) if s.end > start and not any(
-        t.start < s.end and s.start < t.end for t in taken)]
+    """The page's sentences from `start` on that no span in `taken` overlaps; of a sentence
+    that joins two dated clauses (dates.dated_clauses), the clauses none overlaps."""
+    return [s for sent in sentences(text) if sent.end > start
+            for s in (dated_clauses(sent, None) if any(
+                t.start < sent.end and sent.start < t.end for t in taken) else [sent])
+            if not any(t.start < s.end and s.start < t.end for t in taken)]
 
 
 def _said_on(event: dict[str, Any]) -> date | None:

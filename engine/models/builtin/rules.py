@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from ...dates.reader import CJK_WEEKDAYS, MONTHS, WEEKDAYS, ZH_DAY_NUMBER, ZH_MONTH_NUMBER
+from .dates import dated_clauses
 from .lexicon import NOT_FIRST_NAMES
 from .people import find_people, zh_words
 from .profiles import clip, lang_of, merge_unique
@@ -453,11 +454,12 @@ def scan(text: str) -> Scan:
                                                                        following)):
                 findings.append(fact)
                 claimed = True
-        if not claimed:
-            for pattern in (_SCHED_ZH, _SCHED_EN):
-                for m in pattern.finditer(s):
-                    if sched := _schedule(m, sent):
-                        findings.append(sched)
+        if not claimed:  # each plan of a sentence that joins two is its own clause
+            for part in dated_clauses(sent, None):
+                for pattern in (_SCHED_ZH, _SCHED_EN):
+                    for m in pattern.finditer(part.text):
+                        if sched := _schedule(m, part):
+                            findings.append(sched)
         findings.extend(_projects(sent))
         done.extend(_done(sent))
     return Scan(findings, done)
