@@ -50,3 +50,17 @@ def test_two_plans_joined_in_one_sentence_keep_their_own_words(mem: Memory) -> N
     booster = next(body for name, body in plans.items() if "booster" in name)
     assert "Aoife" not in booster and "check-up" not in booster
     assert any("check-up" in name for name in plans)
+
+
+def test_a_cancellation_naming_only_a_day_cancels_no_plan(mem: Memory) -> None:
+    organize_turns(mem, [("user", "I'm going to meet the accountant on Thursday.")],
+                   day="2026-12-07")
+    organize_turns(mem, [("user", "Sadly Thursday is cancelled.")], day="2026-12-08")
+    assert {r["state"] for r in rows(mem.conn, "schedule")} == {"scheduled"}
+
+
+def test_a_change_naming_two_plans_equally_changes_neither(mem: Memory) -> None:
+    organize_turns(mem, [("user", "Budget review with Maya on 2026-12-10 at 10:00."),
+                         ("user", "Budget review with Omar on 2026-12-11 at 10:00.")])
+    organize_turns(mem, [("user", "The budget review is cancelled.")], day="2026-12-02")
+    assert {r["state"] for r in rows(mem.conn, "schedule")} == {"scheduled"}

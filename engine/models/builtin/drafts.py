@@ -286,25 +286,35 @@ def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Di
     notes: list[str] = []
     said_on = _iso_day(day)
     for change in changes:
-        best: tuple[int, str, dict[str, Any] | None] = (0, "", None)
+        # Every candidate by how well the change names it: its thing (shared words, at least
+        # one: a day alone names no plan) and its day.
+        scored: list[tuple[int, str, dict[str, Any] | None]] = []
         named = find_dates(change.words, said_on) if said_on else []
         for draft in drafts.values():
             if (draft.type in ("schedule", "todo") and change.sentence not in draft.spans
                     and not _cancels_itself(change, draft.name)):
-                score = similarity(change.words, " ".join([draft.name, *draft.aliases,
-                                                           draft.fields.get("item", "")]))
-                score += _on_day(change.words, named, draft.fields.get("rule", ""), said_on)
-                best = max(best, (score, draft.id, None), key=lambda b: b[0])
+                words = _names_thing(change.words, " ".join([draft.name, *draft.aliases,
+                                                             draft.fields.get("item", "")]))
+                if words:
+                    scored.append((words + _on_day(change.words, named,
+                                                   draft.fields.get("rule", ""), said_on),
+                                   draft.id, None))
         for obj in [*directory.of_type("schedule"), *directory.of_type("todo")]:
-            if _cancels_itself(change, str(obj.get("name") or "")):
+            if _cancels_itself(change, str(obj.get("name") or "")) or str(obj["id"]) in drafts:
                 continue
             body = str(obj.get("body") or "")
             item = pf.field_value(type_of(obj), body, "item") or ""
-            score = similarity(change.words, " ".join([*names_of(obj), item]))
-            score += _on_day(change.words, named,
-                             pf.field_value(type_of(obj), body, "rule") or "", said_on)
-            best = max(best, (score, str(obj["id"]), obj), key=lambda b: b[0])
-        score, object_id, existing = best
+            words = _names_thing(change.words, " ".join([*names_of(obj), item]))
+            if words:
+                scored.append((words + _on_day(change.words, named, pf.field_value(
+                    type_of(obj), body, "rule") or "", said_on), str(obj["id"]), obj))
+        scored.sort(key=lambda b: -b[0])
+        score, object_id, existing = scored[0] if scored else (0, "", None)
+        if len(scored) > 1 and scored[1][0] == score and score >= 2:
+            # two plans named as well as each other: unsure, so it stays a fact in the event
+            notes.append(f"a change ({pf.clip(change.sentence.text, 80)}) names two plans as "
+                         "well as each other: left as said")
+            continue
         if score < 2 or score < 4 and not _names(change.words, drafts, existing, object_id):
             # only when it shares nothing with a known one (which it may well mean)
             plan = unmatched_plan(change) if keep_unmatched and score == 0 else None
@@ -322,6 +332,21 @@ def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Di
                                       existing=existing)
         _change(drafts[object_id], change, day)
     return notes
+
+
+def _names_thing(words: str, plan: str) -> int:
+    """How well a change's words name a plan's thing: shared words (similarity), else 1 when
+    both hold the same kind of event ("周四的会" and "跟供应商开会", "Thursday's meeting" and
+    "team meeting"), which with the plan's day names it; 0 when nothing is shared."""
+    score = similarity(words, plan)
+    if score:
+        return score
+    kinds = [k.casefold() for k in _EVENT_KIND.findall(words)]
+    return int(any(k in plan.casefold() for k in kinds))
+
+
+_EVENT_KIND = re.compile(r"(?i)\b(?:meeting|call|appointment|lunch|dinner|class|session|"
+                         r"review|interview|party|trip|flight)\b|会|课|饭|约")
 
 
 def _iso_day(day: str) -> date | None:
