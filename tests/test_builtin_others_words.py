@@ -64,3 +64,14 @@ def test_a_change_naming_two_plans_equally_changes_neither(mem: Memory) -> None:
                          ("user", "Budget review with Omar on 2026-12-11 at 10:00.")])
     organize_turns(mem, [("user", "The budget review is cancelled.")], day="2026-12-02")
     assert {r["state"] for r in rows(mem.conn, "schedule")} == {"scheduled"}
+
+
+def test_a_day_put_instead_of_another_moves_the_plan_said_with_its_day(mem: Memory) -> None:
+    organize_turns(mem, [("user", "Parent-teacher meeting with Mrs. Okafor on Tuesday 8 December "
+                                  "at 3:10pm.")])
+    (meeting,) = rows(mem.conn, "schedule")
+    assert "- time rule: 2026-12-08 (Tuesday 8 December at 3:10pm" in meeting["body"]
+    organize_turns(mem, [("user", "Mrs. Okafor asked could we have the meeting the Wednesday "
+                                  "instead of the Tuesday, same time.")], day="2026-12-03")
+    (meeting,) = rows(mem.conn, "schedule")
+    assert "- time rule: 2026-12-09" in meeting["body"] and meeting["state"] == "moved"

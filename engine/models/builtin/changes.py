@@ -137,6 +137,16 @@ def _change(sent: Span, said_on: date | None) -> Change | None:
             bare = not re.search(r"\d", moved.said) and not find_dates(moved.said, said_on)
             return Change("moved", sent, words.strip(), moved.day, moved.said, subject,
                           moved.day.weekday() if bare else None)
+    swap = _INSTEAD.search(text)
+    if swap:  # "could we do the Wednesday instead of the Tuesday, same time"
+        moved = (plan_dates(text[swap.start("new"):swap.end("new")], said_on) or [
+            _weekday_after(text, swap.start("new"), said_on)])[0]
+        if moved is not None:
+            subject = _clause_before(text, swap.start())
+            bare = not re.search(r"\d", moved.said)
+            # who asked for the swap names the plan as well ("Mrs. Okafor rang and asked …")
+            return Change("moved", sent, f"{text[:swap.start()]} {swap.group('old')}", moved.day,
+                          moved.said, subject, moved.day.weekday() if bare else None)
     first = _CANCEL_FIRST_EN.match(text) or _CANCEL_FIRST_ZH.match(text)
     if first:
         what = first.group("what").strip()
@@ -146,6 +156,15 @@ def _change(sent: Span, said_on: date | None) -> Change | None:
         subject = _clause_before(text, cancel.start())
         return Change("cancelled", sent, subject, subject=subject)
     return None
+
+
+# A day put in place of another: "the Wednesday instead of the Tuesday", "Friday rather than
+# Thursday", "周五而不是周四" (the old day names the plan, the new one is its day).
+_INSTEAD = re.compile(
+    r"(?P<new>(?:the\s+)?(?:" + WEEKDAY_NAME + r"|\d{1,2}(?:st|nd|rd|th)?(?:\s+[A-Z][a-z]+)?)"
+    r"(?:\s+the\s+\d{1,2}(?:st|nd|rd|th))?)\s+(?:instead\s+of|rather\s+than)\s+"
+    r"(?P<old>(?:the\s+)?(?:" + WEEKDAY_NAME + r"|\d{1,2}(?:st|nd|rd|th)?)\b[^,.;]{0,30})",
+    re.IGNORECASE)
 
 
 def _moved_to(text: str, move: re.Match[str], said_on: date | None) -> Dated | None:

@@ -34,7 +34,7 @@ from typing import Any
 
 from . import changes, speech
 from . import profiles as pf
-from .dates import dated_clauses
+from .dates import dated_clauses, find_dates
 from .drafts import (
     Directory,
     Draft,
@@ -169,10 +169,11 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     else:
         found = scan(text)
     drafts: dict[str, Draft] = {}
+    said_on = _said_on(event)
     for finding in found.findings:
+        _on_its_day(finding, said_on)
         draft_for(drafts, directory, finding)
     speaker = None if notes else speech.speaker_of(event.get("meta"), text, base)
-    said_on = _said_on(event)
     plans = changes.Plans([], []) if notes else _plans(text, found, speaker, said_on)
     if event.get("source") not in ("user", None):  # the agent's words are not the user's plans
         plans.findings = []
@@ -295,6 +296,22 @@ def _plans(text: str, found: Scan, speaker: speech.Speaker | None,
     for finding in plans.findings:
         finding.owner = owner or ""
     return plans
+
+
+def _on_its_day(finding: Finding, said_on: date | None) -> None:
+    """An appointment said with its day ("Tuesday 8 December at 3:10pm", "Nov 3 at 08:15")
+    keeps that day as a calendar day first, as a dated plan does, so a later change finds it
+    by its day and a day gone reads past: "2026-12-08 (Tuesday 8 December at 3:10pm)"."""
+    rule = finding.fields.get("rule", "")
+    if finding.type != "schedule" or said_on is None or not rule or re.match(
+            r"\s*\d{4}-\d{2}-\d{2}", rule) or re.search(r"recurring|重复", finding.fields.get(
+                "state", "")):
+        return
+    days = {d.day for d in find_dates(rule, said_on)}
+    if len(days) == 1:
+        day = days.pop()
+        finding.fields["rule"] = (f"{day.isoformat()}（{rule}）" if pf.lang_of(rule) == "zh"
+                                  else f"{day.isoformat()} ({rule})")
 
 
 def _free(text: str, taken: list[Span], start: int = 0) -> list[Span]:
