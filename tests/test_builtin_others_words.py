@@ -75,3 +75,35 @@ def test_a_day_put_instead_of_another_moves_the_plan_said_with_its_day(mem: Memo
                                   "instead of the Tuesday, same time.")], day="2026-12-03")
     (meeting,) = rows(mem.conn, "schedule")
     assert "- time rule: 2026-12-09" in meeting["body"] and meeting["state"] == "moved"
+
+
+def people(conn: sqlite3.Connection) -> dict[str, str]:
+    """Each person's name and summary."""
+    return {r["name"]: r["summary"] for r in rows(conn, "person")}
+
+
+def test_roles_said_as_a_note_a_work_verb_a_team_or_a_title(mem: Memory) -> None:
+    organize_turns(mem, [
+        ("user", "new notes. ppl:\n- Priya Nair — ops mgr, started Mon\n- Tom Brandt, forklift "
+                 "lead\n- Kev drives the 2nd shift truck"),
+        ("user", "Dr. Rhys Evans — respiratory consultant, does the Tuesday ward round."),
+        ("user", "Carlos Reyes owns the payments gateway. Femi Adeyemi from security reviews "
+                 "anything with card data."),
+        ("user", "社区医院的李建华医生说我血压有点高。"),
+        ("user", "女儿周晓雯在深圳工作，她是个律师。"),
+        ("user", "陈静负责财务。")])
+    said = people(mem.conn)
+    assert said["Priya Nair"].endswith("ops mgr") and said["Tom Brandt"].endswith("forklift lead")
+    assert said["Kev"].endswith("drives the 2nd shift truck")
+    assert said["Rhys Evans"].endswith("respiratory consultant")  # "Dr." is no part of it
+    assert said["Carlos Reyes"].endswith("owns the payments gateway")
+    assert said["Femi Adeyemi"].endswith("from security")
+    assert said["李建华"].endswith("医生") and said["周晓雯"].endswith("律师")
+    assert said["陈静"].endswith("负责财务")
+    assert not [n for n in said if n.startswith("Dr") or n.endswith("医生")]
+
+
+def test_a_person_whose_role_comes_later_reads_it_in_the_summary(mem: Memory) -> None:
+    organize_turns(mem, [("user", "My new colleague Chen Hao (陈浩) joined the design team.")])
+    organize_turns(mem, [("user", "Chen Hao is the art director.")], day="2026-12-02")
+    assert [s for s in people(mem.conn).values() if "art director" in s]

@@ -22,6 +22,7 @@ from . import profiles as pf
 from .changes import Change, unmatched_plan
 from .dates import Dated, find_dates
 from .lexicon import STOP_BIGRAMS, STOP_WORDS
+from .people import strip_title
 from .rules import DoneMark, Finding, Scan, weekday_word
 from .textspan import Span, mentions
 
@@ -117,6 +118,8 @@ def object_id_for(type_: str, name: str) -> str | None:
 
 
 def draft_for(drafts: dict[str, Draft], directory: Directory, finding: Finding) -> Draft | None:
+    if finding.type == "person":  # "Dr. Rhys Evans" is Rhys Evans
+        finding.name = strip_title(finding.name)
     object_id = object_id_for(finding.type, finding.name)
     if object_id is None:
         return None
@@ -511,8 +514,11 @@ def write_profile(draft: Draft) -> dict[str, Any] | None:
     if body == old_body and aliases == list(old.get("aliases") or []):
         return None  # nothing new: cite it, do not rewrite it
     summary = old_summary
-    if not summary or ((draft.type in ("todo", "schedule") or draft.replace) and
-                       body != old_body):
+    # a person's summary said "role unknown" and the body now holds one: it says the role
+    unknown_role = draft.type == "person" and re.search(r"role unknown|职责未知", summary) and (
+        not pf.is_unknown(pf.field_value("person", body, "role") or ""))
+    if not summary or ((draft.type in ("todo", "schedule") or draft.replace or unknown_role)
+                       and body != old_body):
         merged = {line.key: line.value for line in pf.parse_body(draft.type, body) if line.key}
         draft.aliases = aliases
         summary = summary_of(draft, merged)

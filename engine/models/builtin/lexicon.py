@@ -69,6 +69,9 @@ ROLES_EN: frozenset[str] = frozenset({
     "vet", "chef", "cook", "clerk", "student", "paramedic", "surgeon", "midwife", "paralegal",
     "nanny", "pilot", "vicar", "priest", "carer", "medic", "physio", "postdoc", "associate",
     "principal", "dean", "judge", "model", "fellow", "staff", "matron", "headteacher",
+    "registrar", "firefighter", "hca", "gp", "em",
+    # note-taking abbreviations of a role ("ops mgr", "eng lead", "shift sup")
+    "mgr", "supv", "sup", "rep", "exec",
 })
 
 # Capitalised words that start sentences but are not first names.

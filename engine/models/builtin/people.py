@@ -339,6 +339,10 @@ def find_people(sentences: list[Span]) -> list[PersonHit]:
             if name and aliases:
                 local.append((m.end("name") - len(name), PersonHit(name, sent, aliases=aliases)))
 
+        for pos, hit in said_roles(sent):
+            if not any(h.name == hit.name and h.role for _, h in local):
+                local.append((pos, hit))
+
         local.sort(key=lambda item: item[0])
         _attach_sentence_aliases(s, local)
         hits.extend(hit for _, hit in local)
@@ -468,3 +472,86 @@ def find_named(sentences: list[Span], skip: set[str],
 
 
 HAN_RE = re.compile(HAN_RUN)
+
+
+# --- roles said as a note, a work verb or a title (issue: other people's words) -------------
+
+# A title before an English name is no part of it: "Dr. Rhys Evans", "Sister Gwen Morgan".
+TITLES_EN = ("Dr", "Doctor", "Prof", "Professor", "Mr", "Mrs", "Ms", "Miss", "Mx", "Sister",
+             "Nurse", "Chef", "Coach", "Captain", "Father", "Rev", "Judge", "Officer")
+_TITLE_EN = r"(?:(?:" + "|".join(TITLES_EN) + r")\.?\s+)"
+# A note's line: "Priya Nair — ops mgr, started Mon", "- Tom Brandt, forklift lead",
+# "Dr. Rhys Evans — respiratory consultant"; a comma only on a list item.
+_LINE_ROLE_EN = re.compile(
+    r"^\W*?(?P<item>[-*•]\s*)?" + _TITLE_EN + r"?(?P<name>" + EN_NAME + r")\s*"
+    r"(?P<sep>—|–|--|\s-\s|,)\s*(?:the\s+|a\s+|an\s+|our\s+)?(?P<role>[^,;.!?\n—–]{2,50})")
+# What someone does at work, said with a verb after their full name: "Julia Alvarez runs
+# payroll", "Carlos Reyes owns `payments-gateway`", "Kev drives the 2nd shift truck"; one
+# word only on a list item ("- Kev drives…"), since "Apple runs…" names a firm.
+_WORKS_EN = re.compile(
+    r"^\W*?(?P<item>[-*•]\s*)?" + _TITLE_EN + r"?(?P<name>" + EN_NAME + r")\s+"
+    r"(?P<verb>owns|runs|leads|manages|heads|drives|teaches|maintains|handles|oversees|"
+    r"coordinates|supervises|looks after)\s+(?P<what>[^,;.!?\n—]{2,60})")
+# A team or department someone is from: "Femi Adeyemi from security reviews…"
+_FROM_TEAM_EN = re.compile(
+    r"(?:^|(?<=[\s,;:]))(?P<name>" + EN_NAME + r")\s+from\s+(?P<team>[a-z][\w-]{2,30}"
+    r"(?:\s+(?:team|department|office|group))?)\s+(?=[a-z]+s\b)")
+# A Chinese title after a name: "李建华医生", "赵老师" stays a name of its own (no given name)
+_NAME_TITLE_ZH = re.compile(r"(?P<run>" + HAN_RUN + r"{2,6}?)(?P<title>医生|大夫|老师|律师|教授|"
+                            r"护士|经理|总监|主任|院长|校长|师傅)")
+# A role said of someone named earlier in the sentence: "…周晓雯在深圳工作，她是个律师",
+# "陈静负责财务" (a duty right after the name).
+_PRONOUN_ROLE_ZH = re.compile(r"[，,]\s*(?:她|他)(?:现在|目前|以前|原来)?(?:是|当)"
+                              r"(?:个|一个|一名|一位|名|位)?(?P<role>[^，,。；;！!？?]{1,10})")
+_DUTY_AFTER_ZH = re.compile(r"^\W*(?P<name>" + HAN_RUN + r"{2,4}?)负责"
+                            r"(?P<duty>[^，,。；;！!？?]{1,16})")
+
+
+def strip_title(name: str) -> str:
+    """An English name without a title before it ("Dr. Rhys Evans" -> "Rhys Evans"), when a
+    full name is left; "Mrs. Okafor" keeps its title, the only handle it has."""
+    m = re.match(_TITLE_EN + r"(?P<rest>.+)$", name)
+    return m.group("rest") if m and len(m.group("rest").split()) >= 2 else name
+
+
+def said_roles(sent: Span) -> list[tuple[int, PersonHit]]:
+    """People whose role a note line, a work verb, a team, a title word or a pronoun clause
+    states (see the patterns above), with where the name starts."""
+    s, out = sent.text, []
+    for pattern in (_LINE_ROLE_EN, _WORKS_EN):
+        m = pattern.match(s)
+        if m is None or not valid_en_name(m.group("name")):
+            continue
+        name = m.group("name")
+        if pattern is _LINE_ROLE_EN:
+            if m.group("sep") == "," and not m.group("item"):
+                continue
+            role = role_en(m.group("role")) or ""
+        else:
+            if " " not in name and not m.group("item"):
+                continue
+            role = f"{m.group('verb')} {m.group('what').strip()}"
+        if role:
+            out.append((m.start("name"), PersonHit(name, sent, role=role,
+                                                   identity=f"{name} — {role}")))
+    for m in _FROM_TEAM_EN.finditer(s):
+        name = m.group("name")
+        if " " in name and valid_en_name(name) and name.split()[0] not in NOT_FIRST_NAMES:
+            out.append((m.start("name"), PersonHit(name, sent, role=f"from {m.group('team')}")))
+    if HAN_RE.search(s):
+        for m in _NAME_TITLE_ZH.finditer(s):
+            name = zh_name_before(m.group("run"))
+            if name and len(name) >= 3 or name and name[1] not in "老小":
+                out.append((m.end("run") - len(name), PersonHit(name, sent,
+                                                                role=m.group("title"))))
+        duty = _DUTY_AFTER_ZH.match(s)
+        if duty and valid_zh_name(duty.group("name")):
+            out.append((duty.start("name"), PersonHit(
+                duty.group("name"), sent, role="负责" + duty.group("duty").strip())))
+        said = _PRONOUN_ROLE_ZH.search(s)
+        if said and (role := role_zh(said.group("role"))):
+            named = [w for w, flag in zh_words(s[:said.start()]) if flag == "nr"
+                     and valid_zh_name(w)]
+            if len(set(named)) == 1:
+                out.append((s.index(named[0]), PersonHit(named[0], sent, role=role)))
+    return out
