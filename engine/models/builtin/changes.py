@@ -139,8 +139,8 @@ def _change(sent: Span, said_on: date | None) -> Change | None:
                           moved.day.weekday() if bare else None)
     swap = _INSTEAD.search(text)
     if swap:  # "could we do the Wednesday instead of the Tuesday, same time"
-        moved = (plan_dates(text[swap.start("new"):swap.end("new")], said_on) or [
-            _weekday_after(text, swap.start("new"), said_on)])[0]
+        days = plan_dates(text[swap.start("new"):swap.end("new")], said_on)
+        moved = days[0] if days else _weekday_after(text, swap.start("new"), said_on)
         if moved is not None:
             subject = _clause_before(text, swap.start())
             bare = not re.search(r"\d", moved.said)

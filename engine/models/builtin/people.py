@@ -549,9 +549,9 @@ def said_roles(sent: Span) -> list[tuple[int, PersonHit]]:
             out.append((duty.start("name"), PersonHit(
                 duty.group("name"), sent, role="负责" + duty.group("duty").strip())))
         said = _PRONOUN_ROLE_ZH.search(s)
-        if said and (role := role_zh(said.group("role"))):
+        if said and (title := role_zh(said.group("role"))):
             named = [w for w, flag in zh_words(s[:said.start()]) if flag == "nr"
                      and valid_zh_name(w)]
             if len(set(named)) == 1:
-                out.append((s.index(named[0]), PersonHit(named[0], sent, role=role)))
+                out.append((s.index(named[0]), PersonHit(named[0], sent, role=title)))
     return out
