@@ -107,3 +107,17 @@ def test_a_person_whose_role_comes_later_reads_it_in_the_summary(mem: Memory) ->
     organize_turns(mem, [("user", "My new colleague Chen Hao (陈浩) joined the design team.")])
     organize_turns(mem, [("user", "Chen Hao is the art director.")], day="2026-12-02")
     assert [s for s in people(mem.conn).values() if "art director" in s]
+
+
+def test_a_switch_of_choice_is_the_preference_and_keeps_the_old_as_history(mem: Memory) -> None:
+    organize_turns(mem, [("user", "I prefer black coffee in the morning.")])
+    organize_turns(mem, [("user", "coffee: switched. oat flat white now, black wrecks my stomach"),
+                         ("user", "going forward: pytest fixtures, not unittest, in anything new"),
+                         ("user", "I am a tea person through and through, strong, a drop of milk."),
+                         ("user", "以前早上喝咖啡，现在改喝绿茶了。")], day="2026-12-04")
+    facts = {r["name"]: r["body"] for r in rows(mem.conn, "knowledge")}
+    coffee = [b for b in facts.values() if "oat flat white" in b]
+    assert len(coffee) == 1 and "- history: until 2026-12-04" in coffee[0]
+    assert [n for n, b in facts.items() if n.startswith("Preference") and "fixtures" in b]
+    assert [b for b in facts.values() if "tea" in b and "milk" in b]
+    assert [b for b in facts.values() if "绿茶" in b]
