@@ -121,3 +121,18 @@ def test_a_switch_of_choice_is_the_preference_and_keeps_the_old_as_history(mem: 
     assert [n for n, b in facts.items() if n.startswith("Preference") and "fixtures" in b]
     assert [b for b in facts.values() if "tea" in b and "milk" in b]
     assert [b for b in facts.values() if "绿茶" in b]
+
+
+def test_a_weekly_plan_said_again_in_the_other_language_is_one_plan(mem: Memory) -> None:
+    organize_turns(mem, [("user", "Team standup every Monday at 10:00.")], day="2026-10-07")
+    organize_turns(mem, [("user", "另外，每周一上午十点的 standup 照常。")], day="2026-10-08")
+    (standup,) = rows(mem.conn, "schedule")
+    assert standup["name"] == "Team standup" and "- state: recurring" in standup["body"]
+
+
+def test_a_request_or_a_teams_action_item_is_no_plan_of_the_user(mem: Memory) -> None:
+    organize_turns(mem, [("user", "Please leave comments inline; we would like to freeze this "
+                                  "document by Friday, October 16."),
+                         ("user", "4) Fake clock for the two search-indexer tests — search team, "
+                                  "Nov 6.")], day="2026-10-12")
+    assert rows(mem.conn, "schedule") == []

@@ -297,6 +297,11 @@ _NOT_PLAN_EN = re.compile(r"\b(?:you|your|you're|let's|let’s|lets|can't wait|c
 
 
 _TO_LISTENER_ZH = re.compile(r"你|您|帮我|请|麻烦")
+# An instruction, not a plan: "Please leave comments inline; we would like to freeze…".
+_REQUEST_EN = re.compile(r"^\W*(?:please|pls|plz|kindly)\b", re.IGNORECASE)
+# An action item whose owner is a team ("4) Fake clock for the two search-indexer tests —
+# search team, Nov 6"): that team's plan, not the user's.
+_TEAM_OWNED = re.compile(r"\s[—–-]\s+(?:the\s+)?[\w-]+\s+team\s*,?\s*$", re.IGNORECASE)
 
 
 # A wish the speaker is unsure of, said before its day, is no plan (me.tentative_wishes).
@@ -361,6 +366,8 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     before, after = sent.text[: when.start], sent.text[when.end:]
     if _UNSURE.search(before) or _someone_away(sent.text):  # unsure; someone else's leave
         return None
+    if _REQUEST_EN.match(sent.text) or _TEAM_OWNED.search(before):
+        return None  # a request to the listener; an action item a team owns is theirs
     timed = False
     if lang == "zh":  # only the clause that holds the date
         before, after = re.split(r"[，,；;]", before)[-1], re.split(r"[，,；;]", after)[0]

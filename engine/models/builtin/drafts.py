@@ -131,6 +131,10 @@ def draft_for(drafts: dict[str, Draft], directory: Directory, finding: Finding) 
         same = _same_event(finding, drafts, directory)
         existing = same if isinstance(same, dict) else None
         object_id = same if isinstance(same, str) else object_id
+        if same is not None and not _day(finding.fields.get("rule", "")):
+            # a weekly plan said again (in the other language, say): it keeps its own words
+            finding.fields = {k: v for k, v in finding.fields.items() if k not in (
+                "rule", "state")}
     if existing:
         object_id = str(existing["id"])
     else:
@@ -155,7 +159,7 @@ def _same_event(finding: Finding, drafts: dict[str, Draft], directory: Directory
     季度评审会"), so it is cited and not made twice."""
     day = _day(finding.fields.get("rule", ""))
     if not day:
-        return None
+        return _same_recurring(finding, drafts, directory)
     words = f"{finding.name} {finding.fields.get('item', '')}"
     for draft in drafts.values():
         if draft.type == "schedule" and _day(draft.fields.get("rule", "")) == day and (
@@ -167,6 +171,56 @@ def _same_event(finding: Finding, drafts: dict[str, Draft], directory: Directory
                 words, " ".join([*names_of(obj), pf.field_value("schedule", body, "item") or ""])):
             return obj
     return None
+
+
+def _same_recurring(finding: Finding, drafts: dict[str, Draft], directory: Directory
+                    ) -> dict[str, Any] | str | None:
+    """The recurring schedule a new recurring finding restates, in either language: the same
+    weekdays and hour ("every Monday at 10:00", "每周一上午十点") and a name held in the other's
+    ("standup" in "Team standup")."""
+    key = recurrence(finding.fields.get("rule", ""))
+    if key is None:
+        return None
+    mine = pf.norm(finding.name)
+
+    def same(names: list[str], rule: str) -> bool:
+        theirs = [pf.norm(n) for n in names if n]
+        return recurrence(rule) == key and any(
+            len(min(a, mine, key=len)) >= 4 and (a in mine or mine in a) for a in theirs)
+
+    for draft in drafts.values():
+        if draft.type == "schedule" and same([draft.name, *draft.aliases],
+                                             draft.fields.get("rule", "")):
+            return draft.id
+    for obj in directory.of_type("schedule"):
+        if same(names_of(obj), pf.field_value("schedule", str(obj.get("body") or ""), "rule")
+                or ""):
+            return obj
+    return None
+
+
+_ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
+
+
+def recurrence(rule: str) -> tuple[frozenset[int], int] | None:
+    """(weekdays, hour in 24h) of a weekly rule, in English or Chinese ("every other Thursday
+    at 16:00", "隔周四下午四点" -> ({3}, 16)); None when it names no weekday and hour."""
+    days = {i for w, i in _WEEKDAYS.items() if w.isascii() and re.search(
+        rf"\b{w}(?:day)?s?\b", rule, re.IGNORECASE)}
+    days |= {_WEEKDAYS[c] for c in re.findall(r"(?:周|星期|礼拜)([一二三四五六日天])", rule)}
+    hour: int | None = None
+    m = re.search(r"\b(\d{1,2})(?::\d{2})?\s*([ap])\.?m\b|\b(\d{1,2}):\d{2}\b", rule, re.I)
+    if m:
+        pm = 12 if (m.group(2) or "").lower() == "p" else 0
+        hour = int(m.group(1)) % 12 + pm if m.group(1) else int(m.group(3))
+    elif z := re.search(r"(上午|下午|晚上|早上|中午)?(十[一二]?|[一二三四五六七八九两]|\d{1,2})点",
+                        rule):
+        text = z.group(2)
+        value = int(text) if text.isdigit() else (
+            10 + (_ZH_DIGITS[text[1]] if len(text) > 1 else 0) if text.startswith("十")
+            else _ZH_DIGITS[text])
+        hour = value + 12 if z.group(1) in ("下午", "晚上") and value < 12 else value
+    return (frozenset(days), hour) if days and hour is not None else None
 
 
 def _day(rule: str) -> str:

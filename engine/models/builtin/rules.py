@@ -327,6 +327,9 @@ def _schedule(match: re.Match[str], sent: Span) -> Finding | None:
     # ("budget review pushed to 13 November") reaches it, as a dated plan's does
     aliases = [] if recurring or len(base) < 2 else merge_unique(
         [clip(base, 60)], [a for a in head_aliases(base, lang) if a != base])
+    if recurring and lang == "en" and len(base.split()) >= 2:
+        # its head noun ("standup" of "Team standup"), so "每周一上午十点的 standup" finds it
+        aliases = [a for a in head_aliases(base, lang)[:1] if a != base]
     state = ("重复（进行中）" if recurring else "已安排（一次）") if lang == "zh" else (
         "recurring" if recurring else "scheduled (one-off)")
     rule = re.sub(r"^(?:on|for)\s+", "", " ".join(match.group("rule").split()))
