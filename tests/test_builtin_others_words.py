@@ -136,3 +136,15 @@ def test_a_request_or_a_teams_action_item_is_no_plan_of_the_user(mem: Memory) ->
                          ("user", "4) Fake clock for the two search-indexer tests — search team, "
                                   "Nov 6.")], day="2026-10-12")
     assert rows(mem.conn, "schedule") == []
+
+
+def test_a_todo_line_of_two_acts_is_two_todos_and_a_past_tense_closes_its_own(
+        mem: Memory) -> None:
+    organize_turns(mem, [("user", "todo: renew my NMC revalidation, book a flu jab for Owain."),
+                         ("user", "I need to sign the consent form and send in fifteen euro.")])
+    organize_turns(mem, [("user", "Renewed the NMC revalidation online after my shift."),
+                         ("user", "I finally signed the zoo form this morning.")],
+                   day="2026-12-02")
+    todos = {r["name"]: r["state"] for r in rows(mem.conn, "todo")}
+    assert todos == {"renew my NMC revalidation": "done", "book a flu jab for Owain": "open",
+                     "sign the consent form and send in fifteen euro": "done"}

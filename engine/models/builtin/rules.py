@@ -225,6 +225,26 @@ def _split_clause(body: str, lang: str) -> tuple[str, str]:
     return first, rest.strip(" ）)。.，,")
 
 
+# Where a todo line lists its acts: a comma or semicolon before a plain verb-led part.
+_ACTS = re.compile(r"\s*[,;]\s+(?=[a-z]{3,}\s+(?:the|a|an|my|our|new|his|her|their|some|"
+                   r"[a-z]{2,}|[A-Z]{2,}))")
+_NOT_ACT = frozenset("and but or so then which who that it he she they we you i also plus "
+                     "maybe probably".split())
+
+
+def acts(body: str) -> list[str]:
+    """The acts an English todo line lists, each its own todo ("renew my NMC revalidation,
+    book a flu jab for Owain" -> two); the whole body when its parts are not all acts (a
+    part led by a pronoun or a conjunction is the same act's note)."""
+    if lang_of(body) != "en":
+        return [body]
+    parts = _ACTS.split(body.strip())
+    if len(parts) < 2 or any(p.split()[0].lower() in _NOT_ACT or len(p.split()) < 2
+                             for p in parts):
+        return [body]
+    return parts
+
+
 def _todo(body: str, sent: Span) -> Finding | None:
     lang = lang_of(body)
     item, note = _split_clause(body, lang)
@@ -447,10 +467,13 @@ def scan(text: str) -> Scan:
             claimed = True
         for pattern in (_TODO, _REMIND_ZH, _REMIND_EN):
             m = pattern.search(s)
-            if m and not claimed and (todo := _todo(m.group("body"), sent)):
-                findings.append(todo)
-                claimed = True
-                break
+            if m and not claimed:
+                # "todo: renew GMC registration fee, order new BP cuffs": one todo an act
+                made = [t for body in acts(m.group("body")) if (t := _todo(body, sent))]
+                findings.extend(made)
+                claimed = bool(made)
+                if claimed:
+                    break
         for pattern in (_REMEMBER_EN, _REMEMBER_ZH):
             m = pattern.search(s)
             if m and not claimed and not creds and (fact := _knowledge(m.group("body"), sent,
@@ -520,6 +543,7 @@ def _cut_tail(item: str) -> str:
     """The item's first clause without its time and its prepositional tail: "renew my
     indemnity insurance this month, it lapses on the 30th" -> "renew my indemnity insurance"."""
     item = _NEXT_CLAUSE.split(re.sub(r"\([^()]*\)", " ", item), maxsplit=1)[0]
+    item = re.split(r"\s+and\s+(?=[a-z]+\s)", item, maxsplit=1)[0]  # the first act of two
     item = _TIME_TAIL_EN.sub("", item)
     return re.sub(r"\s+(?:from|with|for|to|by|at|on|in|before|after)\s+.*$", "", item)
 
