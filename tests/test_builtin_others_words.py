@@ -91,22 +91,32 @@ def test_roles_said_as_a_note_a_work_verb_a_team_or_a_title(mem: Memory) -> None
                  "anything with card data."),
         ("user", "社区医院的李建华医生说我血压有点高。"),
         ("user", "女儿周晓雯在深圳工作，她是个律师。"),
-        ("user", "陈静负责财务。")])
+        ("user", "陈静负责财务。"),
+        ("user", "Mum (Grace) in for her hip replacement on 15/12."),
+        ("user", "New registrar Tariq Hussain starts a placement with me on Monday.")])
     said = people(mem.conn)
     assert said["Priya Nair"].endswith("ops mgr") and said["Tom Brandt"].endswith("forklift lead")
     assert said["Kev"].endswith("drives the 2nd shift truck")
     assert said["Rhys Evans"].endswith("respiratory consultant")  # "Dr." is no part of it
     assert said["Carlos Reyes"].endswith("owns the payments gateway")
     assert said["Femi Adeyemi"].endswith("from security")
-    assert said["李建华"].endswith("医生") and said["周晓雯"].endswith("律师")
+    assert said["李建华"].endswith("医生") and said["周晓雯"].endswith("女儿; 律师")
     assert said["陈静"].endswith("负责财务")
+    assert said["Grace"].endswith("mum") and said["Tariq Hussain"].endswith("registrar")
     assert not [n for n in said if n.startswith("Dr") or n.endswith("医生")]
 
 
 def test_a_person_whose_role_comes_later_reads_it_in_the_summary(mem: Memory) -> None:
-    organize_turns(mem, [("user", "My new colleague Chen Hao (陈浩) joined the design team.")])
+    organize_turns(mem, [("user", "I had lunch with Chen Hao (陈浩) today.")])
     organize_turns(mem, [("user", "Chen Hao is the art director.")], day="2026-12-02")
     assert [s for s in people(mem.conn).values() if "art director" in s]
+
+
+def test_a_name_with_its_native_form_in_brackets_is_one_person(mem: Memory) -> None:
+    organize_turns(mem, [("user", "My new colleague Chen Hao (陈浩) joined the design team."),
+                         ("user", "陈浩是我们的美术总监。")])
+    (chen,) = rows(mem.conn, "person")
+    assert "陈浩" in chen["aliases"] and "colleague" in chen["body"]
 
 
 def test_a_switch_of_choice_is_the_preference_and_keeps_the_old_as_history(mem: Memory) -> None:

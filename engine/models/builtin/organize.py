@@ -209,7 +209,9 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         # person or one rewritten anyway (never a rewrite for the aliases alone)
         if draft.type == "person" and (draft.existing is None or write_profile(draft)):
             names = [draft.name, *draft.aliases, *names_of(draft.existing or {})]
-            said = [first_name(draft.name), *(romanized(n) for n in names)]
+            # a name in pinyin with its Chinese form ("Chen Hao (陈浩)") is surname first
+            native = any(re.fullmatch(r"[\u4e00-\u9fff]{2,4}", n) for n in names)
+            said = [None if native else first_name(draft.name), *(romanized(n) for n in names)]
             draft.aliases = pf.merge_unique(draft.aliases, [n for n in said if n],
                                             exclude=draft.name)
     _ensure_projects(drafts, directory)

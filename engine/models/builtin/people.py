@@ -343,6 +343,11 @@ def find_people(sentences: list[Span]) -> list[PersonHit]:
             if not any(h.name == hit.name and h.role for _, h in local):
                 local.append((pos, hit))
 
+        for _, hit in local:  # "Chen Hao (陈浩)": one person, the native form an alias
+            native = re.search(re.escape(hit.name) + r"\s*[（(](" + HAN_RUN + r"{2,4})[)）]", s)
+            if hit.name.isascii() and native and native.group(1) not in hit.aliases:
+                hit.aliases.append(native.group(1))
+
         local.sort(key=lambda item: item[0])
         _attach_sentence_aliases(s, local)
         hits.extend(hit for _, hit in local)
@@ -507,6 +512,24 @@ _DUTY_AFTER_ZH = re.compile(r"^\W*(?P<name>" + HAN_RUN + r"{2,4}?)负责"
                             r"(?P<duty>[^，,。；;！!？?]{1,16})")
 
 
+# The role before a full name, with no comma: "New registrar Tariq Hussain starts…", "Our
+# practice nurse Jo Kaur…"; only a sentence's start, and a role word last.
+_ROLE_FIRST_EN = re.compile(
+    r"^\W*(?:(?:[Nn]ew|[Oo]ur|[Mm]y|[Tt]he)\s+)+(?P<role>(?:[a-z][\w-]*\s+){0,2}(?:[a-z][\w-]*|[A-Z]{2,5}))\s+"
+    r"(?P<name>" + EN_NAME + r")\b")
+# A Chinese relation or role right before a name, a clause's start: "室友陈思琪是学医的",
+# "她男朋友周航在清华读研", "老伴周建军以前是工程师", "高中同学张磊"
+_KIN_WORDS_ZH = "|".join(sorted({*ROLES_ZH, "老伴", "男朋友", "女朋友", "高中同学",
+                                 "大学同学", "老同学", "未婚夫", "未婚妻"}, key=len, reverse=True))
+# A relation with the name in brackets: "Mum (Grace) in for her hip replacement", "my boss
+# (Dana Whitfield)".
+_REL_BRACKET_EN = re.compile(r"\b(?P<rel>[A-Za-z][a-z]{1,15})\s*\((?P<name>"
+                             + EN_NAME + r")\)")
+_ROLE_FIRST_ZH = re.compile(r"(?:^|(?<=[，,。；;：:]))\s*(?:她|他)?(?P<role>" + _KIN_WORDS_ZH
+                            + r")(?P<name>" + HAN_RUN + r"{2,3}?)(?=是|在|以前|现在|也|下|要|来|去|"
+                            r"说|和|跟|刚|已经|从|，|,|。|$)")
+
+
 def strip_title(name: str) -> str:
     """An English name without a title before it ("Dr. Rhys Evans" -> "Rhys Evans"), when a
     full name is left; "Mrs. Okafor" keeps its title, the only handle it has."""
@@ -534,6 +557,14 @@ def said_roles(sent: Span) -> list[tuple[int, PersonHit]]:
         if role:
             out.append((m.start("name"), PersonHit(name, sent, role=role,
                                                    identity=f"{name} — {role}")))
+    first = _ROLE_FIRST_EN.match(s)
+    if first and " " in first.group("name") and valid_en_name(first.group("name")) and (
+            role := role_en(first.group("role"))):
+        out.append((first.start("name"), PersonHit(first.group("name"), sent, role=role)))
+    for m in _REL_BRACKET_EN.finditer(s):
+        if valid_en_name(m.group("name")) and m.group("rel").lower() in ROLES_EN:
+            out.append((m.start("name"), PersonHit(m.group("name"), sent,
+                                                   role=m.group("rel").lower())))
     for m in _FROM_TEAM_EN.finditer(s):
         name = m.group("name")
         if " " in name and valid_en_name(name) and name.split()[0] not in NOT_FIRST_NAMES:
@@ -544,6 +575,10 @@ def said_roles(sent: Span) -> list[tuple[int, PersonHit]]:
             if name and len(name) >= 3 or name and name[1] not in "老小":
                 out.append((m.end("run") - len(name), PersonHit(name, sent,
                                                                 role=m.group("title"))))
+        for m in _ROLE_FIRST_ZH.finditer(s):
+            if valid_zh_name(m.group("name")):
+                out.append((m.start("name"), PersonHit(m.group("name"), sent,
+                                                       role=m.group("role"))))
         duty = _DUTY_AFTER_ZH.match(s)
         if duty and valid_zh_name(duty.group("name")):
             out.append((duty.start("name"), PersonHit(
@@ -554,4 +589,9 @@ def said_roles(sent: Span) -> list[tuple[int, PersonHit]]:
                      and valid_zh_name(w)]
             if len(set(named)) == 1:
                 out.append((s.index(named[0]), PersonHit(named[0], sent, role=title)))
-    return out
+    merged: dict[str, tuple[int, PersonHit]] = {}
+    for pos, hit in out:  # one hit a person, its roles joined ("女儿; 律师")
+        if hit.name in merged and hit.role not in merged[hit.name][1].role:
+            merged[hit.name][1].role += f"; {hit.role}"
+        merged.setdefault(hit.name, (pos, hit))
+    return list(merged.values())
