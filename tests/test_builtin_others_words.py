@@ -158,3 +158,13 @@ def test_a_todo_line_of_two_acts_is_two_todos_and_a_past_tense_closes_its_own(
     todos = {r["name"]: r["state"] for r in rows(mem.conn, "todo")}
     assert todos == {"renew my NMC revalidation": "done", "book a flu jab for Owain": "open",
                      "sign the consent form and send in fifteen euro": "done"}
+
+
+def test_a_labelled_project_and_an_open_item_are_kept(mem: Memory) -> None:
+    organize_turns(mem, [("user", "Project: set up the new diabetes recall clinic with Nurse Kaur "
+                                  "by February."),
+                         ("user", "open item for me: runbook for the ledger reconciler, haven't "
+                                  "started it")])
+    assert [r["status"] for r in rows(mem.conn, "project")
+            if r["name"] == "diabetes recall clinic"] == ["candidate"]
+    assert [r["state"] for r in rows(mem.conn, "todo") if "runbook" in r["name"]] == ["open"]

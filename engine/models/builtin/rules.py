@@ -61,7 +61,8 @@ _SCHED_EN = re.compile(
     r"(?:on|for)\s+(?:" + WD_EN + r",?\s+)?(?P<date>" + DATE_EN + r"),?\s+(?:at|@)\s*)"
     + CLOCK_EN + r")"
 )
-_TODO = re.compile(r"(?:\b(?i:todo|to-do)\b|待办(?:事项)?)\s*[:：]\s*(?P<body>.+)$")
+_TODO = re.compile(r"(?:\b(?i:todo|to-do|(?:open|action)\s+items?(?:\s+for\s+me)?)\b|待办(?:事项)?)"
+                   r"\s*[:：]\s*(?P<body>.+)$")
 _REMIND_ZH = re.compile(r"提醒我\s*(?P<body>.+)$")
 # Imperatives only: at the start of a clause or after "please"/"can you"; "these photos remind
 # me of home" and "just remember that…" (advice, reminiscence) are not instructions.
@@ -357,8 +358,27 @@ def _schedule(match: re.Match[str], sent: Span) -> Finding | None:
                                       "note": clip(note, 200)}, sent, lang, aliases)
 
 
+# A note's label: "Project: set up the new diabetes recall clinic with Nurse Kaur by February"
+# is the project "diabetes recall clinic", the whole line its scope.
+_PROJECT_LABEL = re.compile(r"^\W*[Pp]roject\s*[:：]\s*(?P<label>[^.;\n]{4,200})")
+_PROJECT_LEAD = re.compile(r"^(?:(?:set\s+up|start|launch|build|create|run|lead|do|plan|finish)"
+                           r"\s+)?(?:(?:the|a|an|our|my)\s+)?(?:new\s+)?", re.IGNORECASE)
+_PROJECT_TAIL = re.compile(r"\s+(?:with|by|due|before|for|on|in|at|from)\s+.*$|\s*[,，(（].*$")
+
+
+def _labelled_project(sent: Span) -> Finding | None:
+    m = _PROJECT_LABEL.match(sent.text)
+    if m is None or lang_of(m.group("label")) != "en":
+        return None
+    name = _PROJECT_TAIL.sub("", _PROJECT_LEAD.sub("", m.group("label").strip()))
+    if len(name.split()) < 1 or len(name) < 4:
+        return None
+    fields = {"scope": clip(m.group("label").strip(), 300), "goal": "", "state": ""}
+    return Finding("project", clip(name, 60), fields, sent, "en")
+
+
 def _projects(sent: Span) -> list[Finding]:
-    out: list[Finding] = []
+    out: list[Finding] = [p for p in [_labelled_project(sent)] if p]
     for pattern in _PROJECT_PATTERNS:
         for m in pattern.finditer(sent.text):
             name = (m.groupdict().get("name") or m.groupdict().get("the") or "").strip()
