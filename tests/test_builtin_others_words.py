@@ -168,3 +168,19 @@ def test_a_labelled_project_and_an_open_item_are_kept(mem: Memory) -> None:
     assert [r["status"] for r in rows(mem.conn, "project")
             if r["name"] == "diabetes recall clinic"] == ["candidate"]
     assert [r["state"] for r in rows(mem.conn, "todo") if "runbook" in r["name"]] == ["open"]
+
+
+def test_chinese_people_by_role_before_the_name_and_a_plan_whose_day_stands_alone(
+        mem: Memory) -> None:
+    organize_turns(mem, [("user", "室友陈思琪是学医的，她男朋友周航在清华读研。"),
+                         ("user", "实验室新来了一个博士后，叫刘畅，做图神经网络的。"),
+                         ("user", "和高中同学张磊约了周日晚上吃火锅，12月13日，在五道口。"),
+                         ("user", "帮我记一下：周五之前要交操作系统的实验报告。")])
+    said = people(mem.conn)
+    assert said["陈思琪"].endswith("室友") and said["刘畅"].endswith("博士后")
+    assert said["张磊"].endswith("高中同学")
+    (zhou,) = [r["body"] for r in rows(mem.conn, "person") if r["name"] == "周航"]
+    assert "周航在清华读研" in zhou and "男朋友" in zhou
+    assert [r for r in rows(mem.conn, "schedule") if "火锅" in r["name"]
+            and "2026-12-13" in r["body"]]
+    assert [r for r in rows(mem.conn, "todo") if "实验报告" in r["name"]]

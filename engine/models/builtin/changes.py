@@ -52,7 +52,9 @@ _VAGUE_NEED_EN = re.compile(r"(?i)^(?:do|make|be|get|keep|find|fix|show|try|see|
 _NEED_ZH = re.compile(r"我(?:们)?(?:还)?(?:需要|得|要|必须)(?P<item>[^，。！？；]{3,40})")
 # A note's need without its subject ("要去银行办信用卡", "得把报告交了"): only in notes, and
 # not 要是/要不/要么 (if, or else), 得了/得到, 要求 (a demand).
-_BARE_NEED_ZH = re.compile(r"^\W*(?:还)?(?:需要|得|要|必须)(?!是|不|么|了|到|求)"
+_BARE_NEED_ZH = re.compile(r"^\W*(?:(?:帮我)?记(?:一下|住|着)?[：:]\s*)?"
+                           r"(?:[^，,。；;：:]{1,6}?(?:之前|以前|前))?(?:还)?(?:需要|得|要|必须)"
+                           r"(?!是|不|么|了|到|求)"
                            r"(?P<item>[^，。！？；]{3,40})")
 _NOT_TASK_ZH = re.compile(r"^(?:是|不|说|看看|想想|睡|走了|去睡|哭|笑)")
 _MOVE_EN = re.compile(r"\b(?:postponed|moved|rescheduled|pushed(?:\s+back)?|delayed|shifted|"
@@ -352,6 +354,10 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     if not dates:
         return None
     when = dates[0]
+    # a weekday and the date it is ("周日晚上吃火锅，12月13日", "Sunday, 13 December"): the date
+    said_day = [d for d in dates[1:] if re.search(r"\d", d.said) and weekday_word(when.said)
+                and not re.search(r"\d", when.said) and d.day.weekday() == when.day.weekday()]
+    when = said_day[0] if said_day else when
     # A verb in the past that arranged a day named outright, still ahead, in the same clause
     # ("I signed up for the half marathon on March 29", "booked a table for May 3"); a
     # relative day after a past verb is the past ("I started pottery classes on Monday"), and
@@ -370,7 +376,12 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
         return None  # a request to the listener; an action item a team owns is theirs
     timed = False
     if lang == "zh":  # only the clause that holds the date
-        before, after = re.split(r"[，,；;]", before)[-1], re.split(r"[，,；;]", after)[0]
+        clauses_before = re.split(r"[，,；;]", before)
+        before, after = clauses_before[-1], re.split(r"[，,；;]", after)[0]
+        if not before.strip() and not after.strip(" 。.！!") and len(clauses_before) > 1:
+            # a day said alone as its own clause ("…约了周日晚上吃火锅，12月13日，在五道口"):
+            # the plan is the clause before it
+            before = clauses_before[-2]
         after = re.sub(r"^(?:之前|以前|前|之后|以后)?(?:就要|就|要|得|会|将)?", "", after.strip())
         clock = _CLOCK_ZH.match(after)
         if clock and clock.group() and not before.strip():  # "下周一上午十点面试": a timed note

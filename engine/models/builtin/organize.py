@@ -291,7 +291,9 @@ def _plans(text: str, found: Scan, speaker: speech.Speaker | None,
     """Dated plans, needs and changes (changes.py) in sentences no explicit rule used; a plan
     a known speaker makes is about them."""
     # a plain past tense ("Booked the pottery class, it's on April 4") may still hold a plan
-    taken = [f.sentence for f in found.findings] + [d.sentence for d in found.done if not d.verb]
+    # a person named in a sentence does not use it up: "和高中同学张磊约了…吃火锅" is a plan too
+    taken = [f.sentence for f in found.findings if f.type != "person"] + [
+        d.sentence for d in found.done if not d.verb]
     plans = changes.scan_plans(_free(text, taken, speaker.start if speaker else 0), said_on,
                                notes=speaker is None)
     owner = object_id_for("person", speaker.name) if speaker else None

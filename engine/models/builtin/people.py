@@ -521,13 +521,17 @@ _ROLE_FIRST_EN = re.compile(
 # "她男朋友周航在清华读研", "老伴周建军以前是工程师", "高中同学张磊"
 _KIN_WORDS_ZH = "|".join(sorted({*ROLES_ZH, "老伴", "男朋友", "女朋友", "高中同学",
                                  "大学同学", "老同学", "未婚夫", "未婚妻"}, key=len, reverse=True))
+# The role, then the name it is called by: "实验室新来了一个博士后，叫刘畅"
+_ONE_CALLED_ZH = re.compile(r"(?:一个|一位|一名|个|位|名)(?P<role>[^，,。；;的]{1,8}?)[，,]?\s*"
+                            r"(?:叫|名叫|叫做)(?P<name>" + HAN_RUN + r"{2,3})")
 # A relation with the name in brackets: "Mum (Grace) in for her hip replacement", "my boss
 # (Dana Whitfield)".
 _REL_BRACKET_EN = re.compile(r"\b(?P<rel>[A-Za-z][a-z]{1,15})\s*\((?P<name>"
                              + EN_NAME + r")\)")
-_ROLE_FIRST_ZH = re.compile(r"(?:^|(?<=[，,。；;：:]))\s*(?:她|他)?(?P<role>" + _KIN_WORDS_ZH
+_ROLE_FIRST_ZH = re.compile(r"(?:^|(?<=[，,。；;：:]))\s*(?:她|他)?(?:和|跟|与|同)?(?P<role>"
+                            + _KIN_WORDS_ZH
                             + r")(?P<name>" + HAN_RUN + r"{2,3}?)(?=是|在|以前|现在|也|下|要|来|去|"
-                            r"说|和|跟|刚|已经|从|，|,|。|$)")
+                            r"说|和|跟|刚|已经|从|约|见|请|一起|，|,|。|$)")
 
 
 def strip_title(name: str) -> str:
@@ -577,6 +581,13 @@ def said_roles(sent: Span) -> list[tuple[int, PersonHit]]:
                                                                 role=m.group("title"))))
         for m in _ROLE_FIRST_ZH.finditer(s):
             if valid_zh_name(m.group("name")):
+                # what the clause goes on to say of them: "周航在清华读研"
+                rest = re.split(r"[，,。；;！!？?]", s[m.end("name"):])[0]
+                said = m.group("name") + rest if len(rest) >= 2 else ""
+                out.append((m.start("name"), PersonHit(m.group("name"), sent,
+                                                       role=m.group("role"), identity=said)))
+        for m in _ONE_CALLED_ZH.finditer(s):
+            if valid_zh_name(m.group("name")) and role_zh(m.group("role")):
                 out.append((m.start("name"), PersonHit(m.group("name"), sent,
                                                        role=m.group("role"))))
         duty = _DUTY_AFTER_ZH.match(s)
