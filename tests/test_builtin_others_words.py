@@ -184,3 +184,12 @@ def test_chinese_people_by_role_before_the_name_and_a_plan_whose_day_stands_alon
     assert [r for r in rows(mem.conn, "schedule") if "火锅" in r["name"]
             and "2026-12-13" in r["body"]]
     assert [r for r in rows(mem.conn, "todo") if "实验报告" in r["name"]]
+
+
+def test_an_agents_echo_of_a_plan_with_its_weekday_is_the_same_plan(mem: Memory) -> None:
+    organize_turns(mem, [("user", "11月1日中午12点给妈妈过生日，在豫园附近的老饭店。")],
+                   day="2026-10-20")
+    echo = "已添加：11 月 1 日（周日）12:00 妈妈生日聚餐（豫园附近老饭店）。"
+    organize_turns(mem, [("agent", echo)], day="2026-10-25")
+    (party,) = rows(mem.conn, "schedule")
+    assert "妈妈生日聚餐" in party["aliases"]

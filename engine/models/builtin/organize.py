@@ -209,9 +209,7 @@ def build(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         # person or one rewritten anyway (never a rewrite for the aliases alone)
         if draft.type == "person" and (draft.existing is None or write_profile(draft)):
             names = [draft.name, *draft.aliases, *names_of(draft.existing or {})]
-            # a name in pinyin with its Chinese form ("Chen Hao (陈浩)") is surname first
-            native = any(re.fullmatch(r"[\u4e00-\u9fff]{2,4}", n) for n in names)
-            said = [None if native else first_name(draft.name), *(romanized(n) for n in names)]
+            said = [first_name(draft.name), *(romanized(n) for n in names)]
             draft.aliases = pf.merge_unique(draft.aliases, [n for n in said if n],
                                             exclude=draft.name)
     _ensure_projects(drafts, directory)
@@ -311,7 +309,9 @@ def _on_its_day(finding: Finding, said_on: date | None) -> None:
             r"\s*\d{4}-\d{2}-\d{2}", rule) or re.search(r"recurring|重复", finding.fields.get(
                 "state", "")):
         return
-    days = {d.day for d in find_dates(rule, said_on)}
+    found = find_dates(rule, said_on)
+    # "11 月 1 日（周日）12:00": the date said in figures, its weekday only repeats it
+    days = {d.day for d in found if re.search(r"\d", d.said)} or {d.day for d in found}
     if len(days) == 1:
         day = days.pop()
         finding.fields["rule"] = (f"{day.isoformat()}（{rule}）" if pf.lang_of(rule) == "zh"
