@@ -563,8 +563,8 @@ def said_roles(sent: Span) -> list[tuple[int, PersonHit]]:
                                                    identity=f"{name} — {role}")))
     first = _ROLE_FIRST_EN.match(s)
     if first and " " in first.group("name") and valid_en_name(first.group("name")) and (
-            role := role_en(first.group("role"))):
-        out.append((first.start("name"), PersonHit(first.group("name"), sent, role=role)))
+            title := role_en(first.group("role"))):
+        out.append((first.start("name"), PersonHit(first.group("name"), sent, role=title)))
     for m in _REL_BRACKET_EN.finditer(s):
         if valid_en_name(m.group("name")) and m.group("rel").lower() in ROLES_EN:
             out.append((m.start("name"), PersonHit(m.group("name"), sent,
