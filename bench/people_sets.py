@@ -27,7 +27,7 @@ BENCH = Path(__file__).resolve().parent
 OWN = BENCH / "people"
 SHARED = next((p / "shared" / "data" / "people" for p in BENCH.parents
                if (p / "shared" / "data" / "people").is_dir()), None)
-VALIDATION = {"p5-mixed-chloe", "q2-manager-dana", "q4-mixed-siyuan"}
+VALIDATION = {"p5-mixed-chloe", "q2-manager-dana", "q4-mixed-siyuan", "q6-retiree-guifen"}
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from ...dates.reader import WEEKDAY_NAME, WEEKDAYS, next_weekday
-from .dates import Dated, find_dates
+from .dates import Dated, dated_clauses, find_dates
 from .lexicon import NOT_FIRST_NAMES
 from .people import zh_words
 from .profiles import clip, lang_of
@@ -33,8 +33,11 @@ from .textspan import Span
 
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢嘛]\s*[。！!]?\s*$")
 _SET_FOR_EN = re.compile(
-    r"^(?:(?:so|and|ok|okay|also|btw|fyi)[,:]?\s+)?(?P<item>.{3,80}?)\s+(?:is|are|was|will be|'s)"
-    r"\s+(?:now\s+)?(?:scheduled|planned|set|booked|fixed|due|happening|taking place|on)\b",
+    r"^(?:(?:so|and|ok|okay|also|btw|fyi)[,:]?\s+)?(?P<item>.{3,80}?)\s+"
+    r"(?:(?:is|are|was|will be|'s)\s+(?:now\s+)?"
+    r"(?:scheduled|planned|set|booked|fixed|due|happening|taking place|on)\b|"
+    # a note drops the verb: "Christmas night out booked for 19/12"
+    r"(?:booked|scheduled|planned|set|fixed)\s+(?:for|on)$)",
     re.IGNORECASE)
 _SET_FOR_ZH = re.compile(r"^(?P<item>.{2,30}?)(?:定在|安排在|约在|放在|订在|是在|在)\s*$")
 # "need to", "have to", "must"; not "should" (advice) nor "got to" (often "had the chance to").
@@ -49,7 +52,9 @@ _VAGUE_NEED_EN = re.compile(r"(?i)^(?:do|make|be|get|keep|find|fix|show|try|see|
 _NEED_ZH = re.compile(r"我(?:们)?(?:还)?(?:需要|得|要|必须)(?P<item>[^，。！？；]{3,40})")
 # A note's need without its subject ("要去银行办信用卡", "得把报告交了"): only in notes, and
 # not 要是/要不/要么 (if, or else), 得了/得到, 要求 (a demand).
-_BARE_NEED_ZH = re.compile(r"^\W*(?:还)?(?:需要|得|要|必须)(?!是|不|么|了|到|求)"
+_BARE_NEED_ZH = re.compile(r"^\W*(?:(?:帮我)?记(?:一下|住|着)?[：:]\s*)?"
+                           r"(?:[^，,。；;：:]{1,6}?(?:之前|以前|前))?(?:还)?(?:需要|得|要|必须)"
+                           r"(?!是|不|么|了|到|求)"
                            r"(?P<item>[^，。！？；]{3,40})")
 _NOT_TASK_ZH = re.compile(r"^(?:是|不|说|看看|想想|睡|走了|去睡|哭|笑)")
 _MOVE_EN = re.compile(r"\b(?:postponed|moved|rescheduled|pushed(?:\s+back)?|delayed|shifted|"
@@ -113,9 +118,10 @@ def scan_plans(sentences: list[Span], said_on: date | None, notes: bool = False)
         if need is not None:
             found.findings.append(need)
             continue
-        plan = _dated_plan(sent, said_on)
-        if plan is not None:
-            found.findings.append(plan)
+        for part in dated_clauses(sent, said_on, plan_dates):
+            plan = _dated_plan(part, said_on)
+            if plan is not None:
+                found.findings.append(plan)
     return found
 
 
@@ -133,6 +139,16 @@ def _change(sent: Span, said_on: date | None) -> Change | None:
             bare = not re.search(r"\d", moved.said) and not find_dates(moved.said, said_on)
             return Change("moved", sent, words.strip(), moved.day, moved.said, subject,
                           moved.day.weekday() if bare else None)
+    swap = _INSTEAD.search(text)
+    if swap:  # "could we do the Wednesday instead of the Tuesday, same time"
+        days = plan_dates(text[swap.start("new"):swap.end("new")], said_on)
+        moved = days[0] if days else _weekday_after(text, swap.start("new"), said_on)
+        if moved is not None:
+            subject = _clause_before(text, swap.start())
+            bare = not re.search(r"\d", moved.said)
+            # who asked for the swap names the plan as well ("Mrs. Okafor rang and asked …")
+            return Change("moved", sent, f"{text[:swap.start()]} {swap.group('old')}", moved.day,
+                          moved.said, subject, moved.day.weekday() if bare else None)
     first = _CANCEL_FIRST_EN.match(text) or _CANCEL_FIRST_ZH.match(text)
     if first:
         what = first.group("what").strip()
@@ -142,6 +158,15 @@ def _change(sent: Span, said_on: date | None) -> Change | None:
         subject = _clause_before(text, cancel.start())
         return Change("cancelled", sent, subject, subject=subject)
     return None
+
+
+# A day put in place of another: "the Wednesday instead of the Tuesday", "Friday rather than
+# Thursday", "周五而不是周四" (the old day names the plan, the new one is its day).
+_INSTEAD = re.compile(
+    r"(?P<new>(?:the\s+)?(?:" + WEEKDAY_NAME + r"|\d{1,2}(?:st|nd|rd|th)?(?:\s+[A-Z][a-z]+)?)"
+    r"(?:\s+the\s+\d{1,2}(?:st|nd|rd|th))?)\s+(?:instead\s+of|rather\s+than)\s+"
+    r"(?P<old>(?:the\s+)?(?:" + WEEKDAY_NAME + r"|\d{1,2}(?:st|nd|rd|th)?)\b[^,.;]{0,30})",
+    re.IGNORECASE)
 
 
 def _moved_to(text: str, move: re.Match[str], said_on: date | None) -> Dated | None:
@@ -274,6 +299,11 @@ _NOT_PLAN_EN = re.compile(r"\b(?:you|your|you're|let's|let’s|lets|can't wait|c
 
 
 _TO_LISTENER_ZH = re.compile(r"你|您|帮我|请|麻烦")
+# An instruction, not a plan: "Please leave comments inline; we would like to freeze…".
+_REQUEST_EN = re.compile(r"^\W*(?:please|pls|plz|kindly)\b", re.IGNORECASE)
+# An action item whose owner is a team ("4) Fake clock for the two search-indexer tests —
+# search team, Nov 6"): that team's plan, not the user's.
+_TEAM_OWNED = re.compile(r"\s[—–-]\s+(?:the\s+)?[\w-]+\s+team\s*,?\s*$", re.IGNORECASE)
 
 
 # A wish the speaker is unsure of, said before its day, is no plan (me.tentative_wishes).
@@ -324,6 +354,10 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     if not dates:
         return None
     when = dates[0]
+    # a weekday and the date it is ("周日晚上吃火锅，12月13日", "Sunday, 13 December"): the date
+    said_day = [d for d in dates[1:] if re.search(r"\d", d.said) and weekday_word(when.said)
+                and not re.search(r"\d", when.said) and d.day.weekday() == when.day.weekday()]
+    when = said_day[0] if said_day else when
     # A verb in the past that arranged a day named outright, still ahead, in the same clause
     # ("I signed up for the half marathon on March 29", "booked a table for May 3"); a
     # relative day after a past verb is the past ("I started pottery classes on Monday"), and
@@ -338,9 +372,16 @@ def _dated_plan(sent: Span, said_on: date | None) -> Finding | None:
     before, after = sent.text[: when.start], sent.text[when.end:]
     if _UNSURE.search(before) or _someone_away(sent.text):  # unsure; someone else's leave
         return None
+    if _REQUEST_EN.match(sent.text) or _TEAM_OWNED.search(before):
+        return None  # a request to the listener; an action item a team owns is theirs
     timed = False
     if lang == "zh":  # only the clause that holds the date
-        before, after = re.split(r"[，,；;]", before)[-1], re.split(r"[，,；;]", after)[0]
+        clauses_before = re.split(r"[，,；;]", before)
+        before, after = clauses_before[-1], re.split(r"[，,；;]", after)[0]
+        if not before.strip() and not after.strip(" 。.！!") and len(clauses_before) > 1:
+            # a day said alone as its own clause ("…约了周日晚上吃火锅，12月13日，在五道口"):
+            # the plan is the clause before it
+            before = clauses_before[-2]
         after = re.sub(r"^(?:之前|以前|前|之后|以后)?(?:就要|就|要|得|会|将)?", "", after.strip())
         clock = _CLOCK_ZH.match(after)
         if clock and clock.group() and not before.strip():  # "下周一上午十点面试": a timed note

@@ -23,6 +23,7 @@ from . import profiles as pf
 from .changes import Change, unmatched_plan
 from .dates import Dated, find_dates
 from .lexicon import STOP_BIGRAMS, STOP_WORDS
+from .people import strip_title
 from .rules import DoneMark, Finding, Scan, weekday_word
 from .textspan import Span, mentions
 
@@ -119,6 +120,8 @@ def object_id_for(type_: str, name: str) -> str | None:
 
 
 def draft_for(drafts: dict[str, Draft], directory: Directory, finding: Finding) -> Draft | None:
+    if finding.type == "person":  # "Dr. Rhys Evans" is Rhys Evans
+        finding.name = strip_title(finding.name)
     object_id = object_id_for(finding.type, finding.name)
     if object_id is None:
         return None
@@ -130,6 +133,10 @@ def draft_for(drafts: dict[str, Draft], directory: Directory, finding: Finding) 
         same = _same_event(finding, drafts, directory)
         existing = same if isinstance(same, dict) else None
         object_id = same if isinstance(same, str) else object_id
+        if same is not None and not _day(finding.fields.get("rule", "")):
+            # a weekly plan said again (in the other language, say): it keeps its own words
+            finding.fields = {k: v for k, v in finding.fields.items() if k not in (
+                "rule", "state")}
     if existing:
         object_id = str(existing["id"])
     else:
@@ -154,7 +161,7 @@ def _same_event(finding: Finding, drafts: dict[str, Draft], directory: Directory
     季度评审会"), so it is cited and not made twice."""
     day = _day(finding.fields.get("rule", ""))
     if not day:
-        return None
+        return _same_recurring(finding, drafts, directory)
     words = f"{finding.name} {finding.fields.get('item', '')}"
     for draft in drafts.values():
         if draft.type == "schedule" and _day(draft.fields.get("rule", "")) == day and (
@@ -166,6 +173,56 @@ def _same_event(finding: Finding, drafts: dict[str, Draft], directory: Directory
                 words, " ".join([*names_of(obj), pf.field_value("schedule", body, "item") or ""])):
             return obj
     return None
+
+
+def _same_recurring(finding: Finding, drafts: dict[str, Draft], directory: Directory
+                    ) -> dict[str, Any] | str | None:
+    """The recurring schedule a new recurring finding restates, in either language: the same
+    weekdays and hour ("every Monday at 10:00", "每周一上午十点") and a name held in the other's
+    ("standup" in "Team standup")."""
+    key = recurrence(finding.fields.get("rule", ""))
+    if key is None:
+        return None
+    mine = pf.norm(finding.name)
+
+    def same(names: list[str], rule: str) -> bool:
+        theirs = [pf.norm(n) for n in names if n]
+        return recurrence(rule) == key and any(
+            len(min(a, mine, key=len)) >= 4 and (a in mine or mine in a) for a in theirs)
+
+    for draft in drafts.values():
+        if draft.type == "schedule" and same([draft.name, *draft.aliases],
+                                             draft.fields.get("rule", "")):
+            return draft.id
+    for obj in directory.of_type("schedule"):
+        if same(names_of(obj), pf.field_value("schedule", str(obj.get("body") or ""), "rule")
+                or ""):
+            return obj
+    return None
+
+
+_ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
+
+
+def recurrence(rule: str) -> tuple[frozenset[int], int] | None:
+    """(weekdays, hour in 24h) of a weekly rule, in English or Chinese ("every other Thursday
+    at 16:00", "隔周四下午四点" -> ({3}, 16)); None when it names no weekday and hour."""
+    days = {i for w, i in _WEEKDAYS.items() if w.isascii() and re.search(
+        rf"\b{w}(?:day)?s?\b", rule, re.IGNORECASE)}
+    days |= {_WEEKDAYS[c] for c in re.findall(r"(?:周|星期|礼拜)([一二三四五六日天])", rule)}
+    hour: int | None = None
+    m = re.search(r"\b(\d{1,2})(?::\d{2})?\s*([ap])\.?m\b|\b(\d{1,2}):\d{2}\b", rule, re.I)
+    if m:
+        pm = 12 if (m.group(2) or "").lower() == "p" else 0
+        hour = int(m.group(1)) % 12 + pm if m.group(1) else int(m.group(3))
+    elif z := re.search(r"(上午|下午|晚上|早上|中午)?(十[一二]?|[一二三四五六七八九两]|\d{1,2})点",
+                        rule):
+        text = z.group(2)
+        value = int(text) if text.isdigit() else (
+            10 + (_ZH_DIGITS[text[1]] if len(text) > 1 else 0) if text.startswith("十")
+            else _ZH_DIGITS[text])
+        hour = value + 12 if z.group(1) in ("下午", "晚上") and value < 12 else value
+    return (frozenset(days), hour) if days and hour is not None else None
 
 
 def _day(rule: str) -> str:
@@ -288,25 +345,35 @@ def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Di
     notes: list[str] = []
     said_on = _iso_day(day)
     for change in changes:
-        best: tuple[int, str, dict[str, Any] | None] = (0, "", None)
+        # Every candidate by how well the change names it: its thing (shared words, at least
+        # one: a day alone names no plan) and its day.
+        scored: list[tuple[int, str, dict[str, Any] | None]] = []
         named = find_dates(change.words, said_on) if said_on else []
         for draft in drafts.values():
             if (draft.type in ("schedule", "todo") and change.sentence not in draft.spans
                     and not _cancels_itself(change, draft.name)):
-                score = similarity(change.words, " ".join([draft.name, *draft.aliases,
-                                                           draft.fields.get("item", "")]))
-                score += _on_day(change.words, named, draft.fields.get("rule", ""), said_on)
-                best = max(best, (score, draft.id, None), key=lambda b: b[0])
+                words = _names_thing(change.words, " ".join([draft.name, *draft.aliases,
+                                                             draft.fields.get("item", "")]))
+                if words:
+                    scored.append((words + _on_day(change.words, named,
+                                                   draft.fields.get("rule", ""), said_on),
+                                   draft.id, None))
         for obj in [*directory.of_type("schedule"), *directory.of_type("todo")]:
-            if _cancels_itself(change, str(obj.get("name") or "")):
+            if _cancels_itself(change, str(obj.get("name") or "")) or str(obj["id"]) in drafts:
                 continue
             body = str(obj.get("body") or "")
             item = pf.field_value(type_of(obj), body, "item") or ""
-            score = similarity(change.words, " ".join([*names_of(obj), item]))
-            score += _on_day(change.words, named,
-                             pf.field_value(type_of(obj), body, "rule") or "", said_on)
-            best = max(best, (score, str(obj["id"]), obj), key=lambda b: b[0])
-        score, object_id, existing = best
+            words = _names_thing(change.words, " ".join([*names_of(obj), item]))
+            if words:
+                scored.append((words + _on_day(change.words, named, pf.field_value(
+                    type_of(obj), body, "rule") or "", said_on), str(obj["id"]), obj))
+        scored.sort(key=lambda b: -b[0])
+        score, object_id, existing = scored[0] if scored else (0, "", None)
+        if len(scored) > 1 and scored[1][0] == score and score >= 2:
+            # two plans named as well as each other: unsure, so it stays a fact in the event
+            notes.append(f"a change ({pf.clip(change.sentence.text, 80)}) names two plans as "
+                         "well as each other: left as said")
+            continue
         if score < 2 or score < 4 and not _names(change.words, drafts, existing, object_id):
             # only when it shares nothing with a known one (which it may well mean)
             plan = unmatched_plan(change) if keep_unmatched and score == 0 else None
@@ -324,6 +391,21 @@ def apply_changes(changes: list[Change], drafts: dict[str, Draft], directory: Di
                                       existing=existing)
         _change(drafts[object_id], change, day)
     return notes
+
+
+def _names_thing(words: str, plan: str) -> int:
+    """How well a change's words name a plan's thing: shared words (similarity), else 1 when
+    both hold the same kind of event ("周四的会" and "跟供应商开会", "Thursday's meeting" and
+    "team meeting"), which with the plan's day names it; 0 when nothing is shared."""
+    score = similarity(words, plan)
+    if score:
+        return score
+    kinds = [k.casefold() for k in _EVENT_KIND.findall(words)]
+    return int(any(k in plan.casefold() for k in kinds))
+
+
+_EVENT_KIND = re.compile(r"(?i)\b(?:meeting|call|appointment|lunch|dinner|class|session|"
+                         r"review|interview|party|trip|flight)\b|会|课|饭|约")
 
 
 def _iso_day(day: str) -> date | None:
@@ -488,8 +570,11 @@ def write_profile(draft: Draft) -> dict[str, Any] | None:
     if body == old_body and aliases == list(old.get("aliases") or []):
         return None  # nothing new: cite it, do not rewrite it
     summary = old_summary
-    if not summary or ((draft.type in ("todo", "schedule") or draft.replace) and
-                       body != old_body):
+    # a person's summary said "role unknown" and the body now holds one: it says the role
+    unknown_role = draft.type == "person" and re.search(r"role unknown|职责未知", summary) and (
+        not pf.is_unknown(pf.field_value("person", body, "role") or ""))
+    if not summary or ((draft.type in ("todo", "schedule") or draft.replace or unknown_role)
+                       and body != old_body):
         merged = {line.key: line.value for line in pf.parse_body(draft.type, body) if line.key}
         draft.aliases = aliases
         summary = summary_of(draft, merged)

@@ -51,7 +51,7 @@ ROLES_ZH: tuple[str, ...] = (
     "翻译", "药剂师", "厨师", "司机", "保安", "教授", "讲师", "研究员", "研究生", "博士生", "学生",
     "实习生", "主任", "店长", "分析师", "咨询师", "主管", "专员", "助教", "保姆", "快递员", "警察",
     # heads of a school, an institute or an office ("副校长", "学院院长")
-    "校长", "院长", "所长", "部长", "处长", "科长", "行长", "馆长",
+    "博士后", "校长", "院长", "所长", "部长", "处长", "科长", "行长", "馆长",
 )
 
 # Role words (English): "Tom Becker is our DevOps lead" names a person only with one of these.
@@ -69,6 +69,9 @@ ROLES_EN: frozenset[str] = frozenset({
     "vet", "chef", "cook", "clerk", "student", "paramedic", "surgeon", "midwife", "paralegal",
     "nanny", "pilot", "vicar", "priest", "carer", "medic", "physio", "postdoc", "associate",
     "principal", "dean", "judge", "model", "fellow", "staff", "matron", "headteacher",
+    "registrar", "firefighter", "hca", "gp", "em",
+    # note-taking abbreviations of a role ("ops mgr", "eng lead", "shift sup")
+    "mgr", "supv", "sup", "rep", "exec",
 })
 
 # Capitalised words that start sentences but are not first names.

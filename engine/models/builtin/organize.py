@@ -35,6 +35,7 @@ from typing import Any
 from ..payloads import OrganizePayload, PayloadEvent, PayloadPage
 from . import changes, speech
 from . import profiles as pf
+from .dates import dated_clauses, find_dates
 from .drafts import (
     Directory,
     Draft,
@@ -169,10 +170,11 @@ def build(payload: OrganizePayload) -> tuple[dict[str, Any], list[str]]:
     else:
         found = scan(text)
     drafts: dict[str, Draft] = {}
+    said_on = _said_on(event)
     for finding in found.findings:
+        _on_its_day(finding, said_on)
         draft_for(drafts, directory, finding)
     speaker = None if notes else speech.speaker_of(event.get("meta"), text, base)
-    said_on = _said_on(event)
     plans = changes.Plans([], []) if notes else _plans(text, found, speaker, said_on)
     if event.get("source") not in ("user", None):  # the agent's words are not the user's plans
         plans.findings = []
@@ -288,7 +290,9 @@ def _plans(text: str, found: Scan, speaker: speech.Speaker | None,
     """Dated plans, needs and changes (changes.py) in sentences no explicit rule used; a plan
     a known speaker makes is about them."""
     # a plain past tense ("Booked the pottery class, it's on April 4") may still hold a plan
-    taken = [f.sentence for f in found.findings] + [d.sentence for d in found.done if not d.verb]
+    # a person named in a sentence does not use it up: "和高中同学张磊约了…吃火锅" is a plan too
+    taken = [f.sentence for f in found.findings if f.type != "person"] + [
+        d.sentence for d in found.done if not d.verb]
     plans = changes.scan_plans(_free(text, taken, speaker.start if speaker else 0), said_on,
                                notes=speaker is None)
     owner = object_id_for("person", speaker.name) if speaker else None
@@ -297,10 +301,31 @@ def _plans(text: str, found: Scan, speaker: speech.Speaker | None,
     return plans
 
 
+def _on_its_day(finding: Finding, said_on: date | None) -> None:
+    """An appointment said with its day ("Tuesday 8 December at 3:10pm", "Nov 3 at 08:15")
+    keeps that day as a calendar day first, as a dated plan does, so a later change finds it
+    by its day and a day gone reads past: "2026-12-08 (Tuesday 8 December at 3:10pm)"."""
+    rule = finding.fields.get("rule", "")
+    if finding.type != "schedule" or said_on is None or not rule or re.match(
+            r"\s*\d{4}-\d{2}-\d{2}", rule) or re.search(r"recurring|重复", finding.fields.get(
+                "state", "")):
+        return
+    found = find_dates(rule, said_on)
+    # "11 月 1 日（周日）12:00": the date said in figures, its weekday only repeats it
+    days = {d.day for d in found if re.search(r"\d", d.said)} or {d.day for d in found}
+    if len(days) == 1:
+        day = days.pop()
+        finding.fields["rule"] = (f"{day.isoformat()}（{rule}）" if pf.lang_of(rule) == "zh"
+                                  else f"{day.isoformat()} ({rule})")
+
+
 def _free(text: str, taken: list[Span], start: int = 0) -> list[Span]:
-    """The page's sentences from `start` on that no span in `taken` overlaps."""
-    return [s for s in sentences(text) if s.end > start and not any(
-        t.start < s.end and s.start < t.end for t in taken)]
+    """The page's sentences from `start` on that no span in `taken` overlaps; of a sentence
+    that joins two dated clauses (dates.dated_clauses), the clauses none overlaps."""
+    return [s for sent in sentences(text) if sent.end > start
+            for s in (dated_clauses(sent, None) if any(
+                t.start < sent.end and sent.start < t.end for t in taken) else [sent])
+            if not any(t.start < s.end and s.start < t.end for t in taken)]
 
 
 def _said_on(event: PayloadEvent) -> date | None:

@@ -339,6 +339,15 @@ def find_people(sentences: list[Span]) -> list[PersonHit]:
             if name and aliases:
                 local.append((m.end("name") - len(name), PersonHit(name, sent, aliases=aliases)))
 
+        for pos, hit in said_roles(sent):
+            if not any(h.name == hit.name and h.role for _, h in local):
+                local.append((pos, hit))
+
+        for _, hit in local:  # "Chen Hao (陈浩)": one person, the native form an alias
+            native = re.search(re.escape(hit.name) + r"\s*[（(](" + HAN_RUN + r"{2,4})[)）]", s)
+            if hit.name.isascii() and native and native.group(1) not in hit.aliases:
+                hit.aliases.append(native.group(1))
+
         local.sort(key=lambda item: item[0])
         _attach_sentence_aliases(s, local)
         hits.extend(hit for _, hit in local)
@@ -468,3 +477,132 @@ def find_named(sentences: list[Span], skip: set[str],
 
 
 HAN_RE = re.compile(HAN_RUN)
+
+
+# --- roles said as a note, a work verb or a title (issue: other people's words) -------------
+
+# A title before an English name is no part of it: "Dr. Rhys Evans", "Sister Gwen Morgan".
+TITLES_EN = ("Dr", "Doctor", "Prof", "Professor", "Mr", "Mrs", "Ms", "Miss", "Mx", "Sister",
+             "Nurse", "Chef", "Coach", "Captain", "Father", "Rev", "Judge", "Officer")
+_TITLE_EN = r"(?:(?:" + "|".join(TITLES_EN) + r")\.?\s+)"
+# A note's line: "Priya Nair — ops mgr, started Mon", "- Tom Brandt, forklift lead",
+# "Dr. Rhys Evans — respiratory consultant"; a comma only on a list item.
+_LINE_ROLE_EN = re.compile(
+    r"^\W*?(?P<item>[-*•]\s*)?" + _TITLE_EN + r"?(?P<name>" + EN_NAME + r")\s*"
+    r"(?P<sep>—|–|--|\s-\s|,)\s*(?:the\s+|a\s+|an\s+|our\s+)?(?P<role>[^,;.!?\n—–]{2,50})")
+# What someone does at work, said with a verb after their full name: "Julia Alvarez runs
+# payroll", "Carlos Reyes owns `payments-gateway`", "Kev drives the 2nd shift truck"; one
+# word only on a list item ("- Kev drives…"), since "Apple runs…" names a firm.
+_WORKS_EN = re.compile(
+    r"^\W*?(?P<item>[-*•]\s*)?" + _TITLE_EN + r"?(?P<name>" + EN_NAME + r")\s+"
+    r"(?P<verb>owns|runs|leads|manages|heads|drives|teaches|maintains|handles|oversees|"
+    r"coordinates|supervises|looks after)\s+(?P<what>[^,;.!?\n—]{2,60})")
+# A team or department someone is from: "Femi Adeyemi from security reviews…"
+_FROM_TEAM_EN = re.compile(
+    r"(?:^|(?<=[\s,;:]))(?P<name>" + EN_NAME + r")\s+from\s+(?P<team>[a-z][\w-]{2,30}"
+    r"(?:\s+(?:team|department|office|group))?)\s+(?=[a-z]+s\b)")
+# A Chinese title after a name: "李建华医生", "赵老师" stays a name of its own (no given name)
+_NAME_TITLE_ZH = re.compile(r"(?P<run>" + HAN_RUN + r"{2,6}?)(?P<title>医生|大夫|老师|律师|教授|"
+                            r"护士|经理|总监|主任|院长|校长|师傅)")
+# A role said of someone named earlier in the sentence: "…周晓雯在深圳工作，她是个律师",
+# "陈静负责财务" (a duty right after the name).
+_PRONOUN_ROLE_ZH = re.compile(r"[，,]\s*(?:她|他)(?:现在|目前|以前|原来)?(?:是|当)"
+                              r"(?:个|一个|一名|一位|名|位)?(?P<role>[^，,。；;！!？?]{1,10})")
+_DUTY_AFTER_ZH = re.compile(r"^\W*(?P<name>" + HAN_RUN + r"{2,4}?)负责"
+                            r"(?P<duty>[^，,。；;！!？?]{1,16})")
+
+
+# The role before a full name, with no comma: "New registrar Tariq Hussain starts…", "Our
+# practice nurse Jo Kaur…"; only a sentence's start, and a role word last.
+_ROLE_FIRST_EN = re.compile(
+    r"^\W*(?:(?:[Nn]ew|[Oo]ur|[Mm]y|[Tt]he)\s+)+(?P<role>(?:[a-z][\w-]*\s+){0,2}(?:[a-z][\w-]*|[A-Z]{2,5}))\s+"
+    r"(?P<name>" + EN_NAME + r")\b")
+# A Chinese relation or role right before a name, a clause's start: "室友陈思琪是学医的",
+# "她男朋友周航在清华读研", "老伴周建军以前是工程师", "高中同学张磊"
+_KIN_WORDS_ZH = "|".join(sorted({*ROLES_ZH, "老伴", "男朋友", "女朋友", "高中同学",
+                                 "大学同学", "老同学", "未婚夫", "未婚妻"}, key=len, reverse=True))
+# The role, then the name it is called by: "实验室新来了一个博士后，叫刘畅"
+_ONE_CALLED_ZH = re.compile(r"(?:一个|一位|一名|个|位|名)(?P<role>[^，,。；;的]{1,8}?)[，,]?\s*"
+                            r"(?:叫|名叫|叫做)(?P<name>" + HAN_RUN + r"{2,3})")
+# A relation with the name in brackets: "Mum (Grace) in for her hip replacement", "my boss
+# (Dana Whitfield)".
+_REL_BRACKET_EN = re.compile(r"\b(?P<rel>[A-Za-z][a-z]{1,15})\s*\((?P<name>"
+                             + EN_NAME + r")\)")
+_ROLE_FIRST_ZH = re.compile(r"(?:^|(?<=[，,。；;：:]))\s*(?:她|他)?(?:和|跟|与|同)?(?P<role>"
+                            + _KIN_WORDS_ZH
+                            + r")(?P<name>" + HAN_RUN + r"{2,3}?)(?=是|在|以前|现在|也|下|要|来|去|"
+                            r"说|和|跟|刚|已经|从|约|见|请|一起|，|,|。|$)")
+
+
+def strip_title(name: str) -> str:
+    """An English name without a title before it ("Dr. Rhys Evans" -> "Rhys Evans"), when a
+    full name is left; "Mrs. Okafor" keeps its title, the only handle it has."""
+    m = re.match(_TITLE_EN + r"(?P<rest>.+)$", name)
+    return m.group("rest") if m and len(m.group("rest").split()) >= 2 else name
+
+
+def said_roles(sent: Span) -> list[tuple[int, PersonHit]]:
+    """People whose role a note line, a work verb, a team, a title word or a pronoun clause
+    states (see the patterns above), with where the name starts."""
+    s, out = sent.text, []
+    for pattern in (_LINE_ROLE_EN, _WORKS_EN):
+        m = pattern.match(s)
+        if m is None or not valid_en_name(m.group("name")):
+            continue
+        name = m.group("name")
+        if pattern is _LINE_ROLE_EN:
+            if m.group("sep") == "," and not m.group("item"):
+                continue
+            role = role_en(m.group("role")) or ""
+        else:
+            if " " not in name and not m.group("item"):
+                continue
+            role = f"{m.group('verb')} {m.group('what').strip()}"
+        if role:
+            out.append((m.start("name"), PersonHit(name, sent, role=role,
+                                                   identity=f"{name} — {role}")))
+    first = _ROLE_FIRST_EN.match(s)
+    if first and " " in first.group("name") and valid_en_name(first.group("name")) and (
+            title := role_en(first.group("role"))):
+        out.append((first.start("name"), PersonHit(first.group("name"), sent, role=title)))
+    for m in _REL_BRACKET_EN.finditer(s):
+        if valid_en_name(m.group("name")) and m.group("rel").lower() in ROLES_EN:
+            out.append((m.start("name"), PersonHit(m.group("name"), sent,
+                                                   role=m.group("rel").lower())))
+    for m in _FROM_TEAM_EN.finditer(s):
+        name = m.group("name")
+        if " " in name and valid_en_name(name) and name.split()[0] not in NOT_FIRST_NAMES:
+            out.append((m.start("name"), PersonHit(name, sent, role=f"from {m.group('team')}")))
+    if HAN_RE.search(s):
+        for m in _NAME_TITLE_ZH.finditer(s):
+            name = zh_name_before(m.group("run"))
+            if name and len(name) >= 3 or name and name[1] not in "老小":
+                out.append((m.end("run") - len(name), PersonHit(name, sent,
+                                                                role=m.group("title"))))
+        for m in _ROLE_FIRST_ZH.finditer(s):
+            if valid_zh_name(m.group("name")):
+                # what the clause goes on to say of them: "周航在清华读研"
+                rest = re.split(r"[，,。；;！!？?]", s[m.end("name"):])[0]
+                said = m.group("name") + rest if len(rest) >= 2 else ""
+                out.append((m.start("name"), PersonHit(m.group("name"), sent,
+                                                       role=m.group("role"), identity=said)))
+        for m in _ONE_CALLED_ZH.finditer(s):
+            if valid_zh_name(m.group("name")) and role_zh(m.group("role")):
+                out.append((m.start("name"), PersonHit(m.group("name"), sent,
+                                                       role=m.group("role"))))
+        duty = _DUTY_AFTER_ZH.match(s)
+        if duty and valid_zh_name(duty.group("name")):
+            out.append((duty.start("name"), PersonHit(
+                duty.group("name"), sent, role="负责" + duty.group("duty").strip())))
+        said = _PRONOUN_ROLE_ZH.search(s)
+        if said and (title := role_zh(said.group("role"))):
+            named = [w for w, flag in zh_words(s[:said.start()]) if flag == "nr"
+                     and valid_zh_name(w)]
+            if len(set(named)) == 1:
+                out.append((s.index(named[0]), PersonHit(named[0], sent, role=title)))
+    merged: dict[str, tuple[int, PersonHit]] = {}
+    for pos, hit in out:  # one hit a person, its roles joined ("女儿; 律师")
+        if hit.name in merged and hit.role not in merged[hit.name][1].role:
+            merged[hit.name][1].role += f"; {hit.role}"
+        merged.setdefault(hit.name, (pos, hit))
+    return list(merged.values())

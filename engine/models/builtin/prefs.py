@@ -52,11 +52,55 @@ class Preference:
     lang: str
 
 
+# A switch says the new choice with a word of change, and so is a preference too: "coffee:
+# switched. oat flat white now", "going forward: pytest fixtures, not unittest", "from now on,
+# plain imperative subject lines", "I'm a tea person, strong, a drop of milk", "以前早上喝咖啡，
+# 现在改喝绿茶了".
+_SWITCH_EN = re.compile(
+    r"^\W*(?P<topic>[a-z][\w -]{1,30}?)\s*:\s*(?:switched|changed)\b[.,!]?\s*"
+    r"(?P<value>[^.,;!?]{2,60}?)\s+now\b(?:[^.;!?]*)"
+    r"|\b(?:going forward|from now on)\s*[:,]\s*(?P<rule>[^.;!?]{3,100})"
+    r"|\bI(?:['’]m| am)\s+(?:a|an)\s+(?P<kind>[a-z]+)\s+person\b(?P<how>[^.;!?]{0,80})",
+    re.IGNORECASE)
+_SWITCH_ZH = re.compile(r"(?:以前|之前|原来)[^，,。；;]{2,16}[，,]\s*(?:现在|如今|最近)(?:改|换)"
+                        r"(?:成|为)?(?P<value>[^，,。！!？?；;]{2,12})")
+
+
+_SWITCHED = re.compile(r"^\W*[a-z][\w -]{1,30}?\s*:\s*(?:switched|changed)\W*$", re.IGNORECASE)
+
+
+def _switches(sent: Span) -> list[Preference]:
+    m = _SWITCH_EN.search(sent.text)
+    if m and m.group("topic"):
+        topic = m.group("topic").strip()
+        return [Preference(topic, m.group("value").strip(), m.group(0).strip(), sent, "en")]
+    if m and m.group("rule"):
+        rule = m.group("rule").strip(" ,")
+        topic = re.split(r",\s*|\s+(?:not|instead of|over|rather than)\s+", rule)[0]
+        topic = re.sub(r"[`'\"]", "", topic).strip()
+        return [Preference(topic, rule, rule, sent, "en")] if len(topic) >= 3 else []
+    if m and m.group("kind"):
+        said = f"{m.group('kind')} person{m.group('how')}".strip(" ,")
+        return [Preference(m.group("kind"), said, m.group(0).strip(" ,"), sent, "en")]
+    z = _SWITCH_ZH.search(sent.text)
+    if z:
+        value = z.group("value").rstrip("了啦")
+        return [Preference(value, value, z.group(0), sent, "zh")]
+    return []
+
+
 def find_preferences(sentences: list[Span]) -> list[Preference]:
     """Every preference the sentences state (see the module doc)."""
     out: list[Preference] = []
-    for sent in sentences:
+    for index, sent in enumerate(sentences):
         if sent.text.rstrip().endswith(("?", "？")):
+            continue
+        after = sentences[index + 1] if index + 1 < len(sentences) else None
+        if after is not None and _SWITCHED.match(sent.text) and after.start - sent.end <= 2:
+            # "coffee: switched. oat flat white now, …": the new choice is the next sentence
+            sent = Span(sent.start, after.end, f"{sent.text} {after.text}")
+        if switched := _switches(sent):
+            out += switched
             continue
         m = _PREFER_EN.search(sent.text)
         if m:

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from ...dates.reader import CJK_WEEKDAYS, MONTHS, WEEKDAYS, ZH_DAY_NUMBER, ZH_MONTH_NUMBER
+from .dates import dated_clauses
 from .lexicon import NOT_FIRST_NAMES
 from .people import find_people, zh_words
 from .profiles import clip, lang_of, merge_unique
@@ -60,7 +61,8 @@ _SCHED_EN = re.compile(
     r"(?:on|for)\s+(?:" + WD_EN + r",?\s+)?(?P<date>" + DATE_EN + r"),?\s+(?:at|@)\s*)"
     + CLOCK_EN + r")"
 )
-_TODO = re.compile(r"(?:\b(?i:todo|to-do)\b|待办(?:事项)?)\s*[:：]\s*(?P<body>.+)$")
+_TODO = re.compile(r"(?:\b(?i:todo|to-do|(?:open|action)\s+items?(?:\s+for\s+me)?)\b|待办(?:事项)?)"
+                   r"\s*[:：]\s*(?P<body>.+)$")
 _REMIND_ZH = re.compile(r"提醒我\s*(?P<body>.+)$")
 # Imperatives only: at the start of a clause or after "please"/"can you"; "these photos remind
 # me of home" and "just remember that…" (advice, reminiscence) are not instructions.
@@ -224,6 +226,26 @@ def _split_clause(body: str, lang: str) -> tuple[str, str]:
     return first, rest.strip(" ）)。.，,")
 
 
+# Where a todo line lists its acts: a comma or semicolon before a plain verb-led part.
+_ACTS = re.compile(r"\s*[,;]\s+(?=[a-z]{3,}\s+(?:the|a|an|my|our|new|his|her|their|some|"
+                   r"[a-z]{2,}|[A-Z]{2,}))")
+_NOT_ACT = frozenset("and but or so then which who that it he she they we you i also plus "
+                     "maybe probably".split())
+
+
+def acts(body: str) -> list[str]:
+    """The acts an English todo line lists, each its own todo ("renew my NMC revalidation,
+    book a flu jab for Owain" -> two); the whole body when its parts are not all acts (a
+    part led by a pronoun or a conjunction is the same act's note)."""
+    if lang_of(body) != "en":
+        return [body]
+    parts = _ACTS.split(body.strip())
+    if len(parts) < 2 or any(p.split()[0].lower() in _NOT_ACT or len(p.split()) < 2
+                             for p in parts):
+        return [body]
+    return parts
+
+
 def _todo(body: str, sent: Span) -> Finding | None:
     lang = lang_of(body)
     item, note = _split_clause(body, lang)
@@ -326,6 +348,9 @@ def _schedule(match: re.Match[str], sent: Span) -> Finding | None:
     # ("budget review pushed to 13 November") reaches it, as a dated plan's does
     aliases = [] if recurring or len(base) < 2 else merge_unique(
         [clip(base, 60)], [a for a in head_aliases(base, lang) if a != base])
+    if recurring and lang == "en" and len(base.split()) >= 2:
+        # its head noun ("standup" of "Team standup"), so "每周一上午十点的 standup" finds it
+        aliases = [a for a in head_aliases(base, lang)[:1] if a != base]
     state = ("重复（进行中）" if recurring else "已安排（一次）") if lang == "zh" else (
         "recurring" if recurring else "scheduled (one-off)")
     rule = re.sub(r"^(?:on|for)\s+", "", " ".join(match.group("rule").split()))
@@ -333,8 +358,27 @@ def _schedule(match: re.Match[str], sent: Span) -> Finding | None:
                                       "note": clip(note, 200)}, sent, lang, aliases)
 
 
+# A note's label: "Project: set up the new diabetes recall clinic with Nurse Kaur by February"
+# is the project "diabetes recall clinic", the whole line its scope.
+_PROJECT_LABEL = re.compile(r"^\W*[Pp]roject\s*[:：]\s*(?P<label>[^.;\n]{4,200})")
+_PROJECT_LEAD = re.compile(r"^(?:(?:set\s+up|start|launch|build|create|run|lead|do|plan|finish)"
+                           r"\s+)?(?:(?:the|a|an|our|my)\s+)?(?:new\s+)?", re.IGNORECASE)
+_PROJECT_TAIL = re.compile(r"\s+(?:with|by|due|before|for|on|in|at|from)\s+.*$|\s*[,，(（].*$")
+
+
+def _labelled_project(sent: Span) -> Finding | None:
+    m = _PROJECT_LABEL.match(sent.text)
+    if m is None or lang_of(m.group("label")) != "en":
+        return None
+    name = _PROJECT_TAIL.sub("", _PROJECT_LEAD.sub("", m.group("label").strip()))
+    if len(name.split()) < 1 or len(name) < 4:
+        return None
+    fields = {"scope": clip(m.group("label").strip(), 300), "goal": "", "state": ""}
+    return Finding("project", clip(name, 60), fields, sent, "en")
+
+
 def _projects(sent: Span) -> list[Finding]:
-    out: list[Finding] = []
+    out: list[Finding] = [p for p in [_labelled_project(sent)] if p]
     for pattern in _PROJECT_PATTERNS:
         for m in pattern.finditer(sent.text):
             name = (m.groupdict().get("name") or m.groupdict().get("the") or "").strip()
@@ -443,21 +487,25 @@ def scan(text: str) -> Scan:
             claimed = True
         for pattern in (_TODO, _REMIND_ZH, _REMIND_EN):
             m = pattern.search(s)
-            if m and not claimed and (todo := _todo(m.group("body"), sent)):
-                findings.append(todo)
-                claimed = True
-                break
+            if m and not claimed:
+                # "todo: renew GMC registration fee, order new BP cuffs": one todo an act
+                made = [t for body in acts(m.group("body")) if (t := _todo(body, sent))]
+                findings.extend(made)
+                claimed = bool(made)
+                if claimed:
+                    break
         for pattern in (_REMEMBER_EN, _REMEMBER_ZH):
             m = pattern.search(s)
             if m and not claimed and not creds and (fact := _knowledge(m.group("body"), sent,
                                                                        following)):
                 findings.append(fact)
                 claimed = True
-        if not claimed:
-            for pattern in (_SCHED_ZH, _SCHED_EN):
-                for m in pattern.finditer(s):
-                    if sched := _schedule(m, sent):
-                        findings.append(sched)
+        if not claimed:  # each plan of a sentence that joins two is its own clause
+            for part in dated_clauses(sent, None):
+                for pattern in (_SCHED_ZH, _SCHED_EN):
+                    for m in pattern.finditer(part.text):
+                        if sched := _schedule(m, part):
+                            findings.append(sched)
         findings.extend(_projects(sent))
         done.extend(_done(sent))
     return Scan(findings, done)
@@ -491,16 +539,31 @@ def head_aliases(item: str, lang: str) -> list[str]:
         return [n for i, n in enumerate(nouns) if i == 0 or len(n) >= 3][:3]
     words = [w for w in re.findall(r"[A-Za-z][\w'-]+", _cut_tail(item)) if w.lower() not in
              _EN_STOP]
+    while len(words) > 1 and _ARRANGED.fullmatch(words[-1]):  # "night out booked": no handle
+        words.pop()
     out = [words[-1]] if words and len(words[-1]) >= 4 else []
     if len(words) >= 2:
         out.append(" ".join(words[-2:]))
+    # A compound's thing before its event noun ("Dentist appointment", "hip replacement
+    # surgery"): "the dentist moved to Thursday" names the appointment by it.
+    if len(words) >= 2 and _EVENT_HEAD.fullmatch(words[-1]) and len(words[-2]) >= 4 and (
+            not _ARRANGED.fullmatch(words[-2])):
+        out.append(words[-2])
     return out
+
+
+_ARRANGED = re.compile(r"(?i)booked|scheduled|planned|arranged|confirmed|set|fixed|organi[sz]ed")
+_EVENT_HEAD = re.compile(
+    r"(?i)appointments?|visits?|check-?ups?|consultations?|sessions?|surgery|operation|"
+    r"meetings?|reviews?|appraisals?|interviews?|lessons?|class(?:es)?|exams?|tests?|"
+    r"dinners?|lunch(?:es)?|part(?:y|ies)|trips?|flights?")
 
 
 def _cut_tail(item: str) -> str:
     """The item's first clause without its time and its prepositional tail: "renew my
     indemnity insurance this month, it lapses on the 30th" -> "renew my indemnity insurance"."""
     item = _NEXT_CLAUSE.split(re.sub(r"\([^()]*\)", " ", item), maxsplit=1)[0]
+    item = re.split(r"\s+and\s+(?=[a-z]+\s)", item, maxsplit=1)[0]  # the first act of two
     item = _TIME_TAIL_EN.sub("", item)
     return re.sub(r"\s+(?:from|with|for|to|by|at|on|in|before|after)\s+.*$", "", item)
 
