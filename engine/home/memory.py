@@ -11,11 +11,11 @@ Every method is synchronous; writes are one transaction each.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, overload
 
 from ..base.clock import Clock, SystemClock, parse_time
 from ..base.config import Config, load_config, tighten_home
@@ -453,10 +453,8 @@ class Memory:
         from ..recall.query import memory_find
 
         def answer(show: bool) -> FindAnswer:
-            # recall builds plain dicts; tests/test_answer_types.py checks they match the type
-            return cast("FindAnswer", memory_find(
-                self.conn, query, types=types, project=project, limit=limit, reveal=show,
-                today=self.clock.now().date(), spaces=self.spaces))
+            return memory_find(self.conn, query, types=types, project=project, limit=limit,
+                               reveal=show, today=self.clock.now().date(), spaces=self.spaces)
 
         return self._masked_read("find", reveal, answer, lambda shown, masked: _differing(
             shown["hits"], masked["hits"], _record_of) or [_record_of(h) for h in shown["hits"]])
@@ -471,7 +469,7 @@ class Memory:
                                today=self.clock.now().date())
 
         return self._masked_read("read", reveal, answer,
-                                 lambda shown, _m: [_record_of(cast("dict[str, Any]", shown))])
+                                 lambda shown, _m: [_record_of(shown)])
 
     def evidence(self, id_or_event: str, offset: int = 0, reveal: RevealArg = False,
                  ) -> EvidenceAnswer:
@@ -483,7 +481,7 @@ class Memory:
             return memory_evidence(self.conn, id_or_event, offset, show, self.spaces)
 
         return self._masked_read("evidence", reveal, answer,
-                                 lambda shown, _m: [_record_of(cast("dict[str, Any]", shown))])
+                                 lambda shown, _m: [_record_of(shown)])
 
     def sync_recall_index(self, max_events: int | None = 5_000) -> dict[str, int]:
         """Index new events and changed objects for recall (one bounded write transaction).
@@ -787,7 +785,7 @@ class Memory:
         return approve_project(self.conn, project_id, self.clock.now(), self.spaces)
 
 
-def _record_of(data: dict[str, Any] | Any) -> str:
+def _record_of(data: Mapping[str, Any]) -> str:
     """The record an answer (or a hit) shows, for the reveal log: event:ID or the object id."""
     if data.get("kind") == "event":
         return f"event:{data['id']}"

@@ -1,14 +1,15 @@
-"""What memory_find, memory_read and memory_evidence answer, as types. memory_read and
-memory_evidence build their answers as these types where they are made (engine/recall/query.py,
-checked by mypy); memory_find's hits are still built as plain dicts by the ranking, which
-carries private keys on them until the snippets are added, and `Memory.find` hands them on
-typed. The JSON on the wire is the same.
+"""What memory_find, memory_read and memory_evidence answer, as types, built as these types
+where they are made (engine/recall/query.py, checked by mypy); `Memory` hands them on as they
+are. While find ranks its hits they are candidates (ObjectCandidate, EventCandidate): the hits
+with what their snippets are cut from, taken out before the answer leaves. The JSON on the
+wire is the same.
 
 `tests/test_answer_types.py` checks real answers carry exactly the keys declared here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal, NotRequired, TypedDict
 
 from ..objects.records import ObjectProfile
@@ -55,6 +56,30 @@ class FindAnswer(TypedDict):
     notice: str | None  # what the answer could not do (no searchable words, unindexed events)
     unindexed_events: NotRequired[int]  # events past the index, scanned from their table
     parts: NotRequired[list[str]]  # the questions of a query that asks several, each searched
+
+
+# What a hit's snippet is cut from while find ranks it: an event's text and the query terms'
+# idf; an object's fields, the reasons it matched and the idf (None: a project member found
+# through its project). `masking.add_snippets` takes them out before the answer leaves.
+EventSource = tuple[str, dict[str, float]]
+ObjectSource = tuple[Sequence[str], list[str], dict[str, float]]
+
+
+class ObjectCandidate(ObjectHit):
+    """An object hit while find ranks it (recall/query.py), with what its snippet is cut from."""
+
+    _source: NotRequired[ObjectSource | None]
+    _summary: NotRequired[str]
+
+
+class EventCandidate(EventHit):
+    """An event hit while find ranks it, with what its snippet is cut from."""
+
+    _source: NotRequired[EventSource]
+    _summary: NotRequired[str]
+
+
+Candidate = ObjectCandidate | EventCandidate
 
 
 class ObjectRead(TypedDict):

@@ -30,7 +30,7 @@ from typing import Any, TypeVar, cast
 from ..secrets import detector as secrets
 from ..secrets.detector import SecretHit, mask_secrets, redact_slice, scan_secrets
 from ..timeline.events import EventPage
-from .answers import EvidenceItem
+from .answers import Candidate, EvidenceItem
 from .index import (
     clear_secret_marks,
     fold,
@@ -253,10 +253,10 @@ def mark_objects(conn: sqlite3.Connection, limit: int | None = MARK_STEP) -> int
     return len(pending)
 
 
-def _clean_objects(conn: sqlite3.Connection, hits: list[dict[str, Any]]) -> set[str]:
+def _clean_objects(conn: sqlite3.Connection, hits: Sequence[Candidate]) -> set[str]:
     """The object hits whose fields (in `_source`) a mark vouches for."""
-    shown = {h["id"]: h["_source"][0] for h in hits
-             if h["kind"] == "object" and h["_source"] is not None}
+    shown = {h["id"]: source[0] for h in hits
+             if h["kind"] == "object" and (source := h.get("_source")) is not None}
     if not shown:
         return set()
     marks = secret_marks(conn, sorted(shown))
@@ -268,7 +268,7 @@ def holds_secret(text: str) -> bool:
     return bool(scan_secrets(text))
 
 
-def add_snippets(conn: sqlite3.Connection, hits: list[dict[str, Any]], parsed: Query,
+def add_snippets(conn: sqlite3.Connection, hits: Sequence[Candidate], parsed: Query,
                  reveal: bool) -> set[str]:
     """Snippets for the hits memory_find returns (their `_source` and `_summary` taken out),
     cut from masked text unless `reveal` (a snippet cut from raw text could hold part of a
@@ -286,25 +286,27 @@ def add_snippets(conn: sqlite3.Connection, hits: list[dict[str, Any]], parsed: Q
         return masked
 
     for hit in hits:
-        source = hit.pop("_source")
-        summary = hit.pop("_summary")
         if hit["kind"] == "event":
-            hit["snippet"] = snippet(shown(source[0]), parsed, source[1])
-        elif source is not None:
-            fields, why, idf = source
-            chosen = snippet_field(fields, why)
-            if hit["id"] in clean:  # its mark vouches that none of its fields holds a secret
-                hit["snippet"] = snippet(fields[chosen], parsed, idf)
-                continue
-            # a field is scanned when the snippet shows it or a term of the query is in it
-            # (only then can a word of its secrets be in `why` or the terms); an object's body
-            # of up to 16,000 chars matched by its name alone is not read for secrets
-            hit["snippet"] = snippet(shown(fields[chosen]), parsed, idf)
-            for index, text in enumerate(fields):
-                if index != chosen and _holds_a_term(text, parsed):
-                    shown(text)
-        else:
+            text, idf = hit.pop("_source")
+            hit.pop("_summary", None)
+            hit["snippet"] = snippet(shown(text), parsed, idf)
+            continue
+        source, summary = hit.pop("_source", None), hit.pop("_summary", "")
+        if source is None:
             hit["snippet"] = shown(summary)[:SNIPPET_CHARS] or hit["name"]
+            continue
+        fields, why, idf = source
+        chosen = snippet_field(fields, why)
+        if hit["id"] in clean:  # its mark vouches that none of its fields holds a secret
+            hit["snippet"] = snippet(fields[chosen], parsed, idf)
+            continue
+        # a field is scanned when the snippet shows it or a term of the query is in it (only
+        # then can a word of its secrets be in `why` or the terms); an object's body of up to
+        # 16,000 chars matched by its name alone is not read for secrets
+        hit["snippet"] = snippet(shown(fields[chosen]), parsed, idf)
+        for index, text in enumerate(fields):
+            if index != chosen and _holds_a_term(text, parsed):
+                shown(text)
     return words
 
 

@@ -37,13 +37,20 @@ from ..objects.records import (
 from ..objects.states import marked_summary, shown_state
 from ..timeline.events import parse_event_id, read_event_page
 from .answers import (
+    Candidate,
     Citation,
+    EventCandidate,
     EventEvidence,
+    EventHit,
     EventRead,
     EvidenceAnswer,
     EvidenceItem,
+    FindAnswer,
+    ObjectCandidate,
     ObjectEvidence,
+    ObjectHit,
     ObjectRead,
+    ObjectSource,
     ReadAnswer,
 )
 from .context import (
@@ -176,7 +183,7 @@ def memory_find(
     conn: sqlite3.Connection, query: str, types: Sequence[str] | None = None,
     project: str | None = None, limit: int = 20, include_events: bool = True,
     reveal: bool = False, today: date | None = None, spaces: Spaces = EVERY_SPACE,
-) -> dict[str, Any]:
+) -> FindAnswer:
     """Ranked hits over objects (name, aliases, cues, summary, body, direct project membership)
     and raw events, for Chinese and English text; each hit with a snippet and why it matched.
 
@@ -200,8 +207,8 @@ def memory_find(
         return _merge_parts(query, answers, limit)
     object_types, with_events = _check_types(types)
     with_events = with_events and include_events
-    answer: dict[str, Any] = {"query": query, "terms": [t.text for t in parsed.terms],
-                              "hits": [], "notice": parsed.notice}
+    answer = FindAnswer(query=query, terms=[t.text for t in parsed.terms], hits=[],
+                        notice=parsed.notice)
     if not parsed.terms and not parsed.windows:  # a date alone is searched by its day
         answer["notice"] = "no searchable words in the query (only punctuation or symbols)"
         return answer
@@ -223,9 +230,9 @@ def memory_find(
             char_df = char_docs(conn, [t.text for t in parsed.terms if t.in_run])
             parsed = rarest_chars(parsed, char_df)
             answer["terms"] = [t.text for t in parsed.terms]
-        hits = (_find_objects(conn, as_words, object_types, scope,
-                              max(OBJECT_CANDIDATES, limit // 2), today, spaces)
-                if object_types else [])
+        hits: list[Candidate] = [*(_find_objects(conn, as_words, object_types, scope,
+                                                 max(OBJECT_CANDIDATES, limit // 2), today,
+                                                 spaces) if object_types else [])]
         if with_events:
             hits += _find_events(conn, parsed, scope.events if scope else None, answer, want,
                                  spaces, char_df)
@@ -233,18 +240,19 @@ def memory_find(
     hits.sort(key=lambda h: (-h["score"], h["kind"] != "object",  # ties: objects, then newest
                              -h["id"] if h["kind"] == "event" else 0, str(h["id"])))
     later_first(hits, parsed, said_last)
-    answer["hits"] = hits[:limit]
-    words = add_snippets(conn, answer["hits"], parsed, reveal)
-    for hit in answer["hits"]:
-        if hit.get("state"):
-            hit["snippet"] = marked_summary(hit["state"], hit["snippet"])
+    chosen = hits[:limit]
+    words = add_snippets(conn, chosen, parsed, reveal)  # takes the private keys out
+    for hit in chosen:
+        if hit["kind"] == "object" and (state := hit.get("state")):
+            hit["snippet"] = marked_summary(state, hit["snippet"])
+    answer["hits"] = [hit for hit in chosen]  # candidates, their private keys out: hits
     if reveal:
         return answer
     words |= secret_words([query])
     return mask_tree(answer, words, done=frozenset({"snippet"}))
 
 
-def _said_last(conn: sqlite3.Connection, hits: list[dict[str, Any]]) -> dict[str, str]:
+def _said_last(conn: sqlite3.Connection, hits: Sequence[Candidate]) -> dict[str, str]:
     """Each object hit's newest evidence time, its own or that of an object merged into it:
     when the object was last said of (recency.later_first)."""
     owner = {oid: h["id"] for h in hits if h["kind"] == "object"
@@ -260,7 +268,7 @@ def _said_last(conn: sqlite3.Connection, hits: list[dict[str, Any]]) -> dict[str
     return said
 
 
-def _merge_parts(query: str, answers: list[dict[str, Any]], limit: int) -> dict[str, Any]:
+def _merge_parts(query: str, answers: list[FindAnswer], limit: int) -> FindAnswer:
     """One answer of the answers to each part of a query that asks several questions: each
     part's best limit / parts hits first (a hit two parts find counts once, at its best score),
     the rest by score; then every hit by score.
@@ -268,26 +276,26 @@ def _merge_parts(query: str, answers: list[dict[str, Any]], limit: int) -> dict[
     Trigger: "我哥的手机号是多少？另外，那个读书会在哪里办？". Why: as one query, the part with more
     terms filled the top k and the other part's answer fell out (issue 36)."""
     share = max(1, limit // len(answers))
-    best: dict[tuple[str, object], dict[str, Any]] = {}
+    best: dict[tuple[str, object], ObjectHit | EventHit] = {}
     for answer in answers:
         for hit in answer["hits"]:
             key = (hit["kind"], hit["id"])
             if key not in best or hit["score"] > best[key]["score"]:
                 best[key] = hit
-    chosen: dict[tuple[str, object], None] = {}
+    chosen: dict[tuple[str, object], None] = {}  # keys: (kind, id)
     for answer in answers:
         for hit in answer["hits"][:share]:
             chosen.setdefault((hit["kind"], hit["id"]))
-    for key, _ in sorted(best.items(), key=lambda kv: -kv[1]["score"]):
+    for ranked, _ in sorted(best.items(), key=lambda kv: -kv[1]["score"]):
         if len(chosen) >= limit:
             break
-        chosen.setdefault(key)
+        chosen.setdefault(ranked)
     hits = sorted((best[key] for key in list(chosen)[:limit]), key=lambda h: -h["score"])
-    notices = [a["notice"] for a in answers if a.get("notice")]
-    merged: dict[str, Any] = {
-        "query": query, "terms": list(dict.fromkeys(t for a in answers for t in a["terms"])),
-        "hits": hits, "notice": "; ".join(dict.fromkeys(notices)) or None,
-        "parts": [a["query"] for a in answers]}
+    notices = [notice for a in answers if (notice := a["notice"])]
+    merged = FindAnswer(
+        query=query, terms=list(dict.fromkeys(t for a in answers for t in a["terms"])),
+        hits=hits, notice="; ".join(dict.fromkeys(notices)) or None,
+        parts=[a["query"] for a in answers])
     unindexed = [a["unindexed_events"] for a in answers if "unindexed_events" in a]
     if unindexed:
         merged["unindexed_events"] = max(unindexed)
@@ -316,9 +324,9 @@ def _term_docs(conn: sqlite3.Connection, terms: set[str]) -> dict[str, float]:
 
 
 def _find_events(
-    conn: sqlite3.Connection, query: Query, allowed: set[int] | None, answer: dict[str, Any],
+    conn: sqlite3.Connection, query: Query, allowed: set[int] | None, answer: FindAnswer,
     want: int, spaces: Spaces, char_df: dict[str, float] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[EventCandidate]:
     watermark = get_stat(conn, "events_indexed_to")
     seen, args = spaces.sql("space")
     tail = conn.execute(f"SELECT id, text FROM events WHERE id > ? AND {seen}"
@@ -361,7 +369,7 @@ def _find_events(
     # the date tokens of indexed events come from the index (the tail's are read from text)
     held = indexed_mentions(conn, windows, [i for i in by_id if i <= watermark]) if windows else {}
     indexed, held = (watermark, held) if held is not None else (0, {})  # None: read texts
-    hits = []
+    hits: list[EventCandidate] = []
     for event_id, row in by_id.items():
         if not asks and own[event_id][0] <= 0 and event_id not in dated:
             continue
@@ -372,12 +380,11 @@ def _find_events(
             score += DATE_BONUS
             why = [*why, dated_why]
         if score > 0:
-            hit = {
-                "kind": "event", "id": event_id, "score": round(score, 4), "snippet": "",
-                "why": why, "occurred_at": row[1], "source": row[3], "event_kind": row[4],
-                "meta": json.loads(row[5]) if row[5] else None, "_source": (row[6], stats.idf),
-                "_summary": "",
-            }
+            hit = EventCandidate(
+                kind="event", id=event_id, score=round(score, 4), snippet="", why=why,
+                occurred_at=row[1], source=row[3], event_kind=row[4],
+                meta=json.loads(row[5]) if row[5] else None, _source=(row[6], stats.idf),
+                _summary="")
             if context:
                 hit["context"] = context
             hits.append(hit)
@@ -388,7 +395,7 @@ def _find_objects(
     conn: sqlite3.Connection, query: Query, types: set[str], scope: _Scope | None, want: int,
     today: date | None,
     spaces: Spaces,
-) -> list[dict[str, Any]]:
+) -> list[ObjectCandidate]:
     dirty = [r[0] for r in conn.execute("SELECT object_id FROM recall_dirty")]
     exclude = {r[0] for r in conn.execute(
         "SELECT rid FROM recall_object_keys WHERE object_id IN (SELECT object_id FROM recall_dirty)"
@@ -420,7 +427,7 @@ def _find_objects(
         (json.dumps(rids), json.dumps(dirty), *args),
     ).fetchall()
     exact = fold(query.text).strip()
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, ObjectCandidate] = {}
     for row in rows:
         fields = object_field_texts(row)
         score, why = score_object(query, stats, fields)
@@ -440,9 +447,8 @@ _OBJECT_COLS = ("id, name, aliases, cues, summary, body, type, status, redirect_
 
 
 def _add_object_hit(
-    conn: sqlite3.Connection, found: dict[str, dict[str, Any]], row: Sequence[Any],
-    score: float, why: list[str],
-    source: tuple[Sequence[str], list[str], dict[str, float]] | None, today: date | None,
+    conn: sqlite3.Connection, found: dict[str, ObjectCandidate], row: Sequence[Any],
+    score: float, why: list[str], source: ObjectSource | None, today: date | None,
     spaces: Spaces,
 ) -> None:
     """Record a hit under the surviving id; keep the best score, gather every reason. A
@@ -457,11 +463,9 @@ def _add_object_hit(
         return
     hit = found.get(row[0])
     if hit is None:
-        hit = found[row[0]] = {
-            "kind": "object", "id": row[0], "type": row[6], "name": row[1], "status": row[7],
-            "score": 0.0, "snippet": "", "why": [], "_source": None,
-            "_summary": row[4],
-        }
+        hit = found[row[0]] = ObjectCandidate(
+            kind="object", id=row[0], type=row[6], name=row[1], status=row[7], score=0.0,
+            snippet="", why=[], _source=None, _summary=row[4])
         state = shown_state(row[6], row[9], row[5], row[4], today)
         if state is not None:
             hit["state"] = state
@@ -477,7 +481,7 @@ def _add_object_hit(
 
 
 def _add_members(
-    conn: sqlite3.Connection, found: dict[str, dict[str, Any]], project: dict[str, Any],
+    conn: sqlite3.Connection, found: dict[str, ObjectCandidate], project: ObjectCandidate,
     today: date | None,
     spaces: Spaces,
 ) -> None:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
 
+from .answers import Candidate
 from .index import fold
 from .terms import STOPWORDS, Query
 
@@ -40,7 +40,7 @@ def _naming(entities: list[str]) -> re.Pattern[str]:
                                for e in entities))
 
 
-def later_first(hits: list[dict[str, Any]], query: Query,
+def later_first(hits: list[Candidate], query: Query,
                 said_last: Mapping[str, str] | None = None) -> None:
     """Reorder `hits` (sorted by score, best first) in place: a later event that ties the event
     above it and, like it, names one of the query's entities moves up past it; so does an
@@ -48,8 +48,8 @@ def later_first(hits: list[dict[str, Any]], query: Query,
     of later (`said_last`: object id -> its newest evidence's time), so the object holding a
     newer value ("Preference: calls", rewritten) outranks one holding an older. Each swap
     undoes one inversion of time, so this ends."""
-    first_event = next((h for h in hits if h["kind"] == "event"), None)
-    idf = first_event["_source"][1] if first_event else {}
+    source = next((h.get("_source") for h in hits if h["kind"] == "event"), None)
+    idf = source[1] if source else {}
     entities = [e for e in entity_terms(query) if idf.get(e, RARE_IDF) >= RARE_IDF]
     if not entities:
         return
@@ -81,16 +81,20 @@ def later_first(hits: list[dict[str, Any]], query: Query,
     hits[:] = [hits[at] for at in order]
 
 
-def _names(hit: dict[str, Any], pattern: re.Pattern[str]) -> bool:
+def _names(hit: Candidate, pattern: re.Pattern[str]) -> bool:
     """Does the hit's own text (an event's, an object's fields) name one of the entities?"""
-    source = hit.get("_source")
-    if source is None:
-        return False  # a project member found through its project, not by its own words
-    text = source[0] if hit["kind"] == "event" else "\n".join(source[0])
+    if hit["kind"] == "event":
+        event = hit.get("_source")
+        text = event[0] if event else ""
+    else:
+        fields = hit.get("_source")
+        if fields is None:
+            return False  # a project member found through its project, not by its own words
+        text = "\n".join(fields[0])
     return pattern.search(fold(text)) is not None
 
 
-def _kind_of(hit: dict[str, Any]) -> str:
+def _kind_of(hit: Candidate) -> str:
     """What a newer statement may supersede: an event another event, an object one of its
     type."""
     return "event" if hit["kind"] == "event" else "object:" + str(hit["type"])

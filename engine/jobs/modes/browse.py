@@ -26,6 +26,7 @@ from ...objects.records import (
     read_object,
     resolve_redirect,
 )
+from ...recall.answers import EventHit, ObjectHit
 from ...recall.query import memory_find
 from ...timeline.events import parse_event_id, read_event_page
 from ..batch_loop import FieldError, Tool
@@ -55,7 +56,7 @@ class DirectoryArgs(BaseModel):
 
 
 def search(conn: sqlite3.Connection, query: str, types: list[str] | None,
-           limit: int, spaces: Spaces) -> list[dict[str, Any]]:
+           limit: int, spaces: Spaces) -> list[ObjectHit | EventHit]:
     """Objects matching `query` that `spaces` sees, through recall (names, aliases, cues,
     words; zh and en)."""
     return memory_find(conn, query, types=types, limit=limit, include_events=False,
