@@ -64,10 +64,15 @@ def shown_relation(direction: str, label: str, other: str, name: str | None, leg
 def read_objects(
     conn: sqlite3.Connection, ids: list[str],
 ) -> tuple[dict[str, ObjectRecord], dict[str, list[Relation | Source]]]:
-    """The rows of the objects `ids` and their links (those of `objects.links.object_links`,
-    in its order, as the templates show them), in a few queries whatever the number of ids
-    (callers pass a chunk: a bounded IN list). The vault shows every space."""
-    rows = object_records(conn, ids)
+    """The rows of the objects `ids` and their links (`read_links`), in a few queries whatever
+    the number of ids (callers pass a chunk: a bounded IN list)."""
+    return object_records(conn, ids), read_links(conn, ids)
+
+
+def read_links(conn: sqlite3.Connection, ids: list[str]) -> dict[str, list[Relation | Source]]:
+    """The links of the objects `ids` (those of `objects.links.object_links`, in its order, as
+    the templates show them): relations, then sources with their quotes. The vault shows every
+    space."""
     links: dict[str, list[Relation | Source]] = {}
     for owner, relations in relation_links(conn, ids, EVERY_SPACE).items():
         links[owner] = [shown_relation(r.direction, r.label, r.other, r.name, r.legacy,
@@ -79,4 +84,4 @@ def read_objects(
             Source(occurred_at=s.occurred_at, event_id=s.event_id, start=s.start_char,
                    end=s.end_char, quote=quotes.quote(s.event_id, s.start_char, s.end_char))
             for s in slices)
-    return rows, links
+    return links

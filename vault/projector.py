@@ -51,7 +51,7 @@ from ..base.config import Config
 from ..base.settings import VaultSettings
 from ..base.spaces import EVERY_SPACE
 from ..objects.corefiles import CORE_FILES
-from ..objects.records import object_headings, open_plans
+from ..objects.records import ids_by_update, open_plans
 from ..objects.states import one_off_day
 from ..store.connection import get_state, set_state, write
 from .bookkeeping import (
@@ -145,12 +145,11 @@ def count_pending(conn: sqlite3.Connection) -> int:
 
 def all_owners(conn: sqlite3.Connection) -> list[str]:
     """Every object and every deleted object that has a file, for a rebuild."""
-    live = sorted(object_headings(conn, EVERY_SPACE), key=lambda row: (row.updated_at, row.id))
     gone = conn.execute(
         "SELECT p.object_id FROM projection p WHERE instr(p.object_id, ':') > 0"
         " AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.id = p.object_id) ORDER BY 1"
     ).fetchall()
-    return [r[0] for r in gone] + [row.id for row in live]
+    return [r[0] for r in gone] + ids_by_update(conn, EVERY_SPACE)  # the vault: every space
 
 
 def project_vault(

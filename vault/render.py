@@ -40,6 +40,7 @@ from .page_links import (
     Relation,
     Source,
     one_line,
+    read_links,
     read_objects,
 )
 from .paths import (
@@ -386,7 +387,7 @@ class Renderer:
 
     def _read_links(self, object_id: str) -> list[Relation | Source]:
         """The links of one object not preloaded, as the templates show them."""
-        return read_objects(self.conn, [object_id])[1].get(object_id, [])
+        return read_links(self.conn, [object_id]).get(object_id, [])
 
     @staticmethod
     def _page_links(chunk: list[Relation | Source]) -> dict[str, Any]:

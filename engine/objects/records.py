@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, NamedTuple, NotRequired, TypedDict, cast
+from typing import Any, NamedTuple, TypedDict, cast
 
 from ..base.clock import iso
 from ..base.errors import InputError, NotFound
@@ -205,7 +205,6 @@ class ObjectHeading(NamedTuple):
     summary: str
     redirect_to: str | None
     space: str
-    updated_at: str
 
 
 def object_headings(conn: sqlite3.Connection, spaces: Spaces) -> list[ObjectHeading]:
@@ -214,8 +213,15 @@ def object_headings(conn: sqlite3.Connection, spaces: Spaces) -> list[ObjectHead
     cur = conn.cursor()
     cur.row_factory = None
     return [ObjectHeading(*row) for row in cur.execute(
-        "SELECT id, type, name, status, state, body, summary, redirect_to, space, updated_at"
+        "SELECT id, type, name, status, state, body, summary, redirect_to, space"
         f" FROM objects WHERE {seen} ORDER BY id", args)]
+
+
+def ids_by_update(conn: sqlite3.Connection, spaces: Spaces) -> list[str]:
+    """The ids of every object `spaces` sees, live or merged, least recently updated first."""
+    seen, args = spaces.sql("space")
+    return [row[0] for row in conn.execute(
+        f"SELECT id FROM objects WHERE {seen} ORDER BY updated_at, id", args)]
 
 
 def open_plans(conn: sqlite3.Connection, spaces: Spaces) -> list[ObjectHeading]:
@@ -225,7 +231,7 @@ def open_plans(conn: sqlite3.Connection, spaces: Spaces) -> list[ObjectHeading]:
     cur = conn.cursor()
     cur.row_factory = None
     return [ObjectHeading(*row) for row in cur.execute(
-        "SELECT id, type, name, status, state, body, summary, redirect_to, space, updated_at"
+        "SELECT id, type, name, status, state, body, summary, redirect_to, space"
         " FROM objects WHERE type = 'schedule' AND redirect_to IS NULL"
         f" AND (state IN ('scheduled', 'moved') OR state IS NULL) AND {seen} ORDER BY id",
         args)]
@@ -492,7 +498,6 @@ class ObjectPage(TypedDict):
     total_links: int
     offset: int
     next_offset: int | None  # the next page's offset; None on the last page
-    merged: NotRequired[list[str]]  # memory_read adds the ids merged into the object
 
 
 def read_object(conn: sqlite3.Connection, object_id: str, offset: int,

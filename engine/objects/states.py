@@ -37,19 +37,19 @@ PAST = "past"  # shown, never stored: a one-off whose day has gone
 # A body's state line, as the builtin model writes it (`- state: cancelled`, `- 状态：已取消`)
 # and as a person or a real model usually does.
 STATE_LINE = lazy_compile(r"^\s*[-*]?\s*(?:state|状态)\s*[:：]\s*(?P<value>.*)$",
-                        re.IGNORECASE | re.MULTILINE)
+                          re.IGNORECASE | re.MULTILINE)
 RULE_LINE = lazy_compile(
     r"^\s*[-*]?\s*(?:time rule|time|when|date|时间规则|时间|日期)\s*[:：]\s*(?P<value>.*)$",
     re.IGNORECASE | re.MULTILINE)
 _ISO_DAY = lazy_compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _RECURRING = lazy_compile(r"\b(?:recurring|repeat\w*|every|weekly|daily|monthly)\b|重复|每",
-                        re.IGNORECASE)
+                          re.IGNORECASE)
 # What a state line's words mean, checked in this order (a "moved" line names its old day).
 _WORDS = (
     ("cancelled", lazy_compile(r"cancel|called off|取消", re.IGNORECASE)),
     ("dropped", lazy_compile(r"drop|abandon|放弃|不做了|作废", re.IGNORECASE)),
     ("done", lazy_compile(r"\bdone\b|\bcompleted?\b|\bfinished\b|已完成|(?<![未没])完成|已办",
-                        re.IGNORECASE)),
+                          re.IGNORECASE)),
     ("moved", lazy_compile(r"\bmoved\b|postpone|reschedul|改期|推迟|延期", re.IGNORECASE)),
 )
 

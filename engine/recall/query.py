@@ -230,9 +230,10 @@ def memory_find(
             char_df = char_docs(conn, [t.text for t in parsed.terms if t.in_run])
             parsed = rarest_chars(parsed, char_df)
             answer["terms"] = [t.text for t in parsed.terms]
-        hits: list[Candidate] = [*(_find_objects(conn, as_words, object_types, scope,
-                                                 max(OBJECT_CANDIDATES, limit // 2), today,
-                                                 spaces) if object_types else [])]
+        hits: list[Candidate] = []
+        if object_types:
+            hits += _find_objects(conn, as_words, object_types, scope,
+                                  max(OBJECT_CANDIDATES, limit // 2), today, spaces)
         if with_events:
             hits += _find_events(conn, parsed, scope.events if scope else None, answer, want,
                                  spaces, char_df)
@@ -282,7 +283,7 @@ def _merge_parts(query: str, answers: list[FindAnswer], limit: int) -> FindAnswe
             key = (hit["kind"], hit["id"])
             if key not in best or hit["score"] > best[key]["score"]:
                 best[key] = hit
-    chosen: dict[tuple[str, object], None] = {}  # keys: (kind, id)
+    chosen: dict[tuple[str, object], None] = {}
     for answer in answers:
         for hit in answer["hits"][:share]:
             chosen.setdefault((hit["kind"], hit["id"]))
@@ -527,11 +528,7 @@ def memory_read(
             return _event_page(conn, parse_event_id(object_id), offset, reveal, spaces)
         data = read_object(conn, resolve_object_ref(conn, str(object_id), spaces), offset,
                            spaces, today)
-    answer = ObjectRead(kind="object", object=data["object"],
-                        redirected_from=data["redirected_from"], links=data["links"],
-                        total_links=data["total_links"], offset=data["offset"],
-                        next_offset=data["next_offset"],
-                        merged=_merged_into(conn, data["object"]["id"]))
+        answer = ObjectRead(kind="object", **data, merged=_merged_into(conn, data["object"]["id"]))
     return answer if reveal else mask_tree(answer)
 
 

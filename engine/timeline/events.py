@@ -391,8 +391,7 @@ def _ids_json(event_ids: Iterable[int]) -> str:
 def event_times(conn: sqlite3.Connection, event_ids: Iterable[int],
                 spaces: Spaces) -> dict[int, EventTime]:
     """When each event of `event_ids` that `spaces` sees was said (an unseen or unknown id is
-    left out), in the order they were said (time, then id), in one statement however many
-    ids."""
+    left out), in one statement however many ids."""
     ids = _ids_json(event_ids)
     if ids == "[]":
         return {}
@@ -401,8 +400,7 @@ def event_times(conn: sqlite3.Connection, event_ids: Iterable[int],
     cur.row_factory = None
     return {event_id: EventTime(micros, at) for event_id, micros, at in cur.execute(
         "SELECT e.id, e.occurred_us, e.occurred_at FROM json_each(?) j"
-        f" JOIN events e ON e.id = j.value WHERE {seen} ORDER BY e.occurred_us, e.id",
-        (ids, *args))}
+        f" JOIN events e ON e.id = j.value WHERE {seen}", (ids, *args))}
 
 
 def said_order(conn: sqlite3.Connection, event_ids: Sequence[int],

@@ -141,7 +141,7 @@ class DeepMode(Mode[DeepClaim, None, None]):
         # so it must be read in full (read_object) before it is rewritten or merged.
         ctx.read_ids.update(o["id"] for o in review + related if "body_cut" not in o)
         payload: DeepPayload = {"mode": JobMode.DEEP, "review": review, "related": related,
-                   "scope": ctx.job.scope}
+                                "scope": ctx.job.scope}
         return Prompt([{"role": "system", "content": SYSTEM},
                        {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}])
 
